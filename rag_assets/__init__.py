@@ -1,0 +1,1 @@
+"""rag_assets: documents -> parsed text -> chunks -> embeddings -> LanceDB, as Dagster assets."""

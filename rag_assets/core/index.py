@@ -1,0 +1,199 @@
+"""The LanceDB index: one chunks table per (corpus, embedding model) and a documents manifest.
+
+Writes are idempotent (row ids derive from content) and ordered so a document is never missing:
+new rows are upserted first, then the document's stale rows are deleted. Every filter is built
+from escaped or validated values only (``sql_str``/``sql_ids``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+import pyarrow as pa
+
+from rag_assets.core.hashing import row_id, text_hash
+from rag_assets.core.models import EmbeddedDocument
+
+MANIFEST_SUFFIX = "__documents"
+_HEX = re.compile(r"^[0-9a-f]{1,64}$")
+
+
+def sql_str(value: str) -> str:
+    """A SQL string literal for a LanceDB filter: quotes doubled, NUL refused."""
+    if not isinstance(value, str) or "\x00" in value:
+        raise ValueError(f"invalid filter value {value!r}")
+    return "'" + value.replace("'", "''") + "'"
+
+
+def sql_ids(ids: Iterable[str]) -> str:
+    """A SQL list of row ids, each validated as lowercase hex."""
+    ids = list(ids)
+    for value in ids:
+        if not _HEX.match(value):
+            raise ValueError(f"invalid row id {value!r}")
+    return "(" + ", ".join(f"'{v}'" for v in ids) + ")"
+
+
+def table_name(corpus: str, model_name: str) -> str:
+    """Chunks table of a corpus for one model: vectors of different models never share a table."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", f"{corpus}__{model_name}")
+
+
+def chunk_schema(dimensions: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("doc_id", pa.string(), nullable=False),
+            pa.field("chunk_index", pa.int32()),
+            pa.field("text", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dimensions)),
+            pa.field("start", pa.int64()),
+            pa.field("end", pa.int64()),
+            pa.field("tokens", pa.int32()),
+            pa.field("title", pa.string()),
+            pa.field("source_uri", pa.string()),
+            pa.field("source_version", pa.string()),
+            pa.field("heading_path", pa.string()),
+            pa.field("page", pa.int32()),
+            pa.field("element_types", pa.string()),
+            pa.field("content_type", pa.string()),
+            pa.field("content_hash", pa.string()),
+            pa.field("chunk_profile", pa.string()),
+            pa.field("profile_hash", pa.string()),
+            pa.field("embedding_model", pa.string()),
+            pa.field("embed_text_hash", pa.string()),
+            pa.field("tenant", pa.string()),
+            pa.field("run_id", pa.string()),
+            pa.field("ingested_at", pa.timestamp("us", tz="UTC")),
+        ]
+    )
+
+
+MANIFEST_SCHEMA = pa.schema(
+    [
+        pa.field("doc_id", pa.string(), nullable=False),
+        pa.field("content_hash", pa.string()),
+        pa.field("source_version", pa.string()),
+        pa.field("source_uri", pa.string()),
+        pa.field("profile_hash", pa.string()),
+        pa.field("embedding_model", pa.string()),
+        pa.field("chunks", pa.int32()),
+        pa.field("run_id", pa.string()),
+        pa.field("updated_at", pa.timestamp("us", tz="UTC")),
+    ]
+)
+
+
+def document_rows(doc: EmbeddedDocument, tenant: str | None, run_id: str) -> list[dict[str, Any]]:
+    """Index rows of one embedded document (deterministic ids, full lineage on each row)."""
+    chunked = doc.chunked
+    now = datetime.now(timezone.utc)
+    rows = []
+    for chunk, vector in zip(chunked.chunks, doc.vectors, strict=True):
+        rows.append(
+            {
+                "id": row_id(chunked.doc_id, text_hash(chunk.text), chunked.profile_hash, chunk.start),
+                "doc_id": chunked.doc_id,
+                "chunk_index": chunk.chunk_index,
+                "text": chunk.text,
+                "vector": list(vector),
+                "start": chunk.start,
+                "end": chunk.end,
+                "tokens": chunk.tokens,
+                "title": chunked.title,
+                "source_uri": chunked.uri,
+                "source_version": chunked.source_version,
+                "heading_path": " > ".join(chunk.heading_path),
+                "page": chunk.page,
+                "element_types": ",".join(chunk.element_types),
+                "content_type": chunked.content_type,
+                "content_hash": chunked.content_hash,
+                "chunk_profile": chunked.profile,
+                "profile_hash": chunked.profile_hash,
+                "embedding_model": doc.model,
+                "embed_text_hash": text_hash(chunk.embed_text),
+                "tenant": tenant,
+                "run_id": run_id,
+                "ingested_at": now,
+            }
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    rows_written: int
+    rows_deleted: int
+    table_version: int
+
+
+class LanceIndex:
+    """One corpus' chunks table (for one model) and its documents manifest, in one LanceDB."""
+
+    def __init__(self, db, corpus: str, model_name: str, dimensions: int):
+        self.db = db
+        self.name = table_name(corpus, model_name)
+        self.manifest_name = re.sub(r"[^A-Za-z0-9_]", "_", corpus) + MANIFEST_SUFFIX + "__" + re.sub(r"[^A-Za-z0-9_]", "_", model_name)
+        self.dimensions = dimensions
+
+    def table(self):
+        return self.db.create_table(self.name, schema=chunk_schema(self.dimensions), exist_ok=True)
+
+    def manifest(self):
+        return self.db.create_table(self.manifest_name, schema=MANIFEST_SCHEMA, exist_ok=True)
+
+    def write_document(self, doc: EmbeddedDocument, tenant: str | None, run_id: str) -> WriteResult:
+        """Upsert the document's rows, then delete its rows that are no longer current."""
+        table = self.table()
+        rows = document_rows(doc, tenant, run_id)
+        doc_filter = f"doc_id = {sql_str(doc.chunked.doc_id)}"
+        before = table.count_rows(doc_filter)
+        if rows:
+            data = pa.Table.from_pylist(rows, schema=chunk_schema(self.dimensions))
+            table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
+            table.delete(f"{doc_filter} AND id NOT IN {sql_ids(r['id'] for r in rows)}")
+        else:
+            table.delete(doc_filter)
+        after = table.count_rows(doc_filter)
+        self._record(doc, run_id)
+        return WriteResult(len(rows), max(0, before + len(rows) - after), table.version)
+
+    def _record(self, doc: EmbeddedDocument, run_id: str) -> None:
+        chunked = doc.chunked
+        entry = {
+            "doc_id": chunked.doc_id,
+            "content_hash": chunked.content_hash,
+            "source_version": chunked.source_version,
+            "source_uri": chunked.uri,
+            "profile_hash": chunked.profile_hash,
+            "embedding_model": doc.model,
+            "chunks": len(chunked.chunks),
+            "run_id": run_id,
+            "updated_at": datetime.now(timezone.utc),
+        }
+        self.manifest().merge_insert("doc_id").when_matched_update_all().when_not_matched_insert_all().execute(
+            pa.Table.from_pylist([entry], schema=MANIFEST_SCHEMA)
+        )
+
+    def delete_document(self, doc_id: str) -> int:
+        """Remove a deleted document's rows and manifest entry; returns rows removed."""
+        where = f"doc_id = {sql_str(doc_id)}"
+        table = self.table()
+        removed = table.count_rows(where)
+        table.delete(where)
+        self.manifest().delete(where)
+        return removed
+
+    def indexed_documents(self) -> dict[str, dict[str, Any]]:
+        """Manifest entries by doc id: what the index holds and from which content."""
+        rows = self.manifest().to_arrow().to_pylist()
+        return {row["doc_id"]: row for row in rows}
+
+    def count_rows(self) -> int:
+        return self.table().count_rows()
+
+    def version(self) -> int:
+        return self.table().version

@@ -1,0 +1,90 @@
+"""Plain value types passed between pipeline stages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class RawDocument:
+    """The bytes of one document as read from its source, with their content hash."""
+
+    doc_id: str
+    uri: str
+    content_hash: str
+    size: int
+    source_version: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Element:
+    """A span of the parsed text with the structural facts unstructured found for it."""
+
+    start: int
+    end: int
+    category: str
+    page: int | None = None
+    heading_path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    """Text of a document plus element spans that index into it exactly."""
+
+    doc_id: str
+    uri: str
+    content_hash: str
+    source_version: str
+    title: str
+    content_type: str
+    text: str
+    elements: tuple[Element, ...] = ()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A contiguous span ``text[start:end]`` of a parsed document.
+
+    ``embed_text`` is what the embedder sees (contextual header + chunk text); ``text`` stays clean.
+    """
+
+    doc_id: str
+    chunk_index: int
+    start: int
+    end: int
+    text: str
+    embed_text: str
+    tokens: int
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None
+    element_types: tuple[str, ...] = ()
+    strategy: str = ""
+    profile_hash: str = ""
+
+
+@dataclass(frozen=True)
+class ChunkedDocument:
+    """All chunks of one parsed document under one chunking profile."""
+
+    doc_id: str
+    uri: str
+    title: str
+    content_hash: str
+    source_version: str
+    content_type: str
+    profile: str
+    profile_hash: str
+    chunks: tuple[Chunk, ...] = ()
+
+
+@dataclass(frozen=True)
+class EmbeddedDocument:
+    """Chunks of one document with one vector each, from one embedding model."""
+
+    chunked: ChunkedDocument
+    model: str
+    vectors: tuple[tuple[float, ...], ...] = field(default_factory=tuple)
+    embedded_count: int = 0
+    cached_count: int = 0
+    embed_tokens: int = 0

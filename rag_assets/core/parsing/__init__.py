@@ -1,0 +1,5 @@
+"""Turn raw document bytes into a ParsedDocument whose element spans index its text exactly."""
+
+from rag_assets.core.parsing.parse import DocumentError, content_type_for, parse_document, parser_version
+
+__all__ = ["DocumentError", "content_type_for", "parse_document", "parser_version"]

@@ -1,0 +1,192 @@
+"""Parse one RawDocument into a ParsedDocument.
+
+Text formats (markdown, text, code, csv) keep the file's text as read (newlines normalised as
+Python's text mode does), so chunk offsets index the file itself. Rich formats are parsed with
+unstructured (HTML, DOCX) or pdfminer + unstructured (PDF, per page), and their text is the
+elements' text joined by blank lines, so every element span is exact by construction.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import re
+from importlib.metadata import version
+
+from rag_assets.core.models import Element, ParsedDocument, RawDocument
+from rag_assets.core.parsing.decode import decode_text
+from rag_assets.core.parsing.structure import markdown_elements, paragraph_elements
+
+PARSER_REVISION = "1"
+
+CONTENT_TYPES = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+    ".text": "text",
+    ".rst": "text",
+    ".log": "text",
+    ".html": "html",
+    ".htm": "html",
+    ".pdf": "pdf",
+    ".docx": "docx",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".py": "code",
+    ".js": "code",
+    ".ts": "code",
+    ".go": "code",
+    ".java": "code",
+    ".rs": "code",
+    ".sql": "code",
+    ".json": "text",
+    ".yaml": "text",
+    ".yml": "text",
+}
+
+
+class DocumentError(Exception):
+    """A document that cannot be parsed; the message names the document and the cause."""
+
+    def __init__(self, doc_id: str, cause: str):
+        super().__init__(f"{doc_id}: {cause}")
+        self.doc_id = doc_id
+        self.cause = cause
+
+
+def parser_version() -> str:
+    """Identifies the parsing code: our revision plus the unstructured and pdfminer versions."""
+    return f"p{PARSER_REVISION}-unstructured{version('unstructured')}-pdfminer{version('pdfminer.six')}"
+
+
+def content_type_for(doc_id: str) -> str:
+    """Content type from the file extension; unknown extensions are read as text."""
+    return CONTENT_TYPES.get(posixpath.splitext(doc_id.lower())[1], "text")
+
+
+def parse_document(raw: RawDocument) -> ParsedDocument:
+    """Parse ``raw``; raises DocumentError (never returns partial text) when it cannot."""
+    content_type = content_type_for(raw.doc_id)
+    try:
+        if content_type in ("html", "docx", "pdf"):
+            text, elements, title = _PARSERS[content_type](raw.data)
+        else:
+            text, _ = decode_text(raw.data)
+            if content_type == "markdown":
+                elements = markdown_elements(text)
+            elif content_type == "csv":
+                elements = (Element(0, len(text.rstrip()), "Table"),) if text.strip() else ()
+            elif content_type == "code":
+                elements = (Element(0, len(text.rstrip()), "CodeSnippet"),) if text.strip() else ()
+            else:
+                elements = paragraph_elements(text)
+            title = _first_heading(text, elements)
+    except DocumentError:
+        raise
+    except Exception as exc:  # parsers raise many types; all mean this document is unreadable
+        raise DocumentError(raw.doc_id, f"cannot parse as {content_type}: {type(exc).__name__}: {exc}") from exc
+    if not text.strip():
+        raise DocumentError(raw.doc_id, "document has no text (empty, or nothing extractable)")
+    return ParsedDocument(
+        doc_id=raw.doc_id,
+        uri=raw.uri,
+        content_hash=raw.content_hash,
+        source_version=raw.source_version,
+        title=title or _title_from_path(raw.doc_id),
+        content_type=content_type,
+        text=text,
+        elements=elements,
+    )
+
+
+def _first_heading(text: str, elements: tuple[Element, ...]) -> str:
+    for element in elements:
+        if element.category == "Title":
+            return text[element.start : element.end].lstrip("# ").strip()
+    return ""
+
+
+def _title_from_path(doc_id: str) -> str:
+    stem = posixpath.splitext(posixpath.basename(doc_id))[0]
+    return re.sub(r"[_-]+", " ", stem).strip() or doc_id
+
+
+def _join_elements(items: list[tuple[str, str, int | None]]) -> tuple[str, tuple[Element, ...]]:
+    """Join (category, text, page) items with blank lines; heading paths follow Title depth."""
+    parts: list[str] = []
+    elements: list[Element] = []
+    pos = 0
+    heading: tuple[str, ...] = ()
+    for category, item_text, page in items:
+        item_text = item_text.strip()
+        if not item_text:
+            continue
+        if parts:
+            parts.append("\n\n")
+            pos += 2
+        if category == "Title":
+            heading = (item_text[:200],)
+        elements.append(Element(pos, pos + len(item_text), category, page=page, heading_path=heading))
+        parts.append(item_text)
+        pos += len(item_text)
+    return "".join(parts), tuple(elements)
+
+
+def _unstructured_items(elements, page: int | None = None) -> list[tuple[str, str, int | None]]:
+    return [
+        (el.category, str(el), page if page is not None else el.metadata.page_number)
+        for el in elements
+        if el.category not in ("PageBreak", "Image")
+    ]
+
+
+def _parse_html(data: bytes):
+    from rag_assets.core.parsing.offline import prepare_unstructured
+
+    prepare_unstructured()
+    from unstructured.partition.html import partition_html
+
+    html, _ = decode_text(data)
+    title_match = re.search(r"<title[^>]*>(.*?)</title>", html, re.I | re.S)
+    text, elements = _join_elements(_unstructured_items(partition_html(text=html)))
+    return text, elements, (title_match.group(1).strip() if title_match else _first_title(text, elements))
+
+
+def _parse_docx(data: bytes):
+    from rag_assets.core.parsing.offline import prepare_unstructured
+
+    prepare_unstructured()
+    from unstructured.partition.docx import partition_docx
+
+    elements = partition_docx(file=io.BytesIO(data))
+    text, spans = _join_elements(_unstructured_items(elements))
+    return text, spans, _first_title(text, spans)
+
+
+def _parse_pdf(data: bytes):
+    """pdfminer extracts each page's text (the 'fast' strategy); unstructured classifies it."""
+    from pdfminer.high_level import extract_pages
+    from pdfminer.layout import LTTextContainer
+
+    from rag_assets.core.parsing.offline import prepare_unstructured
+
+    prepare_unstructured()
+    from unstructured.partition.text import partition_text
+
+    items: list[tuple[str, str, int | None]] = []
+    for page_number, page in enumerate(extract_pages(io.BytesIO(data)), start=1):
+        page_text = "\n".join(el.get_text() for el in page if isinstance(el, LTTextContainer))
+        if page_text.strip():
+            items.extend(_unstructured_items(partition_text(text=page_text), page=page_number))
+    text, elements = _join_elements(items)
+    return text, elements, _first_title(text, elements)
+
+
+def _first_title(text: str, elements: tuple[Element, ...]) -> str:
+    for element in elements:
+        if element.category == "Title":
+            return text[element.start : element.end][:200]
+    return ""
+
+
+_PARSERS = {"html": _parse_html, "docx": _parse_docx, "pdf": _parse_pdf}

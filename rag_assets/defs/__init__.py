@@ -1,0 +1,1 @@
+"""Dagster wiring only: assets, jobs and resources generated from the config project."""

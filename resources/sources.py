@@ -1,0 +1,24 @@
+"""Document source resources."""
+
+from __future__ import annotations
+
+import dagster as dg
+from pydantic import Field
+
+from rag_assets.core.models import RawDocument
+from rag_assets.core.sources import DocumentRef, list_disk, read_disk
+
+
+class DiskSourceResource(dg.ConfigurableResource):
+    """A local folder of documents; nothing outside ``root`` is ever read."""
+
+    root: str = Field(description="Absolute folder of the source.")
+    include: list[str] = Field(default_factory=lambda: ["**/*"], description="Globs of documents to index.")
+    exclude: list[str] = Field(default_factory=list, description="Globs to leave out.")
+    tenant: str | None = Field(None, description="Tenant of every document in this source.")
+
+    def list_documents(self) -> list[DocumentRef]:
+        return list_disk(self.root, tuple(self.include), tuple(self.exclude))
+
+    def read(self, doc_id: str) -> RawDocument:
+        return read_disk(self.root, doc_id)

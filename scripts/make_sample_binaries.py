@@ -1,0 +1,114 @@
+"""Regenerate the binary sample documents (PDF, DOCX) from the text below.
+
+Run: .venv/bin/python scripts/make_sample_binaries.py  (writes into sample_docs/)
+The PDF is written by hand (PDF 1.4, Helvetica, one text block per page) so no PDF library is needed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docx import Document
+
+ROOT = Path(__file__).resolve().parents[1] / "sample_docs"
+
+PDF_PAGES = [
+    [
+        "Robot Maintenance Guide",
+        "",
+        "This guide describes routine maintenance for Northwind R3 and R4 cleaning robots.",
+        "Regular maintenance keeps suction strong and extends battery life.",
+        "",
+        "Weekly tasks",
+        "Empty the dust bin after every cleaning run and wash it with water once a week.",
+        "Let the bin dry for 24 hours before putting it back into the robot.",
+        "Wipe the cliff sensors on the underside with a dry microfibre cloth.",
+    ],
+    [
+        "Monthly tasks",
+        "",
+        "Remove the main brush and cut away hair wrapped around it.",
+        "Check the drive wheels for trapped threads and clean the wheel axles.",
+        "Replace the side brush when its bristles are bent or shorter than 2 cm.",
+        "Calibrate the bumper by pressing it gently five times while the robot is on.",
+    ],
+    [
+        "Battery care",
+        "",
+        "The lithium-ion battery lasts about 500 full charge cycles.",
+        "Store a robot that is not used for months at 40 to 60 percent charge.",
+        "Never leave the robot in a car or in direct sunlight above 40 degrees Celsius.",
+        "If the battery health shown in the app drops below 70 percent, order part NW-BATT-5200.",
+    ],
+]
+
+DOCX_SECTIONS = [
+    ("Travel Policy", None),
+    ("Booking Travel", "Book all business travel through the travel portal. Trains are preferred for trips under "
+                       "six hours; flights need director approval when a train would take less than six hours."),
+    ("Hotels", "Choose hotels from the preferred list where possible. The nightly limit is 180 EUR, or 240 EUR "
+               "in London, Paris and Zurich."),
+    ("Travel Insurance", "All employees are covered by the company travel insurance on business trips, including "
+                         "medical emergencies abroad. Download the insurance card from the HR portal before you leave."),
+    ("Per Diem", "Instead of meal receipts you may claim a per diem of 42 EUR for a full day and 28 EUR for a day "
+                 "of arrival or departure."),
+]
+
+
+def _pdf_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def write_pdf(path: Path, pages: list[list[str]]) -> None:
+    objects: list[bytes] = []
+    page_ids = []
+    font_id = 3
+    next_id = 4
+    page_objects = []
+    for lines in pages:
+        ops = ["BT", "/F1 12 Tf", "14 TL", "72 740 Td"]
+        for line in lines:
+            ops.append(f"({_pdf_escape(line)}) Tj T*")
+        ops.append("ET")
+        stream = "\n".join(ops).encode("latin-1")
+        content_id, page_id = next_id, next_id + 1
+        next_id += 2
+        page_ids.append(page_id)
+        page_objects.append((content_id, b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"))
+        page_objects.append(
+            (page_id, f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content_id} 0 R "
+                      f"/Resources << /Font << /F1 {font_id} 0 R >> >> >>".encode())
+        )
+    objects = [
+        (1, b"<< /Type /Catalog /Pages 2 0 R >>"),
+        (2, f"<< /Type /Pages /Kids [{' '.join(f'{p} 0 R' for p in page_ids)}] /Count {len(page_ids)} >>".encode()),
+        (font_id, b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"),
+        *page_objects,
+    ]
+    objects.sort()
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = {}
+    for obj_id, body in objects:
+        offsets[obj_id] = len(out)
+        out += f"{obj_id} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for obj_id, _ in objects:
+        out += f"{offsets[obj_id]:010d} 00000 n \n".encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    path.write_bytes(bytes(out))
+
+
+def write_docx(path: Path) -> None:
+    doc = Document()
+    doc.core_properties.title = "Travel Policy"
+    for heading, body in DOCX_SECTIONS:
+        doc.add_heading(heading, level=1 if body is None else 2)
+        if body:
+            doc.add_paragraph(body)
+    doc.save(path)
+
+
+if __name__ == "__main__":
+    write_pdf(ROOT / "handbook" / "robot_maintenance_guide.pdf", PDF_PAGES)
+    write_docx(ROOT / "handbook" / "travel_policy.docx")
