@@ -16,12 +16,12 @@ from rag_assets.core.index import LanceIndex
 from rag_assets.core.keys import partition_key_for
 from rag_assets.defs.factory import (
     build_corpus_resources,
+    build_definitions,
     chunking_profile,
     ingest_job_name,
     partitions_name,
     resource_keys,
 )
-from rag_assets.definitions import build_definitions
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 

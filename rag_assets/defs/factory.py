@@ -5,7 +5,7 @@ import statistics
 
 import dagster as dg
 
-from rag_assets.config.schema import Corpus
+from rag_assets.config.schema import Corpus, Project
 from rag_assets.core.chunking import ChunkingProfile, chunk_document
 from rag_assets.core.hashing import settings_hash
 from rag_assets.core.index import LanceIndex
@@ -170,3 +170,13 @@ def build_corpus_job(corpus: Corpus):
         partitions_def=dg.DynamicPartitionsDefinition(name=partitions_name(corpus.name)),
         description=f"Ingest documents of corpus {corpus.name!r} into LanceDB.",
     )
+
+
+def build_definitions(project: Project) -> dg.Definitions:
+    """Assets, jobs and resources for every corpus of ``project``."""
+    assets, jobs, resources = [], [], {}
+    for corpus in project.corpora:
+        assets.extend(build_corpus_assets(corpus))
+        jobs.append(build_corpus_job(corpus))
+        resources.update(build_corpus_resources(corpus))
+    return dg.Definitions(assets=assets, jobs=jobs, resources=resources)

@@ -1,0 +1,42 @@
+# Two entry points: `make run` (set up, ingest the sample corpus, answer a query) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+RAG := $(VENV)/bin/rag
+export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+export PYTHONUNBUFFERED := 1
+
+.PHONY: run test install install-dev ui validate clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+run: install
+	$(RAG) ingest
+	$(RAG) query "How many vacation days do employees get per year?" --k 3
+
+test: install-dev
+	$(PY) -m pytest -q
+
+validate: install
+	$(VENV)/bin/dagster definitions validate -w workspace.yaml
+
+ui: install
+	@mkdir -p $(DAGSTER_HOME)
+	@test -f $(DAGSTER_HOME)/dagster.yaml || printf 'telemetry:\n  enabled: false\n' > $(DAGSTER_HOME)/dagster.yaml
+	$(VENV)/bin/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+
+clean:
+	rm -rf .dagster_home .rag_data

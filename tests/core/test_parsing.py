@@ -1,0 +1,100 @@
+from pathlib import Path
+
+import pytest
+
+from rag_assets.core.hashing import content_hash
+from rag_assets.core.models import RawDocument
+from rag_assets.core.parsing import DocumentError, parse_document
+from rag_assets.core.sources import list_disk, read_disk
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
+
+
+def raw(doc_id: str, data: bytes) -> RawDocument:
+    return RawDocument(doc_id, f"file:///{doc_id}", content_hash(data), len(data), "v1", data)
+
+
+def test_every_sample_document_parses_with_exact_element_spans():
+    refs = list_disk(SAMPLE, ("**/*",), ())
+    assert len(refs) >= 10
+    types = set()
+    for ref in refs:
+        doc = parse_document(read_disk(SAMPLE, ref.doc_id))
+        types.add(doc.content_type)
+        assert doc.text.strip()
+        assert doc.elements, ref.doc_id
+        for el in doc.elements:
+            assert 0 <= el.start < el.end <= len(doc.text)
+            assert doc.text[el.start : el.end].strip()
+    assert {"markdown", "text", "html", "pdf", "docx", "code", "csv"} <= types
+
+
+def test_markdown_text_is_the_file_as_read_and_heading_paths_nest():
+    path = SAMPLE / "handbook" / "employee_handbook.md"
+    doc = parse_document(read_disk(SAMPLE, "handbook/employee_handbook.md"))
+    assert doc.text == path.read_text(encoding="utf-8")
+    vacation = doc.text.index("27 days")
+    el = next(e for e in doc.elements if e.start <= vacation < e.end)
+    assert el.heading_path == ("Northwind Robotics Employee Handbook", "Time Off", "Vacation")
+    table = next(e for e in doc.elements if e.category == "Table")
+    assert doc.text[table.start : table.end].startswith("| Category |")
+
+
+def test_hash_inside_a_code_fence_is_not_a_heading():
+    text = "# Top\n\n```bash\n# just a comment\necho hi\n```\n\nAfter the fence.\n"
+    doc = parse_document(raw("a.md", text.encode()))
+    titles = [doc.text[e.start : e.end] for e in doc.elements if e.category == "Title"]
+    assert titles == ["# Top"]
+    after = next(e for e in doc.elements if "After the fence" in doc.text[e.start : e.end])
+    assert after.heading_path == ("Top",)
+
+
+def test_pdf_pages_and_html_scripts():
+    pdf = parse_document(read_disk(SAMPLE, "handbook/robot_maintenance_guide.pdf"))
+    assert {e.page for e in pdf.elements} == {1, 2, 3}
+    battery = pdf.text.index("500 full charge cycles")
+    assert next(e.page for e in pdf.elements if e.start <= battery < e.end) == 3
+    html = parse_document(read_disk(SAMPLE, "support/security_policy.html"))
+    assert html.title == "Information Security Policy"
+    assert "window.analytics" not in html.text and "font-family" not in html.text
+    assert "hardware key" in html.text
+
+
+@pytest.mark.parametrize(
+    "doc_id, data, cause",
+    [
+        ("empty.md", b"", "no text"),
+        ("blank.txt", b"  \n\n \t", "no text"),
+        ("image.md", bytes(range(256)) * 40, "binary"),
+        ("broken.pdf", b"%PDF-1.4\nthis is not really a pdf", "cannot parse as pdf"),
+        ("broken.docx", b"PK\x03\x04 not a zip", "cannot parse as docx"),
+    ],
+)
+def test_bad_documents_fail_with_the_document_and_the_cause(doc_id, data, cause):
+    with pytest.raises(DocumentError) as info:
+        parse_document(raw(doc_id, data))
+    assert info.value.doc_id == doc_id
+    assert cause in str(info.value)
+    assert str(info.value).startswith(doc_id)
+
+
+def test_legacy_encodings_and_line_endings_decode():
+    latin = "Café crème, naïve façade.\r\nSecond line.\r".encode("cp1252")
+    doc = parse_document(raw("latin.txt", latin))
+    assert doc.text == "Café crème, naïve façade.\nSecond line.\n"
+    utf16 = "Grüße aus München".encode("utf-16")
+    assert parse_document(raw("u16.txt", utf16)).text == "Grüße aus München"
+
+
+def test_symlinks_out_of_the_source_root_are_not_listed_or_read(tmp_path):
+    root = tmp_path / "src"
+    root.mkdir()
+    (root / "ok.md").write_text("# ok\n")
+    secret = tmp_path / "secret.md"
+    secret.write_text("top secret")
+    (root / "leak.md").symlink_to(secret)
+    assert [r.doc_id for r in list_disk(root, ("**/*",), ())] == ["ok.md"]
+    with pytest.raises(PermissionError):
+        read_disk(root, "leak.md")
+    with pytest.raises(PermissionError):
+        read_disk(root, "../secret.md")

@@ -1,0 +1,94 @@
+"""Chunker invariants, property-tested: exact offsets, coverage, token limit, determinism."""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rag_assets.core.chunking import ChunkingProfile, chunk_document
+from rag_assets.core.chunking.recursive import RecursiveChunker
+from rag_assets.core.models import Element, ParsedDocument
+from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter
+
+COUNTERS = {name: get_token_counter(name) for name in ("cl100k_base", MINILM_TOKENIZER)}
+
+words = st.sampled_from(
+    ["refund", "policy", "the", "robot", "E-217", "3.5", "Dr.", "naïve", "日本語", "テキスト", "🎉", "x" * 40,
+     "supercalifragilistic", "(see", "note)", "\u200b", "مرحبا"]
+)
+separators = st.sampled_from([" ", " ", " ", "\n", "\n\n", ". ", "? ", "\t", "  "])
+texts = st.lists(st.tuples(words, separators), max_size=400).map(lambda parts: "".join(w + s for w, s in parts))
+
+
+def check_spans(text, spans, counter, max_tokens):
+    for start, end in spans:
+        assert 0 <= start < end <= len(text)
+        assert counter.count(text[start:end]) <= max_tokens
+        assert text[start:end] == text[start:end].strip()
+    covered = bytearray(len(text))
+    for start, end in spans:
+        covered[start:end] = b"\x01" * (end - start)
+    missing = [i for i, ch in enumerate(text) if not ch.isspace() and not covered[i]]
+    assert not missing, f"uncovered chars at {missing[:5]}"
+    assert [s for s, _ in spans] == sorted(s for s, _ in spans)
+
+
+@pytest.mark.parametrize("name", sorted(COUNTERS))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=texts, max_tokens=st.integers(12, 120), overlap_frac=st.sampled_from([0, 0.1, 0.3]))
+def test_recursive_invariants(name, text, max_tokens, overlap_frac):
+    counter = COUNTERS[name]
+    chunker = RecursiveChunker(max_tokens, int(max_tokens * overlap_frac), counter)
+    spans = chunker.chunk_spans(text)
+    check_spans(text, spans, counter, max_tokens)
+    assert chunker.chunk_spans(text) == spans
+
+
+@pytest.mark.parametrize("name", sorted(COUNTERS))
+@pytest.mark.parametrize(
+    "text",
+    ["", "   \n\n\t ", "a" * 100_000, "日本語の文章です。" * 3000, ("word " * 50 + "\n\n") * 40, "x" * 5000 + " tail"],
+    ids=["empty", "whitespace", "100k-no-spaces", "cjk", "paragraphs", "long-token-then-word"],
+)
+def test_recursive_edge_cases(name, text):
+    counter = COUNTERS[name]
+    spans = RecursiveChunker(64, 8, counter).chunk_spans(text)
+    check_spans(text, spans, counter, 64)
+    if not text.strip():
+        assert spans == []
+
+
+def test_coalesces_small_paragraphs_up_to_the_limit():
+    counter = COUNTERS["cl100k_base"]
+    text = "\n\n".join(f"Paragraph {i} is short." for i in range(200))
+    spans = RecursiveChunker(100, 0, counter).chunk_spans(text)
+    sizes = [counter.count(text[s:e]) for s, e in spans]
+    assert max(sizes) <= 100
+    # Coalescing: every chunk but the last is filled to within one paragraph of the limit.
+    assert min(sizes[:-1]) > 100 - 2 * counter.count("Paragraph 199 is short.\n\n")
+
+
+def test_overlap_repeats_text_of_the_previous_chunk():
+    counter = COUNTERS["cl100k_base"]
+    text = " ".join(f"w{i}" for i in range(3000))
+    spans = RecursiveChunker(100, 20, counter).chunk_spans(text)
+    overlaps = [prev_end - start for (_, prev_end), (start, _) in zip(spans, spans[1:])]
+    assert all(o > 0 for o in overlaps)
+    assert all(counter.count(text[s:pe]) <= 21 for (s, _), (_, pe) in zip(spans[1:], spans))
+
+
+@settings(max_examples=30, deadline=None)
+@given(text=texts)
+def test_chunk_document_header_included_in_the_limit(text):
+    counter = COUNTERS[MINILM_TOKENIZER]
+    doc = ParsedDocument(
+        doc_id="d.md", uri="file:///d.md", content_hash="h", source_version="v", title="A fairly long title " * 3,
+        content_type="markdown", text=text,
+        elements=(Element(0, len(text), "NarrativeText", heading_path=("Guide", "Refunds", "Enterprise")),),
+    )
+    profile = ChunkingProfile("p", max_tokens=512, overlap=8)
+    chunked = chunk_document(doc, profile, counter, model_limit=96)
+    for chunk in chunked.chunks:
+        assert text[chunk.start : chunk.end] == chunk.text
+        assert counter.count(chunk.embed_text) == chunk.tokens <= 96
+        assert chunk.embed_text.endswith(chunk.text)
+        assert chunk.heading_path == ("Guide", "Refunds", "Enterprise")

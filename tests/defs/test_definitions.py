@@ -1,0 +1,60 @@
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from rag_assets.config import load_project
+from rag_assets.defs.factory import build_definitions
+
+REPO = Path(__file__).resolve().parents[2]
+STAGES = ["raw_documents", "parsed_documents", "chunks", "embeddings", "lancedb_index"]
+
+
+def test_five_stages_per_corpus_in_order_with_code_versions():
+    project = load_project()
+    defs = build_definitions(project)
+    graph = defs.resolve_asset_graph()
+    for corpus in project.corpora:
+        keys = [dg.AssetKey([corpus.name, stage]) for stage in STAGES]
+        for upstream, downstream in zip(keys, keys[1:]):
+            assert graph.get(downstream).parent_keys == {upstream}
+        for key in keys:
+            node = graph.get(key)
+            assert node.partitions_def == dg.DynamicPartitionsDefinition(name=f"{corpus.name}_documents")
+            assert node.code_version, key
+            assert node.group_name == corpus.name
+        assert "lancedb" in graph.get(keys[-1]).kinds
+
+
+def test_code_versions_follow_profile_and_model(tmp_path, monkeypatch):
+    import shutil
+
+    import yaml
+
+    root = tmp_path / "cfg"
+    shutil.copytree(REPO / "dbt_like_configs", root)
+    before = build_definitions(load_project(root)).resolve_asset_graph()
+    path = root / "profiles" / "chunking.yml"
+    data = yaml.safe_load(path.read_text())
+    data["chunking_profiles"][0]["max_tokens"] = 200
+    path.write_text(yaml.safe_dump(data))
+    after = build_definitions(load_project(root)).resolve_asset_graph()
+
+    def version(graph, stage):
+        return graph.get(dg.AssetKey(["sample", stage])).code_version
+
+    assert version(before, "chunks") != version(after, "chunks")
+    for stage in ("raw_documents", "parsed_documents", "embeddings"):
+        assert version(before, stage) == version(after, stage)
+
+
+@pytest.mark.slow
+def test_dagster_definitions_validate():
+    out = subprocess.run(
+        [str(Path(sys.executable).parent / "dagster"), "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "Validation successful" in out.stderr + out.stdout

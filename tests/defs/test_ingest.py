@@ -1,0 +1,129 @@
+"""Materialise the sample corpus through the real asset graph into a temporary LanceDB."""
+
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import lancedb
+import pytest
+
+from rag_assets.config import load_project
+from rag_assets.core.index import table_name
+from rag_assets.core.keys import partition_key_for
+from rag_assets.core.parsing import parse_document
+from rag_assets.core.sources import read_disk
+from rag_assets.core.tokens import get_token_counter
+from rag_assets.ingest import ingest_project
+from rag_assets.query import query_corpus
+from tests.conftest import env, make_project
+
+pytestmark = pytest.mark.slow
+
+
+def rows(values):
+    with env(**values):
+        corpus = load_project().corpus("sample")
+        table = lancedb.connect(corpus.index_uri).open_table(table_name("sample", corpus.embedding_model.name))
+        return corpus, table.to_arrow().to_pylist()
+
+
+def test_rows_slice_the_parsed_text_exactly_and_respect_the_limit(ingested_sample):
+    values, report = ingested_sample
+    assert report["documents_failed"] == 0, report["failures"]
+    assert report["documents_seen"] == report["documents_changed"] >= 10
+    corpus, index_rows = rows(values)
+    assert report["rows_in_index"] == len(index_rows) == report["chunks_embedded"]
+    counter = get_token_counter(corpus.embedding_model.tokenizer)
+    limit = min(corpus.chunking_profile.max_tokens, corpus.embedding_model.max_input_tokens)
+    parsed = {}
+    for row in index_rows:
+        if row["doc_id"] not in parsed:
+            parsed[row["doc_id"]] = parse_document(read_disk(corpus.source_root, row["doc_id"]))
+        doc = parsed[row["doc_id"]]
+        assert doc.text[row["start"] : row["end"]] == row["text"]
+        assert row["tokens"] <= limit
+        assert counter.count(row["text"]) <= limit
+        assert len(row["vector"]) == corpus.embedding_model.dimensions
+        for key in ("content_hash", "chunk_profile", "profile_hash", "embedding_model", "run_id", "source_uri"):
+            assert row[key], key
+    assert len({r["id"] for r in index_rows}) == len(index_rows)
+    assert len(parsed) == report["documents_seen"]
+
+
+@pytest.mark.parametrize(
+    "question, expected_doc",
+    [
+        ("How many days of paid vacation do employees get?", "handbook/employee_handbook.md"),
+        ("How long do I have to return a robot for a refund?", "support/customer_faq.md"),
+        ("Is multi-factor authentication required for production access?", "support/security_policy.html"),
+        ("How many charge cycles does the lithium-ion battery last?", "handbook/robot_maintenance_guide.pdf"),
+        ("What is the per diem for a full travel day?", "handbook/travel_policy.docx"),
+        ("What went wrong with the charging dock firmware rollout?", "engineering/incident review, march 2026.md"),
+        ("Which guest Wi-Fi network should visitors use in the Munich office?", "notes/office_wifi.txt"),
+        ("How do I reserve spare parts for a repair order?", "engineering/inventory_client.py"),
+    ],
+)
+def test_known_questions_retrieve_the_right_document(ingested_sample, question, expected_doc):
+    values, _ = ingested_sample
+    with env(**values):
+        corpus = load_project().corpus("sample")
+        hits = query_corpus(corpus, question, k=3)
+    assert expected_doc in [h.doc_id for h in hits]
+    top = hits[0]
+    assert top.source.startswith("file://") and top.end > top.start
+
+
+def test_second_ingest_embeds_nothing_and_edits_reembed_only_that_file(tmp_path):
+    values = make_project(tmp_path)
+    docs = Path(values["RAG_SAMPLE_DOCS"])
+    with env(**values):
+        project = load_project()
+        first = ingest_project(project)
+        assert first["chunks_embedded"] > 0
+        second = ingest_project(project)
+        assert second["documents_changed"] == 0
+        assert second["chunks_embedded"] == 0
+        assert second["rows_in_index"] == first["rows_in_index"]
+
+        corpus, before = rows(values)
+        wifi = docs / "notes" / "office_wifi.txt"
+        wifi.write_text(wifi.read_text() + "\nThe third floor has a quiet room for phone calls.\n")
+        third = ingest_project(project)
+        assert third["documents_changed"] == 1
+        _, after = rows(values)
+        wifi_chunks = [r for r in after if r["doc_id"] == "notes/office_wifi.txt"]
+        assert third["chunks_embedded"] == len(wifi_chunks)
+        assert any("quiet room" in r["text"] for r in wifi_chunks)
+        untouched = {r["id"]: r["run_id"] for r in before if r["doc_id"] != "notes/office_wifi.txt"}
+        assert {r["id"]: r["run_id"] for r in after if r["doc_id"] != "notes/office_wifi.txt"} == untouched
+
+        # Touching a file without changing its bytes does not count as a change.
+        faq = docs / "support" / "customer_faq.md"
+        faq.write_bytes(faq.read_bytes())
+        assert ingest_project(project)["documents_changed"] == 0
+
+        # A deleted document leaves the index and its partition is removed.
+        shutil.rmtree(docs / "meetings")
+        fourth = ingest_project(project)
+        assert fourth["documents_deleted"] == 1
+        _, final = rows(values)
+        assert not [r for r in final if r["doc_id"].startswith("meetings/")]
+        with dg.DagsterInstance.get() as instance:
+            keys = instance.get_dynamic_partitions("sample_documents")
+        assert partition_key_for("meetings/2026-04-02_standup_transcript.txt") not in keys
+        assert partition_key_for("engineering/incident review, march 2026.md") in keys
+
+
+def test_a_broken_document_fails_alone_and_keeps_nothing_half_written(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "good.md").write_text("# Good\n\nThe cafeteria opens at eight.\n")
+    (docs / "fake.md").write_bytes(bytes(range(256)) * 10)
+    values = make_project(tmp_path / "p", docs=docs)
+    with env(**values):
+        report = ingest_project(load_project())
+    assert report["documents_failed"] == 1
+    failure = report["failures"][0]
+    assert failure["doc_id"] == "fake.md" and "binary" in failure["error"]
+    _, index_rows = rows(values)
+    assert {r["doc_id"] for r in index_rows} == {"good.md"}
