@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 RAG := $(VENV)/bin/rag
-export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export PYTHONUNBUFFERED := 1
 
 .PHONY: run test install install-dev ui validate clean
@@ -30,13 +30,15 @@ run: install
 test: install-dev
 	$(PY) -m pytest -q
 
-validate: install
-	$(VENV)/bin/dagster definitions validate -w workspace.yaml
+$(DAGSTER_HOME)/dagster.yaml:
+	mkdir -p $(DAGSTER_HOME)
+	printf 'telemetry:\n  enabled: false\n' > $@
 
-ui: install
-	@mkdir -p $(DAGSTER_HOME)
-	@test -f $(DAGSTER_HOME)/dagster.yaml || printf 'telemetry:\n  enabled: false\n' > $(DAGSTER_HOME)/dagster.yaml
-	$(VENV)/bin/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+validate: install $(DAGSTER_HOME)/dagster.yaml
+	DAGSTER_HOME=$(DAGSTER_HOME) $(VENV)/bin/dagster definitions validate -w workspace.yaml
+
+ui: install $(DAGSTER_HOME)/dagster.yaml
+	DAGSTER_HOME=$(DAGSTER_HOME) $(VENV)/bin/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
 clean:
 	rm -rf .dagster_home .rag_data

@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -51,10 +52,11 @@ def test_code_versions_follow_profile_and_model(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_dagster_definitions_validate():
+def test_dagster_definitions_validate(tmp_path):
+    (tmp_path / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     out = subprocess.run(
         [str(Path(sys.executable).parent / "dagster"), "definitions", "validate", "-w", "workspace.yaml"],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
+        cwd=REPO, capture_output=True, text=True, timeout=300, env={**os.environ, "DAGSTER_HOME": str(tmp_path)},
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Validation successful" in out.stderr + out.stdout
