@@ -15,6 +15,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+
 _TIKTOKEN_URLS = {
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
     "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
@@ -40,6 +42,20 @@ class TokenCounter(Protocol):
 
     def token_ends(self, text: str) -> list[int]:
         """Char offset where each content token of ``text`` ends (ascending, specials excluded)."""
+        ...
+
+    def token_end_array(self, text: str) -> tuple["np.ndarray", bool]:
+        """Token end offsets as an int64 array, and whether they are UTF-8 byte offsets (else chars)."""
+        ...
+
+    def is_safe_cut(self, text: str, pos: int) -> bool:
+        """True when splitting ``text`` at ``pos`` cannot change how either side tokenises, so
+        token counts of the two sides add up exactly."""
+        ...
+
+    def safe_cut_rule(self):
+        """``rule(before_char, at_char, run)`` behind ``is_safe_cut``, for callers that index
+        the text in other units."""
         ...
 
 
@@ -108,6 +124,29 @@ class TiktokenCounter:
         tokens = self._enc.encode_ordinary(text)
         return _byte_ends_to_char_ends(text, [len(b) for b in self._enc.decode_tokens_bytes(tokens)])
 
+    def token_end_array(self, text: str) -> tuple[np.ndarray, bool]:
+        tokens = self._enc.encode_to_numpy(text, disallowed_special=())
+        return _token_byte_lengths(self._enc.name).take(tokens).cumsum(), True
+
+    def safe_cut_rule(self):
+        return tiktoken_safe_cut
+
+    def is_safe_cut(self, text: str, pos: int) -> bool:
+        return tiktoken_safe_cut(_char_before(text, pos), _char_at(text, pos), lambda: _whitespace_run(text, pos))
+
+
+@lru_cache(maxsize=4)
+def _token_byte_lengths(encoding_name: str) -> np.ndarray:
+    """Byte length of every token id of an encoding (ids without bytes get 0)."""
+    enc = tiktoken_encoding(encoding_name)
+    lengths = np.zeros(enc.n_vocab, dtype=np.int32)
+    for token in range(enc.n_vocab):
+        try:
+            lengths[token] = len(enc.decode_single_token_bytes(token))
+        except KeyError:
+            pass
+    return lengths
+
 
 def _byte_ends_to_char_ends(text: str, byte_lengths: list[int]) -> list[int]:
     """Map cumulative UTF-8 byte lengths of tokens to char offsets (a token that ends inside a
@@ -166,6 +205,58 @@ class WordPieceCounter:
 
     def token_ends(self, text: str) -> list[int]:
         return [end for _, end in self._tok.encode(text, add_special_tokens=False).offsets]
+
+    def token_end_array(self, text: str) -> tuple[np.ndarray, bool]:
+        offsets = self._tok.encode(text, add_special_tokens=False).offsets
+        return np.fromiter((end for _, end in offsets), dtype=np.int64, count=len(offsets)), False
+
+    def safe_cut_rule(self):
+        return wordpiece_safe_rule
+
+    def is_safe_cut(self, text: str, pos: int) -> bool:
+        return wordpiece_safe_cut(_char_before(text, pos), _char_at(text, pos))
+
+
+def tiktoken_safe_cut(before: str, at: str, run) -> bool:
+    """Whether a cut between chars ``before`` and ``at`` starts a new tiktoken pre-token.
+
+    tiktoken pre-tokenises with a regex; a new pre-token always starts right after a newline run
+    and before a space or tab that follows a non-space char. A newline after punctuation is
+    absorbed by the punctuation's pre-token, and o200k also absorbs a "/" after newlines.
+    ``run()`` returns the whitespace chars that start at the cut (only called after a newline).
+    """
+    if not before or not at:
+        return True
+    if before == "\n":
+        return at != "/" and not any(ch in "\r\n\x0b\x0c\x85\u2028\u2029" for ch in run())
+    if at == "\n":
+        return before.isalnum()  # letter and number pre-tokens end at a line break
+    return at in " \t" and not before.isspace()
+
+
+def wordpiece_safe_cut(before: str, at: str) -> bool:
+    """BERT pre-tokenisation splits on whitespace: any whitespace-adjacent cut is exact."""
+    return not before or not at or before.isspace() or at.isspace()
+
+
+def wordpiece_safe_rule(before: str, at: str, run) -> bool:
+    """``wordpiece_safe_cut`` in the ``rule(before, at, run)`` shape the chunking engine uses."""
+    return wordpiece_safe_cut(before, at)
+
+
+def _char_before(text: str, pos: int) -> str:
+    return text[pos - 1] if 0 < pos <= len(text) else ""
+
+
+def _char_at(text: str, pos: int) -> str:
+    return text[pos] if 0 <= pos < len(text) else ""
+
+
+def _whitespace_run(text: str, pos: int) -> str:
+    end = pos
+    while end < len(text) and text[end].isspace():
+        end += 1
+    return text[pos:end]
 
 
 def get_token_counter(name: str) -> TokenCounter:

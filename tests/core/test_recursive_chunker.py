@@ -15,7 +15,9 @@ words = st.sampled_from(
     ["refund", "policy", "the", "robot", "E-217", "3.5", "Dr.", "naïve", "日本語", "テキスト", "🎉", "x" * 40,
      "supercalifragilistic", "(see", "note)", "\u200b", "مرحبا"]
 )
-separators = st.sampled_from([" ", " ", " ", "\n", "\n\n", ". ", "? ", "\t", "  "])
+separators = st.sampled_from(
+    [" ", " ", " ", "\n", "\n\n", ". ", "? ", "\t", "  ", ".\n", ".\n\n", " \n \n", "\n  ", ",\n/", "!\n\t", "\u00a0", "\u3000"]
+)
 texts = st.lists(st.tuples(words, separators), max_size=400).map(lambda parts: "".join(w + s for w, s in parts))
 
 
@@ -23,7 +25,8 @@ def check_spans(text, spans, counter, max_tokens):
     for start, end in spans:
         assert 0 <= start < end <= len(text)
         assert counter.count(text[start:end]) <= max_tokens
-        assert text[start:end] == text[start:end].strip()
+        assert text[start:end].strip(), "a chunk is never whitespace only"
+        assert not text[start].isspace() or text[start - 1] == "\n"
     covered = bytearray(len(text))
     for start, end in spans:
         covered[start:end] = b"\x01" * (end - start)
@@ -33,13 +36,16 @@ def check_spans(text, spans, counter, max_tokens):
 
 
 @pytest.mark.parametrize("name", sorted(COUNTERS))
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=texts, max_tokens=st.integers(12, 120), overlap_frac=st.sampled_from([0, 0.1, 0.3]))
 def test_recursive_invariants(name, text, max_tokens, overlap_frac):
     counter = COUNTERS[name]
     chunker = RecursiveChunker(max_tokens, int(max_tokens * overlap_frac), counter)
-    spans = chunker.chunk_spans(text)
+    chunks = chunker.chunk(text)
+    spans = [(c.start, c.end) for c in chunks]
     check_spans(text, spans, counter, max_tokens)
+    # Counts read off the whole-text tokenisation must equal a fresh count of each chunk.
+    assert [c.tokens for c in chunks] == [counter.count(text[s:e]) for s, e in spans]
     assert chunker.chunk_spans(text) == spans
 
 
@@ -92,3 +98,20 @@ def test_chunk_document_header_included_in_the_limit(text):
         assert counter.count(chunk.embed_text) == chunk.tokens <= 96
         assert chunk.embed_text.endswith(chunk.text)
         assert chunk.heading_path == ("Guide", "Refunds", "Enterprise")
+
+
+raw_text = st.lists(
+    st.sampled_from(list("ab Z9.,!?'\"()/-_\n\t  \r") + ["é", "日", "🎉", "\u00a0", "'s", "...", "\n\n", "word", " the"]),
+    max_size=300,
+).map("".join)
+
+
+@pytest.mark.parametrize("name", sorted(COUNTERS))
+@settings(max_examples=200, deadline=None)
+@given(text=raw_text, max_tokens=st.integers(8, 40))
+def test_counts_are_exact_on_arbitrary_character_soup(name, text, max_tokens):
+    counter = COUNTERS[name]
+    chunks = RecursiveChunker(max_tokens, 0, counter).chunk(text)
+    spans = [(c.start, c.end) for c in chunks]
+    check_spans(text, spans, counter, max_tokens)
+    assert [c.tokens for c in chunks] == [counter.count(text[s:e]) for s, e in spans]
