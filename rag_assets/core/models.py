@@ -61,6 +61,8 @@ class Chunk:
     element_types: tuple[str, ...] = ()
     strategy: str = ""
     profile_hash: str = ""
+    window_start: int | None = None
+    window_end: int | None = None
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_assets.core.chunking import ChunkingProfile, chunk_document
+from rag_assets.core.chunking.cleaning import clean
 from rag_assets.core.chunking.recursive import RecursiveChunker
 from rag_assets.core.models import Element, ParsedDocument
 from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter
@@ -96,7 +97,7 @@ def test_chunk_document_header_included_in_the_limit(text):
     for chunk in chunked.chunks:
         assert text[chunk.start : chunk.end] == chunk.text
         assert counter.count(chunk.embed_text) == chunk.tokens <= 96
-        assert chunk.embed_text.endswith(chunk.text)
+        assert chunk.embed_text.endswith(clean(chunk.text, profile.cleaning))
         assert chunk.heading_path == ("Guide", "Refunds", "Enterprise")
 
 

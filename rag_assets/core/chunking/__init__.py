@@ -1,21 +1,27 @@
 """Chunk parsed documents under a profile, with exact spans and a contextual header.
 
 ``chunk_document`` guarantees for every chunk: ``doc.text[start:end] == chunk.text`` and
-``counter.count(chunk.embed_text) <= min(profile.max_tokens, model_limit)``.
+``counter.count(chunk.embed_text) <= min(profile.max_tokens, model_limit)``, where
+``embed_text`` = contextual header + strategy context + (cleaned) chunk text.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 
+from rag_assets.core.chunking.auto import choose_strategy
+from rag_assets.core.chunking.cleaning import Cleaning, clean, repeated_page_lines
+from rag_assets.core.chunking.engine import Span
+from rag_assets.core.chunking.strategies import STRATEGIES
 from rag_assets.core.hashing import settings_hash
 from rag_assets.core.models import Chunk, ChunkedDocument, Element, ParsedDocument
-from rag_assets.core.chunking.recursive import RecursiveChunker
 from rag_assets.core.tokens import TokenCounter
 
-CHUNKERS = {RecursiveChunker.name: RecursiveChunker}
-CHUNKER_REVISION = "1"
+CHUNKER_REVISION = "2"
+SECTION_TOKENS = 32
+STRATEGY_NAMES = tuple(sorted(STRATEGIES)) + ("auto",)
 
 
 @dataclass(frozen=True)
@@ -27,66 +33,92 @@ class ChunkingProfile:
     max_tokens: int = 256
     overlap: int = 0
     contextual_header: bool = True
+    min_tokens: int = 50
+    table_records: bool = False
+    window: int = 2
+    semantic_percentile: float = 90.0
+    semantic_buffer: int = 1
+    cleaning: Cleaning = field(default_factory=Cleaning)
+    content_types: tuple[tuple[str, str], ...] = ()
 
     def fingerprint(self) -> str:
         """Changes whenever the chunks this profile produces could change."""
         return settings_hash({**asdict(self), "revision": CHUNKER_REVISION})
 
+    def strategy_for(self, doc: ParsedDocument) -> str:
+        """The profile's per-content-type choice, else its strategy (``auto`` decides by structure)."""
+        chosen = dict(self.content_types).get(doc.content_type, self.strategy)
+        return choose_strategy(doc) if chosen == "auto" else chosen
 
-def contextual_header(title: str, heading_path: tuple[str, ...]) -> str:
-    """The text prepended to a chunk for embedding only ("Document: ...\\nSection: ...")."""
-    header = f"Document: {title[:120]}\n"
-    if heading_path:
-        header += f"Section: {' > '.join(heading_path)[:200]}\n"
-    return header + "\n"
+
+def make_chunker(strategy: str, profile: ChunkingProfile, max_tokens: int, counter: TokenCounter, embed=None, embed_limit=None):
+    """A chunker instance for ``strategy`` with the profile's options."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown chunking strategy {strategy!r}; known: {', '.join(STRATEGY_NAMES)}")
+    cls = STRATEGIES[strategy]
+    overlap = min(profile.overlap, max_tokens // 2)
+    options: dict = {}
+    if strategy in ("markdown", "code", "faq", "semantic"):
+        options["min_tokens"] = profile.min_tokens
+    if strategy == "markdown":
+        options["table_records"] = profile.table_records
+    if strategy == "table":
+        options["records"] = profile.table_records
+    if strategy == "sentence_window":
+        options["window"] = profile.window
+    if strategy == "semantic":
+        options.update(embed=embed, percentile=profile.semantic_percentile, buffer=profile.semantic_buffer,
+                       embed_limit=embed_limit)
+    return cls(max_tokens, overlap, counter, **options)
+
+
+class _Headers:
+    """Contextual headers with the section path cut to ``SECTION_TOKENS`` tokens (it is
+    metadata: shortening it never shortens the chunk)."""
+
+    def __init__(self, title: str, counter: TokenCounter):
+        self.title = " ".join(title.split())[:120]
+        self.counter = counter
+        self._section = lru_cache(maxsize=256)(self._section_line)
+
+    def _section_line(self, path: tuple[str, ...]) -> str:
+        section = " > ".join(" ".join(p.split()) for p in path)
+        while section and self.counter.count(section) - self.counter.special_tokens > SECTION_TOKENS:
+            section = section[: max(1, len(section) * 3 // 4)]
+        return f"Section: {section}\n" if section else ""
+
+    def header(self, path: tuple[str, ...]) -> str:
+        return f"Document: {self.title}\n{self._section(path)}\n"
+
+    def room(self) -> int:
+        """Upper bound of any header's tokens (specials excluded)."""
+        bare = self.counter.count(f"Document: {self.title}\nSection: \n\n") - self.counter.special_tokens
+        return bare + SECTION_TOKENS + 2
 
 
 def chunk_document(
-    doc: ParsedDocument, profile: ChunkingProfile, counter: TokenCounter, model_limit: int
+    doc: ParsedDocument, profile: ChunkingProfile, counter: TokenCounter, model_limit: int, embed=None
 ) -> ChunkedDocument:
-    """Split ``doc`` into chunks that fit both the profile and the embedding model's limit."""
-    if profile.strategy not in CHUNKERS:
-        raise ValueError(f"unknown chunking strategy {profile.strategy!r}; known: {sorted(CHUNKERS)}")
+    """Split ``doc`` into chunks that fit both the profile and the embedding model's limit.
+    Raises ValueError when the limit leaves no room for text after the contextual header."""
     limit = min(profile.max_tokens, model_limit)
-    elements = sorted(doc.elements, key=lambda el: el.start)
-    starts = [el.start for el in elements]
-    header_room = 0
-    if profile.contextual_header:
-        paths = {el.heading_path for el in elements} | {()}
-        header_room = max(counter.count(contextual_header(doc.title, p)) - counter.special_tokens for p in paths)
+    headers = _Headers(doc.title, counter)
+    header_room = headers.room() if profile.contextual_header else 0
     if limit - header_room < max(16, limit // 4):
         raise ValueError(
-            f"{doc.doc_id}: contextual header takes {header_room} of {limit} tokens; "
+            f"{doc.doc_id}: contextual header takes up to {header_room} of {limit} tokens; "
             "raise max_tokens or set contextual_header: false in the profile"
         )
-    chunker = CHUNKERS[profile.strategy](limit - header_room, min(profile.overlap, (limit - header_room) // 2), counter)
+    strategy = profile.strategy_for(doc)
+    chunker = make_chunker(strategy, profile, limit - header_room, counter, embed, model_limit)
+    elements = tuple(sorted(doc.elements, key=lambda el: el.start))
+    starts = [el.start for el in elements]
+    furniture = repeated_page_lines(doc.text, elements) if profile.cleaning.strip_page_furniture else frozenset()
     fingerprint = profile.fingerprint()
     chunks: list[Chunk] = []
-    for start, end in chunker.chunk_spans(doc.text):
-        covering = _overlapping(elements, starts, start, end)
-        path = covering[0].heading_path if covering else ()
-        header = contextual_header(doc.title, path) if profile.contextual_header else ""
-        text = doc.text[start:end]
-        embed_text = header + text
-        tokens = counter.count(embed_text)
-        if tokens > limit:  # BPE merges across the header seam: never truncate, fail loudly
-            raise AssertionError(f"{doc.doc_id}: chunk at {start}:{end} has {tokens} > {limit} tokens")
-        chunks.append(
-            Chunk(
-                doc_id=doc.doc_id,
-                chunk_index=len(chunks),
-                start=start,
-                end=end,
-                text=text,
-                embed_text=embed_text,
-                tokens=tokens,
-                heading_path=path,
-                page=next((el.page for el in covering if el.page is not None), None),
-                element_types=tuple(dict.fromkeys(el.category for el in covering)),
-                strategy=profile.strategy,
-                profile_hash=fingerprint,
-            )
-        )
+    for span in chunker.chunk(doc.text, elements):
+        chunks.append(_make_chunk(doc, span, len(chunks), elements, starts, headers, profile, counter, limit,
+                                  furniture, strategy, fingerprint))
     return ChunkedDocument(
         doc_id=doc.doc_id,
         uri=doc.uri,
@@ -100,7 +132,38 @@ def chunk_document(
     )
 
 
-def _overlapping(elements: list[Element], starts: list[int], start: int, end: int) -> list[Element]:
+def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, counter, limit, furniture, strategy, fingerprint) -> Chunk:
+    covering = _overlapping(elements, starts, span.start, span.end)
+    path = span.heading_path if span.heading_path is not None else (covering[0].heading_path if covering else ())
+    text = doc.text[span.start : span.end]
+    body = span.context + (span.embed_override if span.embed_override is not None else text)
+    header = headers.header(path) if profile.contextual_header else ""
+    embed_text = header + clean(body, profile.cleaning, furniture)
+    tokens = counter.count(embed_text)
+    if tokens > limit:  # cleaning can change tokenisation: fall back to the raw text
+        embed_text = header + body
+        tokens = counter.count(embed_text)
+    if tokens > limit:
+        raise AssertionError(f"{doc.doc_id}: chunk {span.start}:{span.end} needs {tokens} > {limit} tokens")
+    return Chunk(
+        doc_id=doc.doc_id,
+        chunk_index=index,
+        start=span.start,
+        end=span.end,
+        text=text,
+        embed_text=embed_text,
+        tokens=tokens,
+        heading_path=tuple(path),
+        page=next((el.page for el in covering if el.page is not None), None),
+        element_types=tuple(dict.fromkeys(el.category for el in covering)),
+        strategy=strategy,
+        profile_hash=fingerprint,
+        window_start=span.window[0] if span.window else None,
+        window_end=span.window[1] if span.window else None,
+    )
+
+
+def _overlapping(elements: tuple[Element, ...], starts: list[int], start: int, end: int) -> list[Element]:
     idx = max(0, bisect_right(starts, start) - 1)
     found = []
     while idx < len(elements) and elements[idx].start < end:

@@ -42,6 +42,13 @@ LEVELS = ("paragraph", "line", "sentence", "word")
 _ASCII_TABLES: dict = {}
 
 
+def _byte_ends_to_chars(text: str, ends: np.ndarray) -> np.ndarray:
+    """UTF-8 byte offsets -> char offsets (an offset inside a char maps past that char)."""
+    utf8 = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    chars_so_far = np.cumsum((utf8 & 0xC0) != 0x80, dtype=np.int64)
+    return np.where(ends > 0, chars_so_far[np.maximum(ends, 1) - 1], 0)
+
+
 def _ascii_table(rule) -> list[bool]:
     """rule(before, at) for every pair of ASCII chars (before != newline), computed once."""
     key = getattr(rule, "__qualname__", None) if getattr(rule, "__name__", "") != "<lambda>" else None
@@ -55,20 +62,34 @@ def _ascii_table(rule) -> list[bool]:
 
 @dataclass(frozen=True)
 class Span:
-    """A chunk's char span; ``tokens`` is exact (the model's special tokens included)."""
+    """A chunk's char span; ``tokens`` counts ``text[start:end]`` exactly (specials included).
+
+    ``context`` is embedded before the chunk text (a table's header row, an enclosing class);
+    ``embed_override`` replaces the chunk text in what is embedded (serialised table rows);
+    ``window`` is the char span a sentence-window chunk expands to at query time.
+    """
 
     start: int
     end: int
     tokens: int
+    heading_path: tuple[str, ...] | None = None
+    context: str = ""
+    embed_override: str | None = None
+    window: tuple[int, int] | None = None
 
 
 class TokenIndex:
     """One text, tokenised once: token end offsets and helpers in the same units."""
 
-    def __init__(self, text: str, counter: TokenCounter):
+    def __init__(self, text: str, counter: TokenCounter, chars: bool = False):
+        """``chars=True`` indexes in char offsets even for tiktoken (structure-aware chunkers
+        work with element char spans); otherwise non-ASCII tiktoken text is indexed in bytes."""
         self.text = text
         self.counter = counter
         ends, in_bytes = counter.token_end_array(text)
+        if in_bytes and chars and not text.isascii():
+            ends = _byte_ends_to_chars(text, ends)
+            in_bytes = False
         self.is_bytes = in_bytes and not text.isascii()
         self.buf: str | bytes = text.encode("utf-8", "surrogatepass") if self.is_bytes else text
         self.n = len(self.buf)
@@ -97,6 +118,13 @@ class TokenIndex:
             u -= 1
         width = 4 if self.buf[u] >= 0xF0 else 3 if self.buf[u] >= 0xE0 else 2
         return self.buf[u : u + width].decode("utf-8", "replace")[:1]
+
+    def char_start(self, u: int) -> int:
+        """The start of the char that unit ``u`` falls in (``u`` itself on a char boundary)."""
+        if self.is_bytes:
+            while 0 < u < self.n and self.buf[u] & 0xC0 == 0x80:
+                u -= 1
+        return u
 
     def char_before(self, u: int) -> str:
         if u <= 0:
@@ -256,8 +284,10 @@ def add_overlap(index: TokenIndex, spans: list[tuple[int, int]], overlap: int, b
     return out
 
 
-def trim(index: TokenIndex, start: int, end: int) -> tuple[int, int]:
-    """Drop surrounding whitespace, keeping edges on safe cuts where whitespace allows it."""
+def trim(index: TokenIndex, start: int, end: int, only_safe: bool = False) -> tuple[int, int]:
+    """Drop surrounding whitespace, keeping edges on safe cuts where whitespace allows it.
+    With ``only_safe``, an edge moves only if it lands on a safe cut (token-aligned chunks
+    keep a leading space rather than cost a re-count)."""
     s, e = start, end
     if index.is_bytes:
         while s < e and index.char_at(s).isspace():
@@ -272,6 +302,8 @@ def trim(index: TokenIndex, start: int, end: int) -> tuple[int, int]:
             e -= 1
     if s >= e:
         return s, s
+    if only_safe:
+        return (s if index.safe(s) else start), (e if index.safe(e) else end)
     newline = "\n" if not index.is_bytes else b"\n"
     if s > start and not index.safe(s):
         nl = index.buf.rfind(newline, start, s)
@@ -284,7 +316,7 @@ def trim(index: TokenIndex, start: int, end: int) -> tuple[int, int]:
     return s, e
 
 
-def finalize(index: TokenIndex, spans: list[tuple[int, int]], max_tokens: int) -> list[Span]:
+def finalize(index: TokenIndex, spans: list[tuple[int, int]], max_tokens: int, only_safe_trim: bool = False) -> list[Span]:
     """Trimmed spans in chars with exact token counts (specials included), re-split where over.
 
     An unsafe edge is fixed up by encoding only the stretch up to the nearest safe cut: counts
@@ -295,7 +327,9 @@ def finalize(index: TokenIndex, spans: list[tuple[int, int]], max_tokens: int) -
     specials = counter.special_tokens
     staged = []  # (start, end, inner_start, inner_end, edge_tokens) ; inner None = count afresh
     for start, end in spans:
-        start, end = trim(index, start, end)
+        if index.is_bytes:  # a token-level cut may fall inside a char: both edges move to its start
+            start, end = index.char_start(start), index.char_start(end)
+        start, end = trim(index, start, end, only_safe_trim)
         if start >= end:
             continue
         inner_start, inner_end, edge = start, end, 0

@@ -33,8 +33,8 @@ class Chunker:
         non-whitespace char covered, ordered by start."""
         return [(s.start, s.end) for s in self.chunk(text)]
 
-    def chunk(self, text: str) -> list[Span]:
-        """Spans with their exact token counts."""
+    def chunk(self, text: str, elements=()) -> list[Span]:
+        """Spans with their exact token counts; ``elements`` (parsed structure) may guide cuts."""
         raise NotImplementedError
 
 
@@ -43,7 +43,7 @@ class RecursiveChunker(Chunker):
 
     name = "recursive"
 
-    def chunk(self, text: str) -> list[Span]:
+    def chunk(self, text: str, elements=()) -> list[Span]:
         if not text.strip():
             return []
         index = TokenIndex(text, self.counter)

@@ -1,0 +1,33 @@
+"""``auto``: pick a strategy from the document's type and structure (the selection guide:
+code -> functions, tables -> rows, FAQ -> whole pairs, transcripts -> turns, structured docs ->
+headings, legal prose -> sentences, everything else -> paragraphs via recursive)."""
+
+from __future__ import annotations
+
+import re
+
+from rag_assets.core.chunking.strategies import _QUESTION, _TURN
+from rag_assets.core.models import ParsedDocument
+
+_LEGAL = re.compile(r"\b(?:hereinafter|pursuant to|notwithstanding|whereas|shall not|indemnif\w+)\b", re.I)
+
+
+def choose_strategy(doc: ParsedDocument) -> str:
+    """Strategy name for ``doc``; deterministic, explained in the module docstring."""
+    if doc.content_type == "code":
+        return "code"
+    if doc.content_type == "csv":
+        return "table"
+    text = doc.text
+    lines = max(1, text.count("\n") + 1)
+    if len(_QUESTION.findall(text)) >= 3:
+        return "faq"
+    turns = len(_TURN.findall(text))
+    if turns >= 4 and turns >= 0.3 * sum(1 for line in text.splitlines() if line.strip()):
+        return "transcript"
+    categories = [el.category for el in doc.elements]
+    if categories.count("Title") >= 2:
+        return "markdown"
+    if len(_LEGAL.findall(text)) >= max(3, lines // 200):
+        return "sentence"
+    return "recursive"

@@ -1,0 +1,188 @@
+"""Invariants of every chunking strategy (hypothesis) and the behaviour each one promises."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rag_assets.core.chunking import ChunkingProfile, chunk_document
+from rag_assets.core.chunking.sentences import sentence_spans
+from rag_assets.core.chunking.strategies import STRATEGIES
+from rag_assets.core.hashing import content_hash
+from rag_assets.core.models import RawDocument
+from rag_assets.core.parsing import parse_document
+from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
+COUNTERS = {name: get_token_counter(name) for name in ("cl100k_base", MINILM_TOKENIZER)}
+
+
+def fake_embed(texts):
+    """Deterministic bag-of-words vectors: enough signal for breakpoints, no model needed."""
+    out = []
+    for text in texts:
+        v = np.zeros(64)
+        for word in text.lower().split():
+            v[hash(word) % 64] += 1.0
+        out.append(v.tolist())
+    return out
+
+
+def make(name, max_tokens, overlap, counter):
+    kwargs = {"embed": fake_embed} if name == "semantic" else {}
+    return STRATEGIES[name](max_tokens, overlap, counter, **kwargs)
+
+
+lines = st.sampled_from(
+    ["# Guide", "## Refunds", "### Enterprise", "Q: How do refunds work?", "A: Within 45 days of delivery.",
+     "Maya: Let's start with the mapping service.", "Jonas: It is eighty percent done.",
+     "| sku | name | price |", "|---|---|---|", "| NW-1 | Brush | 24.90 |", "sku,name,price", "NW-2,Filter,19.50",
+     "def reserve(sku, units):", "    return client.reserve(sku, units)", "class Client:", "    timeout = 5",
+     "The U.S. team paid $3.50 for v4.8.1. Was it worth it? Yes.", "日本語の文章です。次の文です。",
+     "A line with an emoji 🎉 and zero\u200bwidth chars.", "", "x" * 300, "- a list item", "1. first step"]
+)
+documents = st.lists(lines, max_size=60).map("\n".join)
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+@pytest.mark.parametrize("tokenizer", sorted(COUNTERS))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=documents, max_tokens=st.integers(16, 96), overlap=st.sampled_from([0, 4]))
+def test_every_strategy_keeps_spans_exact_covered_within_limit_and_deterministic(name, tokenizer, text, max_tokens, overlap):
+    counter = COUNTERS[tokenizer]
+    chunker = make(name, max_tokens, overlap, counter)
+    spans = chunker.chunk(text)
+    covered = bytearray(len(text))
+    for span in spans:
+        assert 0 <= span.start < span.end <= len(text)
+        piece = text[span.start : span.end]
+        assert piece.strip()
+        assert span.tokens == counter.count(piece) <= max_tokens
+        if span.context:
+            assert counter.count(span.context + piece) <= max_tokens + counter.special_tokens + 2
+        covered[span.start : span.end] = b"\x01" * (span.end - span.start)
+    assert all(covered[i] or ch.isspace() for i, ch in enumerate(text))
+    assert make(name, max_tokens, overlap, counter).chunk(text) == spans
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES) + ["auto"])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=documents)
+def test_chunk_document_embed_text_fits_the_model_limit(strategy, text):
+    counter = COUNTERS[MINILM_TOKENIZER]
+    doc = parse_document(RawDocument("doc.md", "file:///doc.md", content_hash(text.encode()), 1, "v", text.encode())) \
+        if text.strip() else None
+    if doc is None:
+        return
+    profile = ChunkingProfile("p", strategy=strategy, max_tokens=400, overlap=8)
+    chunked = chunk_document(doc, profile, counter, model_limit=96, embed=fake_embed)
+    for chunk in chunked.chunks:
+        assert doc.text[chunk.start : chunk.end] == chunk.text
+        assert counter.count(chunk.embed_text) == chunk.tokens <= 96
+
+
+def test_sentence_splitter_knows_abbreviations_decimals_quotes_and_lists():
+    text = ('Dr. Smith paid $3.50 for v4.8.1 of the app. Was it worth it? "Yes!" she said. '
+            'The U.S. team agreed, e.g. on price... and left.\n- first item\n- second item\n日本語の文です。次の文です。')
+    sentences = [text[a:b] for a, b in sentence_spans(text)]
+    assert sentences[:4] == [
+        "Dr. Smith paid $3.50 for v4.8.1 of the app.",
+        "Was it worth it?",
+        '"Yes!" she said.',
+        "The U.S. team agreed, e.g. on price... and left.",
+    ]
+    assert "- first item" in sentences and "- second item" in sentences
+
+
+def test_markdown_keeps_heading_paths_and_ignores_hashes_in_code():
+    text = (SAMPLE / "handbook" / "employee_handbook.md").read_text() + "\n```sh\n# not a heading\necho hi\n```\n"
+    spans = STRATEGIES["markdown"](80, 0, COUNTERS[MINILM_TOKENIZER]).chunk(text)
+    vacation = next(s for s in spans if "27 days" in text[s.start : s.end])
+    assert vacation.heading_path[-2:] == ("Time Off", "Vacation")
+    assert all("not a heading" not in "".join(s.heading_path) for s in spans)
+    # Sections never share a chunk across top-level branches.
+    for s in spans:
+        chunk = text[s.start : s.end]
+        assert not ("27 days" in chunk and "750 EUR" in chunk)
+
+
+def test_big_table_splits_by_rows_with_the_header_repeated():
+    header = "| sku | name | price |\n|---|---|---|\n"
+    rows = "".join(f"| NW-{i:05d} | Part number {i} | {i}.50 |\n" for i in range(10_000))
+    text = "# Parts\n\n" + header + rows
+    counter = COUNTERS["cl100k_base"]
+    spans = STRATEGIES["markdown"](200, 0, counter).chunk(text)
+    table_spans = [s for s in spans if s.context]
+    assert len(table_spans) > 100
+    for s in table_spans:
+        assert s.context == header
+        assert counter.count(s.context + text[s.start : s.end]) <= 200
+        assert text[s.start : s.end].startswith("| NW-")  # whole rows only
+    records = STRATEGIES["table"](200, 0, counter, records=True).chunk("sku,name\nNW-1,Brush\nNW-2,Filter\n")
+    assert records[0].embed_override.splitlines()[0] == "sku: NW-1; name: Brush"
+
+
+def test_faq_pairs_stay_whole_and_transcript_turns_too():
+    faq = (SAMPLE / "support" / "customer_faq.md").read_text()
+    spans = STRATEGIES["faq"](200, 0, COUNTERS[MINILM_TOKENIZER]).chunk(faq)
+    for question in ("Q: What is your refund policy?", "Q: How long is the warranty?"):
+        holder = [faq[s.start : s.end] for s in spans if question in faq[s.start : s.end]]
+        assert len(holder) == 1 and holder[0].count("Q:") == 1
+        answer_start = faq.index("A:", faq.index(question))
+        answer_end = faq.find("\n\n", answer_start)
+        assert faq[answer_start : answer_end if answer_end > 0 else len(faq)].strip() in holder[0]
+    transcript = (SAMPLE / "meetings" / "2026-04-02_standup_transcript.txt").read_text()
+    turns = STRATEGIES["transcript"](120, 0, COUNTERS[MINILM_TOKENIZER]).chunk(transcript)
+    for s in turns:
+        chunk = transcript[s.start : s.end]
+        assert chunk.rstrip().endswith((".", "?", "!")) or s is turns[-1]
+
+
+def test_code_chunks_follow_functions_and_classes():
+    code = (SAMPLE / "engineering" / "inventory_client.py").read_text()
+    spans = STRATEGIES["code"](120, 0, COUNTERS[MINILM_TOKENIZER]).chunk(code)
+    paths = [s.heading_path for s in spans]
+    assert ("InventoryClient", "stock") in paths and ("low_stock_report",) in paths
+    stock = spans[paths.index(("InventoryClient", "stock"))]
+    assert code[stock.start : stock.end].lstrip().startswith("def stock")
+    assert stock.context.startswith("class InventoryClient")
+    assert not code[spans[0].start : spans[0].end].strip().startswith("import") or "def " in code[spans[0].start : spans[0].end] \
+        or "LOW_STOCK" in code[spans[0].start : spans[0].end]
+
+
+def test_sentence_window_carries_its_window():
+    text = "One is first. Two follows. Three is here. Four comes next. Five ends it."
+    spans = STRATEGIES["sentence_window"](64, 0, COUNTERS["cl100k_base"], window=1).chunk(text)
+    assert [text[s.start : s.end] for s in spans][2] == "Three is here."
+    assert text[spans[2].window[0] : spans[2].window[1]] == "Two follows. Three is here. Four comes next."
+
+
+def test_semantic_breaks_where_the_topic_changes():
+    from rag_assets.core.embedding import LocalMiniLMEmbedder
+
+    robots = " ".join(f"The cleaning robot's brush motor number {i} needs maintenance." for i in range(6))
+    cooking = " ".join(f"Bake the bread dough at {200 + i} degrees with yeast and flour." for i in range(6))
+    text = robots + " " + cooking
+    chunker = STRATEGIES["semantic"](200, 0, COUNTERS[MINILM_TOKENIZER], embed=LocalMiniLMEmbedder().embed,
+                                     percentile=90, min_tokens=0)
+    spans = chunker.chunk(text)
+    assert any(text[s.start : s.end].startswith("Bake the bread dough at 200") for s in spans)
+    assert all(not ("robot" in text[s.start : s.end] and "dough" in text[s.start : s.end]) for s in spans)
+
+
+def test_auto_picks_by_type_and_structure():
+    from rag_assets.core.chunking.auto import choose_strategy
+    from rag_assets.core.sources import read_disk
+
+    expected = {
+        "engineering/inventory_client.py": "code",
+        "engineering/spare_parts.csv": "table",
+        "support/customer_faq.md": "faq",
+        "meetings/2026-04-02_standup_transcript.txt": "transcript",
+        "handbook/employee_handbook.md": "markdown",
+        "notes/office_wifi.txt": "recursive",
+    }
+    for doc_id, strategy in expected.items():
+        assert choose_strategy(parse_document(read_disk(SAMPLE, doc_id))) == strategy, doc_id
