@@ -17,6 +17,8 @@ EXAMPLES = """examples:
   rag ingest --json               the same, printing one JSON object of counts
   rag query "what is the refund policy?" --k 3
   rag query "error E-217" --json
+  rag chunk sample_docs/support/customer_faq.md --strategy faq --max-tokens 128
+  rag chunk notes.txt --tokenizer cl100k_base --max-tokens 400 --overlap 0 --json
 """
 
 
@@ -69,6 +71,82 @@ def cmd_query(args) -> int:
     return 0
 
 
+def cmd_chunk(args) -> int:
+    from dataclasses import replace
+
+    from rag_assets.config import load_project
+    from rag_assets.config.profiles import profile_from_config
+    from rag_assets.core.chunking import STRATEGY_NAMES, chunk_document
+    from rag_assets.core.hashing import content_hash
+    from rag_assets.core.models import RawDocument
+    from rag_assets.core.parsing import DocumentError, parse_document
+    from rag_assets.core.tokens import TokenizerUnavailable, get_token_counter
+
+    project = load_project(args.project)
+    corpus = project.corpora[0]
+    profiles = {p.name: p for p in project.chunking_profiles}
+    if args.profile and args.profile not in profiles:
+        print(f"rag: unknown profile {args.profile!r}; known: {', '.join(profiles)}", file=sys.stderr)
+        return 2
+    profile = profile_from_config(profiles[args.profile] if args.profile else corpus.chunking_profile)
+    if args.strategy:
+        if args.strategy not in STRATEGY_NAMES:
+            print(f"rag: unknown strategy {args.strategy!r}; known: {', '.join(STRATEGY_NAMES)}", file=sys.stderr)
+            return 2
+        profile = replace(profile, strategy=args.strategy, content_types=())
+    if args.max_tokens is not None:
+        profile = replace(profile, max_tokens=args.max_tokens)
+    if args.overlap is not None:
+        profile = replace(profile, overlap=args.overlap)
+    model = corpus.embedding_model
+    try:
+        counter = get_token_counter(args.tokenizer or model.tokenizer)
+    except TokenizerUnavailable as exc:
+        print(f"rag: {exc}", file=sys.stderr)
+        return 2
+    limit = profile.max_tokens if args.tokenizer else model.max_input_tokens
+    path = Path(args.file)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        print(f"rag: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        return 2
+    raw = RawDocument(path.name, path.resolve().as_uri(), content_hash(data), len(data), "cli", data)
+    try:
+        doc = parse_document(raw)
+    except DocumentError as exc:
+        print(f"rag: {exc}", file=sys.stderr)
+        return 1
+    embed = None
+    if profile.strategy_for(doc) == "semantic":
+        from rag_assets.defs.factory import build_corpus_resources, resource_keys
+
+        embed = build_corpus_resources(corpus)[resource_keys(corpus.name)["embedder"]].get_embedder().embed
+    try:
+        chunked = chunk_document(doc, profile, counter, limit, embed=embed)
+    except ValueError as exc:
+        print(f"rag: {exc}", file=sys.stderr)
+        return 2
+    rows = [
+        {"chunk_index": c.chunk_index, "text": c.text, "start": c.start, "end": c.end, "tokens": c.tokens,
+         "heading_path": list(c.heading_path), "page": c.page, "strategy": c.strategy,
+         "element_types": list(c.element_types), "embed_text": c.embed_text,
+         "window": [c.window_start, c.window_end] if c.window_start is not None else None}
+        for c in chunked.chunks
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    print(f"{path}: {doc.content_type}, {len(rows)} chunks, strategy {rows[0]['strategy'] if rows else profile.strategy}, "
+          f"limit {min(profile.max_tokens, limit)} {counter.name} tokens")
+    for row in rows:
+        preview = " ".join(row["text"].split())
+        section = " > ".join(row["heading_path"])
+        print(f"[{row['chunk_index']:>3}] {row['start']}-{row['end']} {row['tokens']:>4} tok  {section}")
+        print(f"      {preview[:110]}{'...' if len(preview) > 110 else ''}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rag", description="Ingest documents into a LanceDB index with Dagster, and query it.",
@@ -88,6 +166,18 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--corpus", help="corpus to search (default: the first declared)")
     query.add_argument("--json", action="store_true", help="print a JSON list of results")
     query.set_defaults(func=cmd_query)
+
+    chunk = sub.add_parser("chunk", help="parse a file like the pipeline does and print its chunks")
+    chunk.add_argument("file", help="document to chunk (md, txt, html, pdf, docx, py, csv...)")
+    chunk.add_argument("--profile", help="chunking profile from profiles/chunking.yml (default: the corpus')")
+    chunk.add_argument("--strategy", help="override the strategy (fixed, sentence, recursive, markdown, code, "
+                                          "table, faq, transcript, semantic, sentence_window, auto)")
+    chunk.add_argument("--max-tokens", type=int, help="override max tokens per chunk")
+    chunk.add_argument("--overlap", type=int, help="override overlap tokens")
+    chunk.add_argument("--tokenizer", help="count with cl100k_base, o200k_base or an OpenAI model name "
+                                           "(default: the corpus embedding model's tokenizer and limit)")
+    chunk.add_argument("--json", action="store_true", help="print a JSON list of chunks")
+    chunk.set_defaults(func=cmd_chunk)
     return parser
 
 

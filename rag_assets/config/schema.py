@@ -40,18 +40,41 @@ class SourcesFile(_Strict):
     sources: tuple[SourceConfig, ...]
 
 
+STRATEGIES = Literal[
+    "auto", "fixed", "sentence", "recursive", "markdown", "code", "table", "faq", "transcript", "semantic",
+    "sentence_window",
+]
+CONTENT_TYPES = Literal["markdown", "text", "html", "pdf", "docx", "csv", "code"]
+
+
+class CleaningConfig(_Strict):
+    normalize_whitespace: bool = Field(True, description="Collapse runs of spaces and blank lines in the embedded text.")
+    unicode_nfc: bool = Field(True, description="Unicode NFC normalisation of the embedded text.")
+    strip_page_furniture: bool = Field(True, description="Drop running headers/footers repeated on most PDF pages.")
+    strip_urls: bool = Field(False, description="Remove URLs from the embedded text (off: it can hurt retrieval).")
+
+
 class ChunkingProfileConfig(_Strict):
     name: str = Field(pattern=NAME)
-    strategy: Literal["recursive"] = Field("recursive", description="Chunking strategy.")
+    strategy: STRATEGIES = Field("recursive", description="Chunking strategy; auto picks one per document.")
     max_tokens: int = Field(256, ge=16, le=32768, description="Hard token limit per chunk, header included.")
     overlap: int = Field(0, ge=0, description="Tokens repeated from the previous chunk.")
+    min_tokens: int = Field(50, ge=0, description="Chunks smaller than this merge with a neighbour.")
     contextual_header: bool = Field(True, description="Prepend 'Document/Section' to the embedded text.")
+    table_records: bool = Field(False, description="Embed table rows as 'column: value' records.")
+    window: int = Field(2, ge=0, le=20, description="sentence_window: sentences kept on each side.")
+    semantic_percentile: float = Field(90.0, gt=0, lt=100, description="semantic: distance percentile that breaks.")
+    semantic_buffer: int = Field(1, ge=0, le=5, description="semantic: extra sentences compared on each side.")
+    cleaning: CleaningConfig = Field(default_factory=CleaningConfig)
+    content_types: dict[CONTENT_TYPES, STRATEGIES] = Field(
+        default_factory=dict, description="Strategy per content type, overriding 'strategy'."
+    )
     description: str = ""
 
     @model_validator(mode="after")
     def _overlap_fits(self):
-        if self.overlap >= self.max_tokens // 2:
-            raise ValueError(f"overlap ({self.overlap}) must be less than half of max_tokens ({self.max_tokens})")
+        if self.overlap > self.max_tokens // 2:
+            raise ValueError(f"overlap ({self.overlap}) must be at most half of max_tokens ({self.max_tokens})")
         return self
 
 

@@ -6,6 +6,7 @@ import statistics
 import dagster as dg
 
 from rag_assets.config.schema import Corpus, Project
+from rag_assets.config.profiles import profile_from_config
 from rag_assets.core.chunking import ChunkingProfile, chunk_document
 from rag_assets.core.hashing import settings_hash
 from rag_assets.core.index import LanceIndex
@@ -28,8 +29,7 @@ def resource_keys(corpus: str) -> dict[str, str]:
 
 
 def chunking_profile(corpus: Corpus) -> ChunkingProfile:
-    p = corpus.chunking_profile
-    return ChunkingProfile(p.name, p.strategy, p.max_tokens, p.overlap, p.contextual_header)
+    return profile_from_config(corpus.chunking_profile)
 
 
 def model_fingerprint(corpus: Corpus) -> str:
@@ -117,7 +117,8 @@ def build_corpus_assets(corpus: Corpus) -> list[dg.AssetsDefinition]:
     def chunks(context: dg.AssetExecutionContext, parsed: ParsedDocument) -> dg.Output[ChunkedDocument]:
         """Token-bounded chunks with exact char offsets, heading paths and contextual headers."""
         embedder: EmbedderResource = getattr(context.resources, keys["embedder"])
-        chunked = chunk_document(parsed, profile, embedder.get_token_counter(), model.max_input_tokens)
+        embed = embedder.get_embedder().embed if profile.strategy == "semantic" else None
+        chunked = chunk_document(parsed, profile, embedder.get_token_counter(), model.max_input_tokens, embed=embed)
         tokens = [c.tokens for c in chunked.chunks] or [0]
         sample = "\n".join(
             f"| {c.chunk_index} | {c.start}:{c.end} | {c.tokens} | {' > '.join(c.heading_path)} | "
@@ -125,6 +126,7 @@ def build_corpus_assets(corpus: Corpus) -> list[dg.AssetsDefinition]:
         )
         return dg.Output(chunked, metadata={
             "chunks": len(chunked.chunks), "profile": profile.name, "profile_hash": chunked.profile_hash,
+            "strategy": chunked.chunks[0].strategy if chunked.chunks else profile.strategy,
             "max_tokens": max(tokens), "mean_tokens": round(statistics.fmean(tokens), 1),
             "token_limit": min(profile.max_tokens, model.max_input_tokens),
             "sample": dg.MetadataValue.md("| # | span | tokens | section | text |\n|---|---|---|---|---|\n" + sample),

@@ -48,7 +48,7 @@ def test_env_var_template_overrides_the_default(project, monkeypatch, tmp_path):
         ("sources.yml", lambda d: d["sources"][0].update({"kind": "ftp"}), "sources.0.kind", "correct the value"),
         ("sources.yml", lambda d: d["sources"][0].pop("path"), "sources.0", "path"),
         ("profiles/chunking.yml", lambda d: d["chunking_profiles"][0].update({"overlap": 200}),
-         "chunking_profiles.0", "half of max_tokens"),
+         "chunking_profiles.0", "at most half of max_tokens"),
         ("profiles/chunking.yml", lambda d: d["chunking_profiles"][0].update({"max_tokens": "big"}),
          "chunking_profiles.0.max_tokens", "correct the value"),
         ("profiles/embedding_models.yml", lambda d: d["embedding_models"][1].update({"api_key_env": "sk-live-123"}),

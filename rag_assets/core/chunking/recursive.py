@@ -44,7 +44,7 @@ class RecursiveChunker(Chunker):
     name = "recursive"
 
     def chunk(self, text: str, elements=()) -> list[Span]:
-        if not text.strip():
+        if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter)
         bounds = pieces(index, self.budget)

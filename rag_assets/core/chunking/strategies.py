@@ -30,35 +30,48 @@ class FixedTokenChunker(Chunker):
     SLACK = 2
 
     def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
-        if not text.strip():
+        if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter)
         ends = index.ends
+        item = ends.item
         total = len(ends)
-        spans = []
-        first = 0  # index of the first token of the window
-        start = 0
         size = max(1, self.budget - self.SLACK)
+        windows = []  # (start unit, end unit, exact tokens or None when an edge is not a safe cut)
+        first, start, start_safe = 0, 0, True
         while first < total:
             last = min(first + size, total)  # one past the last token
-            if last < total:
+            end_safe = last == total
+            if not end_safe:
                 for k in range(last, max(last - self.SNAP, first + 1) - 1, -1):
-                    if index.safe(int(ends[k - 1])):
-                        last = k
+                    if index.safe(item(k - 1)):
+                        last, end_safe = k, True
                         break
-            end = int(ends[last - 1]) if last < total else index.n
-            spans.append((start, end))
+            end = item(last - 1) if last < total else index.n
+            exact = last - first + self.counter.special_tokens if start_safe and end_safe else None
+            windows.append((start, end, exact))
             if last >= total:
                 break
-            nxt = max(first + 1, last - self.overlap) if self.overlap else last
-            start = int(ends[nxt - 1])
+            nxt, start, start_safe = last, end, end_safe
             if self.overlap:
+                nxt = max(first + 1, last - self.overlap)
+                start, start_safe = item(nxt - 1), False
                 for k in range(nxt, min(nxt + self.SNAP, last)):
-                    if index.safe(int(ends[k - 1])):
-                        nxt, start = k, int(ends[k - 1])
+                    if index.safe(item(k - 1)):
+                        nxt, start, start_safe = k, item(k - 1), True
                         break
             first = nxt
-        return finalize(index, spans, self.max_tokens, only_safe_trim=True)
+        # Token-aligned windows keep their whitespace; only an unsafe edge costs a re-count.
+        chars = index.to_chars([p for a, b, _ in windows for p in (a, b)])
+        out: list[Span] = []
+        for a, b, exact in windows:
+            cs, ce = chars[a], chars[b]
+            if exact is not None and exact <= self.max_tokens:
+                if not text[cs].isspace() or not text[ce - 1].isspace() or text[cs:ce].strip():
+                    out.append(Span(cs, ce, exact))
+            else:
+                out.extend(finalize(index, [(a, b)], self.max_tokens))
+        return out
 
 
 class SentenceChunker(Chunker):
@@ -67,7 +80,7 @@ class SentenceChunker(Chunker):
     name = "sentence"
 
     def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
-        if not text.strip():
+        if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter, chars=True)
         spans = pack_units(index, sentence_spans(text), self.budget, self.overlap)
@@ -106,7 +119,7 @@ class MarkdownChunker(Chunker):
         self.table_records = table_records
 
     def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
-        if not text.strip():
+        if not text or text.isspace():
             return []
         elements = tuple(elements) or markdown_elements(text)
         index = TokenIndex(text, self.counter, chars=True)
@@ -152,7 +165,7 @@ class TableChunker(Chunker):
         self.records = records
 
     def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
-        if not text.strip():
+        if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter, chars=True)
         tables = [e for e in elements if e.category == "Table"] or [Element(0, len(text), "Table")]
@@ -247,7 +260,7 @@ class CodeChunker(Chunker):
         self.min_tokens = min_tokens
 
     def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
-        if not text.strip():
+        if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter, chars=True)
         try:
@@ -340,7 +353,7 @@ class FAQChunker(Chunker):
         self.min_tokens = min_tokens
 
     def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
-        if not text.strip():
+        if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter, chars=True)
         questions = {m.start() for m in _QUESTION.finditer(text)}
@@ -385,7 +398,7 @@ class TranscriptChunker(Chunker):
     name = "transcript"
 
     def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
-        if not text.strip():
+        if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter, chars=True)
         starts = sorted({0, *(m.start() for m in _TURN.finditer(text))})
@@ -433,7 +446,7 @@ class SemanticChunker(Chunker):
         self.embed_limit = embed_limit or max_tokens
 
     def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
-        if not text.strip():
+        if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter, chars=True)
         sentences = fit_units(index, sentence_spans(text), self.budget)
@@ -474,7 +487,7 @@ class SentenceWindowChunker(Chunker):
         self.window = window
 
     def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
-        if not text.strip():
+        if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter, chars=True)
         spans = finalize(index, fit_units(index, sentence_spans(text), self.budget), self.max_tokens)

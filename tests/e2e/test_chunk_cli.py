@@ -1,0 +1,75 @@
+"""`rag chunk` on documents the project has never seen: offsets, coverage and the limit hold."""
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter
+
+pytestmark = pytest.mark.e2e
+RAG = str(Path(sys.executable).parent / "rag")
+WORDS = ("robot dock firmware refund warranty battery schedule invoice customer the a of and to in "
+         "2.4GHz v4.8.1 E-217 Dr. U.S. e.g. 日本語 naïve 🎉").split()
+
+
+def unseen_markdown(rng: random.Random) -> str:
+    parts = []
+    for section in range(rng.randint(3, 8)):
+        parts.append("#" * rng.randint(1, 4) + f" Section {section} {rng.choice(WORDS)}")
+        for _ in range(rng.randint(1, 4)):
+            kind = rng.random()
+            if kind < 0.15:
+                parts.append("| a | b |\n|---|---|\n" + "\n".join(f"| {rng.choice(WORDS)} | {i} |" for i in range(rng.randint(1, 40))))
+            elif kind < 0.25:
+                parts.append("```python\n# not a heading\nx = 1\n```")
+            elif kind < 0.35:
+                parts.append("\n".join(f"- {rng.choice(WORDS)} {rng.choice(WORDS)}" for _ in range(rng.randint(2, 6))))
+            else:
+                sentences = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 30))).capitalize() + "."
+                             for _ in range(rng.randint(1, 12))]
+                parts.append(" ".join(sentences))
+    return "\n\n".join(parts) + "\n"
+
+
+def rag_chunk(path: Path, *args: str) -> list[dict]:
+    out = subprocess.run([RAG, "chunk", str(path), "--json", *args], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_rag_chunk_guarantees_on_unseen_documents(tmp_path, seed):
+    rng = random.Random(seed)
+    md = tmp_path / f"unseen_{seed}.md"
+    md.write_text(unseen_markdown(rng), encoding="utf-8")
+    txt = tmp_path / f"unseen_{seed}.txt"
+    txt.write_text("x" * 100_000 + "\n\n" + " ".join(rng.choice(WORDS) for _ in range(3000)), encoding="utf-8")
+    cases = [
+        (md, ("--tokenizer", "cl100k_base", "--max-tokens", "120", "--overlap", "0"), get_token_counter("cl100k_base"), 120),
+        (md, ("--strategy", "markdown"), get_token_counter(MINILM_TOKENIZER), 256),
+        (txt, ("--tokenizer", "o200k_base", "--max-tokens", "200", "--strategy", "recursive"), get_token_counter("o200k_base"), 200),
+        (txt, ("--strategy", "sentence"), get_token_counter(MINILM_TOKENIZER), 256),
+    ]
+    for path, args, counter, limit in cases:
+        text = path.read_text(encoding="utf-8")
+        chunks = rag_chunk(path, *args)
+        covered = bytearray(len(text))
+        for chunk in chunks:
+            assert {"text", "start", "end", "tokens", "heading_path"} <= chunk.keys()
+            assert text[chunk["start"] : chunk["end"]] == chunk["text"]
+            assert counter.count(chunk["embed_text"]) == chunk["tokens"] <= limit
+            covered[chunk["start"] : chunk["end"]] = b"\x01" * (chunk["end"] - chunk["start"])
+        assert all(covered[i] or ch.isspace() for i, ch in enumerate(text)), (path.name, args)
+
+
+def test_rag_chunk_errors_exit_nonzero(tmp_path):
+    out = subprocess.run([RAG, "chunk", str(tmp_path / "missing.md")], capture_output=True, text=True)
+    assert out.returncode == 2 and "cannot read" in out.stderr
+    binary = tmp_path / "image.md"
+    binary.write_bytes(bytes(range(256)) * 4)
+    out = subprocess.run([RAG, "chunk", str(binary)], capture_output=True, text=True)
+    assert out.returncode == 1 and "image.md" in out.stderr and "binary" in out.stderr
