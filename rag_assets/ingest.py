@@ -1,8 +1,8 @@
 """Drive the generated asset graph in-process (the same asset code `dagster dev` runs).
 
-For each corpus: list the source, register new documents as dynamic partitions, remove deleted
-ones from the index and the partition set, and materialise only documents whose content (xxh3),
-chunking profile or embedding model differ from what the index holds.
+Per corpus: sweep the source (as its sensor does), report new and changed bytes, add and delete
+partitions, run the ingest job over contiguous partition ranges of ``batch_size`` documents, and
+prune deleted documents from the table.
 """
 
 from __future__ import annotations
@@ -13,17 +13,19 @@ import dagster as dg
 
 from rag_assets.config import Corpus, Project
 from rag_assets.core.index import LanceIndex
-from rag_assets.core.keys import partition_key_for
 from rag_assets.defs.factory import (
     build_corpus_resources,
     build_definitions,
-    chunking_profile,
     ingest_job_name,
+    maintenance_job_name,
     partitions_name,
     resource_keys,
 )
+from rag_assets.defs.sensors import RANGE_END, RANGE_START, sweep
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+COUNTS = ("documents_seen", "documents_changed", "documents_new", "documents_deleted", "documents_failed",
+          "documents_parsed", "chunks_embedded", "embedding_cache_hits", "rows_in_index", "runs")
 
 
 def _failure_message(result) -> str:
@@ -36,80 +38,74 @@ def _failure_message(result) -> str:
     return "run failed"
 
 
-def plan_corpus(corpus: Corpus, index: LanceIndex, source) -> tuple[list[str], list[str], list[str]]:
-    """(all listed doc ids, doc ids needing work, doc ids to delete) for one corpus."""
-    refs = source.list_documents()
-    indexed = index.indexed_documents()
-    profile_hash = chunking_profile(corpus).fingerprint()
-    listed, changed = [], []
-    for ref in refs:
-        listed.append(ref.doc_id)
-        entry = indexed.get(ref.doc_id)
-        if entry is None or entry["profile_hash"] != profile_hash or entry["embedding_model"] != corpus.embedding_model.name:
-            changed.append(ref.doc_id)
-        elif entry["source_version"] != ref.source_version and source.read(ref.doc_id).content_hash != entry["content_hash"]:
-            changed.append(ref.doc_id)
-    live = set(listed)
-    deleted = sorted(doc_id for doc_id in indexed if doc_id not in live)
-    return listed, changed, deleted
+def _batch_total(result, node: str, key: str) -> int:
+    events = result.asset_materializations_for_node(node)
+    return int(events[0].metadata[key].value) if events and key in events[0].metadata else 0
 
 
 def ingest_corpus(corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInstance, progress: TextIO | None) -> dict:
     keys = resource_keys(corpus.name)
-    resources = build_corpus_resources(corpus)
-    source = resources[keys["source"]]
-    db = resources[keys["lancedb"]].get_connection()
     model = corpus.embedding_model
-    index = LanceIndex(db, corpus.name, model.name, model.dimensions)
-    listed, changed, deleted = plan_corpus(corpus, index, source)
-
-    partitions = partitions_name(corpus.name)
-    registered = set(instance.get_dynamic_partitions(partitions))
-    new_keys = [partition_key_for(d) for d in listed if partition_key_for(d) not in registered]
-    if new_keys:
-        instance.add_dynamic_partitions(partitions, new_keys)
-    for doc_id in deleted:
-        index.delete_document(doc_id)
-        if partition_key_for(doc_id) in registered:
-            instance.delete_dynamic_partition(partitions, partition_key_for(doc_id))
-
-    job = defs.resolve_job_def(ingest_job_name(corpus.name))
-    chunks_embedded = 0
-    failures = []
-    for n, doc_id in enumerate(changed, start=1):
-        if progress:
-            print(f"[{corpus.name}] {n}/{len(changed)} {doc_id}", file=progress, flush=True)
-        result = job.execute_in_process(
-            partition_key=partition_key_for(doc_id), instance=instance, raise_on_error=False, run_config=QUIET
-        )
-        if not result.success:
-            failures.append({"corpus": corpus.name, "doc_id": doc_id, "error": _failure_message(result)})
-            continue
-        for mat in result.asset_materializations_for_node(f"{corpus.name}__embeddings"):
-            chunks_embedded += int(mat.metadata["chunks_embedded"].value)
-    return {
-        "documents_seen": len(listed),
-        "documents_changed": len(changed),
-        "documents_deleted": len(deleted),
-        "documents_failed": len(failures),
-        "chunks_embedded": chunks_embedded,
-        "rows_in_index": index.count_rows(),
-        "failures": failures,
-    }
+    report = dict.fromkeys(COUNTS, 0)
+    failures: list[dict] = []
+    with dg.build_resources(build_corpus_resources(corpus)) as resources:
+        source = getattr(resources, keys["source"])
+        store = getattr(resources, keys["store"]).get_store()
+        index = LanceIndex(getattr(resources, keys["lancedb"]).get_connection(), corpus.name, model.name,
+                           model.dimensions)
+        partitions = partitions_name(corpus.name)
+        corpus_sweep = sweep(corpus, source, store, list(instance.get_dynamic_partitions(partitions)))
+        if corpus_sweep.new_keys:
+            instance.add_dynamic_partitions(partitions, corpus_sweep.new_keys)
+        for event in corpus_sweep.raw_events:
+            instance.report_runless_asset_event(event)
+        job = defs.resolve_job_def(ingest_job_name(corpus.name))
+        for n, (first, last) in enumerate(corpus_sweep.batches, start=1):
+            if progress:
+                print(f"[{corpus.name}] batch {n}/{len(corpus_sweep.batches)}: {first} .. {last}", file=progress, flush=True)
+            if first == last:
+                result = job.execute_in_process(partition_key=first, instance=instance, raise_on_error=False,
+                                                run_config=QUIET)
+            else:
+                result = job.execute_in_process(tags={RANGE_START: first, RANGE_END: last}, instance=instance,
+                                                raise_on_error=False, run_config=QUIET)
+            report["runs"] += 1
+            if not result.success:
+                failures.append({"corpus": corpus.name, "doc_id": f"{first} .. {last}", "error": _failure_message(result)})
+                continue
+            report["documents_parsed"] += _batch_total(result, f"{corpus.name}__parsed_documents", "run_documents_computed")
+            report["chunks_embedded"] += _batch_total(result, f"{corpus.name}__embeddings", "run_chunks_embedded")
+            report["embedding_cache_hits"] += _batch_total(result, f"{corpus.name}__embeddings", "run_cache_hits")
+            for mat in result.asset_materializations_for_node(f"{corpus.name}__lancedb_index"):
+                if mat.metadata.get("status") and mat.metadata["status"].value == "failed":
+                    failures.append({"corpus": corpus.name, "doc_id": mat.partition,
+                                     "error": mat.metadata["error"].value})
+        if corpus_sweep.deleted_keys:
+            for key in corpus_sweep.deleted_keys:
+                instance.delete_dynamic_partition(partitions, key)
+            result = defs.resolve_job_def(maintenance_job_name(corpus.name)).execute_in_process(
+                instance=instance, raise_on_error=False, run_config=QUIET)
+            report["runs"] += 1
+            if not result.success:
+                failures.append({"corpus": corpus.name, "doc_id": "(table)", "error": _failure_message(result)})
+        plan = corpus_sweep.plan
+        report.update(documents_seen=len(plan.listed), documents_changed=len(plan.work),
+                      documents_new=len(corpus_sweep.new_keys), documents_deleted=len(plan.deleted),
+                      documents_failed=len(failures), rows_in_index=index.count_rows())
+    report["failures"] = failures
+    return report
 
 
 def ingest_project(project: Project, corpora: list[str] | None = None, progress: TextIO | None = None) -> dict:
     """Ingest the named corpora (default all); returns summed counts plus a per-corpus breakdown."""
     defs = build_definitions(project)
     selected = [project.corpus(name) for name in corpora] if corpora else list(project.corpora)
-    total = {"documents_seen": 0, "documents_changed": 0, "documents_deleted": 0, "documents_failed": 0,
-             "chunks_embedded": 0, "rows_in_index": 0, "failures": [], "corpora": {}}
+    total: dict = {**dict.fromkeys(COUNTS, 0), "failures": [], "corpora": {}}
     with dg.DagsterInstance.get() as instance:
         for corpus in selected:
             report = ingest_corpus(corpus, defs, instance, progress)
             total["corpora"][corpus.name] = {k: v for k, v in report.items() if k != "failures"}
             total["failures"].extend(report["failures"])
-            for key in ("documents_seen", "documents_changed", "documents_deleted", "documents_failed",
-                        "chunks_embedded", "rows_in_index"):
+            for key in COUNTS:
                 total[key] += report[key]
     return total

@@ -2,6 +2,8 @@
 
 from resources.embedder import EmbedderResource
 from resources.lancedb import LanceDBResource
+from resources.s3_source import S3SourceResource
 from resources.sources import DiskSourceResource
+from resources.stage_store import StageStoreResource
 
-__all__ = ["DiskSourceResource", "EmbedderResource", "LanceDBResource"]
+__all__ = ["DiskSourceResource", "S3SourceResource", "EmbedderResource", "LanceDBResource", "StageStoreResource"]

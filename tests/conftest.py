@@ -44,6 +44,7 @@ def make_project(root: Path, docs: Path | None = None) -> dict[str, str]:
         "RAG_PROJECT_DIR": str(root / "dbt_like_configs"),
         "RAG_SAMPLE_DOCS": str(docs),
         "RAG_LANCEDB_URI": str(root / "lancedb"),
+        "RAG_DATA_DIR": str(root / "data"),
         "DAGSTER_HOME": str(home),
     }
 

@@ -172,6 +172,8 @@ def load_project(project_dir: str | Path | None = None) -> Project:
                 index=merged["index"],
                 source_root=_resolve_path(root, source.path) if source.kind == "disk" else None,
                 index_uri=_resolve_path(root, merged["index"].uri),
+                stage_store=str(Path(_resolve_path(root, project.data_dir)) / "stages" / name),
+                batch_size=settings.batch_size or project.defaults.batch_size or 50,
             )
         )
     return Project(

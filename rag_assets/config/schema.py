@@ -24,7 +24,26 @@ class SourceConfig(_Strict):
     include: tuple[str, ...] = Field(("**/*",), description="Glob patterns of documents to index.")
     exclude: tuple[str, ...] = Field((), description="Glob patterns to leave out.")
     tenant: str | None = Field(None, description="Tenant every document of this source belongs to.")
+    region: str | None = Field(None, description="s3: region name.")
+    access_key_env: str = Field("AWS_ACCESS_KEY_ID", description="s3: environment variable holding the access key id.")
+    secret_key_env: str = Field("AWS_SECRET_ACCESS_KEY", description="s3: environment variable holding the secret key.")
+    sensor_interval_seconds: int = Field(60, ge=5, description="How often the source's sensor lists it.")
+    schedule: str | None = Field(None, description="Cron of a scheduled sweep, for sources without events.")
     description: str = ""
+
+    @field_validator("access_key_env", "secret_key_env")
+    @classmethod
+    def _env_names(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", value):
+            raise ValueError("must name an environment variable (e.g. AWS_ACCESS_KEY_ID), not hold a secret")
+        return value
+
+    @field_validator("schedule")
+    @classmethod
+    def _cron(cls, value: str | None) -> str | None:
+        if value is not None and len(value.split()) != 5:
+            raise ValueError("schedule must be a 5-field cron expression, e.g. '*/15 * * * *'")
+        return value
 
     @model_validator(mode="after")
     def _kind_fields(self):
@@ -130,6 +149,7 @@ class CorpusSettings(_Strict):
     tags: tuple[str, ...] = Field((), alias="+tags")
     meta: dict = Field(default_factory=dict, alias="+meta")
     description: str = Field("", alias="+description")
+    batch_size: int | None = Field(None, alias="+batch_size", ge=1, le=10_000)
 
 
 class ProjectFile(_Strict):
@@ -137,6 +157,7 @@ class ProjectFile(_Strict):
     config_version: int = Field(1, alias="config-version")
     version: str = "1"
     dagster_home: str = Field(".dagster_home", description="Dagster instance folder, relative to the repo root.")
+    data_dir: str = Field("../.rag_data", description="Stage store folder, relative to dbt_like_configs/.")
     vars: dict = Field(default_factory=dict)
     defaults: CorpusSettings = Field(default_factory=CorpusSettings)
     corpora: dict[str, CorpusSettings]
@@ -165,6 +186,8 @@ class Corpus(_Strict):
     index: IndexConfig
     source_root: str | None = Field(None, description="Absolute folder of a disk source.")
     index_uri: str = Field(description="Absolute LanceDB URI.")
+    stage_store: str = Field(description="Absolute folder of the corpus' stage outputs.")
+    batch_size: int = Field(50, description="Documents per Dagster run.")
 
 
 class Project(_Strict):

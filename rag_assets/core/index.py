@@ -198,6 +198,13 @@ class LanceIndex:
         rows = self.manifest().to_arrow().to_pylist()
         return {row["doc_id"]: row for row in rows}
 
+    def optimize(self) -> None:
+        """Compact small fragments and drop old versions' unreferenced files (LanceDB optimize)."""
+        self.table().optimize()
+
+    def count_doc_rows(self, doc_id: str) -> int:
+        return self.table().count_rows(f"doc_id = {sql_str(doc_id)}")
+
     def count_rows(self) -> int:
         return self.table().count_rows()
 

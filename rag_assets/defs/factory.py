@@ -1,19 +1,27 @@
-"""Generate one asset graph per corpus: raw -> parsed -> chunks -> embeddings -> LanceDB index."""
+"""Generate one asset graph per corpus from the config project:
 
+    raw_documents -> parsed_documents -> chunks -> embeddings -> lancedb_index -> lancedb_table
 
-import statistics
+``raw_documents`` is an external asset: sensors and ``rag ingest`` report each document's bytes
+(snapshotted into the stage store) with its xxh3 hash as the data version. The four middle stages
+are partitioned per document and run over partition ranges (a batch of documents per run);
+``lancedb_table`` is the unpartitioned table, which owns pruning, compaction and the data tests.
+"""
 
 import dagster as dg
 
-from rag_assets.config.schema import Corpus, Project
 from rag_assets.config.profiles import profile_from_config
-from rag_assets.core.chunking import ChunkingProfile, chunk_document
+from rag_assets.config.schema import Corpus, Project
+from rag_assets.core.chunking import ChunkingProfile
+from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.hashing import settings_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.keys import doc_id_for
-from rag_assets.core.models import ChunkedDocument, EmbeddedDocument, ParsedDocument, RawDocument
-from rag_assets.core.parsing import DocumentError, parse_document, parser_version
-from resources import DiskSourceResource, EmbedderResource, LanceDBResource
+from rag_assets.core.parsing import parser_version
+from rag_assets.core.pipeline import chunk_stage, embed_stage, index_stage, parse_stage
+from dagster_aws.s3 import S3Resource
+
+from resources import DiskSourceResource, EmbedderResource, LanceDBResource, S3SourceResource, StageStoreResource
 
 
 def partitions_name(corpus: str) -> str:
@@ -24,8 +32,17 @@ def ingest_job_name(corpus: str) -> str:
     return f"ingest_{corpus}"
 
 
+def maintenance_job_name(corpus: str) -> str:
+    return f"maintain_{corpus}"
+
+
 def resource_keys(corpus: str) -> dict[str, str]:
-    return {"source": f"{corpus}_source", "embedder": f"{corpus}_embedder", "lancedb": f"{corpus}_lancedb"}
+    return {"source": f"{corpus}_source", "embedder": f"{corpus}_embedder", "lancedb": f"{corpus}_lancedb",
+            "store": f"{corpus}_stage_store"}
+
+
+def asset_key(corpus: str, stage: str) -> dg.AssetKey:
+    return dg.AssetKey([corpus, stage])
 
 
 def chunking_profile(corpus: Corpus) -> ChunkingProfile:
@@ -40,145 +57,188 @@ def model_fingerprint(corpus: Corpus) -> str:
 def build_corpus_resources(corpus: Corpus) -> dict[str, dg.ConfigurableResource]:
     keys = resource_keys(corpus.name)
     model = corpus.embedding_model
-    if corpus.source.kind != "disk":
-        raise NotImplementedError(f"corpus {corpus.name}: source kind {corpus.source.kind!r} is not wired yet")
+    source = corpus.source
+    if source.kind == "disk":
+        source_resource = DiskSourceResource(root=corpus.source_root or "", include=list(source.include),
+                                             exclude=list(source.exclude), tenant=source.tenant)
+    else:
+        source_resource = S3SourceResource(
+            s3=S3Resource(endpoint_url=source.endpoint_url, region_name=source.region,
+                          aws_access_key_id=dg.EnvVar(source.access_key_env),
+                          aws_secret_access_key=dg.EnvVar(source.secret_key_env)),
+            bucket=source.bucket or "", prefix=source.prefix, include=list(source.include),
+            exclude=list(source.exclude), tenant=source.tenant,
+        )
     return {
-        keys["source"]: DiskSourceResource(
-            root=corpus.source_root or "",
-            include=list(corpus.source.include),
-            exclude=list(corpus.source.exclude),
-            tenant=corpus.source.tenant,
-        ),
+        keys["source"]: source_resource,
         keys["embedder"]: EmbedderResource(
-            provider=model.provider,
-            model=model.model,
-            dimensions=model.dimensions,
-            max_input_tokens=model.max_input_tokens,
-            tokenizer=model.tokenizer,
-            base_url=model.base_url,
+            provider=model.provider, model=model.model, dimensions=model.dimensions,
+            max_input_tokens=model.max_input_tokens, tokenizer=model.tokenizer, base_url=model.base_url,
             api_key=dg.EnvVar(model.api_key_env) if model.provider == "openai" else None,
             batch_size=model.batch_size,
         ),
         keys["lancedb"]: LanceDBResource(uri=corpus.index_uri),
+        keys["store"]: StageStoreResource(root=corpus.stage_store),
     }
 
 
-def _doc_id(context: dg.AssetExecutionContext) -> str:
-    return doc_id_for(context.partition_key)
+RUN_TOTALS = {"chunks_embedded", "cache_hits", "embed_tokens", "estimated_cost_usd"}
 
 
-def build_corpus_assets(corpus: Corpus) -> list[dg.AssetsDefinition]:
-    """The five per-document stages of one corpus, each with a code_version built from what it
-    depends on, so Dagster's staleness reflects parser, profile and model changes."""
+def _docs(context: dg.AssetExecutionContext) -> list[tuple[str, str]]:
+    return [(pk, doc_id_for(pk)) for pk in context.partition_keys]
+
+
+def _report(context: dg.AssetExecutionContext, results, extra: dict | None = None) -> dict:
+    """Per-partition metadata for each document, and batch totals for the run."""
+    counts = {"computed": 0, "reused": 0, "failed": 0}
+    failures = []
+    for pk, result in results:
+        counts[result.status] += 1
+        meta = {"status": result.status, **result.metadata}
+        if result.error:
+            meta["error"] = result.error
+            failures.append(f"| {result.doc_id} | {result.error.replace('|', '/')[:200]} |")
+        context.add_asset_metadata(meta, partition_key=pk)
+    # Run-level totals are prefixed so they never collide with a partition's own metadata.
+    total = {"run_documents": len(results), **{f"run_documents_{k}": v for k, v in counts.items()},
+             **{f"run_{k}" if k in RUN_TOTALS else k: v for k, v in (extra or {}).items()}}
+    if failures:
+        total["run_failures"] = dg.MetadataValue.md("| document | cause |\n|---|---|\n" + "\n".join(failures))
+    return total
+
+
+def build_corpus_assets(corpus: Corpus) -> list:
+    """The stages of one corpus. Each carries a code_version built from what it depends on
+    (parser version, chunk profile and tokenizer, embedding model), so Dagster's staleness shows
+    what a config change will redo."""
     name = corpus.name
     keys = resource_keys(name)
     partitions = dg.DynamicPartitionsDefinition(name=partitions_name(name))
     profile = chunking_profile(corpus)
     model = corpus.embedding_model
-    common = dict(key_prefix=[name], group_name=name, partitions_def=partitions)
-    meta_tags = {f"rag/{t}": "" for t in corpus.tags}
+    common = dict(group_name=name, partitions_def=partitions)
+    tags = {f"rag/{t}": "" for t in corpus.tags}
 
-    @dg.asset(
-        name="raw_documents",
-        code_version="raw-1",
-        kinds={"file"},
-        required_resource_keys={keys["source"]},
-        tags=meta_tags,
-        **common,
+    raw_documents = dg.AssetSpec(
+        key=asset_key(name, "raw_documents"),
+        description="Bytes of each source document, reported by the source's sensor or `rag ingest`; "
+                    "the data version is the xxh3 hash of the bytes.",
+        kinds={"file"}, tags=tags, metadata={"source": corpus.source.name, "source_kind": corpus.source.kind}, **common,
     )
-    def raw_documents(context: dg.AssetExecutionContext) -> dg.Output[RawDocument]:
-        """Bytes of one source document; its data version is the xxh3 hash of those bytes."""
-        source: DiskSourceResource = getattr(context.resources, keys["source"])
-        raw = source.read(_doc_id(context))
-        return dg.Output(
-            raw,
-            data_version=dg.DataVersion(raw.content_hash),
-            metadata={"uri": dg.MetadataValue.url(raw.uri), "bytes": raw.size, "content_hash": raw.content_hash,
-                      "source_version": raw.source_version},
-        )
 
-    @dg.asset(name="parsed_documents", code_version=parser_version(), kinds={"python"}, **common,
-              ins={"raw": dg.AssetIn(key=[name, "raw_documents"])})
-    def parsed_documents(context: dg.AssetExecutionContext, raw: RawDocument) -> dg.Output[ParsedDocument]:
-        """Text and structural elements of one document (unstructured; pdfminer for PDF pages)."""
-        try:
-            parsed = parse_document(raw)
-        except DocumentError as exc:
-            raise dg.Failure(description=str(exc), metadata={"doc_id": raw.doc_id, "cause": exc.cause}) from exc
-        categories: dict[str, int] = {}
-        for el in parsed.elements:
-            categories[el.category] = categories.get(el.category, 0) + 1
-        return dg.Output(parsed, metadata={"title": parsed.title, "content_type": parsed.content_type,
-                                           "chars": len(parsed.text), "elements": dg.MetadataValue.json(categories)})
+    @dg.asset(key=asset_key(name, "parsed_documents"), deps=[raw_documents], code_version=parser_version(),
+              kinds={"unstructured"}, required_resource_keys={keys["store"]}, **common)
+    def parsed_documents(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+        """Text and structural elements of each document (unstructured; pdfminer for PDF pages)."""
+        store = getattr(context.resources, keys["store"]).get_store()
+        results = [(pk, parse_stage(store, doc_id)) for pk, doc_id in _docs(context)]
+        return dg.MaterializeResult(metadata=_report(context, results))
 
-    @dg.asset(name="chunks", code_version=f"{profile.fingerprint()}-{model.tokenizer}-{model.max_input_tokens}",
-              kinds={"python"}, required_resource_keys={keys["embedder"]}, **common,
-              ins={"parsed": dg.AssetIn(key=[name, "parsed_documents"])})
-    def chunks(context: dg.AssetExecutionContext, parsed: ParsedDocument) -> dg.Output[ChunkedDocument]:
+    @dg.asset(key=asset_key(name, "chunks"), deps=[parsed_documents],
+              code_version=f"{profile.fingerprint()}-{model.tokenizer}-{model.max_input_tokens}", kinds={"python"},
+              required_resource_keys={keys["store"], keys["embedder"]}, **common)
+    def chunks(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         """Token-bounded chunks with exact char offsets, heading paths and contextual headers."""
+        store = getattr(context.resources, keys["store"]).get_store()
         embedder: EmbedderResource = getattr(context.resources, keys["embedder"])
-        embed = embedder.get_embedder().embed if profile.strategy == "semantic" else None
-        chunked = chunk_document(parsed, profile, embedder.get_token_counter(), model.max_input_tokens, embed=embed)
-        tokens = [c.tokens for c in chunked.chunks] or [0]
-        sample = "\n".join(
-            f"| {c.chunk_index} | {c.start}:{c.end} | {c.tokens} | {' > '.join(c.heading_path)} | "
-            f"{c.text[:80].replace('|', '/').replace(chr(10), ' ')} |" for c in chunked.chunks[:5]
-        )
-        return dg.Output(chunked, metadata={
-            "chunks": len(chunked.chunks), "profile": profile.name, "profile_hash": chunked.profile_hash,
-            "strategy": chunked.chunks[0].strategy if chunked.chunks else profile.strategy,
-            "max_tokens": max(tokens), "mean_tokens": round(statistics.fmean(tokens), 1),
-            "token_limit": min(profile.max_tokens, model.max_input_tokens),
-            "sample": dg.MetadataValue.md("| # | span | tokens | section | text |\n|---|---|---|---|---|\n" + sample),
-        })
+        counter = embedder.get_token_counter()
+        embed = embedder.get_embedder().embed if "semantic" in (profile.strategy, *dict(profile.content_types).values()) else None
+        results = [(pk, chunk_stage(store, doc_id, profile, counter, model.max_input_tokens, embed))
+                   for pk, doc_id in _docs(context)]
+        return dg.MaterializeResult(metadata=_report(context, results, {
+            "profile": profile.name, "profile_hash": profile.fingerprint(),
+            "token_limit": min(profile.max_tokens, model.max_input_tokens)}))
 
-    @dg.asset(name="embeddings", code_version=model_fingerprint(corpus), kinds={"python"},
-              required_resource_keys={keys["embedder"]}, **common,
-              ins={"chunked": dg.AssetIn(key=[name, "chunks"])})
-    def embeddings(context: dg.AssetExecutionContext, chunked: ChunkedDocument) -> dg.Output[EmbeddedDocument]:
-        """One vector per chunk from the corpus' embedding model (inputs over its limit are refused)."""
+    @dg.asset(key=asset_key(name, "embeddings"), deps=[chunks], code_version=model_fingerprint(corpus),
+              kinds={"onnx" if model.provider == "local" else "openai"},
+              required_resource_keys={keys["store"], keys["embedder"], keys["lancedb"]}, **common)
+    def embeddings(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+        """One vector per chunk; only embedded texts the cache has not seen reach the model."""
+        store = getattr(context.resources, keys["store"]).get_store()
         embedder = getattr(context.resources, keys["embedder"]).get_embedder()
-        texts = [model.passage_prefix + c.embed_text for c in chunked.chunks]
-        vectors = embedder.embed(texts)
-        tokens = sum(c.tokens for c in chunked.chunks)
-        return dg.Output(
-            EmbeddedDocument(chunked, model.name, tuple(tuple(v) for v in vectors), len(texts), 0, tokens),
-            metadata={"chunks_embedded": len(texts), "model": model.model, "dimensions": model.dimensions,
-                      "embed_tokens": tokens,
-                      "estimated_cost_usd": round(tokens * model.price_per_million_tokens / 1e6, 6)},
-        )
+        cache = EmbeddingCache(getattr(context.resources, keys["lancedb"]).get_connection(), model.name,
+                               model.dimensions)
+        docs = _docs(context)
+        results, totals = embed_stage(store, [d for _, d in docs], cache, embedder.embed, model.name,
+                                      model.passage_prefix)
+        by_doc = {r.doc_id: r for r in results}
+        return dg.MaterializeResult(metadata=_report(context, [(pk, by_doc[d]) for pk, d in docs], {
+            "chunks_embedded": totals.embedded, "cache_hits": totals.cached, "embed_tokens": totals.tokens,
+            "model": model.model, "dimensions": model.dimensions,
+            "estimated_cost_usd": round(totals.tokens * model.price_per_million_tokens / 1e6, 6)}))
 
-    @dg.asset(name="lancedb_index", code_version=settings_hash(corpus.index.model_dump()), kinds={"lancedb"},
-              required_resource_keys={keys["lancedb"]}, **common,
-              ins={"embedded": dg.AssetIn(key=[name, "embeddings"])})
-    def lancedb_index(context: dg.AssetExecutionContext, embedded: EmbeddedDocument) -> dg.MaterializeResult:
-        """The document's rows in the corpus' LanceDB table: new rows written, then stale ones removed."""
+    @dg.asset(key=asset_key(name, "lancedb_index"), deps=[embeddings],
+              code_version=settings_hash(corpus.index.model_dump()), kinds={"lancedb"},
+              required_resource_keys={keys["store"], keys["lancedb"]}, **common)
+    def lancedb_index(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+        """Each document's rows in the corpus' table: new rows written, then its stale rows removed."""
+        store = getattr(context.resources, keys["store"]).get_store()
         db = getattr(context.resources, keys["lancedb"]).get_connection()
         index = LanceIndex(db, name, model.name, model.dimensions)
-        result = index.write_document(embedded, corpus.source.tenant, context.run_id)
-        return dg.MaterializeResult(metadata={
-            "table": index.name, "rows_written": result.rows_written, "rows_deleted": result.rows_deleted,
-            "table_version": result.table_version, "dagster/row_count": result.rows_written,
-            "content_hash": embedded.chunked.content_hash,
-        })
+        cache = EmbeddingCache(db, model.name, model.dimensions)
+        results = [(pk, index_stage(store, doc_id, index, cache, corpus.source.tenant, context.run_id,
+                                    profile.fingerprint(), model.name, model.passage_prefix))
+                   for pk, doc_id in _docs(context)]
+        return dg.MaterializeResult(metadata=_report(context, results, {
+            "table": index.name, "table_version": index.version(), "rows_in_table": index.count_rows()}))
 
     return [raw_documents, parsed_documents, chunks, embeddings, lancedb_index]
 
 
-def build_corpus_job(corpus: Corpus):
-    return dg.define_asset_job(
-        ingest_job_name(corpus.name),
-        selection=dg.AssetSelection.groups(corpus.name),
-        partitions_def=dg.DynamicPartitionsDefinition(name=partitions_name(corpus.name)),
-        description=f"Ingest documents of corpus {corpus.name!r} into LanceDB.",
-    )
+def build_table_asset(corpus: Corpus):
+    """The unpartitioned table: removes rows of deleted documents and compacts."""
+    name = corpus.name
+    keys = resource_keys(name)
+    model = corpus.embedding_model
+
+    @dg.asset(key=asset_key(name, "lancedb_table"), deps=[asset_key(name, "lancedb_index")], group_name=name,
+              kinds={"lancedb"}, required_resource_keys={keys["store"], keys["lancedb"]},
+              code_version=settings_hash(corpus.index.model_dump()))
+    def lancedb_table(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+        """The corpus' LanceDB table as a whole: rows of deleted documents removed, then compacted."""
+        store = getattr(context.resources, keys["store"]).get_store()
+        index = LanceIndex(getattr(context.resources, keys["lancedb"]).get_connection(), name, model.name,
+                           model.dimensions)
+        live = {doc_id_for(pk) for pk in context.instance.get_dynamic_partitions(partitions_name(name))}
+        removed_docs = [doc_id for doc_id in index.indexed_documents() if doc_id not in live]
+        removed_rows = sum(index.delete_document(doc_id) for doc_id in removed_docs)
+        for doc_id in removed_docs:
+            store.forget(doc_id)
+        index.optimize()
+        return dg.MaterializeResult(metadata={
+            "table": index.name, "table_version": index.version(), "rows": index.count_rows(),
+            "documents": len(index.indexed_documents()), "deleted_documents": len(removed_docs),
+            "deleted_rows": removed_rows, "dagster/row_count": index.count_rows()})
+
+    return lancedb_table
+
+
+def build_corpus_jobs(corpus: Corpus) -> list:
+    partitions = dg.DynamicPartitionsDefinition(name=partitions_name(corpus.name))
+    stages = [asset_key(corpus.name, s) for s in ("parsed_documents", "chunks", "embeddings", "lancedb_index")]
+    return [
+        dg.define_asset_job(ingest_job_name(corpus.name), selection=dg.AssetSelection.assets(*stages),
+                            partitions_def=partitions,
+                            description=f"Parse, chunk, embed and index documents of corpus {corpus.name!r}."),
+        dg.define_asset_job(maintenance_job_name(corpus.name),
+                            selection=dg.AssetSelection.assets(asset_key(corpus.name, "lancedb_table")),
+                            description=f"Prune deleted documents from corpus {corpus.name!r}'s table and compact it."),
+    ]
 
 
 def build_definitions(project: Project) -> dg.Definitions:
-    """Assets, jobs and resources for every corpus of ``project``."""
-    assets, jobs, resources = [], [], {}
+    """Assets, jobs, sensors, schedules and resources for every corpus of ``project``."""
+    from rag_assets.defs.sensors import build_corpus_automation
+
+    assets, jobs, resources, sensors, schedules = [], [], {}, [], []
     for corpus in project.corpora:
         assets.extend(build_corpus_assets(corpus))
-        jobs.append(build_corpus_job(corpus))
+        assets.append(build_table_asset(corpus))
+        corpus_jobs = build_corpus_jobs(corpus)
+        jobs.extend(corpus_jobs)
         resources.update(build_corpus_resources(corpus))
-    return dg.Definitions(assets=assets, jobs=jobs, resources=resources)
+        corpus_sensors, corpus_schedules = build_corpus_automation(corpus, corpus_jobs)
+        sensors.extend(corpus_sensors)
+        schedules.extend(corpus_schedules)
+    return dg.Definitions(assets=assets, jobs=jobs, resources=resources, sensors=sensors, schedules=schedules)

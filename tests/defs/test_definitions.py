@@ -24,9 +24,14 @@ def test_five_stages_per_corpus_in_order_with_code_versions():
         for key in keys:
             node = graph.get(key)
             assert node.partitions_def == dg.DynamicPartitionsDefinition(name=f"{corpus.name}_documents")
-            assert node.code_version, key
             assert node.group_name == corpus.name
+            # Raw bytes are reported with their content hash as data version; the stages after
+            # them carry code versions built from parser, profile and model.
+            assert (node.code_version is None) == (key == keys[0]), key
+        assert not graph.get(keys[0]).is_executable
         assert "lancedb" in graph.get(keys[-1]).kinds
+        table = graph.get(dg.AssetKey([corpus.name, "lancedb_table"]))
+        assert table.partitions_def is None and table.parent_keys == {keys[-1]}
 
 
 def test_code_versions_follow_profile_and_model(tmp_path, monkeypatch):

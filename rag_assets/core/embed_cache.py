@@ -1,0 +1,41 @@
+"""Embedding cache in LanceDB, keyed by (hash of the embedded text, model): a chunk whose
+embedded text did not change is never sent to the model again."""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import pyarrow as pa
+
+from rag_assets.core.index import sql_ids
+
+
+class EmbeddingCache:
+    """Vectors of one model, by embedded-text hash."""
+
+    def __init__(self, db, model_name: str, dimensions: int):
+        self.db = db
+        self.name = "embcache__" + re.sub(r"[^A-Za-z0-9_]", "_", model_name)
+        self.schema = pa.schema([pa.field("key", pa.string(), nullable=False),
+                                 pa.field("vector", pa.list_(pa.float32(), dimensions))])
+
+    def _table(self):
+        return self.db.create_table(self.name, schema=self.schema, exist_ok=True)
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, list[float]]:
+        """Cached vectors for the keys that have one."""
+        found: dict[str, list[float]] = {}
+        unique = sorted(set(keys))
+        table = self._table()
+        for i in range(0, len(unique), 500):
+            batch = unique[i : i + 500]
+            rows = table.search().where(f"key IN {sql_ids(batch)}").select(["key", "vector"]).limit(len(batch)).to_list()
+            found.update({row["key"]: row["vector"] for row in rows})
+        return found
+
+    def put_many(self, vectors: dict[str, Sequence[float]]) -> None:
+        if not vectors:
+            return
+        data = pa.Table.from_pylist([{"key": k, "vector": list(v)} for k, v in vectors.items()], schema=self.schema)
+        self._table().merge_insert("key").when_not_matched_insert_all().execute(data)

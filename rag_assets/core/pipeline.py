@@ -1,0 +1,170 @@
+"""Per-document stage functions over the stage store: what each asset does, without Dagster.
+
+Each stage finds the current output of the stage before it, derives the key of its own output
+from everything that determines it, and reuses a stored artifact with that key instead of
+recomputing. A document that fails at one stage is marked failed (with the cause) for the stages
+after it, so the index keeps its last good rows and the rest of the batch goes on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from rag_assets.core.chunking import ChunkingProfile, chunk_document
+from rag_assets.core.embed_cache import EmbeddingCache
+from rag_assets.core.hashing import settings_hash, text_hash
+from rag_assets.core.index import LanceIndex
+from rag_assets.core.models import ChunkedDocument, EmbeddedDocument, ParsedDocument, RawDocument
+from rag_assets.core.parsing import DocumentError, parse_document, parser_version
+from rag_assets.core.store import StageStore
+from rag_assets.core.tokens import TokenCounter
+
+
+@dataclass
+class StageResult:
+    """What one stage did for one document."""
+
+    doc_id: str
+    status: str  # "computed", "reused" or "failed"
+    key: str | None = None
+    error: str | None = None
+    metadata: dict = field(default_factory=dict)
+
+
+def snapshot_raw(store: StageStore, raw: RawDocument) -> bool:
+    """Store the document's bytes (once per content) and make them current; True if changed."""
+    current = store.current("raw", raw.doc_id)
+    store.put_bytes("raw", raw.content_hash, raw.data)
+    store.set_current("raw", raw.doc_id, key=raw.content_hash, uri=raw.uri, size=raw.size,
+                      source_version=raw.source_version)
+    return current is None or current["key"] != raw.content_hash
+
+
+def load_raw(store: StageStore, doc_id: str) -> RawDocument:
+    current = store.current("raw", doc_id)
+    if current is None:
+        raise DocumentError(doc_id, "no raw snapshot: the source has not reported this document yet")
+    data = store.get_bytes("raw", current["key"])
+    return RawDocument(doc_id, current["uri"], current["key"], current["size"], current["source_version"], data)
+
+
+def _upstream(store: StageStore, stage: str, doc_id: str) -> dict:
+    current = store.current(stage, doc_id)
+    if current is None:
+        raise DocumentError(doc_id, f"no {stage} output yet: materialise the upstream stage first")
+    return current
+
+
+def parse_stage(store: StageStore, doc_id: str) -> StageResult:
+    """Parse the current raw snapshot, unless this content was parsed by this parser before."""
+    raw_ptr = store.current("raw", doc_id)
+    if raw_ptr is None:
+        return _fail(store, "parsed", doc_id, "no raw snapshot: the source has not reported this document")
+    key = settings_hash({"content": raw_ptr["key"], "parser": parser_version()})
+    meta = {"content_hash": raw_ptr["key"]}
+    if store.has("parsed", key):
+        store.set_current("parsed", doc_id, key=key, content_hash=raw_ptr["key"])
+        return StageResult(doc_id, "reused", key, metadata=meta)
+    try:
+        parsed = parse_document(load_raw(store, doc_id))
+    except DocumentError as exc:
+        return _fail(store, "parsed", doc_id, str(exc), content_hash=raw_ptr["key"])
+    store.put("parsed", key, parsed)
+    store.set_current("parsed", doc_id, key=key, content_hash=raw_ptr["key"])
+    meta.update(title=parsed.title, content_type=parsed.content_type, chars=len(parsed.text),
+                elements=len(parsed.elements))
+    return StageResult(doc_id, "computed", key, metadata=meta)
+
+
+def chunk_stage(store: StageStore, doc_id: str, profile: ChunkingProfile, counter: TokenCounter, model_limit: int,
+                embed: Callable | None = None) -> StageResult:
+    """Chunk the current parsed text, unless these settings chunked this text before."""
+    parsed_ptr = _upstream(store, "parsed", doc_id)
+    if parsed_ptr.get("error"):
+        return _fail(store, "chunks", doc_id, parsed_ptr["error"], content_hash=parsed_ptr.get("content_hash"))
+    key = settings_hash({"parsed": parsed_ptr["key"], "profile": profile.fingerprint(), "tokenizer": counter.name,
+                         "limit": model_limit})
+    if store.has("chunks", key):
+        store.set_current("chunks", doc_id, key=key, content_hash=parsed_ptr["content_hash"])
+        return StageResult(doc_id, "reused", key)
+    parsed: ParsedDocument = store.get("parsed", parsed_ptr["key"])
+    try:
+        chunked = chunk_document(parsed, profile, counter, model_limit, embed=embed)
+    except ValueError as exc:
+        return _fail(store, "chunks", doc_id, str(exc), content_hash=parsed_ptr["content_hash"])
+    store.put("chunks", key, chunked)
+    store.set_current("chunks", doc_id, key=key, content_hash=parsed_ptr["content_hash"])
+    tokens = [c.tokens for c in chunked.chunks] or [0]
+    return StageResult(doc_id, "computed", key, metadata={
+        "chunks": len(chunked.chunks), "max_tokens": max(tokens), "mean_tokens": round(sum(tokens) / len(tokens), 1),
+        "strategy": chunked.chunks[0].strategy if chunked.chunks else profile.strategy})
+
+
+@dataclass
+class EmbedTotals:
+    """What one embedding pass over a batch of documents cost."""
+
+    embedded: int = 0
+    cached: int = 0
+    tokens: int = 0
+
+
+def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache, embed: Callable,
+                model_name: str, prefix: str = "") -> tuple[list[StageResult], EmbedTotals]:
+    """Embed the chunks of every document whose embedded text the cache has not seen, in one
+    pass over the batch; a document's vectors then all come from the cache."""
+    results, todo, chunked_by_doc = [], {}, {}
+    for doc_id in doc_ids:
+        ptr = _upstream(store, "chunks", doc_id)
+        if ptr.get("error"):
+            results.append(_fail(store, "embeddings", doc_id, ptr["error"], content_hash=ptr.get("content_hash")))
+            continue
+        chunked: ChunkedDocument = store.get("chunks", ptr["key"])
+        chunked_by_doc[doc_id] = (ptr, chunked)
+        for chunk in chunked.chunks:
+            todo[text_hash(prefix + chunk.embed_text)] = prefix + chunk.embed_text
+    totals = EmbedTotals()
+    cached = cache.get_many(list(todo))
+    missing = {k: t for k, t in todo.items() if k not in cached}
+    totals.cached = len(todo) - len(missing)
+    if missing:
+        keys = list(missing)
+        vectors = embed([missing[k] for k in keys])
+        cache.put_many(dict(zip(keys, vectors)))
+        totals.embedded = len(keys)
+    for doc_id, (ptr, chunked) in chunked_by_doc.items():
+        tokens = sum(c.tokens for c in chunked.chunks)
+        totals.tokens += sum(c.tokens for c in chunked.chunks if text_hash(prefix + c.embed_text) in missing)
+        store.set_current("embeddings", doc_id, key=ptr["key"], model=model_name, content_hash=ptr["content_hash"])
+        results.append(StageResult(doc_id, "computed", ptr["key"], metadata={
+            "chunks": len(chunked.chunks),
+            "chunks_embedded": sum(1 for c in chunked.chunks if text_hash(prefix + c.embed_text) in missing),
+            "tokens": tokens}))
+    return results, totals
+
+
+def index_stage(store: StageStore, doc_id: str, index: LanceIndex, cache: EmbeddingCache, tenant: str | None,
+                run_id: str, profile_hash: str, model_name: str, prefix: str = "") -> StageResult:
+    """Write the document's current chunks and vectors to the index (new rows first, then stale
+    ones removed). A failed document keeps its last good rows; its failure is recorded against
+    the content, profile and model it failed with, so it is retried only when one changes."""
+    ptr = _upstream(store, "embeddings", doc_id)
+    if ptr.get("error"):
+        store.set_current("index", doc_id, key=None, error=ptr["error"], content_hash=ptr.get("content_hash"),
+                          profile_hash=profile_hash, model=model_name)
+        return StageResult(doc_id, "failed", error=ptr["error"], metadata={"kept_rows": index.count_doc_rows(doc_id)})
+    chunked: ChunkedDocument = store.get("chunks", ptr["key"])
+    vectors = cache.get_many([text_hash(prefix + c.embed_text) for c in chunked.chunks])
+    embedded = EmbeddedDocument(chunked, ptr["model"], tuple(
+        tuple(vectors[text_hash(prefix + c.embed_text)]) for c in chunked.chunks))
+    result = index.write_document(embedded, tenant, run_id)
+    store.set_current("index", doc_id, key=ptr["key"], content_hash=chunked.content_hash,
+                      profile_hash=chunked.profile_hash, model=ptr["model"], table_version=result.table_version)
+    return StageResult(doc_id, "computed", ptr["key"], metadata={
+        "rows_written": result.rows_written, "rows_deleted": result.rows_deleted, "table_version": result.table_version})
+
+
+def _fail(store: StageStore, stage: str, doc_id: str, error: str, **record) -> StageResult:
+    store.set_current(stage, doc_id, key=None, error=error, **record)
+    return StageResult(doc_id, "failed", error=error)

@@ -1,0 +1,77 @@
+"""Decide what an ingest must do: which documents are new, changed, unchanged or deleted."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from rag_assets.core.models import RawDocument
+from rag_assets.core.sources import DocumentRef
+from rag_assets.core.store import StageStore
+
+
+@dataclass
+class Plan:
+    """The documents a sweep found, and what each needs."""
+
+    listed: list[str] = field(default_factory=list)
+    snapshots: list[RawDocument] = field(default_factory=list)  # new or changed bytes to report
+    work: list[str] = field(default_factory=list)  # documents whose downstream stages must run
+    deleted: list[str] = field(default_factory=list)
+    hashed: int = 0  # documents whose bytes were read and hashed
+
+
+def plan_sweep(
+    refs: Iterable[DocumentRef],
+    read: Callable[[str], RawDocument],
+    store: StageStore,
+    known: Iterable[str],
+    profile_hash: str,
+    model_name: str,
+) -> Plan:
+    """Compare a listing with what the store holds.
+
+    Size and source version (mtime or ETag) are a prefilter: a document whose source version is
+    unchanged is not read. Otherwise its xxh3 content hash decides. A document also needs work
+    when its index entry was built with another chunk profile or embedding model. A document that
+    failed with the same content, profile and model is not retried until one of them changes.
+    """
+    plan = Plan()
+    for ref in refs:
+        plan.listed.append(ref.doc_id)
+        raw = store.current("raw", ref.doc_id)
+        if raw is None or raw["source_version"] != ref.source_version or raw["size"] != ref.size:
+            document = read(ref.doc_id)
+            plan.hashed += 1
+            if raw is None or raw["key"] != document.content_hash:
+                plan.snapshots.append(document)
+                plan.work.append(ref.doc_id)
+                continue
+            raw = {**raw, "source_version": document.source_version}
+            store.set_current("raw", ref.doc_id, **{k: v for k, v in raw.items() if k != "doc_id"})
+        indexed = store.current("index", ref.doc_id)
+        current = indexed is not None and (indexed.get("content_hash"), indexed.get("profile_hash"),
+                                           indexed.get("model")) == (raw["key"], profile_hash, model_name)
+        if not current:  # never indexed, or indexed (or failed) with other content/profile/model
+            plan.work.append(ref.doc_id)
+    live = set(plan.listed)
+    plan.deleted = sorted(d for d in known if d not in live)
+    return plan
+
+
+def contiguous_batches(order: list[str], wanted: Iterable[str], batch_size: int) -> list[tuple[str, str]]:
+    """(first, last) partition keys of runs covering ``wanted``: each run a contiguous range of
+    ``order`` holding only wanted keys, at most ``batch_size`` long."""
+    wanted = set(wanted)
+    batches: list[tuple[str, str]] = []
+    run: list[str] = []
+    for key in order:
+        if key in wanted and len(run) < batch_size:
+            run.append(key)
+            continue
+        if run:
+            batches.append((run[0], run[-1]))
+        run = [key] if key in wanted else []
+    if run:
+        batches.append((run[0], run[-1]))
+    return batches
