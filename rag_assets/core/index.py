@@ -153,35 +153,54 @@ class LanceIndex:
 
     def write_document(self, doc: EmbeddedDocument, tenant: str | None, run_id: str) -> WriteResult:
         """Upsert the document's rows, then delete its rows that are no longer current."""
+        return self.write_documents([doc], tenant, run_id)[doc.chunked.doc_id]
+
+    def write_documents(self, docs: list[EmbeddedDocument], tenant: str | None, run_id: str) -> dict[str, WriteResult]:
+        """Write a batch of documents in one upsert, then delete the batch's stale rows and
+        record the documents in the manifest. Never the reverse order: a crash between the
+        steps leaves extra rows (removed on the next write), never a document without rows."""
+        if not docs:
+            return {}
         table = self.table()
-        rows = document_rows(doc, tenant, run_id)
-        doc_filter = f"doc_id = {sql_str(doc.chunked.doc_id)}"
-        before = table.count_rows(doc_filter)
+        doc_ids = [d.chunked.doc_id for d in docs]
+        old: dict[str, set[str]] = {d: set() for d in doc_ids}
+        for i in range(0, len(doc_ids), 200):
+            where = "doc_id IN (" + ", ".join(sql_str(d) for d in doc_ids[i : i + 200]) + ")"
+            for row in table.search().where(where).select(["doc_id", "id"]).limit(None).to_arrow().to_pylist():
+                old.setdefault(row["doc_id"], set()).add(row["id"])
+        rows_by_doc = {d.chunked.doc_id: document_rows(d, tenant, run_id) for d in docs}
+        rows = [r for doc_rows in rows_by_doc.values() for r in doc_rows]
         if rows:
             data = pa.Table.from_pylist(rows, schema=chunk_schema(self.dimensions))
             table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
-            table.delete(f"{doc_filter} AND id NOT IN {sql_ids(r['id'] for r in rows)}")
-        else:
-            table.delete(doc_filter)
-        after = table.count_rows(doc_filter)
-        self._record(doc, run_id)
-        return WriteResult(len(rows), max(0, before + len(rows) - after), table.version)
-
-    def _record(self, doc: EmbeddedDocument, run_id: str) -> None:
-        chunked = doc.chunked
-        entry = {
-            "doc_id": chunked.doc_id,
-            "content_hash": chunked.content_hash,
-            "source_version": chunked.source_version,
-            "source_uri": chunked.uri,
-            "profile_hash": chunked.profile_hash,
-            "embedding_model": doc.model,
-            "chunks": len(chunked.chunks),
-            "run_id": run_id,
-            "updated_at": datetime.now(timezone.utc),
+        stale = sorted(i for d, ids in old.items() for i in ids - {r["id"] for r in rows_by_doc.get(d, [])})
+        for i in range(0, len(stale), 1000):
+            table.delete(f"id IN {sql_ids(stale[i : i + 1000])}")
+        self._record(docs, run_id)
+        version = table.version
+        return {
+            doc_id: WriteResult(len(rows_by_doc[doc_id]), len(old[doc_id] - {r["id"] for r in rows_by_doc[doc_id]}), version)
+            for doc_id in doc_ids
         }
+
+    def _record(self, docs: list[EmbeddedDocument], run_id: str) -> None:
+        now = datetime.now(timezone.utc)
+        entries = [
+            {
+                "doc_id": doc.chunked.doc_id,
+                "content_hash": doc.chunked.content_hash,
+                "source_version": doc.chunked.source_version,
+                "source_uri": doc.chunked.uri,
+                "profile_hash": doc.chunked.profile_hash,
+                "embedding_model": doc.model,
+                "chunks": len(doc.chunked.chunks),
+                "run_id": run_id,
+                "updated_at": now,
+            }
+            for doc in docs
+        ]
         self.manifest().merge_insert("doc_id").when_matched_update_all().when_not_matched_insert_all().execute(
-            pa.Table.from_pylist([entry], schema=MANIFEST_SCHEMA)
+            pa.Table.from_pylist(entries, schema=MANIFEST_SCHEMA)
         )
 
     def delete_document(self, doc_id: str) -> int:

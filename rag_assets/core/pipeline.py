@@ -144,25 +144,37 @@ def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache
     return results, totals
 
 
-def index_stage(store: StageStore, doc_id: str, index: LanceIndex, cache: EmbeddingCache, tenant: str | None,
-                run_id: str, profile_hash: str, model_name: str, prefix: str = "") -> StageResult:
-    """Write the document's current chunks and vectors to the index (new rows first, then stale
-    ones removed). A failed document keeps its last good rows; its failure is recorded against
-    the content, profile and model it failed with, so it is retried only when one changes."""
-    ptr = _upstream(store, "embeddings", doc_id)
-    if ptr.get("error"):
-        store.set_current("index", doc_id, key=None, error=ptr["error"], content_hash=ptr.get("content_hash"),
-                          profile_hash=profile_hash, model=model_name)
-        return StageResult(doc_id, "failed", error=ptr["error"], metadata={"kept_rows": index.count_doc_rows(doc_id)})
-    chunked: ChunkedDocument = store.get("chunks", ptr["key"])
-    vectors = cache.get_many([text_hash(prefix + c.embed_text) for c in chunked.chunks])
-    embedded = EmbeddedDocument(chunked, ptr["model"], tuple(
-        tuple(vectors[text_hash(prefix + c.embed_text)]) for c in chunked.chunks))
-    result = index.write_document(embedded, tenant, run_id)
-    store.set_current("index", doc_id, key=ptr["key"], content_hash=chunked.content_hash,
-                      profile_hash=chunked.profile_hash, model=ptr["model"], table_version=result.table_version)
-    return StageResult(doc_id, "computed", ptr["key"], metadata={
-        "rows_written": result.rows_written, "rows_deleted": result.rows_deleted, "table_version": result.table_version})
+def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, cache: EmbeddingCache,
+                tenant: str | None, run_id: str, profile_hash: str, model_name: str,
+                prefix: str = "") -> list[StageResult]:
+    """Write the batch's current chunks and vectors to the index in one upsert (new rows first,
+    then stale ones removed). A failed document keeps its last good rows; its failure is recorded
+    against the content, profile and model it failed with, so it is retried only when one changes."""
+    results: dict[str, StageResult] = {}
+    ready: list[tuple[str, dict, EmbeddedDocument]] = []
+    for doc_id in doc_ids:
+        ptr = _upstream(store, "embeddings", doc_id)
+        if ptr.get("error"):
+            store.set_current("index", doc_id, key=None, error=ptr["error"], content_hash=ptr.get("content_hash"),
+                              profile_hash=profile_hash, model=model_name)
+            results[doc_id] = StageResult(doc_id, "failed", error=ptr["error"],
+                                          metadata={"kept_rows": index.count_doc_rows(doc_id)})
+            continue
+        chunked: ChunkedDocument = store.get("chunks", ptr["key"])
+        vectors = cache.get_many([text_hash(prefix + c.embed_text) for c in chunked.chunks])
+        embedded = EmbeddedDocument(chunked, ptr["model"], tuple(
+            tuple(vectors[text_hash(prefix + c.embed_text)]) for c in chunked.chunks))
+        ready.append((doc_id, ptr, embedded))
+    written = index.write_documents([e for _, _, e in ready], tenant, run_id)
+    for doc_id, ptr, embedded in ready:
+        result = written[doc_id]
+        store.set_current("index", doc_id, key=ptr["key"], content_hash=embedded.chunked.content_hash,
+                          profile_hash=embedded.chunked.profile_hash, model=ptr["model"],
+                          table_version=result.table_version)
+        results[doc_id] = StageResult(doc_id, "computed", ptr["key"], metadata={
+            "rows_written": result.rows_written, "rows_deleted": result.rows_deleted,
+            "table_version": result.table_version})
+    return [results[d] for d in doc_ids]
 
 
 def _fail(store: StageStore, stage: str, doc_id: str, error: str, **record) -> StageResult:

@@ -177,9 +177,10 @@ def build_corpus_assets(corpus: Corpus) -> list:
         db = getattr(context.resources, keys["lancedb"]).get_connection()
         index = LanceIndex(db, name, model.name, model.dimensions)
         cache = EmbeddingCache(db, model.name, model.dimensions)
-        results = [(pk, index_stage(store, doc_id, index, cache, corpus.source.tenant, context.run_id,
-                                    profile.fingerprint(), model.name, model.passage_prefix))
-                   for pk, doc_id in _docs(context)]
+        docs = _docs(context)
+        written = index_stage(store, [d for _, d in docs], index, cache, corpus.source.tenant, context.run_id,
+                              profile.fingerprint(), model.name, model.passage_prefix)
+        results = list(zip([pk for pk, _ in docs], written))
         return dg.MaterializeResult(metadata=_report(context, results, {
             "table": index.name, "table_version": index.version(), "rows_in_table": index.count_rows()}))
 
