@@ -17,6 +17,8 @@ EXAMPLES = """examples:
   rag ingest --json               the same, printing one JSON object of counts
   rag query "what is the refund policy?" --k 3
   rag query "error E-217" --json
+  rag query "refund policy" --as-of 3        query table version 3 (LanceDB time travel)
+  rag lineage 1f0c...e9 --json              source, versions, profile, model and run of a row
   rag chunk sample_docs/support/customer_faq.md --strategy faq --max-tokens 128
   rag chunk notes.txt --tokenizer cl100k_base --max-tokens 400 --overlap 0 --json
 """
@@ -57,7 +59,11 @@ def cmd_query(args) -> int:
 
     project = load_project(args.project)
     corpus = project.corpus(args.corpus) if args.corpus else project.corpora[0]
-    hits = query_corpus(corpus, args.text, k=args.k)
+    try:
+        hits = query_corpus(project, corpus, args.text, k=args.k, as_of=args.as_of)
+    except ValueError as exc:  # LanceDB: no such version
+        print(f"rag: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps([h.to_dict() for h in hits], indent=2, ensure_ascii=False))
         return 0
@@ -68,6 +74,22 @@ def cmd_query(args) -> int:
         snippet = " ".join(hit.text.split())
         print(f"[{rank}] score {hit.score:.3f}  {hit.citation()}")
         print(f"    {snippet[:300]}{'...' if len(snippet) > 300 else ''}")
+    return 0
+
+
+def cmd_lineage(args) -> int:
+    from rag_assets.config import load_project
+    from rag_assets.query import lineage
+
+    found = lineage(load_project(args.project), args.row_id)
+    if found is None:
+        print(f"rag: no index row with id {args.row_id!r}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(found, indent=2, ensure_ascii=False))
+    else:
+        for key, value in found.items():
+            print(f"{key:>22}: {value}")
     return 0
 
 
@@ -165,7 +187,13 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--k", type=int, default=5, help="number of results (default 5)")
     query.add_argument("--corpus", help="corpus to search (default: the first declared)")
     query.add_argument("--json", action="store_true", help="print a JSON list of results")
+    query.add_argument("--as-of", type=int, metavar="VERSION", help="query an older table version (time travel)")
     query.set_defaults(func=cmd_query)
+
+    trace = sub.add_parser("lineage", help="where an index row came from (source, versions, profile, model, run)")
+    trace.add_argument("row_id", help="the row's id (as `rag query --json` prints it)")
+    trace.add_argument("--json", action="store_true", help="print one JSON object")
+    trace.set_defaults(func=cmd_lineage)
 
     chunk = sub.add_parser("chunk", help="parse a file like the pipeline does and print its chunks")
     chunk.add_argument("file", help="document to chunk (md, txt, html, pdf, docx, py, csv...)")

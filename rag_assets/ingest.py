@@ -12,7 +12,7 @@ from typing import TextIO
 import dagster as dg
 
 from rag_assets.config import Corpus, Project
-from rag_assets.core.index import LanceIndex
+from rag_assets.core.index import LanceIndex, mark_active
 from rag_assets.defs.factory import (
     build_corpus_resources,
     build_definitions,
@@ -80,19 +80,26 @@ def ingest_corpus(corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInst
                 if mat.metadata.get("status") and mat.metadata["status"].value == "failed":
                     failures.append({"corpus": corpus.name, "doc_id": mat.partition,
                                      "error": mat.metadata["error"].value})
-        if corpus_sweep.deleted_keys:
-            for key in corpus_sweep.deleted_keys:
-                instance.delete_dynamic_partition(partitions, key)
+        for key in corpus_sweep.deleted_keys:
+            instance.delete_dynamic_partition(partitions, key)
+        checks: dict[str, bool] = {}
+        if corpus_sweep.batches or corpus_sweep.deleted_keys:
+            # The table: prune deleted documents, compact, run the data tests.
             result = defs.resolve_job_def(maintenance_job_name(corpus.name)).execute_in_process(
                 instance=instance, raise_on_error=False, run_config=QUIET)
             report["runs"] += 1
             if not result.success:
                 failures.append({"corpus": corpus.name, "doc_id": "(table)", "error": _failure_message(result)})
+            checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
         plan = corpus_sweep.plan
+        indexed = index.indexed_documents()
+        if not failures and all(doc_id in indexed for doc_id in plan.listed):
+            mark_active(index.db, corpus.name, model.name, index.name, len(plan.listed))
         report.update(documents_seen=len(plan.listed), documents_changed=len(plan.work),
                       documents_new=len(corpus_sweep.new_keys), documents_deleted=len(plan.deleted),
                       documents_failed=len(failures), rows_in_index=index.count_rows())
     report["failures"] = failures
+    report["checks"] = checks
     return report
 
 
@@ -105,6 +112,7 @@ def ingest_project(project: Project, corpora: list[str] | None = None, progress:
         for corpus in selected:
             report = ingest_corpus(corpus, defs, instance, progress)
             total["corpora"][corpus.name] = {k: v for k, v in report.items() if k != "failures"}
+            total.setdefault("checks", {}).update({f"{corpus.name}.{k}": v for k, v in report["checks"].items()})
             total["failures"].extend(report["failures"])
             for key in COUNTS:
                 total[key] += report[key]

@@ -1,25 +1,70 @@
-"""Answer a query against a corpus' index (no Dagster run involved; resources are built the
-Dagster way so EnvVar settings resolve)."""
+"""Answer a query against a corpus' index, and trace index rows back to their source.
+
+Queries use the configured embedding model's table once it holds every live document; while a
+new model's table is still being built, they stay on the last complete one (whose model embeds
+the query), so a model change never serves a half-built index.
+"""
 
 from __future__ import annotations
 
 import dagster as dg
 
-from rag_assets.config import Corpus
-from rag_assets.core.index import LanceIndex
+from rag_assets.config import Corpus, Project
+from rag_assets.config.schema import EmbeddingModelConfig
+from rag_assets.core.index import LanceIndex, active_models
 from rag_assets.core.retrieval import Hit, vector_search
 from rag_assets.defs.factory import build_corpus_resources, resource_keys
 
 
-def query_corpus(corpus: Corpus, text: str, k: int = 5) -> list[Hit]:
-    """Top ``k`` chunks of ``corpus`` for ``text``; empty when the corpus has no index yet."""
+def serving_model(project: Project, corpus: Corpus, db) -> EmbeddingModelConfig:
+    """The model whose table queries use (see module docstring)."""
+    declared = {m.name: m for m in project.embedding_models}
+    complete = [name for name in active_models(db, corpus.name) if name in declared]
+    if not complete or corpus.embedding_model.name in complete:
+        return corpus.embedding_model
+    return declared[complete[0]]
+
+
+def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of: int | None = None) -> list[Hit]:
+    """Top ``k`` chunks of ``corpus`` for ``text`` (at table version ``as_of`` when given);
+    empty when the corpus has no index yet."""
     keys = resource_keys(corpus.name)
-    model = corpus.embedding_model
-    with dg.build_resources({k: r for k, r in build_corpus_resources(corpus).items()
-                             if k in (keys["lancedb"], keys["embedder"])}) as resources:
+    with dg.build_resources({keys["lancedb"]: build_corpus_resources(corpus)[keys["lancedb"]]}) as resources:
         db = getattr(resources, keys["lancedb"]).get_connection()
+    model = serving_model(project, corpus, db)
+    serving = corpus.model_copy(update={"embedding_model": model})
+    with dg.build_resources({keys["embedder"]: build_corpus_resources(serving)[keys["embedder"]]}) as resources:
+        embedder = getattr(resources, keys["embedder"]).get_embedder()
         index = LanceIndex(db, corpus.name, model.name, model.dimensions)
         if index.count_rows() == 0:
             return []
-        vector = getattr(resources, keys["embedder"]).get_embedder().embed([model.query_prefix + text])[0]
-        return vector_search(index, vector, k=k)
+        vector = embedder.embed([model.query_prefix + text])[0]
+        return vector_search(index, vector, k=k, version=as_of)
+
+
+def lineage(project: Project, row_id: str) -> dict | None:
+    """Where an index row came from: source, versions, profile, model, run and table version."""
+    for corpus in project.corpora:
+        keys = resource_keys(corpus.name)
+        with dg.build_resources({keys["lancedb"]: build_corpus_resources(corpus)[keys["lancedb"]]}) as resources:
+            db = getattr(resources, keys["lancedb"]).get_connection()
+        for model in project.embedding_models:
+            index = LanceIndex(db, corpus.name, model.name, model.dimensions)
+            if index.name not in db.list_tables().tables:
+                continue
+            row = index.row(row_id)
+            if row is None:
+                continue
+            entry = index.manifest_entry(row["doc_id"]) or {}
+            return {
+                "row_id": row_id, "corpus": corpus.name, "table": index.name, "doc_id": row["doc_id"],
+                "source_uri": row["source_uri"], "source_version": row["source_version"],
+                "content_hash": row["content_hash"], "chunk_profile": row["chunk_profile"],
+                "profile_hash": row["profile_hash"], "strategy": row["strategy"],
+                "embedding_model": row["embedding_model"], "run_id": row["run_id"],
+                "ingested_at": row["ingested_at"].isoformat() if row["ingested_at"] else None,
+                "table_version": entry.get("table_version") if entry.get("run_id") == row["run_id"] else None,
+                "current_table_version": index.version(), "start": row["start"], "end": row["end"],
+                "chunk_index": row["chunk_index"], "heading_path": row["heading_path"],
+            }
+    return None

@@ -14,7 +14,7 @@ from rag_assets.core.sources import DocumentRef, matches
 class S3SourceResource(dg.ConfigurableResource):
     """Objects under ``prefix`` in ``bucket``; a document id is the key relative to the prefix."""
 
-    s3: dg.ResourceDependency[S3Resource]
+    s3: S3Resource
     bucket: str = Field(description="Bucket holding the documents.")
     prefix: str = Field("", description="Key prefix to list under.")
     include: list[str] = Field(default_factory=lambda: ["**/*"], description="Globs of documents to index.")

@@ -174,6 +174,7 @@ def load_project(project_dir: str | Path | None = None) -> Project:
                 index_uri=_resolve_path(root, merged["index"].uri),
                 stage_store=str(Path(_resolve_path(root, project.data_dir)) / "stages" / name),
                 batch_size=settings.batch_size or project.defaults.batch_size or 50,
+                data_tests=settings.data_tests if settings.data_tests is not None else (project.defaults.data_tests or ()),
             )
         )
     return Project(

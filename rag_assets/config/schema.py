@@ -139,6 +139,12 @@ class IndexesFile(_Strict):
     indexes: tuple[IndexConfig, ...]
 
 
+DATA_TESTS = Literal[
+    "max_tokens_per_chunk", "no_empty_chunks", "embedding_dimension_matches", "index_rows_match_live_chunks",
+    "no_rows_of_deleted_documents", "no_failed_documents",
+]
+
+
 class CorpusSettings(_Strict):
     """dbt-style settings: '+key' entries; the most specific level wins, tags add up, meta merges."""
 
@@ -150,6 +156,7 @@ class CorpusSettings(_Strict):
     meta: dict = Field(default_factory=dict, alias="+meta")
     description: str = Field("", alias="+description")
     batch_size: int | None = Field(None, alias="+batch_size", ge=1, le=10_000)
+    data_tests: tuple[DATA_TESTS, ...] | None = Field(None, alias="+data_tests")
 
 
 class ProjectFile(_Strict):
@@ -188,6 +195,7 @@ class Corpus(_Strict):
     index_uri: str = Field(description="Absolute LanceDB URI.")
     stage_store: str = Field(description="Absolute folder of the corpus' stage outputs.")
     batch_size: int = Field(50, description="Documents per Dagster run.")
+    data_tests: tuple[str, ...] = Field((), description="Asset checks on the corpus' table.")
 
 
 class Project(_Strict):

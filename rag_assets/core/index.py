@@ -85,7 +85,17 @@ MANIFEST_SCHEMA = pa.schema(
         pa.field("embedding_model", pa.string()),
         pa.field("chunks", pa.int32()),
         pa.field("run_id", pa.string()),
+        pa.field("table_version", pa.int64()),
         pa.field("updated_at", pa.timestamp("us", tz="UTC")),
+    ]
+)
+
+ACTIVE_SCHEMA = pa.schema(
+    [
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("table", pa.string()),
+        pa.field("documents", pa.int64()),
+        pa.field("completed_at", pa.timestamp("us", tz="UTC")),
     ]
 )
 
@@ -176,14 +186,14 @@ class LanceIndex:
         stale = sorted(i for d, ids in old.items() for i in ids - {r["id"] for r in rows_by_doc.get(d, [])})
         for i in range(0, len(stale), 1000):
             table.delete(f"id IN {sql_ids(stale[i : i + 1000])}")
-        self._record(docs, run_id)
         version = table.version
+        self._record(docs, run_id, version)
         return {
             doc_id: WriteResult(len(rows_by_doc[doc_id]), len(old[doc_id] - {r["id"] for r in rows_by_doc[doc_id]}), version)
             for doc_id in doc_ids
         }
 
-    def _record(self, docs: list[EmbeddedDocument], run_id: str) -> None:
+    def _record(self, docs: list[EmbeddedDocument], run_id: str, table_version: int) -> None:
         now = datetime.now(timezone.utc)
         entries = [
             {
@@ -195,6 +205,7 @@ class LanceIndex:
                 "embedding_model": doc.model,
                 "chunks": len(doc.chunked.chunks),
                 "run_id": run_id,
+                "table_version": table_version,
                 "updated_at": now,
             }
             for doc in docs
@@ -217,6 +228,19 @@ class LanceIndex:
         rows = self.manifest().to_arrow().to_pylist()
         return {row["doc_id"]: row for row in rows}
 
+    def row(self, row_id: str, version: int | None = None) -> dict[str, Any] | None:
+        """One row by id (at table ``version`` when given), without its vector."""
+        table = self.table()
+        if version is not None:
+            table.checkout(version)
+        columns = [f.name for f in chunk_schema(self.dimensions) if f.name != "vector"]
+        rows = table.search().where(f"id IN {sql_ids([row_id])}").select(columns).limit(1).to_list()
+        return rows[0] if rows else None
+
+    def manifest_entry(self, doc_id: str) -> dict[str, Any] | None:
+        rows = self.manifest().search().where(f"doc_id = {sql_str(doc_id)}").limit(1).to_list()
+        return rows[0] if rows else None
+
     def optimize(self) -> None:
         """Compact small fragments and drop old versions' unreferenced files (LanceDB optimize)."""
         self.table().optimize()
@@ -229,3 +253,22 @@ class LanceIndex:
 
     def version(self) -> int:
         return self.table().version
+
+
+def active_table(db, corpus: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", corpus) + "__active"
+
+
+def mark_active(db, corpus: str, model_name: str, table: str, documents: int) -> None:
+    """Record that ``model_name``'s table holds every live document: queries may switch to it."""
+    entry = {"model": model_name, "table": table, "documents": documents, "completed_at": datetime.now(timezone.utc)}
+    registry = db.create_table(active_table(db, corpus), schema=ACTIVE_SCHEMA, exist_ok=True)
+    registry.merge_insert("model").when_matched_update_all().when_not_matched_insert_all().execute(
+        pa.Table.from_pylist([entry], schema=ACTIVE_SCHEMA))
+
+
+def active_models(db, corpus: str) -> list[str]:
+    """Models whose tables were complete, most recently completed first."""
+    registry = db.create_table(active_table(db, corpus), schema=ACTIVE_SCHEMA, exist_ok=True)
+    rows = registry.to_arrow().to_pylist()
+    return [r["model"] for r in sorted(rows, key=lambda r: r["completed_at"], reverse=True)]

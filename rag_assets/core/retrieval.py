@@ -40,10 +40,14 @@ class Hit:
         return " | ".join(parts) + f"  ({self.source})"
 
 
-def vector_search(index: LanceIndex, vector: list[float], k: int = 5) -> list[Hit]:
-    """Top ``k`` chunks by cosine similarity (score = 1 - cosine distance)."""
+def vector_search(index: LanceIndex, vector: list[float], k: int = 5, version: int | None = None) -> list[Hit]:
+    """Top ``k`` chunks by cosine similarity (score = 1 - cosine distance), at table ``version``
+    (LanceDB time travel) when given."""
+    table = index.table()
+    if version is not None:
+        table.checkout(version)
     rows = (
-        index.table()
+        table
         .search(vector, vector_column_name="vector")
         .distance_type("cosine")
         .select(CITATION_COLUMNS)

@@ -15,7 +15,7 @@ from rag_assets.config.schema import Corpus, Project
 from rag_assets.core.chunking import ChunkingProfile
 from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.hashing import settings_hash
-from rag_assets.core.index import LanceIndex
+from rag_assets.core.index import LanceIndex, mark_active
 from rag_assets.core.keys import doc_id_for
 from rag_assets.core.parsing import parser_version
 from rag_assets.core.pipeline import chunk_stage, embed_stage, index_stage, parse_stage
@@ -207,7 +207,12 @@ def build_table_asset(corpus: Corpus):
         for doc_id in removed_docs:
             store.forget(doc_id)
         index.optimize()
+        indexed = index.indexed_documents()
+        complete = all(doc_id in indexed for doc_id in live)
+        if complete:
+            mark_active(index.db, name, model.name, index.name, len(live))
         return dg.MaterializeResult(metadata={
+            "complete": complete,
             "table": index.name, "table_version": index.version(), "rows": index.count_rows(),
             "documents": len(index.indexed_documents()), "deleted_documents": len(removed_docs),
             "deleted_rows": removed_rows, "dagster/row_count": index.count_rows()})
@@ -230,10 +235,12 @@ def build_corpus_jobs(corpus: Corpus) -> list:
 
 def build_definitions(project: Project) -> dg.Definitions:
     """Assets, jobs, sensors, schedules and resources for every corpus of ``project``."""
+    from rag_assets.defs.checks import build_corpus_checks
     from rag_assets.defs.sensors import build_corpus_automation
 
-    assets, jobs, resources, sensors, schedules = [], [], {}, [], []
+    assets, jobs, resources, sensors, schedules, checks = [], [], {}, [], [], []
     for corpus in project.corpora:
+        checks.extend(build_corpus_checks(corpus))
         assets.extend(build_corpus_assets(corpus))
         assets.append(build_table_asset(corpus))
         corpus_jobs = build_corpus_jobs(corpus)
@@ -242,4 +249,5 @@ def build_definitions(project: Project) -> dg.Definitions:
         corpus_sensors, corpus_schedules = build_corpus_automation(corpus, corpus_jobs)
         sensors.extend(corpus_sensors)
         schedules.extend(corpus_schedules)
-    return dg.Definitions(assets=assets, jobs=jobs, resources=resources, sensors=sensors, schedules=schedules)
+    return dg.Definitions(assets=assets, asset_checks=checks, jobs=jobs, resources=resources, sensors=sensors,
+                          schedules=schedules)

@@ -67,7 +67,7 @@ def test_known_questions_retrieve_the_right_document(ingested_sample, question, 
     values, _ = ingested_sample
     with env(**values):
         corpus = load_project().corpus("sample")
-        hits = query_corpus(corpus, question, k=3)
+        hits = query_corpus(load_project(), corpus, question, k=3)
     assert expected_doc in [h.doc_id for h in hits]
     top = hits[0]
     assert top.source.startswith("file://") and top.end > top.start

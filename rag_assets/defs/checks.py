@@ -1,0 +1,88 @@
+"""Asset checks declared as ``+data_tests`` in rag_project.yml (dbt style), on each corpus'
+whole LanceDB table."""
+
+import dagster as dg
+import pyarrow.compute as pc
+
+from rag_assets.config.schema import Corpus
+from rag_assets.core.index import LanceIndex
+from rag_assets.core.keys import doc_id_for
+from rag_assets.defs.factory import asset_key, chunking_profile, partitions_name, resource_keys
+
+DESCRIPTIONS = {
+    "max_tokens_per_chunk": "No row's embedded text exceeds min(profile max_tokens, model input limit).",
+    "no_empty_chunks": "No row has empty or whitespace-only text.",
+    "embedding_dimension_matches": "Every vector has the model's configured dimensions.",
+    "index_rows_match_live_chunks": "Rows per document equal the chunks recorded for it, for every live document.",
+    "no_rows_of_deleted_documents": "Every row belongs to a document that is still a live partition.",
+    "no_failed_documents": "No live document's latest ingest failed (its previous rows are kept meanwhile).",
+}
+
+
+def build_corpus_checks(corpus: Corpus) -> list:
+    keys = resource_keys(corpus.name)
+    model = corpus.embedding_model
+    limit = min(chunking_profile(corpus).max_tokens, model.max_input_tokens)
+    target = asset_key(corpus.name, "lancedb_table")
+
+    def load(context):
+        db = getattr(context.resources, keys["lancedb"]).get_connection()
+        index = LanceIndex(db, corpus.name, model.name, model.dimensions)
+        rows = index.table().search().select(["doc_id", "text", "tokens", "vector"]).limit(None).to_arrow()
+        live = {doc_id_for(pk) for pk in context.instance.get_dynamic_partitions(partitions_name(corpus.name))}
+        return index, rows, live
+
+    def max_tokens_per_chunk(context, index, rows, live):
+        worst = pc.max(rows["tokens"]).as_py() if rows.num_rows else 0
+        return dg.AssetCheckResult(passed=worst is None or worst <= limit,
+                                   metadata={"max_tokens": worst or 0, "limit": limit})
+
+    def no_empty_chunks(context, index, rows, live):
+        empty = pc.sum(pc.equal(pc.utf8_trim_whitespace(rows["text"]), "")).as_py() if rows.num_rows else 0
+        return dg.AssetCheckResult(passed=not empty, metadata={"empty_rows": empty or 0})
+
+    def embedding_dimension_matches(context, index, rows, live):
+        sizes = set(pc.list_value_length(rows["vector"]).to_pylist()) if rows.num_rows else set()
+        return dg.AssetCheckResult(passed=sizes <= {model.dimensions},
+                                   metadata={"dimensions_found": str(sorted(s for s in sizes if s is not None)),
+                                             "expected": model.dimensions})
+
+    def index_rows_match_live_chunks(context, index, rows, live):
+        counts: dict[str, int] = {}
+        for doc_id in rows["doc_id"].to_pylist():
+            counts[doc_id] = counts.get(doc_id, 0) + 1
+        manifest = index.indexed_documents()
+        wrong = sorted(d for d in live if d in manifest and counts.get(d, 0) != manifest[d]["chunks"])
+        missing = sorted(d for d in live if d not in manifest)
+        expected = sum(manifest[d]["chunks"] for d in live if d in manifest)
+        return dg.AssetCheckResult(passed=not wrong and not missing and rows.num_rows == expected, metadata={
+            "rows": rows.num_rows, "live_chunks": expected, "documents_with_wrong_rows": len(wrong),
+            "live_documents_not_indexed": len(missing), "examples": ", ".join((wrong + missing)[:10])})
+
+    def no_rows_of_deleted_documents(context, index, rows, live):
+        orphans = sorted({d for d in rows["doc_id"].to_pylist()} - live)
+        return dg.AssetCheckResult(passed=not orphans, metadata={"documents": len(orphans),
+                                                                 "examples": ", ".join(orphans[:10])})
+
+    def no_failed_documents(context, index, rows, live):
+        store = getattr(context.resources, keys["store"]).get_store()
+        failed = sorted(d for d in live if (store.current("index", d) or {}).get("error"))
+        table = "\n".join(f"| {d} | {store.current('index', d)['error'][:200]} |" for d in failed[:20])
+        return dg.AssetCheckResult(passed=not failed, metadata={
+            "failed_documents": len(failed),
+            "failures": dg.MetadataValue.md("| document | cause |\n|---|---|\n" + table) if failed else ""})
+
+    implementations = {f.__name__: f for f in (max_tokens_per_chunk, no_empty_chunks, embedding_dimension_matches,
+                                                index_rows_match_live_chunks, no_rows_of_deleted_documents,
+                                                no_failed_documents)}
+    def make(test: str):
+        impl = implementations[test]
+
+        @dg.asset_check(asset=target, name=test, description=DESCRIPTIONS[test],
+                        required_resource_keys={keys["lancedb"], keys["store"]})
+        def check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+            return impl(context, *load(context))
+
+        return check
+
+    return [make(test) for test in corpus.data_tests]

@@ -1,0 +1,128 @@
+"""What each change redoes, with the real pipeline: profile change, model change, failed re-ingest,
+lineage and time travel."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import lancedb
+import pytest
+import yaml
+
+from rag_assets.config import load_project
+from rag_assets.config.profiles import profile_from_config
+from rag_assets.core.chunking import chunk_document
+from rag_assets.core.hashing import text_hash
+from rag_assets.core.index import table_name
+from rag_assets.core.parsing import parse_document
+from rag_assets.core.sources import list_disk, read_disk
+from rag_assets.core.tokens import get_token_counter
+from rag_assets.ingest import ingest_project
+from rag_assets.query import query_corpus, serving_model
+from tests.conftest import env, make_project
+
+pytestmark = pytest.mark.slow
+RAG = str(Path(sys.executable).parent / "rag")
+
+
+def embed_texts(project) -> set[str]:
+    """Embedded-text hashes of every document, chunked directly (independently of the pipeline)."""
+    corpus = project.corpus("sample")
+    model = corpus.embedding_model
+    profile = profile_from_config(corpus.chunking_profile)
+    counter = get_token_counter(model.tokenizer)
+    out = set()
+    for ref in list_disk(corpus.source_root, corpus.source.include, corpus.source.exclude):
+        doc = parse_document(read_disk(corpus.source_root, ref.doc_id))
+        out.update(text_hash(model.passage_prefix + c.embed_text)
+                   for c in chunk_document(doc, profile, counter, model.max_input_tokens).chunks)
+    return out
+
+
+def edit_yaml(path: Path, change) -> None:
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def rows(project):
+    corpus = project.corpus("sample")
+    db = lancedb.connect(corpus.index_uri)
+    return db.open_table(table_name("sample", corpus.embedding_model.name)).to_arrow().to_pylist()
+
+
+def test_profile_change_reembeds_only_changed_chunks_and_model_change_never_reparses(tmp_path):
+    values = make_project(tmp_path)
+    cfg = Path(values["RAG_PROJECT_DIR"])
+    with env(**values):
+        first = ingest_project(load_project())
+        before = embed_texts(load_project())
+        assert first["chunks_embedded"] == len(before)
+
+        edit_yaml(cfg / "profiles" / "chunking.yml",
+                  lambda d: d["chunking_profiles"][0].update(max_tokens=160))
+        after = embed_texts(load_project())
+        changed = ingest_project(load_project())
+        assert changed["documents_parsed"] == 0
+        assert changed["chunks_embedded"] == len(after - before) < len(after)
+        assert changed["embedding_cache_hits"] == len(after & before)
+        assert changed["rows_in_index"] == len(rows(load_project()))
+
+        def second_model(d):
+            m = dict(d["embedding_models"][0], name="minilm_passage", passage_prefix="passage: ")
+            d["embedding_models"].append(m)
+        edit_yaml(cfg / "profiles" / "embedding_models.yml", second_model)
+        edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+embedding_model": "minilm_passage"}))
+        project = load_project()
+        corpus = project.corpus("sample")
+        # The new model's table does not exist yet: queries stay on the complete one.
+        db = lancedb.connect(corpus.index_uri)
+        assert serving_model(project, corpus, db).name == "all_minilm_l6_v2"
+        assert query_corpus(project, corpus, "refund policy", k=1)
+        switched = ingest_project(project)
+        assert switched["documents_parsed"] == 0
+        assert switched["chunks_embedded"] == len(after) == switched["rows_in_index"]
+        assert serving_model(project, corpus, db).name == "minilm_passage"
+        old = db.open_table(table_name("sample", "all_minilm_l6_v2")).count_rows()
+        assert old == changed["rows_in_index"]  # the old index is kept beside the new one
+
+
+def test_failed_reingest_keeps_the_last_good_rows_and_fails_the_check(tmp_path):
+    values = make_project(tmp_path)
+    docs = Path(values["RAG_SAMPLE_DOCS"])
+    with env(**values):
+        ingest_project(load_project())
+        good = {r["id"] for r in rows(load_project()) if r["doc_id"] == "notes/office_wifi.txt"}
+        (docs / "notes" / "office_wifi.txt").write_bytes(b"\x00\x01binary garbage\xff" * 100)
+        report = ingest_project(load_project())
+        assert [f["doc_id"] for f in report["failures"]] == ["notes/office_wifi.txt"]
+        assert "binary" in report["failures"][0]["error"]
+        assert {r["id"] for r in rows(load_project()) if r["doc_id"] == "notes/office_wifi.txt"} == good
+        assert report["checks"]["sample.no_failed_documents"] is False
+        assert report["checks"]["sample.index_rows_match_live_chunks"] is True
+        # Unchanged broken bytes are not retried on every ingest.
+        assert ingest_project(load_project())["documents_changed"] == 0
+
+
+def test_lineage_and_time_travel_from_the_command_line(tmp_path):
+    values = make_project(tmp_path)
+    environ = {**os.environ, **values}
+    run = lambda *a: subprocess.run([RAG, *a], env=environ, capture_output=True, text=True, timeout=300)  # noqa: E731
+    assert run("ingest").returncode == 0
+    hit = json.loads(run("query", "guest Wi-Fi password", "--k", "1", "--json").stdout)[0]
+    version_before = json.loads(run("lineage", hit["id"], "--json").stdout)["current_table_version"]
+    wifi = Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "office_wifi.txt"
+    wifi.write_text(wifi.read_text().replace("NW-Guest", "NW-Visitors"))
+    assert run("ingest").returncode == 0
+    trace = json.loads(run("lineage", hit["id"], "--json").stdout) if run("lineage", hit["id"]).returncode == 0 else None
+    assert trace is None  # the old row left the index with its document's old version
+    new_hit = json.loads(run("query", "guest Wi-Fi password", "--k", "1", "--json").stdout)[0]
+    assert "NW-Visitors" in new_hit["text"]
+    new_trace = json.loads(run("lineage", new_hit["id"], "--json").stdout)
+    for key in ("source_uri", "source_version", "content_hash", "chunk_profile", "embedding_model", "run_id",
+                "table_version"):
+        assert new_trace[key] is not None, key
+    old = json.loads(run("query", "guest Wi-Fi password", "--k", "1", "--json", "--as-of", str(version_before)).stdout)
+    assert "NW-Guest" in old[0]["text"]
