@@ -16,7 +16,8 @@ EXAMPLES = """examples:
   rag ingest                      ingest every corpus (only changed documents are processed)
   rag ingest --json               the same, printing one JSON object of counts
   rag query "what is the refund policy?" --k 3
-  rag query "error E-217" --json
+  rag query "error E-217" --json --mode fts
+  rag query "reset the robot" --filter section=Troubleshooting --expand 1
   rag query "refund policy" --as-of 3        query table version 3 (LanceDB time travel)
   rag lineage 1f0c...e9 --json              source, versions, profile, model and run of a row
   rag chunk sample_docs/support/customer_faq.md --strategy faq --max-tokens 128
@@ -57,11 +58,15 @@ def cmd_query(args) -> int:
     from rag_assets.config import load_project
     from rag_assets.query import query_corpus
 
+    from rag_assets.core.retrieval import FilterError, Filters
+
     project = load_project(args.project)
     corpus = project.corpus(args.corpus) if args.corpus else project.corpora[0]
     try:
-        hits = query_corpus(project, corpus, args.text, k=args.k, as_of=args.as_of)
-    except ValueError as exc:  # LanceDB: no such version
+        filters = Filters.parse(args.filter or [], tenant=args.tenant)
+        hits = query_corpus(project, corpus, args.text, k=args.k, as_of=args.as_of, mode=args.mode,
+                            filters=filters, rerank=args.rerank, neighbours=args.expand)
+    except (FilterError, ValueError) as exc:  # bad filter, missing tenant, no such table version
         print(f"rag: {exc}", file=sys.stderr)
         return 2
     if args.json:
@@ -188,6 +193,15 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--corpus", help="corpus to search (default: the first declared)")
     query.add_argument("--json", action="store_true", help="print a JSON list of results")
     query.add_argument("--as-of", type=int, metavar="VERSION", help="query an older table version (time travel)")
+    query.add_argument("--mode", choices=["hybrid", "vector", "fts"], default="hybrid",
+                       help="hybrid (vector + full text, reciprocal-rank fusion; default), vector or fts")
+    query.add_argument("--tenant", help="only this tenant's rows (required where the corpus has tenants)")
+    query.add_argument("--filter", action="append", metavar="KEY=VALUE",
+                       help="repeatable; keys: doc_id, section (heading prefix), tag, content_type, updated_after")
+    query.add_argument("--rerank", choices=["rrf", "mmr", "none"], default="rrf",
+                       help="rerank the candidates: rrf (default), mmr for diversity, none")
+    query.add_argument("--expand", type=int, default=0, metavar="N",
+                       help="add N neighbouring chunks before and after each hit")
     query.set_defaults(func=cmd_query)
 
     trace = sub.add_parser("lineage", help="where an index row came from (source, versions, profile, model, run)")

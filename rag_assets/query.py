@@ -12,8 +12,8 @@ import dagster as dg
 from rag_assets.config import Corpus, Project
 from rag_assets.config.schema import EmbeddingModelConfig
 from rag_assets.core.index import LanceIndex, active_models
-from rag_assets.core.retrieval import Hit, vector_search
-from rag_assets.defs.factory import build_corpus_resources, resource_keys
+from rag_assets.core.retrieval import Filters, Hit, search
+from rag_assets.defs.factory import build_corpus_resources, has_tenants, resource_keys
 
 
 def serving_model(project: Project, corpus: Corpus, db) -> EmbeddingModelConfig:
@@ -25,9 +25,18 @@ def serving_model(project: Project, corpus: Corpus, db) -> EmbeddingModelConfig:
     return declared[complete[0]]
 
 
-def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of: int | None = None) -> list[Hit]:
+class TenantRequired(ValueError):
+    """A query on a corpus with tenants that names none."""
+
+
+def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of: int | None = None,
+                 mode: str = "hybrid", filters: Filters = Filters(), rerank: str = "rrf",
+                 neighbours: int = 0) -> list[Hit]:
     """Top ``k`` chunks of ``corpus`` for ``text`` (at table version ``as_of`` when given);
-    empty when the corpus has no index yet."""
+    empty when the corpus has no index yet. Raises TenantRequired where the corpus declares
+    tenants and ``filters.tenant`` is unset: only that tenant's rows can come back."""
+    if has_tenants(corpus) and not filters.tenant:
+        raise TenantRequired(f"corpus {corpus.name!r} has tenants: name one with --tenant")
     keys = resource_keys(corpus.name)
     with dg.build_resources({keys["lancedb"]: build_corpus_resources(corpus)[keys["lancedb"]]}) as resources:
         db = getattr(resources, keys["lancedb"]).get_connection()
@@ -38,8 +47,10 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
         index = LanceIndex(db, corpus.name, model.name, model.dimensions)
         if index.count_rows() == 0:
             return []
-        vector = embedder.embed([model.query_prefix + text])[0]
-        return vector_search(index, vector, k=k, version=as_of)
+        vector = embedder.embed([model.query_prefix + text])[0] if mode != "fts" else None
+        return search(index, text, vector, k=k, mode=mode, filters=filters,
+                      candidates=corpus.index.search_candidates, rerank=rerank, neighbours=neighbours,
+                      version=as_of)
 
 
 def lineage(project: Project, row_id: str) -> dict | None:

@@ -24,6 +24,7 @@ class SourceConfig(_Strict):
     include: tuple[str, ...] = Field(("**/*",), description="Glob patterns of documents to index.")
     exclude: tuple[str, ...] = Field((), description="Glob patterns to leave out.")
     tenant: str | None = Field(None, description="Tenant every document of this source belongs to.")
+    tenant_from_path: bool = Field(False, description="The first folder of each document's path is its tenant.")
     region: str | None = Field(None, description="s3: region name.")
     access_key_env: str = Field("AWS_ACCESS_KEY_ID", description="s3: environment variable holding the access key id.")
     secret_key_env: str = Field("AWS_SECRET_ACCESS_KEY", description="s3: environment variable holding the secret key.")
@@ -47,6 +48,8 @@ class SourceConfig(_Strict):
 
     @model_validator(mode="after")
     def _kind_fields(self):
+        if self.tenant and self.tenant_from_path:
+            raise ValueError("set either 'tenant' or 'tenant_from_path', not both")
         if self.kind == "disk" and not self.path:
             raise ValueError("a disk source needs 'path' (a folder relative to dbt_like_configs/)")
         if self.kind == "s3" and not self.bucket:
@@ -132,6 +135,8 @@ class IndexConfig(_Strict):
     name: str = Field(pattern=NAME)
     uri: str = Field(description="LanceDB URI: a folder (relative to dbt_like_configs/) or s3://bucket/path.")
     metric: Literal["cosine", "l2", "dot"] = "cosine"
+    ann_min_rows: int = Field(10_000, ge=256, description="Build an ANN vector index from this many rows on.")
+    search_candidates: int = Field(50, ge=1, le=1000, description="Candidates reranked before the final k.")
     description: str = ""
 
 

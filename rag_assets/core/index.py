@@ -69,6 +69,7 @@ def chunk_schema(dimensions: int) -> pa.Schema:
             pa.field("embedding_model", pa.string()),
             pa.field("embed_text_hash", pa.string()),
             pa.field("tenant", pa.string()),
+            pa.field("tags", pa.string()),
             pa.field("run_id", pa.string()),
             pa.field("ingested_at", pa.timestamp("us", tz="UTC")),
         ]
@@ -100,7 +101,7 @@ ACTIVE_SCHEMA = pa.schema(
 )
 
 
-def document_rows(doc: EmbeddedDocument, tenant: str | None, run_id: str) -> list[dict[str, Any]]:
+def document_rows(doc: EmbeddedDocument, tenant: str | None, run_id: str, tags: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """Index rows of one embedded document (deterministic ids, full lineage on each row)."""
     chunked = doc.chunked
     now = datetime.now(timezone.utc)
@@ -132,6 +133,7 @@ def document_rows(doc: EmbeddedDocument, tenant: str | None, run_id: str) -> lis
                 "embedding_model": doc.model,
                 "embed_text_hash": text_hash(chunk.embed_text),
                 "tenant": tenant,
+                "tags": "," + ",".join(tags) + "," if tags else "",
                 "run_id": run_id,
                 "ingested_at": now,
             }
@@ -165,7 +167,27 @@ class LanceIndex:
         """Upsert the document's rows, then delete its rows that are no longer current."""
         return self.write_documents([doc], tenant, run_id)[doc.chunked.doc_id]
 
-    def write_documents(self, docs: list[EmbeddedDocument], tenant: str | None, run_id: str) -> dict[str, WriteResult]:
+    def ensure_search_indexes(self, ann_min_rows: int) -> list[str]:
+        """Full-text index on the chunk text; an ANN vector index once the table has
+        ``ann_min_rows`` rows (exact search below that). Returns what was built."""
+        from lancedb.index import FTS, IvfPq
+
+        table = self.table()
+        existing = {tuple(i.columns) for i in table.list_indices()}
+        built = []
+        if table.count_rows() and ("text",) not in existing:
+            table.create_index("text", config=FTS())
+            built.append("fts:text")
+        rows = table.count_rows()
+        if rows >= ann_min_rows and ("vector",) not in existing:
+            partitions = max(1, int(rows ** 0.5) // 4)
+            table.create_index("vector", config=IvfPq(distance_type="cosine", num_partitions=partitions,
+                                                      num_sub_vectors=max(1, self.dimensions // 16)))
+            built.append("ivf_pq:vector")
+        return built
+
+    def write_documents(self, docs: list[EmbeddedDocument], tenant, run_id: str,
+                        tags: tuple[str, ...] = ()) -> dict[str, WriteResult]:
         """Write a batch of documents in one upsert, then delete the batch's stale rows and
         record the documents in the manifest. Never the reverse order: a crash between the
         steps leaves extra rows (removed on the next write), never a document without rows."""
@@ -178,7 +200,8 @@ class LanceIndex:
             where = "doc_id IN (" + ", ".join(sql_str(d) for d in doc_ids[i : i + 200]) + ")"
             for row in table.search().where(where).select(["doc_id", "id"]).limit(None).to_arrow().to_pylist():
                 old.setdefault(row["doc_id"], set()).add(row["id"])
-        rows_by_doc = {d.chunked.doc_id: document_rows(d, tenant, run_id) for d in docs}
+        rows_by_doc = {d.chunked.doc_id: document_rows(d, tenant(d.chunked.doc_id) if callable(tenant) else tenant,
+                                                       run_id, tags) for d in docs}
         rows = [r for doc_rows in rows_by_doc.values() for r in doc_rows]
         if rows:
             data = pa.Table.from_pylist(rows, schema=chunk_schema(self.dimensions))

@@ -145,9 +145,10 @@ def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache
 
 
 def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, cache: EmbeddingCache,
-                tenant: str | None, run_id: str, profile_hash: str, model_name: str,
-                prefix: str = "") -> list[StageResult]:
+                tenant, run_id: str, profile_hash: str, model_name: str,
+                prefix: str = "", tags: tuple[str, ...] = ()) -> list[StageResult]:
     """Write the batch's current chunks and vectors to the index in one upsert (new rows first,
+    ``tenant`` is a string or a function of the document id;
     then stale ones removed). A failed document keeps its last good rows; its failure is recorded
     against the content, profile and model it failed with, so it is retried only when one changes."""
     results: dict[str, StageResult] = {}
@@ -165,7 +166,7 @@ def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, ca
         embedded = EmbeddedDocument(chunked, ptr["model"], tuple(
             tuple(vectors[text_hash(prefix + c.embed_text)]) for c in chunked.chunks))
         ready.append((doc_id, ptr, embedded))
-    written = index.write_documents([e for _, _, e in ready], tenant, run_id)
+    written = index.write_documents([e for _, _, e in ready], tenant, run_id, tags)
     for doc_id, ptr, embedded in ready:
         result = written[doc_id]
         store.set_current("index", doc_id, key=ptr["key"], content_hash=embedded.chunked.content_hash,

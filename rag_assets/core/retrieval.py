@@ -1,18 +1,93 @@
-"""Vector retrieval over a corpus' LanceDB table, returning citable hits."""
+"""Retrieval over a corpus' LanceDB table: vector, full-text and hybrid search with citations.
+
+Filters are built only from validated keys and escaped values (``build_where``): a value such as
+``x' OR '1'='1`` is matched literally and finds nothing. Hybrid search fuses the vector and
+full-text rankings of the top candidates with reciprocal-rank fusion; MMR can rerank for
+diversity. Hits of one document whose spans overlap are merged into one result.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import re
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timezone
 
-from rag_assets.core.index import LanceIndex
+import numpy as np
+
+from rag_assets.core.index import LanceIndex, sql_str
 
 CITATION_COLUMNS = ["id", "doc_id", "text", "start", "end", "chunk_index", "title", "source_uri",
-                    "heading_path", "page", "content_hash", "embedding_model", "chunk_profile", "run_id", "_distance"]
+                    "heading_path", "page", "content_hash", "embedding_model", "chunk_profile", "run_id", "tenant"]
+FILTER_KEYS = ("doc_id", "section", "tag", "content_type", "updated_after")
+MODES = ("vector", "fts", "hybrid")
+RRF_K = 60
+
+
+class FilterError(ValueError):
+    """An invalid filter key or value; the message says what is accepted."""
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Validated metadata filters. ``tenant`` is mandatory where the corpus declares tenants."""
+
+    tenant: str | None = None
+    doc_id: str | None = None
+    section: str | None = None
+    tag: str | None = None
+    content_type: str | None = None
+    updated_after: datetime | None = None
+
+    @classmethod
+    def parse(cls, pairs: list[str], tenant: str | None = None) -> "Filters":
+        """From ``key=value`` strings (the CLI's repeatable ``--filter``)."""
+        values: dict = {"tenant": tenant}
+        for pair in pairs:
+            key, sep, value = pair.partition("=")
+            key = key.strip()
+            if not sep or key not in FILTER_KEYS:
+                raise FilterError(f"invalid filter {pair!r}: use key=value with key one of {', '.join(FILTER_KEYS)}")
+            if not value or "\x00" in value or len(value) > 512:
+                raise FilterError(f"invalid value for filter {key!r}: give 1-512 characters")
+            if key == "updated_after":
+                try:
+                    parsed = datetime.fromisoformat(value)
+                except ValueError as exc:
+                    raise FilterError(f"updated_after must be an ISO date or datetime, got {value!r}") from exc
+                values[key] = parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+            else:
+                values[key] = value
+        return cls(**values)
+
+
+def _like(value: str, prefix: str = "", suffix: str = "") -> str:
+    """A LIKE pattern that matches ``value`` literally between the given wildcards."""
+    escaped = value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"{sql_str(prefix + escaped + suffix)} ESCAPE '\\'"
+
+
+def build_where(filters: Filters) -> str | None:
+    """A LanceDB filter from escaped values only; None when nothing filters."""
+    clauses = []
+    if filters.tenant is not None:
+        clauses.append(f"tenant = {sql_str(filters.tenant)}")
+    if filters.doc_id is not None:
+        clauses.append(f"doc_id = {sql_str(filters.doc_id)}")
+    if filters.section is not None:
+        clauses.append(f"heading_path LIKE {_like(filters.section, suffix='%')}")
+    if filters.content_type is not None:
+        clauses.append(f"content_type = {sql_str(filters.content_type)}")
+    if filters.tag is not None:
+        clauses.append(f"tags LIKE {_like(filters.tag, prefix='%,', suffix=',%')}")
+    if filters.updated_after is not None:
+        stamp = filters.updated_after.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+        clauses.append(f"ingested_at > timestamp {sql_str(stamp)}")
+    return " AND ".join(clauses) if clauses else None
 
 
 @dataclass(frozen=True)
 class Hit:
-    """One retrieved chunk with everything a citation needs."""
+    """One retrieved chunk (or merged span) with everything a citation needs."""
 
     id: str
     doc_id: str
@@ -26,9 +101,13 @@ class Hit:
     chunk_index: int
     score: float
     mode: str = "vector"
+    tenant: str | None = None
+    vector: list[float] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        data.pop("vector")
+        return data
 
     def citation(self) -> str:
         parts = [self.title or self.doc_id]
@@ -40,25 +119,135 @@ class Hit:
         return " | ".join(parts) + f"  ({self.source})"
 
 
-def vector_search(index: LanceIndex, vector: list[float], k: int = 5, version: int | None = None) -> list[Hit]:
-    """Top ``k`` chunks by cosine similarity (score = 1 - cosine distance), at table ``version``
-    (LanceDB time travel) when given."""
+def _hit(row: dict, score: float, mode: str) -> Hit:
+    return Hit(id=row["id"], doc_id=row["doc_id"], text=row["text"], source=row["source_uri"], title=row["title"],
+               heading_path=row["heading_path"] or "", page=row["page"], start=row["start"], end=row["end"],
+               chunk_index=row["chunk_index"], score=round(float(score), 6), mode=mode, tenant=row.get("tenant"),
+               vector=row.get("vector"))
+
+
+def _table(index: LanceIndex, version: int | None):
     table = index.table()
     if version is not None:
         table.checkout(version)
-    rows = (
-        table
-        .search(vector, vector_column_name="vector")
-        .distance_type("cosine")
-        .select(CITATION_COLUMNS)
-        .limit(k)
-        .to_list()
-    )
-    return [
-        Hit(
-            id=r["id"], doc_id=r["doc_id"], text=r["text"], source=r["source_uri"], title=r["title"],
-            heading_path=r["heading_path"] or "", page=r["page"], start=r["start"], end=r["end"],
-            chunk_index=r["chunk_index"], score=round(1.0 - float(r["_distance"]), 6),
-        )
-        for r in rows
-    ]
+    return table
+
+
+def vector_search(index: LanceIndex, vector: list[float], k: int = 5, version: int | None = None,
+                  where: str | None = None) -> list[Hit]:
+    """Top ``k`` chunks by cosine similarity (score = 1 - cosine distance)."""
+    query = _table(index, version).search(vector, vector_column_name="vector").distance_type("cosine")
+    if where:
+        query = query.where(where, prefilter=True)
+    rows = query.select([*CITATION_COLUMNS, "vector", "_distance"]).limit(k).to_list()
+    return [_hit(r, 1.0 - float(r["_distance"]), "vector") for r in rows]
+
+
+def fts_search(index: LanceIndex, text: str, k: int = 5, version: int | None = None,
+               where: str | None = None) -> list[Hit]:
+    """Top ``k`` chunks by BM25 over the chunk text; the query is matched as plain terms."""
+    from lancedb.query import MatchQuery
+
+    terms = " ".join(re.findall(r"\w[\w\-./]*", text))
+    if not terms:
+        return []
+    query = _table(index, version).search(MatchQuery(terms, "text"), query_type="fts")
+    if where:
+        query = query.where(where, prefilter=True)
+    rows = query.select([*CITATION_COLUMNS, "vector", "_score"]).limit(k).to_list()
+    return [_hit(r, r["_score"], "fts") for r in rows]
+
+
+def rrf(rankings: list[list[Hit]], k: int) -> list[Hit]:
+    """Reciprocal-rank fusion: score = sum of 1 / (60 + rank) over the rankings a chunk is in."""
+    scores: dict[str, float] = {}
+    first: dict[str, Hit] = {}
+    for ranking in rankings:
+        for rank, hit in enumerate(ranking, start=1):
+            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (RRF_K + rank)
+            first.setdefault(hit.id, hit)
+    ordered = sorted(scores, key=lambda i: (-scores[i], i))[:k]
+    return [replace(first[i], score=round(scores[i], 6), mode="hybrid") for i in ordered]
+
+
+def mmr(hits: list[Hit], query_vector: list[float], k: int, diversity: float = 0.3) -> list[Hit]:
+    """Maximal marginal relevance over candidates that carry vectors."""
+    if not hits or any(h.vector is None for h in hits):
+        return hits[:k]
+    vecs = np.asarray([h.vector for h in hits], dtype=np.float32)
+    vecs /= np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+    q = np.asarray(query_vector, dtype=np.float32)
+    q /= max(float(np.linalg.norm(q)), 1e-12)
+    relevance = vecs @ q
+    chosen: list[int] = []
+    while len(chosen) < min(k, len(hits)):
+        best, best_score = -1, -np.inf
+        for i in range(len(hits)):
+            if i in chosen:
+                continue
+            redundancy = max((float(vecs[i] @ vecs[j]) for j in chosen), default=0.0)
+            score = (1 - diversity) * relevance[i] - diversity * redundancy
+            if score > best_score:
+                best, best_score = i, score
+        chosen.append(best)
+    return [hits[i] for i in chosen]
+
+
+def merge_overlapping(hits: list[Hit]) -> list[Hit]:
+    """Hits of one document whose spans overlap (or touch) become one result with the best score."""
+    merged: list[Hit] = []
+    for hit in hits:
+        for i, kept in enumerate(merged):
+            if kept.doc_id == hit.doc_id and hit.start <= kept.end and kept.start <= hit.end:
+                merged[i] = _union(kept, hit)
+                break
+        else:
+            merged.append(hit)
+    return merged
+
+
+def _union(a: Hit, b: Hit) -> Hit:
+    first, second = (a, b) if a.start <= b.start else (b, a)
+    text = first.text + second.text[max(0, first.end - second.start):] if second.end > first.end else first.text
+    return replace(a, text=text, start=first.start, end=max(a.end, b.end), score=max(a.score, b.score),
+                   chunk_index=min(a.chunk_index, b.chunk_index))
+
+
+def expand(index: LanceIndex, hits: list[Hit], neighbours: int, version: int | None = None) -> list[Hit]:
+    """Add ``neighbours`` chunks before and after each hit from the same document."""
+    if neighbours <= 0:
+        return hits
+    table = _table(index, version)
+    out = []
+    for hit in hits:
+        lo, hi = hit.chunk_index - neighbours, hit.chunk_index + neighbours
+        where = f"doc_id = {sql_str(hit.doc_id)} AND chunk_index >= {int(lo)} AND chunk_index <= {int(hi)}"
+        rows = sorted(table.search().where(where).select(CITATION_COLUMNS).limit(2 * neighbours + 1).to_list(),
+                      key=lambda r: r["start"])
+        merged = hit
+        for row in rows:
+            merged = _union(merged, replace(_hit(row, hit.score, hit.mode), id=hit.id))
+        out.append(replace(merged, id=hit.id, score=hit.score, chunk_index=hit.chunk_index))
+    return out
+
+
+def search(index: LanceIndex, text: str, vector: list[float] | None, k: int = 5, mode: str = "hybrid",
+           filters: Filters = Filters(), candidates: int = 50, rerank: str = "rrf", neighbours: int = 0,
+           version: int | None = None) -> list[Hit]:
+    """The query path: candidates from vector and/or full-text search, fusion or MMR, merging of
+    overlapping spans, then neighbour expansion. ``mode`` is vector, fts or hybrid."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    where = build_where(filters)
+    pool = max(k, candidates)
+    if mode == "vector":
+        hits = vector_search(index, vector, pool, version, where)
+    elif mode == "fts":
+        hits = fts_search(index, text, pool, version, where)
+    else:
+        hits = rrf([vector_search(index, vector, pool, version, where),
+                    fts_search(index, text, pool, version, where)], pool)
+    if rerank == "mmr" and vector is not None:
+        hits = mmr(hits, vector, pool)
+    hits = merge_overlapping(hits)[:k]
+    return expand(index, hits, neighbours, version)

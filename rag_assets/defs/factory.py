@@ -54,6 +54,18 @@ def model_fingerprint(corpus: Corpus) -> str:
     return settings_hash({"provider": m.provider, "model": m.model, "dimensions": m.dimensions, "prefix": m.passage_prefix})
 
 
+def tenant_of(corpus: Corpus):
+    """The tenant of a document id under the corpus' source (None where it declares none)."""
+    source = corpus.source
+    if source.tenant_from_path:
+        return lambda doc_id: doc_id.split("/", 1)[0] if "/" in doc_id else None
+    return lambda doc_id: source.tenant
+
+
+def has_tenants(corpus: Corpus) -> bool:
+    return bool(corpus.source.tenant or corpus.source.tenant_from_path)
+
+
 def build_corpus_resources(corpus: Corpus) -> dict[str, dg.ConfigurableResource]:
     keys = resource_keys(corpus.name)
     model = corpus.embedding_model
@@ -178,8 +190,8 @@ def build_corpus_assets(corpus: Corpus) -> list:
         index = LanceIndex(db, name, model.name, model.dimensions)
         cache = EmbeddingCache(db, model.name, model.dimensions)
         docs = _docs(context)
-        written = index_stage(store, [d for _, d in docs], index, cache, corpus.source.tenant, context.run_id,
-                              profile.fingerprint(), model.name, model.passage_prefix)
+        written = index_stage(store, [d for _, d in docs], index, cache, tenant_of(corpus), context.run_id,
+                              profile.fingerprint(), model.name, model.passage_prefix, corpus.tags)
         results = list(zip([pk for pk, _ in docs], written))
         return dg.MaterializeResult(metadata=_report(context, results, {
             "table": index.name, "table_version": index.version(), "rows_in_table": index.count_rows()}))
@@ -207,12 +219,13 @@ def build_table_asset(corpus: Corpus):
         for doc_id in removed_docs:
             store.forget(doc_id)
         index.optimize()
+        built = index.ensure_search_indexes(corpus.index.ann_min_rows)
         indexed = index.indexed_documents()
         complete = all(doc_id in indexed for doc_id in live)
         if complete:
             mark_active(index.db, name, model.name, index.name, len(live))
         return dg.MaterializeResult(metadata={
-            "complete": complete,
+            "complete": complete, "indexes_built": ", ".join(built) or "none",
             "table": index.name, "table_version": index.version(), "rows": index.count_rows(),
             "documents": len(index.indexed_documents()), "deleted_documents": len(removed_docs),
             "deleted_rows": removed_rows, "dagster/row_count": index.count_rows()})

@@ -1,0 +1,95 @@
+"""Retrieval on real indexes: hybrid search, escaped filters, tenant isolation, expansion."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rag_assets.config import load_project
+from rag_assets.core.retrieval import Filters
+from rag_assets.ingest import ingest_project
+from rag_assets.query import TenantRequired, query_corpus
+from tests.conftest import SAMPLE_DOCS, env, make_project
+
+pytestmark = pytest.mark.slow
+RAG = str(Path(sys.executable).parent / "rag")
+ADVERSARIAL = ["x' OR '1'='1", "' OR 1=1 --", "%", "_", "acme' OR tenant = 'globex", "\\", "acme%"]
+
+
+def docs_containing(identifier: str) -> set[str]:
+    return {p.relative_to(SAMPLE_DOCS).as_posix() for p in SAMPLE_DOCS.rglob("*")
+            if p.is_file() and p.suffix in (".md", ".txt", ".csv", ".py") and identifier in p.read_text()}
+
+
+def ask(values, text, **kwargs):
+    with env(**values):
+        project = load_project()
+        return query_corpus(project, project.corpus("sample"), text, **kwargs)
+
+
+def test_hybrid_finds_exact_identifiers_that_vector_search_misses(ingested_sample):
+    values, _ = ingested_sample
+    assert docs_containing("EXP-4471") == {"handbook/employee_handbook.md"}
+    assert ask(values, "EXP-4471", k=1, mode="hybrid")[0].doc_id == "handbook/employee_handbook.md"
+    assert ask(values, "EXP-4471", k=1, mode="vector")[0].doc_id != "handbook/employee_handbook.md"
+    expected = docs_containing("E-217")
+    assert len(expected) >= 2
+    hybrid = {h.doc_id for h in ask(values, "E-217", k=3, mode="hybrid")}
+    vector = {h.doc_id for h in ask(values, "E-217", k=3, mode="vector")}
+    assert expected <= hybrid and not expected <= vector
+    fts = ask(values, "E-217", k=len(expected), mode="fts")
+    assert {h.doc_id for h in fts} == expected
+
+
+def test_filters_are_escaped_and_validated(ingested_sample):
+    values, _ = ingested_sample
+    for value in ADVERSARIAL:
+        for key in ("doc_id", "section", "content_type", "tag"):
+            assert ask(values, "refund policy", k=5, filters=Filters.parse([f"{key}={value}"])) == []
+    only = ask(values, "refund", k=5, filters=Filters.parse(["doc_id=support/customer_faq.md"]))
+    assert only and {h.doc_id for h in only} == {"support/customer_faq.md"}
+    section = ask(values, "leave", k=5, filters=Filters.parse(["section=Northwind Robotics Employee Handbook > Time Off"]))
+    assert section and all(h.heading_path.startswith("Northwind Robotics Employee Handbook > Time Off") for h in section)
+    assert ask(values, "refund", k=3, filters=Filters.parse(["tag=demo"]))
+    assert ask(values, "refund", k=3, filters=Filters.parse(["updated_after=2999-01-01"])) == []
+    out = subprocess.run([RAG, "query", "x", "--filter", "colour=red"], env={**os.environ, **values},
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "invalid filter 'colour=red'" in out.stderr
+
+
+def test_neighbour_expansion_and_overlap_merging(ingested_sample):
+    values, _ = ingested_sample
+    plain = ask(values, "How many weeks of parental leave do caregivers get?", k=1, mode="vector")[0]
+    wide = ask(values, "How many weeks of parental leave do caregivers get?", k=1, mode="vector", neighbours=1)[0]
+    assert wide.id == plain.id
+    assert wide.start <= plain.start and wide.end >= plain.end and (wide.start, wide.end) != (plain.start, plain.end)
+    hits = ask(values, "refund", k=8, mode="hybrid")
+    for i, a in enumerate(hits):
+        for b in hits[i + 1:]:
+            assert a.doc_id != b.doc_id or a.end < b.start or b.end < a.start
+
+
+def test_tenants_never_see_each_other(tmp_path):
+    docs = tmp_path / "docs"
+    for tenant, secret in (("acme", "ACME-7781 launch code is 4242"), ("globex", "GLOBEX-9911 launch code is 7777")):
+        (docs / tenant).mkdir(parents=True)
+        (docs / tenant / "plans.md").write_text(f"# Plans\n\nThe {secret}. Refunds take 45 days.\n")
+    values = make_project(tmp_path / "p", docs=docs)
+    sources = Path(values["RAG_PROJECT_DIR"]) / "sources.yml"
+    data = yaml.safe_load(sources.read_text())
+    data["sources"][0]["tenant_from_path"] = True
+    sources.write_text(yaml.safe_dump(data))
+    with env(**values):
+        assert ingest_project(load_project())["documents_failed"] == 0
+    with pytest.raises(TenantRequired):
+        ask(values, "launch code")
+    for mode in ("vector", "fts", "hybrid"):
+        acme = ask(values, "GLOBEX-9911 launch code", k=10, mode=mode, filters=Filters(tenant="acme"))
+        assert acme and all(h.tenant == "acme" and "GLOBEX" not in h.text for h in acme)
+        for value in ADVERSARIAL:
+            assert ask(values, "launch code", k=10, mode=mode, filters=Filters(tenant=value)) == []
+    out = subprocess.run([RAG, "query", "launch code"], env={**os.environ, **values}, capture_output=True, text=True)
+    assert out.returncode == 2 and "--tenant" in out.stderr
