@@ -29,12 +29,16 @@ COUNTS = ("documents_seen", "documents_changed", "documents_new", "documents_del
 
 
 def _failure_message(result) -> str:
+    """The root cause of a failed run, as the user's code raised it, with the failing step."""
     for event in result.get_step_failure_events():
         data = event.step_failure_data
         if data.user_failure_data is not None and data.user_failure_data.description:
-            return data.user_failure_data.description
-        if data.error is not None:
-            return data.error.message.strip().splitlines()[-1]
+            return f"{event.step_key}: {data.user_failure_data.description}"
+        error = data.error
+        while error is not None and error.cause is not None:
+            error = error.cause
+        if error is not None:
+            return f"{event.step_key}: {error.message.strip().splitlines()[0][:500]}"
     return "run failed"
 
 

@@ -29,6 +29,10 @@ class EmbedderResource(dg.ConfigurableResource):
     base_url: str | None = Field(None, description="openai: base URL of the endpoint.")
     api_key: str | None = Field(None, description="openai: API key (set it with dg.EnvVar, never inline).")
     batch_size: int = Field(64, description="Inputs per request / per ONNX batch.")
+    max_batch_tokens: int = Field(250_000, description="openai: most tokens in one request.")
+    max_concurrency: int = Field(4, description="openai: requests in flight at once.")
+    timeout_s: float = Field(60.0, description="openai: per-request timeout.")
+    max_retries: int = Field(6, description="openai: retries with exponential backoff (honours Retry-After).")
     device: str = Field("auto", description="local: auto, cpu or cuda.")
 
     def get_token_counter(self) -> TokenCounter:
@@ -39,7 +43,11 @@ class EmbedderResource(dg.ConfigurableResource):
             return _local_embedder(self.model, self.device, self.batch_size)
         from openai import OpenAI
 
-        client = OpenAI(api_key=self.api_key or "unset", base_url=self.base_url, max_retries=6, timeout=60.0)
+        if not self.api_key:
+            raise ValueError(f"embedding model {self.model!r} needs an API key: set the environment variable "
+                             "named by api_key_env in embedding_models.yml")
+        client = OpenAI(api_key=self.api_key, base_url=self.base_url, max_retries=self.max_retries,
+                        timeout=self.timeout_s)
         return OpenAIEmbedder(
             client,
             model=self.model,
@@ -47,4 +55,6 @@ class EmbedderResource(dg.ConfigurableResource):
             counter=self.get_token_counter(),
             max_input_tokens=self.max_input_tokens,
             batch_size=self.batch_size,
+            max_batch_tokens=self.max_batch_tokens,
+            max_concurrency=self.max_concurrency,
         )

