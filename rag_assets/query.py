@@ -50,7 +50,7 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
         vector = embedder.embed([model.query_prefix + text])[0] if mode != "fts" else None
         return search(index, text, vector, k=k, mode=mode, filters=filters,
                       candidates=corpus.index.search_candidates, rerank=rerank, neighbours=neighbours,
-                      version=as_of)
+                      version=as_of, whole_document_tokens=corpus.index.whole_document_tokens)
 
 
 def lineage(project: Project, row_id: str) -> dict | None:

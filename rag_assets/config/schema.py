@@ -141,6 +141,7 @@ class IndexConfig(_Strict):
     metric: Literal["cosine", "l2", "dot"] = "cosine"
     ann_min_rows: int = Field(10_000, ge=256, description="Build an ANN vector index from this many rows on.")
     search_candidates: int = Field(50, ge=1, le=1000, description="Candidates reranked before the final k.")
+    whole_document_tokens: int = Field(0, ge=0, description="Return whole documents of at most this many tokens (0: off).")
     description: str = ""
 
 

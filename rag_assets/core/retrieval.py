@@ -231,11 +231,30 @@ def expand(index: LanceIndex, hits: list[Hit], neighbours: int, version: int | N
     return out
 
 
+def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, version: int | None = None) -> list[Hit]:
+    """Hits from documents of at most ``max_tokens`` tokens become the whole document."""
+    if max_tokens <= 0:
+        return hits
+    table = _table(index, version)
+    out = []
+    for hit in hits:
+        rows = table.search().where(f"doc_id = {sql_str(hit.doc_id)}").select([*CITATION_COLUMNS, "tokens"]) \
+            .limit(None).to_list()
+        if rows and sum(r["tokens"] for r in rows) <= max_tokens:
+            merged = hit
+            for row in sorted(rows, key=lambda r: r["start"]):
+                merged = _union(merged, _hit(row, hit.score, hit.mode))
+            hit = replace(merged, id=hit.id, score=hit.score, chunk_index=hit.chunk_index)
+        out.append(hit)
+    return merge_overlapping(out)
+
+
 def search(index: LanceIndex, text: str, vector: list[float] | None, k: int = 5, mode: str = "hybrid",
            filters: Filters = Filters(), candidates: int = 50, rerank: str = "rrf", neighbours: int = 0,
-           version: int | None = None) -> list[Hit]:
+           version: int | None = None, whole_document_tokens: int = 0) -> list[Hit]:
     """The query path: candidates from vector and/or full-text search, fusion or MMR, merging of
-    overlapping spans, then neighbour expansion. ``mode`` is vector, fts or hybrid."""
+    overlapping spans, neighbour expansion, then whole documents for short ones. ``mode`` is
+    vector, fts or hybrid."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     where = build_where(filters)
@@ -250,4 +269,4 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, k: int = 5,
     if rerank == "mmr" and vector is not None:
         hits = mmr(hits, vector, pool)
     hits = merge_overlapping(hits)[:k]
-    return expand(index, hits, neighbours, version)
+    return whole_documents(index, expand(index, hits, neighbours, version), whole_document_tokens, version)

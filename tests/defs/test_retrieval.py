@@ -93,3 +93,24 @@ def test_tenants_never_see_each_other(tmp_path):
             assert ask(values, "launch code", k=10, mode=mode, filters=Filters(tenant=value)) == []
     out = subprocess.run([RAG, "query", "launch code"], env={**os.environ, **values}, capture_output=True, text=True)
     assert out.returncode == 2 and "--tenant" in out.stderr
+
+
+def test_short_documents_come_back_whole(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "short.md").write_text("# Badge\n\nYour badge opens the side entrance after 21:00.\n\nLost badges cost 20 EUR.\n")
+    long_text = "# Long\n\n" + "\n\n".join(f"Paragraph {i} talks about robots and maps in detail." for i in range(120))
+    (docs / "long.md").write_text(long_text)
+    values = make_project(tmp_path / "p", docs=docs)
+    cfg = Path(values["RAG_PROJECT_DIR"]) / "profiles"
+    chunking = yaml.safe_load((cfg / "chunking.yml").read_text())
+    chunking["chunking_profiles"][0].update(max_tokens=40, overlap=0, min_tokens=0, strategy="recursive",
+                                            contextual_header=False)
+    (cfg / "chunking.yml").write_text(yaml.safe_dump(chunking))
+    with env(**values):
+        assert ingest_project(load_project())["documents_failed"] == 0
+    hit = ask(values, "side entrance badge", k=1)[0]
+    text = (docs / "short.md").read_text()
+    assert hit.doc_id == "short.md" and hit.start == 0 and hit.end == len(text.rstrip())
+    long_hit = ask(values, "Paragraph 60 robots", k=1)[0]
+    assert long_hit.doc_id == "long.md" and long_hit.end - long_hit.start < len(long_text) // 4
