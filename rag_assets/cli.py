@@ -20,6 +20,7 @@ EXAMPLES = """examples:
   rag query "reset the robot" --filter section=Troubleshooting --expand 1
   rag query "refund policy" --as-of 3        query table version 3 (LanceDB time travel)
   rag lineage 1f0c...e9 --json              source, versions, profile, model and run of a row
+  rag eval --questions ../shared/benchmarks/chroma_chunking_eval/questions.csv --profile fixed_200_0 --profile default
   rag chunk sample_docs/support/customer_faq.md --strategy faq --max-tokens 128
   rag chunk notes.txt --tokenizer cl100k_base --max-tokens 400 --overlap 0 --json
 """
@@ -79,6 +80,28 @@ def cmd_query(args) -> int:
         snippet = " ".join(hit.text.split())
         print(f"[{rank}] score {hit.score:.3f}  {hit.citation()}")
         print(f"    {snippet[:300]}{'...' if len(snippet) > 300 else ''}")
+    return 0
+
+
+def cmd_eval(args) -> int:
+    from rag_assets.config import load_project
+    from rag_assets.evaluate import evaluate
+
+    project = load_project(args.project)
+    try:
+        rows = evaluate(project, args.questions, args.profile, corpora=args.corpora, embedder=args.embedder,
+                        mode=args.mode, k=args.k, progress=None if args.json else sys.stderr)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"rag: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"{'profile':<22}{'chunks':>7}{'tokens':>8}{'recall':>8}{'prec':>7}{'prec_w':>8}{'iou':>7}"
+          f"{'R@1':>7}{'R@5':>7}{'MRR':>7}")
+    for r in rows:
+        print(f"{r['profile']:<22}{r['chunks']:>7}{r['mean_tokens']:>8}{r['recall']:>8}{r['precision']:>7}"
+              f"{str(r['precision_omega']):>8}{r['iou']:>7}{r['recall_at_1']:>7}{r['recall_at_5']:>7}{r['mrr']:>7}")
     return 0
 
 
@@ -208,6 +231,16 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("row_id", help="the row's id (as `rag query --json` prints it)")
     trace.add_argument("--json", action="store_true", help="print one JSON object")
     trace.set_defaults(func=cmd_lineage)
+
+    ev = sub.add_parser("eval", help="score chunking profiles against golden questions, side by side")
+    ev.add_argument("--questions", required=True, help="Chroma-format CSV or dbt_like_configs/evals/*.yml")
+    ev.add_argument("--corpora", help="folder of <corpus_id>.md files (CSV format; default: beside the CSV)")
+    ev.add_argument("--profile", action="append", required=True, help="profile to evaluate (repeatable)")
+    ev.add_argument("--embedder", help="embedding model name (default: the first corpus')")
+    ev.add_argument("--mode", choices=["vector", "hybrid"], default="vector")
+    ev.add_argument("--k", type=int, default=5, help="chunks retrieved per question (default 5)")
+    ev.add_argument("--json", action="store_true", help="print one JSON object per profile")
+    ev.set_defaults(func=cmd_eval)
 
     chunk = sub.add_parser("chunk", help="parse a file like the pipeline does and print its chunks")
     chunk.add_argument("file", help="document to chunk (md, txt, html, pdf, docx, py, csv...)")

@@ -22,4 +22,5 @@ def profile_from_config(config: ChunkingProfileConfig) -> ChunkingProfile:
         semantic_buffer=config.semantic_buffer,
         cleaning=Cleaning(**config.cleaning.model_dump()),
         content_types=tuple(sorted(config.content_types.items())),
+        size_tokenizer=config.size_tokenizer,
     )

@@ -91,6 +91,9 @@ class ChunkingProfileConfig(_Strict):
     content_types: dict[CONTENT_TYPES, STRATEGIES] = Field(
         default_factory=dict, description="Strategy per content type, overriding 'strategy'."
     )
+    size_tokenizer: str | None = Field(
+        None, description="Count max_tokens with this tokenizer (e.g. cl100k_base, as Chroma's report does); "
+                          "chunks over the embedding model's own limit are still split to fit.")
     description: str = ""
 
     @model_validator(mode="after")

@@ -17,7 +17,7 @@ from rag_assets.core.chunking.engine import Span
 from rag_assets.core.chunking.strategies import STRATEGIES
 from rag_assets.core.hashing import settings_hash
 from rag_assets.core.models import Chunk, ChunkedDocument, Element, ParsedDocument
-from rag_assets.core.tokens import TokenCounter
+from rag_assets.core.tokens import TokenCounter, get_token_counter
 
 CHUNKER_REVISION = "2"
 SECTION_TOKENS = 32
@@ -40,6 +40,7 @@ class ChunkingProfile:
     semantic_buffer: int = 1
     cleaning: Cleaning = field(default_factory=Cleaning)
     content_types: tuple[tuple[str, str], ...] = ()
+    size_tokenizer: str | None = None  # count max_tokens with this tokenizer (the model's limit still holds)
 
     def fingerprint(self) -> str:
         """Changes whenever the chunks this profile produces could change."""
@@ -101,8 +102,9 @@ def chunk_document(
 ) -> ChunkedDocument:
     """Split ``doc`` into chunks that fit both the profile and the embedding model's limit.
     Raises ValueError when the limit leaves no room for text after the contextual header."""
-    limit = min(profile.max_tokens, model_limit)
-    headers = _Headers(doc.title, counter)
+    sizer = get_token_counter(profile.size_tokenizer) if profile.size_tokenizer else counter
+    limit = min(profile.max_tokens, model_limit) if sizer is counter else profile.max_tokens
+    headers = _Headers(doc.title, sizer)
     header_room = headers.room() if profile.contextual_header else 0
     if limit - header_room < max(16, limit // 4):
         raise ValueError(
@@ -110,15 +112,18 @@ def chunk_document(
             "raise max_tokens or set contextual_header: false in the profile"
         )
     strategy = profile.strategy_for(doc)
-    chunker = make_chunker(strategy, profile, limit - header_room, counter, embed, model_limit)
+    chunker = make_chunker(strategy, profile, limit - header_room, sizer, embed, model_limit)
     elements = tuple(sorted(doc.elements, key=lambda el: el.start))
     starts = [el.start for el in elements]
     furniture = repeated_page_lines(doc.text, elements) if profile.cleaning.strip_page_furniture else frozenset()
     fingerprint = profile.fingerprint()
+    spans = chunker.chunk(doc.text, elements)
+    if sizer is not counter:
+        spans = _fit_model(doc.text, spans, profile, counter, model_limit, _Headers(doc.title, counter))
     chunks: list[Chunk] = []
-    for span in chunker.chunk(doc.text, elements):
-        chunks.append(_make_chunk(doc, span, len(chunks), elements, starts, headers, profile, counter, limit,
-                                  furniture, strategy, fingerprint))
+    for span in spans:
+        chunks.append(_make_chunk(doc, span, len(chunks), elements, starts, headers, profile, counter,
+                                  model_limit if sizer is not counter else limit, furniture, strategy, fingerprint))
     return ChunkedDocument(
         doc_id=doc.doc_id,
         uri=doc.uri,
@@ -130,6 +135,26 @@ def chunk_document(
         profile_hash=fingerprint,
         chunks=tuple(chunks),
     )
+
+
+def _fit_model(text: str, spans: list[Span], profile: ChunkingProfile, counter: TokenCounter, model_limit: int,
+               headers: "_Headers") -> list[Span]:
+    """Spans sized with another tokenizer, re-split where the model's own tokenizer says they
+    exceed its input limit (never truncated)."""
+    from rag_assets.core.chunking.recursive import RecursiveChunker
+
+    room = headers.room() if profile.contextual_header else 0
+    splitter = RecursiveChunker(model_limit - room, 0, counter)
+    out: list[Span] = []
+    for span in spans:
+        body = span.context + text[span.start : span.end]
+        if counter.count(body) + room <= model_limit:
+            out.append(span)
+            continue
+        for start, end in splitter.chunk_spans(text[span.start : span.end]):
+            out.append(Span(span.start + start, span.start + end, counter.count(text[span.start + start : span.start + end]),
+                            heading_path=span.heading_path))
+    return out
 
 
 def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, counter, limit, furniture, strategy, fingerprint) -> Chunk:

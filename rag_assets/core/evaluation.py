@@ -1,0 +1,189 @@
+"""Retrieval evaluation: chunk-level recall@k and MRR, and the token-level metrics of Chroma's
+"Evaluating Chunking Strategies for Retrieval" (2024), computed as its open-source evaluation
+does: character-span intersection and union over the top-k retrieved chunks; chunks retrieved
+from another corpus add nothing to the numerator (but do count in the precision denominator,
+as there); precision-omega uses every chunk of the corpus that touches a reference.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+Span = tuple[int, int]
+
+
+def _total(spans: list[Span]) -> int:
+    return sum(b - a for a, b in spans)
+
+
+def _merge(spans: list[Span]) -> list[Span]:
+    """Union of spans; touching spans merge."""
+    out: list[Span] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _overlap(x: Span, y: Span) -> Span | None:
+    """Intersection of two spans; touching spans give an empty (zero-length) intersection."""
+    a, b = max(x[0], y[0]), min(x[1], y[1])
+    return (a, b) if a <= b else None
+
+
+def _subtract(spans: list[Span], cut: Span) -> list[Span]:
+    """``spans`` minus ``cut`` (spans merely touching ``cut`` are kept whole)."""
+    out: list[Span] = []
+    for a, b in spans:
+        if b < cut[0] or a > cut[1]:
+            out.append((a, b))
+            continue
+        if a < cut[0]:
+            out.append((a, cut[0]))
+        if b > cut[1]:
+            out.append((cut[1], b))
+    return out
+
+
+@dataclass(frozen=True)
+class Reference:
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question, the corpus (or document) it is about, and where its answer is."""
+
+    question: str
+    corpus_id: str
+    references: tuple[Reference, ...] = ()
+    expected_doc: str | None = None
+    expected_section: str | None = None
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    corpus_id: str
+    start: int
+    end: int
+    heading_path: str = ""
+
+
+def token_scores(question: Question, retrieved: list[Retrieved]) -> tuple[float, float, float]:
+    """(recall, precision, iou) of one question over the retrieved chunks."""
+    refs = [(r.start, r.end) for r in question.references]
+    unused = list(refs)
+    numerator: list[Span] = []
+    for chunk in retrieved:
+        if chunk.corpus_id != question.corpus_id:
+            continue
+        for ref in refs:
+            hit = _overlap((chunk.start, chunk.end), ref)
+            if hit is not None:
+                unused = _subtract(unused, hit)
+                numerator = _merge([hit, *numerator])
+    found = _total(numerator)
+    retrieved_size = _total([(c.start, c.end) for c in retrieved])
+    recall = found / _total(refs) if _total(refs) else 0.0
+    precision = found / retrieved_size if retrieved_size else 0.0
+    iou_den = retrieved_size + _total(unused)
+    return recall, precision, (found / iou_den if iou_den else 0.0)
+
+
+def precision_omega(question: Question, corpus_chunks: list[Retrieved]) -> float:
+    """Best achievable precision: intersection over the union of every chunk touching a
+    reference plus the reference text no chunk covers."""
+    refs = [(r.start, r.end) for r in question.references]
+    unused = list(refs)
+    numerator: list[Span] = []
+    chunks: list[Span] = []
+    for chunk in corpus_chunks:
+        if chunk.corpus_id != question.corpus_id:
+            continue
+        for ref in refs:
+            hit = _overlap((chunk.start, chunk.end), ref)
+            if hit is not None:
+                unused = _subtract(unused, hit)
+                numerator = _merge([hit, *numerator])
+                chunks = _merge([(chunk.start, chunk.end), *chunks])
+    if not numerator:
+        return 0.0
+    return _total(numerator) / _total(_merge(chunks + unused))
+
+
+def is_hit(question: Question, chunk: Retrieved) -> bool:
+    """A retrieved chunk answers the question: it overlaps an expected span, or comes from the
+    expected document (and section, when one is given)."""
+    if question.references:
+        return chunk.corpus_id == question.corpus_id and any(
+            chunk.start < r.end and r.start < chunk.end for r in question.references)
+    if chunk.corpus_id != (question.expected_doc or question.corpus_id):
+        return False
+    return question.expected_section is None or question.expected_section.lower() in chunk.heading_path.lower()
+
+
+@dataclass
+class Scores:
+    """Per-question metric lists; ``summary`` gives means and standard deviations."""
+
+    recall: list[float] = field(default_factory=list)
+    precision: list[float] = field(default_factory=list)
+    iou: list[float] = field(default_factory=list)
+    precision_omega: list[float] = field(default_factory=list)
+    ranks: list[int | None] = field(default_factory=list)  # rank of the first hit (1-based), None if none
+
+    def add(self, question: Question, retrieved: list[Retrieved], k: int, omega: float | None) -> None:
+        recall, precision, iou = token_scores(question, retrieved[:k])
+        self.recall.append(recall)
+        self.precision.append(precision)
+        self.iou.append(iou)
+        if omega is not None:
+            self.precision_omega.append(omega)
+        self.ranks.append(next((i for i, c in enumerate(retrieved, start=1) if is_hit(question, c)), None))
+
+    def summary(self) -> dict:
+        def mean(values):
+            return round(100 * statistics.fmean(values), 2) if values else None
+
+        def std(values):
+            return round(100 * statistics.pstdev(values), 2) if values else None
+
+        out = {"n_questions": len(self.ranks), "recall": mean(self.recall), "recall_std": std(self.recall),
+               "precision": mean(self.precision), "precision_std": std(self.precision),
+               "precision_omega": mean(self.precision_omega), "precision_omega_std": std(self.precision_omega),
+               "iou": mean(self.iou), "iou_std": std(self.iou)}
+        for k in (1, 3, 5, 10):
+            out[f"recall_at_{k}"] = mean([1.0 if r is not None and r <= k else 0.0 for r in self.ranks])
+        out["mrr"] = mean([1.0 / r if r else 0.0 for r in self.ranks])
+        return out
+
+
+def load_questions(path: str | Path) -> list[Question]:
+    """Questions from Chroma's CSV format (question, references JSON, corpus_id) or our YAML."""
+    path = Path(path)
+    if path.suffix.lower() == ".csv":
+        with path.open(newline="", encoding="utf-8") as f:
+            return [
+                Question(row["question"], row["corpus_id"],
+                         tuple(Reference(int(r["start_index"]), int(r["end_index"])) for r in json.loads(row["references"])))
+                for row in csv.DictReader(f)
+            ]
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or "questions" not in data:
+        raise ValueError(f"{path}: expected a mapping with 'questions' (and 'corpus')")
+    out = []
+    for i, item in enumerate(data["questions"]):
+        if "question" not in item or "document" not in item:
+            raise ValueError(f"{path}: questions[{i}] needs 'question' and 'document'")
+        out.append(Question(item["question"], item["document"], expected_doc=item["document"],
+                            expected_section=item.get("section")))
+    return out

@@ -1,0 +1,117 @@
+"""`rag eval`: chunk, embed into a temporary index and score each profile side by side.
+
+Embeddings go through a persistent cache (``<data_dir>/eval_cache``, keyed by embedded text and
+model), so comparing profiles re-embeds only the chunks that differ between them.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from pathlib import Path
+from typing import TextIO
+
+import dagster as dg
+import lancedb
+
+from rag_assets.config import Project
+from rag_assets.config.profiles import profile_from_config
+from rag_assets.core.chunking import chunk_document
+from rag_assets.core.embed_cache import EmbeddingCache
+from rag_assets.core.evaluation import Question, Retrieved, Scores, load_questions, precision_omega
+from rag_assets.core.hashing import content_hash, text_hash
+from rag_assets.core.index import LanceIndex
+from rag_assets.core.models import EmbeddedDocument, RawDocument
+from rag_assets.core.parsing import parse_document
+from rag_assets.core.retrieval import fts_search, rrf, vector_search
+from rag_assets.core.sources import list_disk, read_disk
+from rag_assets.core.tokens import get_token_counter
+from rag_assets.defs.factory import build_corpus_resources, resource_keys
+
+
+def _documents(project: Project, questions: list[Question], questions_path: Path, corpora: Path | None) -> dict:
+    """doc id -> parsed document, for the corpora the questions are about."""
+    if questions_path.suffix.lower() == ".csv":
+        folder = corpora or questions_path.parent / "corpora"
+        docs = {}
+        for corpus_id in sorted({q.corpus_id for q in questions}):
+            path = next((p for p in (folder / f"{corpus_id}.md", folder / f"{corpus_id}.txt") if p.exists()), None)
+            if path is None:
+                raise FileNotFoundError(f"no {corpus_id}.md or .txt in {folder}: pass --corpora DIR")
+            data = path.read_bytes()
+            docs[corpus_id] = parse_document(RawDocument(corpus_id, path.as_uri(), content_hash(data), len(data), "eval", data))
+        return docs
+    corpus = project.corpora[0]
+    docs = {}
+    for ref in list_disk(corpus.source_root, corpus.source.include, corpus.source.exclude):
+        docs[ref.doc_id] = parse_document(read_disk(corpus.source_root, ref.doc_id))
+    return docs
+
+
+def evaluate(project: Project, questions_path: str | Path, profiles: list[str], corpora: str | Path | None = None,
+             embedder: str | None = None, mode: str = "vector", k: int = 5, progress: TextIO | None = None) -> list[dict]:
+    """One summary per profile: token-level recall/precision/precision-omega/IoU at ``k``,
+    recall@1/3/5/10, MRR, chunk count and mean chunk tokens."""
+    questions_path = Path(questions_path)
+    questions = load_questions(questions_path)
+    declared = {p.name: p for p in project.chunking_profiles}
+    unknown = [p for p in profiles if p not in declared]
+    if unknown:
+        raise KeyError(f"unknown profile(s) {unknown}; declared: {sorted(declared)}")
+    models = {m.name: m for m in project.embedding_models}
+    model = models[embedder] if embedder else project.corpora[0].embedding_model
+    docs = _documents(project, questions, questions_path, Path(corpora) if corpora else None)
+    corpus = project.corpora[0].model_copy(update={"embedding_model": model})
+    keys = resource_keys(corpus.name)
+    counter = get_token_counter(model.tokenizer)
+    cache_dir = Path(project.corpora[0].stage_store).parent.parent / "eval_cache"
+    cache = EmbeddingCache(lancedb.connect(str(cache_dir)), model.name, model.dimensions)
+    results = []
+    with dg.build_resources({keys["embedder"]: build_corpus_resources(corpus)[keys["embedder"]]}) as resources:
+        embed = getattr(resources, keys["embedder"]).get_embedder().embed
+
+        def vectors_for(texts: list[str]) -> list[list[float]]:
+            wanted = {text_hash(t): t for t in texts}
+            found = cache.get_many(list(wanted))
+            missing = [h for h in wanted if h not in found]
+            for i in range(0, len(missing), 512):
+                batch = missing[i : i + 512]
+                new = dict(zip(batch, embed([wanted[h] for h in batch])))
+                cache.put_many(new)
+                found.update(new)
+            return [found[text_hash(t)] for t in texts]
+
+        question_vectors = vectors_for([model.query_prefix + q.question for q in questions])
+        for name in profiles:
+            profile = profile_from_config(declared[name])
+            if progress:
+                print(f"[eval] {name}: chunking {len(docs)} documents", file=progress, flush=True)
+            chunked = {d: chunk_document(doc, profile, counter, model.max_input_tokens) for d, doc in docs.items()}
+            all_chunks = [c for ch in chunked.values() for c in ch.chunks]
+            if progress:
+                print(f"[eval] {name}: embedding {len(all_chunks)} chunks", file=progress, flush=True)
+            vectors = vectors_for([model.passage_prefix + c.embed_text for c in all_chunks])
+            by_chunk = iter(vectors)
+            with tempfile.TemporaryDirectory() as tmp:
+                index = LanceIndex(lancedb.connect(tmp), "eval", model.name, model.dimensions)
+                index.write_documents([EmbeddedDocument(ch, model.name, tuple(tuple(next(by_chunk)) for _ in ch.chunks))
+                                       for ch in chunked.values()], None, "eval")
+                if mode == "hybrid":
+                    index.ensure_search_indexes(ann_min_rows=10**9)
+                spans = {d: [Retrieved(d, c.start, c.end) for c in ch.chunks] for d, ch in chunked.items()}
+                scores = Scores()
+                depth = max(k, 10)
+                for n, (question, vector) in enumerate(zip(questions, question_vectors), start=1):
+                    if progress and n % 50 == 0:
+                        print(f"[eval] {name}: {n}/{len(questions)} questions", file=progress, flush=True)
+                    if mode == "hybrid":
+                        hits = rrf([vector_search(index, vector, 50), fts_search(index, question.question, 50)], depth)
+                    else:
+                        hits = vector_search(index, vector, depth)
+                    retrieved = [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
+                    omega = precision_omega(question, spans.get(question.corpus_id, [])) if question.references else None
+                    scores.add(question, retrieved, k, omega)
+            tokens = [c.tokens for c in all_chunks] or [0]
+            results.append({"profile": name, "mode": mode, "k": k, "model": model.name, "chunks": len(all_chunks),
+                            "mean_tokens": round(statistics.fmean(tokens), 1), **scores.summary()})
+    return results
