@@ -48,6 +48,19 @@ def _documents(project: Project, questions: list[Question], questions_path: Path
     return docs
 
 
+def _merged(hits: list[Retrieved]) -> list[Retrieved]:
+    """Results as the query path returns them: overlapping spans of one document become one."""
+    out: list[Retrieved] = []
+    for hit in hits:
+        for i, kept in enumerate(out):
+            if kept.corpus_id == hit.corpus_id and hit.start < kept.end and kept.start < hit.end:
+                out[i] = Retrieved(kept.corpus_id, min(kept.start, hit.start), max(kept.end, hit.end), kept.heading_path)
+                break
+        else:
+            out.append(hit)
+    return out
+
+
 def evaluate(project: Project, questions_path: str | Path, profiles: list[str], corpora: str | Path | None = None,
              embedder: str | None = None, mode: str = "vector", k: int = 5, progress: TextIO | None = None) -> list[dict]:
     """One summary per profile: token-level recall/precision/precision-omega/IoU at ``k``,
@@ -99,8 +112,11 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                 if mode == "hybrid":
                     index.ensure_search_indexes(ann_min_rows=10**9)
                 spans = {d: [Retrieved(d, c.start, c.end) for c in ch.chunks] for d, ch in chunked.items()}
+                # Sentence-window chunks are retrieved by their sentence and returned as their window.
+                windows = {(d, c.start, c.end): (c.window_start, c.window_end) for d, ch in chunked.items()
+                           for c in ch.chunks if c.window_start is not None}
                 scores = Scores()
-                depth = max(k, 10)
+                depth = 50
                 for n, (question, vector) in enumerate(zip(questions, question_vectors), start=1):
                     if progress and n % 50 == 0:
                         print(f"[eval] {name}: {n}/{len(questions)} questions", file=progress, flush=True)
@@ -108,7 +124,10 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                         hits = rrf([vector_search(index, vector, 50), fts_search(index, question.question, 50)], depth)
                     else:
                         hits = vector_search(index, vector, depth)
-                    retrieved = [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
+                    retrieved = [Retrieved(h.doc_id, *windows.get((h.doc_id, h.start, h.end), (h.start, h.end)),
+                                           h.heading_path) for h in hits]
+                    if windows:  # expanded windows overlap: the query path returns each stretch once
+                        retrieved = _merged(retrieved)
                     omega = precision_omega(question, spans.get(question.corpus_id, [])) if question.references else None
                     scores.add(question, retrieved, k, omega)
             tokens = [c.tokens for c in all_chunks] or [0]

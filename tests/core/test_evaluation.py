@@ -1,0 +1,60 @@
+"""The report's token-level metrics on hand-computed cases, and chunk-level hits."""
+
+import pytest
+
+from rag_assets.core.evaluation import Question, Reference, Retrieved, Scores, is_hit, precision_omega, token_scores
+
+
+def q(*refs, corpus="c"):
+    return Question("?", corpus, tuple(Reference(a, b) for a, b in refs))
+
+
+def test_one_reference_inside_one_chunk():
+    # reference 10..20 (10 chars) inside chunk 0..50; a second chunk 50..100 misses.
+    recall, precision, iou = token_scores(q((10, 20)), [Retrieved("c", 0, 50), Retrieved("c", 50, 100)])
+    assert recall == pytest.approx(1.0)
+    assert precision == pytest.approx(10 / 100)
+    assert iou == pytest.approx(10 / (100 + 0))
+
+
+def test_partial_overlap_and_unused_reference_text():
+    # reference 40..60: chunk 0..50 covers 40..50; 50..60 stays unused.
+    recall, precision, iou = token_scores(q((40, 60)), [Retrieved("c", 0, 50)])
+    assert recall == pytest.approx(10 / 20)
+    assert precision == pytest.approx(10 / 50)
+    assert iou == pytest.approx(10 / (50 + 10))
+
+
+def test_overlapping_chunks_count_twice_in_the_denominator_but_once_in_the_numerator():
+    recall, precision, iou = token_scores(q((10, 30)), [Retrieved("c", 0, 40), Retrieved("c", 20, 60)])
+    assert recall == pytest.approx(1.0)
+    assert precision == pytest.approx(20 / (40 + 40))
+    assert iou == pytest.approx(20 / 80)
+
+
+def test_chunks_of_another_corpus_add_nothing_but_count_in_precision():
+    recall, precision, iou = token_scores(q((0, 10)), [Retrieved("other", 0, 10), Retrieved("c", 0, 10)])
+    assert recall == pytest.approx(1.0)
+    assert precision == pytest.approx(10 / 20)
+
+
+def test_two_references_and_precision_omega():
+    question = q((0, 10), (90, 100))
+    chunks = [Retrieved("c", 0, 50), Retrieved("c", 50, 80), Retrieved("c", 80, 120)]
+    assert precision_omega(question, chunks) == pytest.approx(20 / (50 + 40))
+    recall, _, iou = token_scores(question, chunks[:1])
+    assert recall == pytest.approx(0.5)
+    assert iou == pytest.approx(10 / (50 + 10))
+
+
+def test_chunk_level_hits_recall_at_k_and_mrr():
+    question = q((100, 120))
+    scores = Scores()
+    scores.add(question, [Retrieved("c", 0, 50), Retrieved("c", 110, 200)], 5, None)
+    scores.add(question, [Retrieved("c", 0, 50)], 5, None)
+    summary = scores.summary()
+    assert summary["recall_at_1"] == 0.0 and summary["recall_at_3"] == 50.0
+    assert summary["mrr"] == pytest.approx(100 * (0.5 + 0) / 2)
+    doc_question = Question("?", "a.md", expected_doc="a.md", expected_section="Refunds")
+    assert is_hit(doc_question, Retrieved("a.md", 0, 10, "Guide > Refunds > Enterprise"))
+    assert not is_hit(doc_question, Retrieved("a.md", 0, 10, "Guide > Shipping"))
