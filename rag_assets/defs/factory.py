@@ -176,8 +176,9 @@ def build_corpus_assets(corpus: Corpus) -> list:
         results, totals = embed_stage(store, [d for _, d in docs], cache, embedder.embed, model.name,
                                       model.passage_prefix)
         by_doc = {r.doc_id: r for r in results}
+        usage = {"usage_tokens": embedder.usage_tokens} if hasattr(embedder, "usage_tokens") else {}
         return dg.MaterializeResult(metadata=_report(context, [(pk, by_doc[d]) for pk, d in docs], {
-            "chunks_embedded": totals.embedded, "cache_hits": totals.cached, "embed_tokens": totals.tokens,
+            **usage, "chunks_embedded": totals.embedded, "cache_hits": totals.cached, "embed_tokens": totals.tokens,
             "model": model.model, "dimensions": model.dimensions,
             "estimated_cost_usd": round(totals.tokens * model.price_per_million_tokens / 1e6, 6)}))
 
