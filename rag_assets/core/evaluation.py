@@ -78,22 +78,32 @@ class Retrieved:
     heading_path: str = ""
 
 
-def token_scores(question: Question, retrieved: list[Retrieved]) -> tuple[float, float, float]:
-    """(recall, precision, iou) of one question over the retrieved chunks."""
+def _coverage(question: Question, chunks: list[Retrieved]) -> tuple[list[Span], list[Span], list[Span]]:
+    """(covered reference text, reference text no chunk covers, union of the chunks that cover
+    any) over the chunks of the question's corpus."""
     refs = [(r.start, r.end) for r in question.references]
     unused = list(refs)
-    numerator: list[Span] = []
-    for chunk in retrieved:
+    covered: list[Span] = []
+    touching: list[Span] = []
+    for chunk in chunks:
         if chunk.corpus_id != question.corpus_id:
             continue
         for ref in refs:
             hit = _overlap((chunk.start, chunk.end), ref)
             if hit is not None:
                 unused = _subtract(unused, hit)
-                numerator = _merge([hit, *numerator])
-    found = _total(numerator)
+                covered = _merge([hit, *covered])
+                touching = _merge([(chunk.start, chunk.end), *touching])
+    return covered, unused, touching
+
+
+def token_scores(question: Question, retrieved: list[Retrieved]) -> tuple[float, float, float]:
+    """(recall, precision, iou) of one question over the retrieved chunks."""
+    covered, unused, _ = _coverage(question, retrieved)
+    found = _total(covered)
+    reference_size = _total([(r.start, r.end) for r in question.references])
     retrieved_size = _total([(c.start, c.end) for c in retrieved])
-    recall = found / _total(refs) if _total(refs) else 0.0
+    recall = found / reference_size if reference_size else 0.0
     precision = found / retrieved_size if retrieved_size else 0.0
     iou_den = retrieved_size + _total(unused)
     return recall, precision, (found / iou_den if iou_den else 0.0)
@@ -102,22 +112,8 @@ def token_scores(question: Question, retrieved: list[Retrieved]) -> tuple[float,
 def precision_omega(question: Question, corpus_chunks: list[Retrieved]) -> float:
     """Best achievable precision: intersection over the union of every chunk touching a
     reference plus the reference text no chunk covers."""
-    refs = [(r.start, r.end) for r in question.references]
-    unused = list(refs)
-    numerator: list[Span] = []
-    chunks: list[Span] = []
-    for chunk in corpus_chunks:
-        if chunk.corpus_id != question.corpus_id:
-            continue
-        for ref in refs:
-            hit = _overlap((chunk.start, chunk.end), ref)
-            if hit is not None:
-                unused = _subtract(unused, hit)
-                numerator = _merge([hit, *numerator])
-                chunks = _merge([(chunk.start, chunk.end), *chunks])
-    if not numerator:
-        return 0.0
-    return _total(numerator) / _total(_merge(chunks + unused))
+    covered, unused, touching = _coverage(question, corpus_chunks)
+    return _total(covered) / _total(_merge(touching + unused)) if covered else 0.0
 
 
 def is_hit(question: Question, chunk: Retrieved) -> bool:

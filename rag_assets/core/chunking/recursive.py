@@ -12,7 +12,9 @@ class Chunker:
 
     name = "base"
 
-    def __init__(self, max_tokens: int, overlap: int = 0, token_counter: TokenCounter | None = None):
+    def __init__(self, max_tokens: int, overlap: int = 0, token_counter: TokenCounter | None = None,
+                 min_tokens: int = 0):
+        """``min_tokens``: strategies that merge pieces merge those smaller than this."""
         if token_counter is None:
             raise ValueError(f"{type(self).__name__} needs a token_counter (the embedding model's tokenizer)")
         if max_tokens <= token_counter.special_tokens + 1:
@@ -22,6 +24,7 @@ class Chunker:
         self.max_tokens = max_tokens
         self.overlap = overlap
         self.counter = token_counter
+        self.min_tokens = min_tokens
 
     @property
     def budget(self) -> int:

@@ -114,8 +114,7 @@ class MarkdownChunker(Chunker):
     name = "markdown"
 
     def __init__(self, max_tokens, overlap=0, token_counter=None, min_tokens: int = 50, table_records: bool = False):
-        super().__init__(max_tokens, overlap, token_counter)
-        self.min_tokens = min_tokens
+        super().__init__(max_tokens, overlap, token_counter, min_tokens)
         self.table_records = table_records
 
     def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
@@ -255,10 +254,6 @@ class CodeChunker(Chunker):
 
     name = "code"
 
-    def __init__(self, max_tokens, overlap=0, token_counter=None, min_tokens: int = 50):
-        super().__init__(max_tokens, overlap, token_counter)
-        self.min_tokens = min_tokens
-
     def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
         if not text or text.isspace():
             return []
@@ -348,10 +343,6 @@ class FAQChunker(Chunker):
 
     name = "faq"
 
-    def __init__(self, max_tokens, overlap=0, token_counter=None, min_tokens: int = 50):
-        super().__init__(max_tokens, overlap, token_counter)
-        self.min_tokens = min_tokens
-
     def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
         if not text or text.isspace():
             return []
@@ -436,13 +427,12 @@ class SemanticChunker(Chunker):
 
     def __init__(self, max_tokens, overlap=0, token_counter=None, embed: Embed | None = None,
                  percentile: float = 90.0, buffer: int = 1, min_tokens: int = 50, embed_limit: int | None = None):
-        super().__init__(max_tokens, overlap, token_counter)
+        super().__init__(max_tokens, overlap, token_counter, min_tokens)
         if embed is None:
             raise ValueError("semantic chunking needs an embedder (embed=...)")
         self.embed = embed
         self.percentile = percentile
         self.buffer = buffer
-        self.min_tokens = min_tokens
         self.embed_limit = embed_limit or max_tokens
 
     def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
