@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rag_assets.core.chunking.engine import Span, TokenIndex, finalize
+from rag_assets.core.chunking.engine import Span, TokenIndex, finalize, fit_exact
 from rag_assets.core.chunking.packing import Item, emit, fit_units, merge_small, pack_units
 from rag_assets.core.chunking.recursive import Chunker, RecursiveChunker
 from rag_assets.core.chunking.sentences import sentence_spans
@@ -33,6 +33,8 @@ class FixedTokenChunker(Chunker):
         if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter)
+        if not self.overlap:
+            return self._chunk_no_overlap(index, text)
         ends = index.ends
         item = ends.item
         total = len(ends)
@@ -71,6 +73,44 @@ class FixedTokenChunker(Chunker):
                     out.append(Span(cs, ce, exact))
             else:
                 out.extend(finalize(index, [(a, b)], self.max_tokens))
+        return out
+
+
+    def _chunk_no_overlap(self, index: TokenIndex, text: str) -> list[Span]:
+        """Without overlap every boundary is independent: candidates every ``budget - SLACK -
+        SNAP`` tokens, each moved back to a safe cut within ``SNAP`` tokens when one is there."""
+        ends = index.ends
+        total = len(ends)
+        step = max(1, self.budget - self.SLACK - self.SNAP)
+        safe = index.safe
+        item = ends.item
+        bounds = [0]
+        exact_edges = [True]
+        for k in range(step, total, step):
+            for j in range(k, max(k - self.SNAP, bounds[-1] + 1) - 1, -1):
+                if safe(item(j - 1)):
+                    bounds.append(j)
+                    exact_edges.append(True)
+                    break
+            else:
+                bounds.append(k)
+                exact_edges.append(False)
+        bounds.append(total)
+        exact_edges.append(True)
+        units = [0, *(item(b - 1) for b in bounds[1:-1]), index.n]
+        chars = index.to_chars(units)
+        specials = self.counter.special_tokens
+        out: list[Span] = []
+        for i in range(len(bounds) - 1):
+            cs, ce = chars[units[i]], chars[units[i + 1]]
+            if cs >= ce:
+                continue
+            tokens = bounds[i + 1] - bounds[i] + specials
+            if exact_edges[i] and exact_edges[i + 1] and tokens <= self.max_tokens:
+                if not text[cs].isspace() or not text[ce - 1].isspace() or text[cs:ce].strip():
+                    out.append(Span(cs, ce, tokens))
+            else:
+                out.extend(fit_exact(text, self.counter, cs, ce, self.max_tokens))
         return out
 
 
