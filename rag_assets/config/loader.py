@@ -160,6 +160,14 @@ def load_project(project_dir: str | Path | None = None) -> Project:
                 )
             merged[field] = known[value]
         source = merged["source"]
+        if settings.eval_questions and not (root / settings.eval_questions).exists():
+            raise ConfigError(project_path, f"corpora.{name}.+eval_questions", f"{settings.eval_questions!r} does not exist",
+                              "give a path relative to dbt_like_configs/, e.g. evals/sample_questions.yml")
+        known_profiles = loaded["chunking_profiles"][1]
+        for profile_name in settings.eval_profiles or ():
+            if profile_name not in known_profiles:
+                raise ConfigError(project_path, f"corpora.{name}.+eval_profiles", f"{profile_name!r} is not declared",
+                                  f"use one of: {sorted(known_profiles)}")
         corpora.append(
             Corpus(
                 name=name,
@@ -175,6 +183,9 @@ def load_project(project_dir: str | Path | None = None) -> Project:
                 stage_store=str(Path(_resolve_path(root, project.data_dir)) / "stages" / name),
                 batch_size=settings.batch_size or project.defaults.batch_size or 50,
                 data_tests=settings.data_tests if settings.data_tests is not None else (project.defaults.data_tests or ()),
+                eval_questions=_resolve_path(root, settings.eval_questions) if settings.eval_questions else None,
+                eval_profiles=settings.eval_profiles or (merged["chunking_profile"].name,),
+                min_recall_at_5=settings.min_recall_at_5,
             )
         )
     return Project(

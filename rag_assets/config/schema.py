@@ -170,6 +170,9 @@ class CorpusSettings(_Strict):
     description: str = Field("", alias="+description")
     batch_size: int | None = Field(None, alias="+batch_size", ge=1, le=10_000)
     data_tests: tuple[DATA_TESTS, ...] | None = Field(None, alias="+data_tests")
+    eval_questions: str | None = Field(None, alias="+eval_questions")
+    eval_profiles: tuple[str, ...] | None = Field(None, alias="+eval_profiles")
+    min_recall_at_5: float | None = Field(None, alias="+min_recall_at_5", ge=0, le=100)
 
 
 class ProjectFile(_Strict):
@@ -209,6 +212,9 @@ class Corpus(_Strict):
     stage_store: str = Field(description="Absolute folder of the corpus' stage outputs.")
     batch_size: int = Field(50, description="Documents per Dagster run.")
     data_tests: tuple[str, ...] = Field((), description="Asset checks on the corpus' table.")
+    eval_questions: str | None = Field(None, description="Absolute path of the corpus' golden question set.")
+    eval_profiles: tuple[str, ...] = Field((), description="Profiles the retrieval_eval asset compares.")
+    min_recall_at_5: float | None = Field(None, description="Asset check threshold on recall@5 (percent).")
 
 
 class Project(_Strict):

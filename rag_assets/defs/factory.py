@@ -251,6 +251,7 @@ def build_corpus_jobs(corpus: Corpus) -> list:
 def build_definitions(project: Project) -> dg.Definitions:
     """Assets, jobs, sensors, schedules and resources for every corpus of ``project``."""
     from rag_assets.defs.checks import build_corpus_checks
+    from rag_assets.defs.evaluation import build_eval_asset
     from rag_assets.defs.sensors import build_corpus_automation
 
     assets, jobs, resources, sensors, schedules, checks = [], [], {}, [], [], []
@@ -258,6 +259,7 @@ def build_definitions(project: Project) -> dg.Definitions:
         checks.extend(build_corpus_checks(corpus))
         assets.extend(build_corpus_assets(corpus))
         assets.append(build_table_asset(corpus))
+        assets.extend(build_eval_asset(project, corpus))
         corpus_jobs = build_corpus_jobs(corpus)
         jobs.extend(corpus_jobs)
         resources.update(build_corpus_resources(corpus))

@@ -57,6 +57,10 @@ def test_env_var_template_overrides_the_default(project, monkeypatch, tmp_path):
          "embedding_models.0.dimensions", "add 'dimensions'"),
         ("profiles/indexes.yml", lambda d: d["indexes"].append(dict(d["indexes"][0])),
          "indexes[1].name", "unique"),
+        ("rag_project.yml", lambda d: d["corpora"]["sample"].update({"+eval_profiles": ["nope"]}),
+         "corpora.sample.+eval_profiles", "use one of"),
+        ("rag_project.yml", lambda d: d["corpora"]["sample"].update({"+eval_questions": "evals/missing.yml"}),
+         "corpora.sample.+eval_questions", "relative to dbt_like_configs"),
     ],
 )
 def test_config_mistakes_name_file_key_and_fix(project, file, change, key, fix):

@@ -1,0 +1,65 @@
+"""The retrieval_eval asset of corpora with a golden set: scores its profiles side by side,
+shows recall vs IoU as a PNG, and checks recall@5 against ``+min_recall_at_5``."""
+
+import base64
+import io
+
+import dagster as dg
+
+from rag_assets.config.schema import Corpus, Project
+from rag_assets.defs.factory import asset_key
+
+
+def _plot(rows: list[dict]) -> str:
+    """PNG (base64) of recall vs IoU, one point per profile."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.5), dpi=100)
+    for row in rows:
+        ax.scatter(row["iou"], row["recall"], s=40)
+        ax.annotate(row["profile"], (row["iou"], row["recall"]), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    ax.set_xlabel("IoU (%)")
+    ax.set_ylabel("recall (%)")
+    ax.set_title("Retrieval quality per chunking profile")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def build_eval_asset(project: Project, corpus: Corpus) -> list:
+    """The asset and its check, or nothing when the corpus declares no golden set."""
+    if not corpus.eval_questions:
+        return []
+    key = asset_key(corpus.name, "retrieval_eval")
+
+    @dg.asset(key=key, deps=[asset_key(corpus.name, "lancedb_table")], group_name=corpus.name, kinds={"python"},
+              check_specs=[dg.AssetCheckSpec("min_recall_at_5", asset=key,
+                                             description=f"recall@5 of {corpus.eval_profiles[0]} >= {corpus.min_recall_at_5}")]
+              if corpus.min_recall_at_5 is not None else None)
+    def retrieval_eval(context: dg.AssetExecutionContext):
+        """Golden-question scores of the corpus' chunking profiles (token-level and recall@k)."""
+        from rag_assets.evaluate import evaluate
+
+        rows = evaluate(project, corpus.eval_questions, list(corpus.eval_profiles))
+        table = "\n".join(f"| {r['profile']} | {r['chunks']} | {r['mean_tokens']} | {r['recall_at_1']} | "
+                          f"{r['recall_at_5']} | {r['mrr']} |" for r in rows)
+        metadata = {
+            "profiles": dg.MetadataValue.md("| profile | chunks | mean tokens | R@1 | R@5 | MRR |\n|---|---|---|---|---|---|\n"
+                                            + table),
+            "plot": dg.MetadataValue.md(f"![recall vs IoU](data:image/png;base64,{_plot(rows)})"),
+            "questions": rows[0]["n_questions"],
+            "recall_at_5": rows[0]["recall_at_5"],
+        }
+        yield dg.MaterializeResult(metadata=metadata)
+        if corpus.min_recall_at_5 is not None:
+            yield dg.AssetCheckResult(check_name="min_recall_at_5", passed=rows[0]["recall_at_5"] >= corpus.min_recall_at_5,
+                                      metadata={"recall_at_5": rows[0]["recall_at_5"], "minimum": corpus.min_recall_at_5,
+                                                "profile": rows[0]["profile"]})
+
+    return [retrieval_eval]

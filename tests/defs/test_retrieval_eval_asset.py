@@ -1,0 +1,31 @@
+"""The retrieval_eval asset: golden-set scores, a PNG plot and the recall@5 check."""
+
+import base64
+import re
+
+import dagster as dg
+import pytest
+
+from rag_assets.config import load_project
+from rag_assets.defs.factory import build_definitions
+from tests.conftest import env, make_project
+
+pytestmark = pytest.mark.slow
+
+
+def test_retrieval_eval_materialises_scores_plot_and_check(tmp_path):
+    values = make_project(tmp_path)
+    with env(**values), dg.instance_for_test() as instance:
+        defs = build_definitions(load_project())
+        key = dg.AssetKey(["sample", "retrieval_eval"])
+        result = dg.materialize([defs.get_assets_def(key)], instance=instance, resources=defs.resources,
+                                selection=[key])
+        assert result.success
+        metadata = result.asset_materializations_for_node("sample__retrieval_eval")[0].metadata
+        assert metadata["questions"].value >= 30
+        png = re.search(r"base64,([A-Za-z0-9+/=]+)\)", metadata["plot"].value).group(1)
+        assert base64.b64decode(png)[:8] == b"\x89PNG\r\n\x1a\n"
+        assert "| recommended |" in metadata["profiles"].value
+        checks = result.get_asset_check_evaluations()
+        assert [c.check_name for c in checks] == ["min_recall_at_5"]
+        assert checks[0].passed == (metadata["recall_at_5"].value >= 80)
