@@ -23,7 +23,7 @@ from rag_assets.core.hashing import content_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import EmbeddedDocument, RawDocument
 from rag_assets.core.parsing import parse_document
-from rag_assets.core.retrieval import fts_search, rrf, vector_search
+from rag_assets.core.retrieval import fts_search, group_sentences, rrf, vector_search
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.defs.factory import build_corpus_resources, resource_keys
@@ -115,19 +115,26 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                 # Sentence-window chunks are retrieved by their sentence and returned as their window.
                 windows = {(d, c.start, c.end): (c.window_start, c.window_end) for d, ch in chunked.items()
                            for c in ch.chunks if c.window_start is not None}
+                grouped = profile.strategy == "sentence_window" and profile.group_gap > 0
+                pool = profile.group_candidates if grouped else 50
                 scores = Scores()
                 depth = 50
                 for n, (question, vector) in enumerate(zip(questions, question_vectors), start=1):
                     if progress and n % 50 == 0:
                         print(f"[eval] {name}: {n}/{len(questions)} questions", file=progress, flush=True)
                     if mode == "hybrid":
-                        hits = rrf([vector_search(index, vector, 50), fts_search(index, question.question, 50)], depth)
+                        hits = rrf([vector_search(index, vector, pool), fts_search(index, question.question, pool)],
+                                   pool if grouped else depth)
                     else:
-                        hits = vector_search(index, vector, depth)
-                    retrieved = [Retrieved(h.doc_id, *windows.get((h.doc_id, h.start, h.end), (h.start, h.end)),
-                                           h.heading_path) for h in hits]
-                    if windows:  # expanded windows overlap: the query path returns each stretch once
-                        retrieved = _merged(retrieved)
+                        hits = vector_search(index, vector, pool if grouped else depth)
+                    if grouped:
+                        hits = group_sentences(index, hits, profile.group_gap, k)
+                        retrieved = [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
+                    else:
+                        retrieved = [Retrieved(h.doc_id, *windows.get((h.doc_id, h.start, h.end), (h.start, h.end)),
+                                               h.heading_path) for h in hits]
+                        if windows:  # expanded windows overlap: the query path returns each stretch once
+                            retrieved = _merged(retrieved)
                     omega = precision_omega(question, spans.get(question.corpus_id, [])) if question.references else None
                     scores.add(question, retrieved, k, omega)
             tokens = [c.tokens for c in all_chunks] or [0]

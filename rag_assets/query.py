@@ -48,9 +48,13 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
         if index.count_rows() == 0:
             return []
         vector = embedder.embed([model.query_prefix + text])[0] if mode != "fts" else None
+        profile = corpus.chunking_profile
+        grouped = profile.strategy == "sentence_window" and profile.group_gap > 0
         return search(index, text, vector, k=k, mode=mode, filters=filters,
-                      candidates=corpus.index.search_candidates, rerank=rerank, neighbours=neighbours,
-                      version=as_of, whole_document_tokens=corpus.index.whole_document_tokens)
+                      candidates=profile.group_candidates if grouped else corpus.index.search_candidates,
+                      rerank=rerank, neighbours=neighbours, version=as_of,
+                      whole_document_tokens=corpus.index.whole_document_tokens,
+                      group_gap=profile.group_gap if grouped else 0)
 
 
 def lineage(project: Project, row_id: str) -> dict | None:

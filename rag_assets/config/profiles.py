@@ -23,4 +23,7 @@ def profile_from_config(config: ChunkingProfileConfig) -> ChunkingProfile:
         cleaning=Cleaning(**config.cleaning.model_dump()),
         content_types=tuple(sorted(config.content_types.items())),
         size_tokenizer=config.size_tokenizer,
+        embed_window=config.embed_window,
+        group_gap=config.group_gap,
+        group_candidates=config.group_candidates,
     )

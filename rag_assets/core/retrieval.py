@@ -17,7 +17,8 @@ import numpy as np
 from rag_assets.core.index import LanceIndex, sql_str
 
 CITATION_COLUMNS = ["id", "doc_id", "text", "start", "end", "chunk_index", "title", "source_uri",
-                    "heading_path", "page", "content_hash", "embedding_model", "chunk_profile", "run_id", "tenant"]
+                    "heading_path", "page", "content_hash", "embedding_model", "chunk_profile", "run_id", "tenant",
+                    "window_start", "window_end"]
 FILTER_KEYS = ("doc_id", "section", "tag", "content_type", "updated_after")
 MODES = ("vector", "fts", "hybrid")
 RRF_K = 60
@@ -102,6 +103,8 @@ class Hit:
     score: float
     mode: str = "vector"
     tenant: str | None = None
+    window_start: int | None = None
+    window_end: int | None = None
     vector: list[float] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
@@ -123,7 +126,7 @@ def _hit(row: dict, score: float, mode: str) -> Hit:
     return Hit(id=row["id"], doc_id=row["doc_id"], text=row["text"], source=row["source_uri"], title=row["title"],
                heading_path=row["heading_path"] or "", page=row["page"], start=row["start"], end=row["end"],
                chunk_index=row["chunk_index"], score=round(float(score), 6), mode=mode, tenant=row.get("tenant"),
-               vector=row.get("vector"))
+               window_start=row.get("window_start"), window_end=row.get("window_end"), vector=row.get("vector"))
 
 
 def _table(index: LanceIndex, version: int | None):
@@ -208,7 +211,12 @@ def merge_overlapping(hits: list[Hit]) -> list[Hit]:
 
 def _union(a: Hit, b: Hit) -> Hit:
     first, second = (a, b) if a.start <= b.start else (b, a)
-    text = first.text + second.text[max(0, first.end - second.start):] if second.end > first.end else first.text
+    if second.end <= first.end:
+        text = first.text
+    elif second.start > first.end:  # a gap (whitespace between chunks): keep the pieces apart
+        text = first.text + " " + second.text
+    else:
+        text = first.text + second.text[first.end - second.start:]
     return replace(a, text=text, start=first.start, end=max(a.end, b.end), score=max(a.score, b.score),
                    chunk_index=min(a.chunk_index, b.chunk_index))
 
@@ -228,6 +236,32 @@ def expand(index: LanceIndex, hits: list[Hit], neighbours: int, version: int | N
         for row in rows:
             merged = _union(merged, replace(_hit(row, hit.score, hit.mode), id=hit.id))
         out.append(replace(merged, id=hit.id, score=hit.score, chunk_index=hit.chunk_index))
+    return out
+
+
+def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, k: int, version: int | None = None) -> list[Hit]:
+    """Sentence-window results: candidate sentences of one document at most ``gap`` sentences
+    apart form one result, ranked by its best sentence and spanning its members' windows."""
+    groups: list[list[Hit]] = []
+    for hit in sorted(hits, key=lambda h: (h.doc_id, h.chunk_index)):
+        if groups and groups[-1][-1].doc_id == hit.doc_id and hit.chunk_index - groups[-1][-1].chunk_index <= gap:
+            groups[-1].append(hit)
+        else:
+            groups.append([hit])
+    rank = {h.id: i for i, h in enumerate(hits)}
+    groups.sort(key=lambda g: min(rank[h.id] for h in g))
+    table = _table(index, version)
+    out = []
+    for group in groups[:k]:
+        best = min(group, key=lambda h: rank[h.id])
+        lo = min(h.window_start if h.window_start is not None else h.start for h in group)
+        hi = max(h.window_end if h.window_end is not None else h.end for h in group)
+        where = f"doc_id = {sql_str(best.doc_id)} AND start >= {int(lo)} AND end <= {int(hi)}"
+        rows = sorted(table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list(), key=lambda r: r["start"])
+        merged = best
+        for row in rows:
+            merged = _union(merged, _hit(row, best.score, best.mode))
+        out.append(replace(merged, id=best.id, score=best.score, chunk_index=best.chunk_index, mode=best.mode))
     return out
 
 
@@ -251,10 +285,10 @@ def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, version
 
 def search(index: LanceIndex, text: str, vector: list[float] | None, k: int = 5, mode: str = "hybrid",
            filters: Filters = Filters(), candidates: int = 50, rerank: str = "rrf", neighbours: int = 0,
-           version: int | None = None, whole_document_tokens: int = 0) -> list[Hit]:
+           version: int | None = None, whole_document_tokens: int = 0, group_gap: int = 0) -> list[Hit]:
     """The query path: candidates from vector and/or full-text search, fusion or MMR, merging of
-    overlapping spans, neighbour expansion, then whole documents for short ones. ``mode`` is
-    vector, fts or hybrid."""
+    overlapping spans, neighbour expansion, then whole documents for short ones; or, with
+    ``group_gap``, sentence-window grouping of the candidates. ``mode`` is vector, fts or hybrid."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     where = build_where(filters)
@@ -268,5 +302,7 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, k: int = 5,
                     fts_search(index, text, pool, version, where)], pool)
     if rerank == "mmr" and vector is not None:
         hits = mmr(hits, vector, pool)
+    if group_gap:
+        return group_sentences(index, hits, group_gap, k, version)
     hits = merge_overlapping(hits)[:k]
     return whole_documents(index, expand(index, hits, neighbours, version), whole_document_tokens, version)

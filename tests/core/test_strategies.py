@@ -186,3 +186,22 @@ def test_auto_picks_by_type_and_structure():
     }
     for doc_id, strategy in expected.items():
         assert choose_strategy(parse_document(read_disk(SAMPLE, doc_id))) == strategy, doc_id
+
+
+def test_sentence_window_embeds_each_sentence_in_its_context_within_the_limit():
+    text = "Refunds take 45 days. They go to the original card. Shipping is free over 50 EUR. Returns cost 9.90 EUR."
+    data = text.encode()
+    doc = parse_document(RawDocument("p.txt", "", content_hash(data), len(data), "v", data))
+    counter = COUNTERS[MINILM_TOKENIZER]
+    profile = ChunkingProfile("w", strategy="sentence_window", max_tokens=128, window=1, embed_window=1, min_tokens=0)
+    chunks = chunk_document(doc, profile, counter, model_limit=256).chunks
+    second = chunks[1]
+    assert second.text == "They go to the original card."
+    assert "Refunds take 45 days." in second.embed_text and "Shipping is free" in second.embed_text
+    assert all(counter.count(c.embed_text) == c.tokens <= 128 for c in chunks)
+    bare = ChunkingProfile("w", strategy="sentence_window", max_tokens=128, window=1, embed_window=1, min_tokens=0,
+                           contextual_header=False)
+    tight = chunk_document(doc, bare, counter, model_limit=16).chunks
+    assert [c.text for c in tight] == [c.text for c in chunks]
+    assert all(c.tokens <= 16 for c in tight)  # the context is dropped where it does not fit, never the sentence
+    assert any(c.embed_text.strip() == c.text for c in tight)

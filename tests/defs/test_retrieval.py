@@ -114,3 +114,22 @@ def test_short_documents_come_back_whole(tmp_path):
     assert hit.doc_id == "short.md" and hit.start == 0 and hit.end == len(text.rstrip())
     long_hit = ask(values, "Paragraph 60 robots", k=1)[0]
     assert long_hit.doc_id == "long.md" and long_hit.end - long_hit.start < len(long_text) // 4
+
+
+def test_sentence_window_profile_groups_neighbouring_sentences_into_one_result(tmp_path):
+    values = make_project(tmp_path)
+    project_yml = Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml"
+    data = yaml.safe_load(project_yml.read_text())
+    data["corpora"]["sample"]["+chunking_profile"] = "recommended"
+    project_yml.write_text(yaml.safe_dump(data))
+    with env(**values):
+        assert ingest_project(load_project())["documents_failed"] == 0
+    hits = ask(values, "How many weeks of parental leave do primary caregivers get?", k=3, mode="hybrid")
+    assert len(hits) == 3
+    top = hits[0]
+    handbook = (Path(values["RAG_SAMPLE_DOCS"]) / "handbook" / "employee_handbook.md").read_text()
+    assert top.doc_id == "handbook/employee_handbook.md"
+    assert "20 weeks" in handbook[top.start : top.end]
+    for i, a in enumerate(hits):
+        for b in hits[i + 1:]:
+            assert a.doc_id != b.doc_id or a.end <= b.start or b.end <= a.start

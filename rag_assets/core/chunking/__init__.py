@@ -41,6 +41,9 @@ class ChunkingProfile:
     cleaning: Cleaning = field(default_factory=Cleaning)
     content_types: tuple[tuple[str, str], ...] = ()
     size_tokenizer: str | None = None  # count max_tokens with this tokenizer (the model's limit still holds)
+    embed_window: int = 0  # sentence_window: sentences embedded with each sentence, on each side
+    group_gap: int = 0  # sentence_window: query hits this close (in sentences) form one result
+    group_candidates: int = 20  # sentence_window: sentences retrieved before grouping
 
     def fingerprint(self) -> str:
         """Changes whenever the chunks this profile produces could change."""
@@ -67,6 +70,7 @@ def make_chunker(strategy: str, profile: ChunkingProfile, max_tokens: int, count
         options["records"] = profile.table_records
     if strategy == "sentence_window":
         options["window"] = profile.window
+        options["embed_window"] = profile.embed_window
     if strategy == "semantic":
         options.update(embed=embed, percentile=profile.semantic_percentile, buffer=profile.semantic_buffer,
                        embed_limit=embed_limit)
@@ -165,6 +169,11 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
     header = headers.header(path) if profile.contextual_header else ""
     embed_text = header + clean(body, profile.cleaning, furniture)
     tokens = counter.count(embed_text)
+    if span.embed_span is not None:  # the sentence in its context, when that fits the model
+        wide = header + clean(doc.text[span.embed_span[0] : span.embed_span[1]], profile.cleaning, furniture)
+        wide_tokens = counter.count(wide)
+        if wide_tokens <= limit:
+            embed_text, tokens = wide, wide_tokens
     if tokens > limit:  # cleaning can change tokenisation: fall back to the raw text
         embed_text = header + body
         tokens = counter.count(embed_text)

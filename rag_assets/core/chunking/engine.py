@@ -66,7 +66,9 @@ class Span:
 
     ``context`` is embedded before the chunk text (a table's header row, an enclosing class);
     ``embed_override`` replaces the chunk text in what is embedded (serialised table rows);
-    ``window`` is the char span a sentence-window chunk expands to at query time.
+    ``window`` is the char span a sentence-window chunk expands to at query time;
+    ``embed_span`` is a wider char span embedded in place of the chunk (context-enriched
+    embeddings), shrunk to the chunk itself where it would not fit the model.
     """
 
     start: int
@@ -76,6 +78,7 @@ class Span:
     context: str = ""
     embed_override: str | None = None
     window: tuple[int, int] | None = None
+    embed_span: tuple[int, int] | None = None
 
 
 class TokenIndex:

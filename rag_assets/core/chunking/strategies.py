@@ -77,24 +77,27 @@ class FixedTokenChunker(Chunker):
 
 
     def _chunk_no_overlap(self, index: TokenIndex, text: str) -> list[Span]:
-        """Without overlap every boundary is independent: candidates every ``budget - SLACK -
-        SNAP`` tokens, each moved back to a safe cut within ``SNAP`` tokens when one is there."""
+        """Without overlap each window starts where the last ended: one pass over the
+        boundaries, each moved back to a safe cut within ``SNAP`` tokens when one is there."""
         ends = index.ends
         total = len(ends)
-        step = max(1, self.budget - self.SLACK - self.SNAP)
+        size = max(1, self.budget - self.SLACK)
         safe = index.safe
         item = ends.item
         bounds = [0]
         exact_edges = [True]
-        for k in range(step, total, step):
-            for j in range(k, max(k - self.SNAP, bounds[-1] + 1) - 1, -1):
+        first = 0
+        while first + size < total:
+            k = first + size
+            for j in range(k, max(k - self.SNAP, first + 1) - 1, -1):
                 if safe(item(j - 1)):
-                    bounds.append(j)
+                    k = j
                     exact_edges.append(True)
                     break
             else:
-                bounds.append(k)
                 exact_edges.append(False)
+            bounds.append(k)
+            first = k
         bounds.append(total)
         exact_edges.append(True)
         units = [0, *(item(b - 1) for b in bounds[1:-1]), index.n]
@@ -508,24 +511,29 @@ class SemanticChunker(Chunker):
 
 class SentenceWindowChunker(Chunker):
     """One sentence per chunk (the retrieval unit), each carrying the span of the ``window``
-    sentences around it for expansion at query time."""
+    sentences around it for expansion at query time; with ``embed_window`` the sentence is
+    embedded together with that many sentences on each side (its meaning in context)."""
 
     name = "sentence_window"
 
-    def __init__(self, max_tokens, overlap=0, token_counter=None, window: int = 2):
+    def __init__(self, max_tokens, overlap=0, token_counter=None, window: int = 2, embed_window: int = 0):
         super().__init__(max_tokens, overlap, token_counter)
         self.window = window
+        self.embed_window = embed_window
 
     def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
         if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter, chars=True)
         spans = finalize(index, fit_units(index, sentence_spans(text), self.budget), self.max_tokens)
+        last = len(spans) - 1
         out = []
         for i, span in enumerate(spans):
-            lo = spans[max(0, i - self.window)].start
-            hi = spans[min(len(spans) - 1, i + self.window)].end
-            out.append(Span(span.start, span.end, span.tokens, window=(lo, hi)))
+            window = (spans[max(0, i - self.window)].start, spans[min(last, i + self.window)].end)
+            embed = None
+            if self.embed_window:
+                embed = (spans[max(0, i - self.embed_window)].start, spans[min(last, i + self.embed_window)].end)
+            out.append(Span(span.start, span.end, span.tokens, window=window, embed_span=embed))
         return out
 
 
