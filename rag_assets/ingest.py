@@ -24,7 +24,8 @@ from rag_assets.defs.factory import (
 from rag_assets.defs.sensors import RANGE_END, RANGE_START, sweep
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-COUNTS = ("documents_seen", "documents_changed", "documents_new", "documents_deleted", "documents_failed",
+COUNTS = ("documents_seen", "documents_hashed", "documents_changed", "documents_new", "documents_deleted",
+          "documents_failed",
           "documents_parsed", "chunks_embedded", "embedding_cache_hits", "rows_in_index", "runs")
 
 
@@ -99,7 +100,7 @@ def ingest_corpus(corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInst
         indexed = index.indexed_documents()
         if not failures and all(doc_id in indexed for doc_id in plan.listed):
             mark_active(index.db, corpus.name, model.name, index.name, len(plan.listed))
-        report.update(documents_seen=len(plan.listed), documents_changed=len(plan.work),
+        report.update(documents_seen=len(plan.listed), documents_hashed=plan.hashed, documents_changed=len(plan.work),
                       documents_new=len(corpus_sweep.new_keys), documents_deleted=len(plan.deleted),
                       documents_failed=len(failures), rows_in_index=index.count_rows())
     report["failures"] = failures

@@ -163,10 +163,6 @@ class LanceIndex:
     def manifest(self):
         return self.db.create_table(self.manifest_name, schema=MANIFEST_SCHEMA, exist_ok=True)
 
-    def write_document(self, doc: EmbeddedDocument, tenant: str | None, run_id: str) -> WriteResult:
-        """Upsert the document's rows, then delete its rows that are no longer current."""
-        return self.write_documents([doc], tenant, run_id)[doc.chunked.doc_id]
-
     def ensure_search_indexes(self, ann_min_rows: int) -> list[str]:
         """Full-text index on the chunk text; an ANN vector index once the table has
         ``ann_min_rows`` rows (exact search below that). Returns what was built."""

@@ -40,10 +40,6 @@ class TokenCounter(Protocol):
         """Number of tokens ``text`` becomes, special tokens the model adds included."""
         ...
 
-    def token_ends(self, text: str) -> list[int]:
-        """Char offset where each content token of ``text`` ends (ascending, specials excluded)."""
-        ...
-
     def token_end_array(self, text: str) -> tuple["np.ndarray", bool]:
         """Token end offsets as an int64 array, and whether they are UTF-8 byte offsets (else chars)."""
         ...
@@ -120,10 +116,6 @@ class TiktokenCounter:
     def encode(self, text: str) -> list[int]:
         return self._enc.encode_ordinary(text)
 
-    def token_ends(self, text: str) -> list[int]:
-        tokens = self._enc.encode_ordinary(text)
-        return _byte_ends_to_char_ends(text, [len(b) for b in self._enc.decode_tokens_bytes(tokens)])
-
     def token_end_array(self, text: str) -> tuple[np.ndarray, bool]:
         tokens = self._enc.encode_to_numpy(text, disallowed_special=())
         return _token_byte_lengths(self._enc.name).take(tokens).cumsum(), True
@@ -146,25 +138,6 @@ def _token_byte_lengths(encoding_name: str) -> np.ndarray:
         except KeyError:
             pass
     return lengths
-
-
-def _byte_ends_to_char_ends(text: str, byte_lengths: list[int]) -> list[int]:
-    """Map cumulative UTF-8 byte lengths of tokens to char offsets (a token that ends inside a
-    multi-byte char ends at the char's end)."""
-    char_ends: list[int] = []
-    byte_pos = 0
-    char_pos = 0
-    char_byte_end = 0
-    n = len(text)
-    for length in byte_lengths:
-        byte_pos += length
-        while char_byte_end < byte_pos and char_pos < n:
-            char_byte_end += len(text[char_pos].encode("utf-8", "surrogatepass"))
-            char_pos += 1
-        char_ends.append(char_pos)
-    if char_ends:
-        char_ends[-1] = n
-    return char_ends
 
 
 def minilm_tokenizer_path() -> Path:
@@ -198,13 +171,6 @@ class WordPieceCounter:
 
     def count(self, text: str) -> int:
         return len(self._tok.encode(text, add_special_tokens=False).ids) + self.special_tokens
-
-    def count_batch(self, texts: list[str]) -> list[int]:
-        encs = self._tok.encode_batch(texts, add_special_tokens=False)
-        return [len(e.ids) + self.special_tokens for e in encs]
-
-    def token_ends(self, text: str) -> list[int]:
-        return [end for _, end in self._tok.encode(text, add_special_tokens=False).offsets]
 
     def token_end_array(self, text: str) -> tuple[np.ndarray, bool]:
         offsets = self._tok.encode(text, add_special_tokens=False).offsets

@@ -31,13 +31,13 @@ def test_cl100k_matches_the_official_token_ids():
     assert counter.encode("hello world") == [15339, 1917]
 
 
-def test_token_ends_cover_the_text_and_ascend():
+def test_token_end_arrays_ascend_and_match_the_count():
     for name in ("cl100k_base", MINILM_TOKENIZER):
         counter = get_token_counter(name)
         text = "Refunds within 45 days. 日本語のテキスト and emoji 🎉 too."
-        ends = counter.token_ends(text)
-        assert ends == sorted(ends)
-        assert ends[-1] <= len(text)
+        ends, in_bytes = counter.token_end_array(text)
+        assert list(ends) == sorted(ends)
+        assert ends[-1] <= (len(text.encode()) if in_bytes else len(text))
         assert counter.count(text) == len(ends) + counter.special_tokens
 
 

@@ -82,6 +82,7 @@ def test_second_ingest_embeds_nothing_and_edits_reembed_only_that_file(tmp_path)
         assert first["chunks_embedded"] > 0
         second = ingest_project(project)
         assert second["documents_changed"] == 0
+        assert second["documents_hashed"] == 0  # size and mtime unchanged: nothing is even read
         assert second["chunks_embedded"] == 0
         assert second["rows_in_index"] == first["rows_in_index"]
 
@@ -100,7 +101,8 @@ def test_second_ingest_embeds_nothing_and_edits_reembed_only_that_file(tmp_path)
         # Touching a file without changing its bytes does not count as a change.
         faq = docs / "support" / "customer_faq.md"
         faq.write_bytes(faq.read_bytes())
-        assert ingest_project(project)["documents_changed"] == 0
+        touched = ingest_project(project)
+        assert touched["documents_hashed"] == 1 and touched["documents_changed"] == 0
 
         # A deleted document leaves the index and its partition is removed.
         shutil.rmtree(docs / "meetings")
