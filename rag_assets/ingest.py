@@ -59,7 +59,8 @@ def ingest_corpus(corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInst
         index = LanceIndex(getattr(resources, keys["lancedb"]).get_connection(), corpus.name, model.name,
                            model.dimensions)
         partitions = partitions_name(corpus.name)
-        corpus_sweep = sweep(corpus, source, store, list(instance.get_dynamic_partitions(partitions)))
+        corpus_sweep = sweep(corpus, source.list_documents(), source.read, store,
+                             list(instance.get_dynamic_partitions(partitions)))
         if corpus_sweep.new_keys:
             instance.add_dynamic_partitions(partitions, corpus_sweep.new_keys)
         for event in corpus_sweep.raw_events:

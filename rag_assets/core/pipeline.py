@@ -121,26 +121,26 @@ def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache
             results.append(_fail(store, "embeddings", doc_id, ptr["error"], content_hash=ptr.get("content_hash")))
             continue
         chunked: ChunkedDocument = store.get("chunks", ptr["key"])
-        chunked_by_doc[doc_id] = (ptr, chunked)
-        for chunk in chunked.chunks:
-            todo[text_hash(prefix + chunk.embed_text)] = prefix + chunk.embed_text
+        keys = [text_hash(prefix + chunk.embed_text) for chunk in chunked.chunks]
+        chunked_by_doc[doc_id] = (ptr, chunked, keys)
+        for key, chunk in zip(keys, chunked.chunks):
+            todo[key] = prefix + chunk.embed_text
     totals = EmbedTotals()
     cached = cache.get_many(list(todo))
     missing = {k: t for k, t in todo.items() if k not in cached}
     totals.cached = len(todo) - len(missing)
     if missing:
-        keys = list(missing)
-        vectors = embed([missing[k] for k in keys])
-        cache.put_many(dict(zip(keys, vectors)))
-        totals.embedded = len(keys)
-    for doc_id, (ptr, chunked) in chunked_by_doc.items():
-        tokens = sum(c.tokens for c in chunked.chunks)
-        totals.tokens += sum(c.tokens for c in chunked.chunks if text_hash(prefix + c.embed_text) in missing)
+        new_keys = list(missing)
+        vectors = embed([missing[k] for k in new_keys])
+        cache.put_many(dict(zip(new_keys, vectors)))
+        totals.embedded = len(new_keys)
+    for doc_id, (ptr, chunked, keys) in chunked_by_doc.items():
+        new_chunks = [c for key, c in zip(keys, chunked.chunks) if key in missing]
+        totals.tokens += sum(c.tokens for c in new_chunks)
         store.set_current("embeddings", doc_id, key=ptr["key"], model=model_name, content_hash=ptr["content_hash"])
         results.append(StageResult(doc_id, "computed", ptr["key"], metadata={
-            "chunks": len(chunked.chunks),
-            "chunks_embedded": sum(1 for c in chunked.chunks if text_hash(prefix + c.embed_text) in missing),
-            "tokens": tokens}))
+            "chunks": len(chunked.chunks), "chunks_embedded": len(new_chunks),
+            "tokens": sum(c.tokens for c in chunked.chunks)}))
     return results, totals
 
 
@@ -148,9 +148,9 @@ def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, ca
                 tenant, run_id: str, profile_hash: str, model_name: str,
                 prefix: str = "", tags: tuple[str, ...] = ()) -> list[StageResult]:
     """Write the batch's current chunks and vectors to the index in one upsert (new rows first,
-    ``tenant`` is a string or a function of the document id;
-    then stale ones removed). A failed document keeps its last good rows; its failure is recorded
-    against the content, profile and model it failed with, so it is retried only when one changes."""
+    then stale ones removed); ``tenant`` is a string or a function of the document id. A failed
+    document keeps its last good rows; its failure is recorded against the content, profile and
+    model it failed with, so it is retried only when one changes."""
     results: dict[str, StageResult] = {}
     ready: list[tuple[str, dict, EmbeddedDocument]] = []
     for doc_id in doc_ids:

@@ -221,6 +221,14 @@ def _union(a: Hit, b: Hit) -> Hit:
                    chunk_index=min(a.chunk_index, b.chunk_index))
 
 
+def _absorb(hit: Hit, rows: list[dict]) -> Hit:
+    """``hit`` widened over ``rows`` of its document; it keeps its id, score, rank and mode."""
+    merged = hit
+    for row in sorted(rows, key=lambda r: r["start"]):
+        merged = _union(merged, _hit(row, hit.score, hit.mode))
+    return replace(merged, id=hit.id, score=hit.score, chunk_index=hit.chunk_index, mode=hit.mode)
+
+
 def expand(index: LanceIndex, hits: list[Hit], neighbours: int, version: int | None = None) -> list[Hit]:
     """Add ``neighbours`` chunks before and after each hit from the same document."""
     if neighbours <= 0:
@@ -230,12 +238,7 @@ def expand(index: LanceIndex, hits: list[Hit], neighbours: int, version: int | N
     for hit in hits:
         lo, hi = hit.chunk_index - neighbours, hit.chunk_index + neighbours
         where = f"doc_id = {sql_str(hit.doc_id)} AND chunk_index >= {int(lo)} AND chunk_index <= {int(hi)}"
-        rows = sorted(table.search().where(where).select(CITATION_COLUMNS).limit(2 * neighbours + 1).to_list(),
-                      key=lambda r: r["start"])
-        merged = hit
-        for row in rows:
-            merged = _union(merged, replace(_hit(row, hit.score, hit.mode), id=hit.id))
-        out.append(replace(merged, id=hit.id, score=hit.score, chunk_index=hit.chunk_index))
+        out.append(_absorb(hit, table.search().where(where).select(CITATION_COLUMNS).limit(2 * neighbours + 1).to_list()))
     return out
 
 
@@ -257,11 +260,7 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, k: int, versio
         lo = min(h.window_start if h.window_start is not None else h.start for h in group)
         hi = max(h.window_end if h.window_end is not None else h.end for h in group)
         where = f"doc_id = {sql_str(best.doc_id)} AND start >= {int(lo)} AND end <= {int(hi)}"
-        rows = sorted(table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list(), key=lambda r: r["start"])
-        merged = best
-        for row in rows:
-            merged = _union(merged, _hit(row, best.score, best.mode))
-        out.append(replace(merged, id=best.id, score=best.score, chunk_index=best.chunk_index, mode=best.mode))
+        out.append(_absorb(best, table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()))
     return out
 
 
@@ -274,12 +273,7 @@ def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, version
     for hit in hits:
         rows = table.search().where(f"doc_id = {sql_str(hit.doc_id)}").select([*CITATION_COLUMNS, "tokens"]) \
             .limit(None).to_list()
-        if rows and sum(r["tokens"] for r in rows) <= max_tokens:
-            merged = hit
-            for row in sorted(rows, key=lambda r: r["start"]):
-                merged = _union(merged, _hit(row, hit.score, hit.mode))
-            hit = replace(merged, id=hit.id, score=hit.score, chunk_index=hit.chunk_index)
-        out.append(hit)
+        out.append(_absorb(hit, rows) if rows and sum(r["tokens"] for r in rows) <= max_tokens else hit)
     return merge_overlapping(out)
 
 

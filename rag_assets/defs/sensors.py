@@ -53,12 +53,12 @@ def raw_event(corpus: Corpus, raw: RawDocument) -> dg.AssetMaterialization:
     )
 
 
-def sweep(corpus: Corpus, source, store, partition_keys: list[str]) -> Sweep:
-    """Compare the source with the partitions and the store; snapshot new and changed bytes."""
+def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str]) -> Sweep:
+    """Compare a source listing (``refs``; ``read`` fetches a document) with the partitions and
+    the store; snapshot new and changed bytes."""
     profile = chunking_profile(corpus)
     known = [doc_id_for(pk) for pk in partition_keys]
-    plan = plan_sweep(source.list_documents(), source.read, store, known, profile.fingerprint(),
-                      corpus.embedding_model.name)
+    plan = plan_sweep(refs, read, store, known, profile.fingerprint(), corpus.embedding_model.name)
     result = Sweep(plan)
     for raw in plan.snapshots:
         snapshot_raw(store, raw)
@@ -96,12 +96,7 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
         refs = source.list_documents()
         fingerprint = _listing_fingerprint(corpus, refs)
         partition_keys = list(instance.get_dynamic_partitions(partitions_name(corpus.name)))
-
-        class Listed:  # the listing already fetched, so the sweep does not list twice
-            list_documents = staticmethod(lambda: refs)
-            read = staticmethod(source.read)
-
-        return sweep(corpus, Listed, store, partition_keys), fingerprint
+        return sweep(corpus, refs, source.read, store, partition_keys), fingerprint
 
     def requests(corpus_sweep: Sweep, tick: str) -> list[dg.RunRequest]:
         out = [run_request(corpus, first, last, f"{tick}:{first}..{last}") for first, last in corpus_sweep.batches]
