@@ -6,7 +6,7 @@ RAG := $(VENV)/bin/rag
 DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export PYTHONUNBUFFERED := 1
 
-.PHONY: run test install install-dev ui validate clean
+.PHONY: run test install install-dev system-deps ui validate clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,10 @@ run: install
 	$(RAG) ingest
 	$(RAG) query "How many vacation days do employees get per year?" --k 3
 
-test: install-dev
+system-deps:
+	bash scripts/system_deps.sh
+
+test: install-dev system-deps
 	$(PY) -m pytest -q
 
 $(DAGSTER_HOME)/dagster.yaml:
