@@ -118,7 +118,7 @@ class TiktokenCounter:
 
     def token_end_array(self, text: str) -> tuple[np.ndarray, bool]:
         tokens = self._enc.encode_to_numpy(text, disallowed_special=())
-        return _token_byte_lengths(self._enc.name).take(tokens).cumsum(), True
+        return _token_byte_lengths(self._enc.name).take(tokens).cumsum(dtype=np.int64), True
 
     def safe_cut_rule(self):
         return tiktoken_safe_cut
@@ -129,15 +129,16 @@ class TiktokenCounter:
 
 @lru_cache(maxsize=4)
 def _token_byte_lengths(encoding_name: str) -> np.ndarray:
-    """Byte length of every token id of an encoding (ids without bytes get 0)."""
+    """Byte length of every token id of an encoding (ids without bytes get 0); uint8 where every
+    length fits (cl100k, o200k), so the lookup table stays small in the CPU cache."""
     enc = tiktoken_encoding(encoding_name)
-    lengths = np.zeros(enc.n_vocab, dtype=np.int32)
+    lengths = np.zeros(enc.n_vocab, dtype=np.int64)
     for token in range(enc.n_vocab):
         try:
             lengths[token] = len(enc.decode_single_token_bytes(token))
         except KeyError:
             pass
-    return lengths
+    return lengths.astype(np.uint8) if lengths.max() < 256 else lengths
 
 
 def minilm_tokenizer_path() -> Path:

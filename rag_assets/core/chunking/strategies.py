@@ -21,10 +21,10 @@ from rag_assets.core.parsing.structure import markdown_elements
 
 class FixedTokenChunker(Chunker):
     """Windows of ``max_tokens`` tokens, consecutive windows sharing ``overlap`` tokens; each cut
-    moves back (at most 8 tokens) to a word boundary when one is there."""
+    moves back (at most 16 tokens) to a word boundary when one is there."""
 
     name = "fixed"
-    SNAP = 8
+    SNAP = 16
     # Trimming a window's leading space can add a token or two ("Congress" vs " Congress");
     # leaving that slack avoids re-splitting a window that would land just over the limit.
     SLACK = 2
