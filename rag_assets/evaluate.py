@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 import tempfile
 from pathlib import Path
-from typing import TextIO
+from typing import Callable, TextIO
 
 import dagster as dg
 import lancedb
@@ -23,7 +23,7 @@ from rag_assets.core.hashing import content_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import EmbeddedDocument, RawDocument
 from rag_assets.core.parsing import parse_document
-from rag_assets.core.retrieval import fts_search, group_sentences, rrf, vector_search
+from rag_assets.core.retrieval import fts_search, group_sentences, rrf, vector_search, within_margin
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.defs.factory import build_corpus_resources, resource_keys
@@ -62,9 +62,11 @@ def _merged(hits: list[Retrieved]) -> list[Retrieved]:
 
 
 def evaluate(project: Project, questions_path: str | Path, profiles: list[str], corpora: str | Path | None = None,
-             embedder: str | None = None, mode: str = "vector", k: int = 5, progress: TextIO | None = None) -> list[dict]:
+             embedder: str | None = None, mode: str = "vector", k: int = 5, progress: TextIO | None = None,
+             on_question: Callable[[str, Question, list[Retrieved]], None] | None = None) -> list[dict]:
     """One summary per profile: token-level recall/precision/precision-omega/IoU at ``k``,
-    recall@1/3/5/10, MRR, chunk count and mean chunk tokens."""
+    recall@1/3/5/10, MRR, chunk count and mean chunk tokens. ``on_question(profile, question,
+    retrieved)`` sees every question's ranked results as they were scored."""
     questions_path = Path(questions_path)
     questions = load_questions(questions_path)
     declared = {p.name: p for p in project.chunking_profiles}
@@ -122,11 +124,12 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                 for n, (question, vector) in enumerate(zip(questions, question_vectors), start=1):
                     if progress and n % 50 == 0:
                         print(f"[eval] {name}: {n}/{len(questions)} questions", file=progress, flush=True)
+                    candidates = within_margin(vector_search(index, vector, pool if grouped else depth),
+                                               profile.score_margin)
                     if mode == "hybrid":
-                        hits = rrf([vector_search(index, vector, pool), fts_search(index, question.question, pool)],
-                                   pool if grouped else depth)
+                        hits = rrf([candidates, fts_search(index, question.question, pool)], pool if grouped else depth)
                     else:
-                        hits = vector_search(index, vector, pool if grouped else depth)
+                        hits = candidates
                     if grouped:
                         hits = group_sentences(index, hits, profile.group_gap, k)
                         retrieved = [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
@@ -137,6 +140,8 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                             retrieved = _merged(retrieved)
                     omega = precision_omega(question, spans.get(question.corpus_id, [])) if question.references else None
                     scores.add(question, retrieved, k, omega)
+                    if on_question:
+                        on_question(name, question, retrieved)
             tokens = [c.tokens for c in all_chunks] or [0]
             results.append({"profile": name, "mode": mode, "k": k, "model": model.name, "chunks": len(all_chunks),
                             "mean_tokens": round(statistics.fmean(tokens), 1), **scores.summary()})

@@ -26,4 +26,5 @@ def profile_from_config(config: ChunkingProfileConfig) -> ChunkingProfile:
         embed_window=config.embed_window,
         group_gap=config.group_gap,
         group_candidates=config.group_candidates,
+        score_margin=config.score_margin,
     )

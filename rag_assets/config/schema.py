@@ -88,6 +88,9 @@ class ChunkingProfileConfig(_Strict):
     embed_window: int = Field(0, ge=0, le=10, description="sentence_window: sentences embedded with each one, per side.")
     group_gap: int = Field(0, ge=0, le=20, description="sentence_window: hits this many sentences apart form one result.")
     group_candidates: int = Field(20, ge=1, le=500, description="sentence_window: sentences retrieved before grouping.")
+    score_margin: float | None = Field(None, gt=0, le=2, description=(
+        "Query: vector candidates scoring more than this (cosine) below the best are dropped, so weak "
+        "tail matches do not fill the results; unset keeps every candidate."))
     semantic_percentile: float = Field(90.0, gt=0, lt=100, description="semantic: distance percentile that breaks.")
     semantic_buffer: int = Field(1, ge=0, le=5, description="semantic: extra sentences compared on each side.")
     cleaning: CleaningConfig = Field(default_factory=CleaningConfig)

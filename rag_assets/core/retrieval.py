@@ -173,6 +173,15 @@ def rrf(rankings: list[list[Hit]], k: int) -> list[Hit]:
     return [replace(first[i], score=round(scores[i], 6), mode="hybrid") for i in ordered]
 
 
+def within_margin(hits: list[Hit], margin: float | None) -> list[Hit]:
+    """Vector hits scoring at most ``margin`` (cosine) below the best one; all of them when
+    ``margin`` is None. A relative cut keeps weak tail candidates out of the results."""
+    if margin is None or not hits:
+        return hits
+    best = max(h.score for h in hits)
+    return [h for h in hits if h.score >= best - margin]
+
+
 def mmr(hits: list[Hit], query_vector: list[float], k: int, diversity: float = 0.3) -> list[Hit]:
     """Maximal marginal relevance over candidates that carry vectors."""
     if not hits or any(h.vector is None for h in hits):
@@ -279,20 +288,22 @@ def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, version
 
 def search(index: LanceIndex, text: str, vector: list[float] | None, k: int = 5, mode: str = "hybrid",
            filters: Filters = Filters(), candidates: int = 50, rerank: str = "rrf", neighbours: int = 0,
-           version: int | None = None, whole_document_tokens: int = 0, group_gap: int = 0) -> list[Hit]:
-    """The query path: candidates from vector and/or full-text search, fusion or MMR, merging of
-    overlapping spans, neighbour expansion, then whole documents for short ones; or, with
-    ``group_gap``, sentence-window grouping of the candidates. ``mode`` is vector, fts or hybrid."""
+           version: int | None = None, whole_document_tokens: int = 0, group_gap: int = 0,
+           score_margin: float | None = None) -> list[Hit]:
+    """The query path: candidates from vector and/or full-text search (vector candidates more than
+    ``score_margin`` below the best dropped), fusion or MMR, merging of overlapping spans, neighbour
+    expansion, then whole documents for short ones; or, with ``group_gap``, sentence-window
+    grouping of the candidates. ``mode`` is vector, fts or hybrid."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     where = build_where(filters)
     pool = max(k, candidates)
     if mode == "vector":
-        hits = vector_search(index, vector, pool, version, where)
+        hits = within_margin(vector_search(index, vector, pool, version, where), score_margin)
     elif mode == "fts":
         hits = fts_search(index, text, pool, version, where)
     else:
-        hits = rrf([vector_search(index, vector, pool, version, where),
+        hits = rrf([within_margin(vector_search(index, vector, pool, version, where), score_margin),
                     fts_search(index, text, pool, version, where)], pool)
     if rerank == "mmr" and vector is not None:
         hits = mmr(hits, vector, pool)

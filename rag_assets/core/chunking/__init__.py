@@ -24,6 +24,9 @@ SECTION_TOKENS = 32
 STRATEGY_NAMES = tuple(sorted(STRATEGIES)) + ("auto",)
 
 
+QUERY_SETTINGS = ("group_gap", "group_candidates", "score_margin")
+
+
 @dataclass(frozen=True)
 class ChunkingProfile:
     """The chunking settings a profile in ``profiles/chunking.yml`` declares."""
@@ -44,10 +47,13 @@ class ChunkingProfile:
     embed_window: int = 0  # sentence_window: sentences embedded with each sentence, on each side
     group_gap: int = 0  # sentence_window: query hits this close (in sentences) form one result
     group_candidates: int = 20  # sentence_window: sentences retrieved before grouping
+    score_margin: float | None = None  # query: vector candidates this far (cosine) below the best are dropped
 
     def fingerprint(self) -> str:
-        """Changes whenever the chunks this profile produces could change."""
-        return settings_hash({**asdict(self), "revision": CHUNKER_REVISION})
+        """Changes whenever the chunks this profile produces could change (query-time settings
+        such as grouping and the score margin do not count)."""
+        settings = {k: v for k, v in asdict(self).items() if k not in QUERY_SETTINGS}
+        return settings_hash({**settings, "revision": CHUNKER_REVISION})
 
     def strategy_for(self, doc: ParsedDocument) -> str:
         """The profile's per-content-type choice, else its strategy (``auto`` decides by structure)."""

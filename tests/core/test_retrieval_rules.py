@@ -1,0 +1,30 @@
+"""Pure retrieval rules: the relative score margin and what the profile fingerprint covers."""
+
+from dataclasses import replace
+
+from hypothesis import given, strategies as st
+
+from rag_assets.core.chunking import ChunkingProfile
+from rag_assets.core.retrieval import Hit, within_margin
+
+
+def hit(i: int, score: float) -> Hit:
+    return Hit(id=f"h{i}", doc_id="d", text="t", source="s", title="", heading_path="", page=None, start=i, end=i + 1,
+               chunk_index=i, score=score)
+
+
+@given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=1, max_size=30), st.floats(0.01, 2))
+def test_margin_keeps_exactly_the_hits_close_to_the_best_in_rank_order(scores, margin):
+    hits = [hit(i, s) for i, s in enumerate(scores)]
+    kept = within_margin(hits, margin)
+    best = max(scores)
+    assert [h.id for h in kept] == [h.id for h in hits if h.score >= best - margin]
+    assert any(h.score == best for h in kept)
+    assert within_margin(hits, None) == hits
+
+
+def test_query_settings_do_not_change_the_chunk_fingerprint():
+    base = ChunkingProfile("p", strategy="sentence_window", group_gap=3)
+    assert replace(base, score_margin=0.2, group_gap=6, group_candidates=50).fingerprint() == base.fingerprint()
+    assert replace(base, window=3).fingerprint() != base.fingerprint()
+    assert replace(base, max_tokens=100).fingerprint() != base.fingerprint()
