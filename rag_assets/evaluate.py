@@ -101,7 +101,9 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
             profile = profile_from_config(declared[name])
             if progress:
                 print(f"[eval] {name}: chunking {len(docs)} documents", file=progress, flush=True)
-            chunked = {d: chunk_document(doc, profile, counter, model.max_input_tokens) for d, doc in docs.items()}
+            # Semantic breakpoints embed sentences through the same cache as the chunks.
+            chunked = {d: chunk_document(doc, profile, counter, model.max_input_tokens, embed=vectors_for)
+                       for d, doc in docs.items()}
             all_chunks = [c for ch in chunked.values() for c in ch.chunks]
             if progress:
                 print(f"[eval] {name}: embedding {len(all_chunks)} chunks", file=progress, flush=True)
@@ -127,7 +129,9 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                     candidates = within_margin(vector_search(index, vector, pool if grouped else depth),
                                                profile.score_margin)
                     if mode == "hybrid":
-                        hits = rrf([candidates, fts_search(index, question.question, pool)], pool if grouped else depth)
+                        # As the query path does: with a margin, as many fused candidates as it left.
+                        hits = rrf([candidates, fts_search(index, question.question, pool)],
+                                   len(candidates) if profile.score_margin else pool if grouped else depth)
                     else:
                         hits = candidates
                     if grouped:

@@ -291,7 +291,8 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, k: int = 5,
            version: int | None = None, whole_document_tokens: int = 0, group_gap: int = 0,
            score_margin: float | None = None) -> list[Hit]:
     """The query path: candidates from vector and/or full-text search (vector candidates more than
-    ``score_margin`` below the best dropped), fusion or MMR, merging of overlapping spans, neighbour
+    ``score_margin`` below the best dropped; hybrid then keeps as many fused candidates as that
+    left), fusion or MMR, merging of overlapping spans, neighbour
     expansion, then whole documents for short ones; or, with ``group_gap``, sentence-window
     grouping of the candidates. ``mode`` is vector, fts or hybrid."""
     if mode not in MODES:
@@ -303,8 +304,9 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, k: int = 5,
     elif mode == "fts":
         hits = fts_search(index, text, pool, version, where)
     else:
-        hits = rrf([within_margin(vector_search(index, vector, pool, version, where), score_margin),
-                    fts_search(index, text, pool, version, where)], pool)
+        close = within_margin(vector_search(index, vector, pool, version, where), score_margin)
+        # With a margin, the vector side decides how many candidates the query gets; fusion which.
+        hits = rrf([close, fts_search(index, text, pool, version, where)], len(close) if score_margin else pool)
     if rerank == "mmr" and vector is not None:
         hits = mmr(hits, vector, pool)
     if group_gap:

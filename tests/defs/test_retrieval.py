@@ -124,12 +124,34 @@ def test_sentence_window_profile_groups_neighbouring_sentences_into_one_result(t
     project_yml.write_text(yaml.safe_dump(data))
     with env(**values):
         assert ingest_project(load_project())["documents_failed"] == 0
-    hits = ask(values, "How many weeks of parental leave do primary caregivers get?", k=3, mode="hybrid")
-    assert len(hits) == 3
-    top = hits[0]
+    question = "How many weeks of parental leave do primary caregivers get?"
     handbook = (Path(values["RAG_SAMPLE_DOCS"]) / "handbook" / "employee_handbook.md").read_text()
-    assert top.doc_id == "handbook/employee_handbook.md"
-    assert "20 weeks" in handbook[top.start : top.end]
-    for i, a in enumerate(hits):
-        for b in hits[i + 1:]:
-            assert a.doc_id != b.doc_id or a.end <= b.start or b.end <= a.start
+
+    def check(hits):
+        assert hits[0].doc_id == "handbook/employee_handbook.md"
+        assert "20 weeks" in handbook[hits[0].start : hits[0].end]
+        for i, a in enumerate(hits):
+            for b in hits[i + 1:]:
+                assert a.doc_id != b.doc_id or a.end <= b.start or b.end <= a.start
+
+    with env(**values):
+        margin = load_project().corpus("sample").chunking_profile.score_margin
+    assert margin
+    cut = ask(values, question, k=3, mode="vector")
+    check(cut)
+    assert all(h.score >= cut[0].score - margin for h in cut)
+
+    # The margin is a query-time setting: dropping it re-embeds nothing and fills all k results.
+    chunking_yml = Path(values["RAG_PROJECT_DIR"]) / "profiles" / "chunking.yml"
+    profiles = yaml.safe_load(chunking_yml.read_text())
+    for profile in profiles["chunking_profiles"]:
+        if profile["name"] == "recommended":
+            del profile["score_margin"]
+    chunking_yml.write_text(yaml.safe_dump(profiles))
+    with env(**values):
+        again = ingest_project(load_project())
+    assert again["corpora"]["sample"]["chunks_embedded"] == 0
+    full = ask(values, question, k=3, mode="vector")
+    check(full)
+    assert len(full) == 3 and len(cut) < 3
+    assert ask(values, question, k=3, mode="hybrid")[0].doc_id == "handbook/employee_handbook.md"
