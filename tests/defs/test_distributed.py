@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -15,7 +16,6 @@ from pathlib import Path
 
 import boto3
 import dagster as dg
-import lancedb
 import numpy as np
 import pytest
 import xxhash
@@ -35,6 +35,15 @@ WORKERS = ("worker1", "worker2")
 S3_KEY, S3_SECRET = "rag-dist-key", "rag-dist-secret"
 
 
+def _pong(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as conn:
+            conn.sendall(b"PING\r\n")
+            return conn.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
 @contextmanager
 def redis_server(data_dir: Path, timeout_s: float = 20.0):
     """Yield the URL of a Debian redis-server on a free 127.0.0.1 port, without persistence."""
@@ -48,11 +57,7 @@ def redis_server(data_dir: Path, timeout_s: float = 20.0):
                             start_new_session=True)
     try:
         deadline = time.monotonic() + timeout_s
-        while True:
-            ping = subprocess.run([shutil.which("redis-cli") or "redis-cli", "-p", str(port), "ping"],
-                                  capture_output=True, text=True, timeout=5)
-            if ping.stdout.strip() == "PONG":
-                break
+        while not _pong(port):
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"redis-server did not answer PING on port {port}")
             time.sleep(0.2)
