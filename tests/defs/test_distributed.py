@@ -134,8 +134,9 @@ def test_celery_workers_build_the_same_index_on_s3_as_a_local_run(ingested_sampl
     with ExitStack() as stack:
         endpoint = stack.enter_context(seaweed_s3(tmp_path / "seaweed", S3_KEY, S3_SECRET))
         broker = stack.enter_context(redis_server(tmp_path / "redis"))
-        boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=S3_KEY, aws_secret_access_key=S3_SECRET,
-                     region_name="us-east-1").create_bucket(Bucket="rag-index")
+        s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=S3_KEY, aws_secret_access_key=S3_SECRET,
+                          region_name="us-east-1")
+        s3.create_bucket(Bucket="rag-index")
         values.update(RAG_EXECUTOR="celery", RAG_CELERY_BROKER=f"{broker}/0", RAG_CELERY_BACKEND=f"{broker}/1",
                       RAG_LANCEDB_URI="s3://rag-index/lancedb", RAG_LANCEDB_ENDPOINT=endpoint,
                       RAG_INDEX_S3_KEY=S3_KEY, RAG_INDEX_S3_SECRET=S3_SECRET)
@@ -155,15 +156,17 @@ def test_celery_workers_build_the_same_index_on_s3_as_a_local_run(ingested_sampl
         # do so while Redis is still up, not later while pytest is reporting.
         gc.collect()
         distributed = index_rows(values)
+        table_objects = s3.list_objects_v2(Bucket="rag-index", Prefix="lancedb/")["KeyCount"]
 
     assert report["documents_failed"] == 0, report["failures"]
     assert report["documents_seen"] == local_report["documents_seen"] >= 10
-    assert all(report["checks"].values()), report["checks"]
-    # Every step of every run went to a worker, and both workers took a share.
+    assert report["checks"] and all(report["checks"].values()), report["checks"]
+    # Each stage and the table ran on a worker, and both workers took a share.
     for stage in ("parsed_documents", "chunks", "embeddings", "lancedb_index", "lancedb_table"):
         assert f"sample__{stage}" in steps, steps
     assert {host.split("@")[0] for host in set().union(*steps.values())} == set(WORKERS), steps
 
+    assert table_objects > 0  # the index lives in the bucket, where every worker reads and writes it
     local = index_rows(local_values)
     assert distributed.keys() == local.keys() and len(local) == local_report["rows_in_index"]
     assert {i: r[:2] for i, r in distributed.items()} == {i: r[:2] for i, r in local.items()}
