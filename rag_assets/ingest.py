@@ -1,4 +1,5 @@
-"""Drive the generated asset graph in-process (the same asset code `dagster dev` runs).
+"""Drive the generated asset graph (the same asset code `dagster dev` runs): in this process, or
+on the Celery workers when the project's executor is celery.
 
 Per corpus: sweep the source (as its sensor does), report new and changed bytes, add and delete
 partitions, run the ingest job over contiguous partition ranges of ``batch_size`` documents, and
@@ -21,8 +22,10 @@ from rag_assets.defs.factory import (
     partitions_name,
     resource_keys,
 )
+from rag_assets.defs.executors import reconstructable_job
 from rag_assets.defs.sensors import RANGE_END, RANGE_START, sweep
 
+PARTITION = "dagster/partition"
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 COUNTS = ("documents_seen", "documents_hashed", "documents_changed", "documents_new", "documents_deleted",
           "documents_failed",
@@ -48,7 +51,20 @@ def _batch_total(result, node: str, key: str) -> int:
     return int(events[0].metadata[key].value) if events and key in events[0].metadata else 0
 
 
-def ingest_corpus(corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInstance, progress: TextIO | None) -> dict:
+def run_job(project: Project, defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance,
+            tags: dict[str, str] | None = None):
+    """Run one job of the project and return its result. With the celery executor the steps go
+    to the workers (the job is reconstructable, rebuilt from the config project); otherwise the
+    run executes in this process, which for a handful of steps beats a process per step."""
+    if project.executor.kind == "celery":
+        return dg.execute_job(reconstructable_job(project.project_dir, job_name), instance, run_config=QUIET,
+                              tags=tags)
+    return defs.resolve_job_def(job_name).execute_in_process(instance=instance, tags=tags, raise_on_error=False,
+                                                             run_config=QUIET)
+
+
+def ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInstance,
+                  progress: TextIO | None) -> dict:
     keys = resource_keys(corpus.name)
     model = corpus.embedding_model
     report = dict.fromkeys(COUNTS, 0)
@@ -65,16 +81,11 @@ def ingest_corpus(corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInst
             instance.add_dynamic_partitions(partitions, corpus_sweep.new_keys)
         for event in corpus_sweep.raw_events:
             instance.report_runless_asset_event(event)
-        job = defs.resolve_job_def(ingest_job_name(corpus.name))
         for n, (first, last) in enumerate(corpus_sweep.batches, start=1):
             if progress:
                 print(f"[{corpus.name}] batch {n}/{len(corpus_sweep.batches)}: {first} .. {last}", file=progress, flush=True)
-            if first == last:
-                result = job.execute_in_process(partition_key=first, instance=instance, raise_on_error=False,
-                                                run_config=QUIET)
-            else:
-                result = job.execute_in_process(tags={RANGE_START: first, RANGE_END: last}, instance=instance,
-                                                raise_on_error=False, run_config=QUIET)
+            tags = {PARTITION: first} if first == last else {RANGE_START: first, RANGE_END: last}
+            result = run_job(project, defs, ingest_job_name(corpus.name), instance, tags)
             report["runs"] += 1
             if not result.success:
                 failures.append({"corpus": corpus.name, "doc_id": f"{first} .. {last}", "error": _failure_message(result)})
@@ -91,8 +102,7 @@ def ingest_corpus(corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInst
         checks: dict[str, bool] = {}
         if corpus_sweep.batches or corpus_sweep.deleted_keys:
             # The table: prune deleted documents, compact, run the data tests.
-            result = defs.resolve_job_def(maintenance_job_name(corpus.name)).execute_in_process(
-                instance=instance, raise_on_error=False, run_config=QUIET)
+            result = run_job(project, defs, maintenance_job_name(corpus.name), instance)
             report["runs"] += 1
             if not result.success:
                 failures.append({"corpus": corpus.name, "doc_id": "(table)", "error": _failure_message(result)})
@@ -116,7 +126,7 @@ def ingest_project(project: Project, corpora: list[str] | None = None, progress:
     total: dict = {**dict.fromkeys(COUNTS, 0), "failures": [], "corpora": {}}
     with dg.DagsterInstance.get() as instance:
         for corpus in selected:
-            report = ingest_corpus(corpus, defs, instance, progress)
+            report = ingest_corpus(project, corpus, defs, instance, progress)
             total["corpora"][corpus.name] = {k: v for k, v in report.items() if k != "failures"}
             total.setdefault("checks", {}).update({f"{corpus.name}.{k}": v for k, v in report["checks"].items()})
             total["failures"].extend(report["failures"])

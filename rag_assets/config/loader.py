@@ -192,6 +192,7 @@ def load_project(project_dir: str | Path | None = None) -> Project:
         name=project.name,
         project_dir=str(root),
         dagster_home=str((root.parent / project.dagster_home).resolve()),
+        executor=project.executor,
         corpora=tuple(corpora),
         chunking_profiles=tuple(loaded["chunking_profiles"][1].values()),
         embedding_models=tuple(loaded["embedding_models"][1].values()),

@@ -144,14 +144,46 @@ class EmbeddingModelsFile(_Strict):
     embedding_models: tuple[EmbeddingModelConfig, ...]
 
 
+ENV_NAME = r"[A-Z_][A-Z0-9_]*"
+
+
+def _check_env_name(value: str | None) -> str | None:
+    if value is not None and not re.fullmatch(ENV_NAME, value):
+        raise ValueError("must name an environment variable (e.g. AWS_ACCESS_KEY_ID), not hold a secret")
+    return value
+
+
 class IndexConfig(_Strict):
     name: str = Field(pattern=NAME)
     uri: str = Field(description="LanceDB URI: a folder (relative to dbt_like_configs/) or s3://bucket/path.")
+    endpoint_url: str | None = Field(None, description="s3 URIs: endpoint of an S3-compatible server (unset: AWS).")
+    region: str | None = Field(None, description="s3 URIs: region name.")
+    access_key_env: str | None = Field(
+        None, description="s3 URIs: environment variable holding the access key id (unset: the default AWS "
+                          "credential chain, e.g. AWS_ACCESS_KEY_ID or an IAM role).")
+    secret_key_env: str | None = Field(None, description="s3 URIs: environment variable holding the secret key.")
     metric: Literal["cosine", "l2", "dot"] = "cosine"
     ann_min_rows: int = Field(10_000, ge=256, description="Build an ANN vector index from this many rows on.")
     search_candidates: int = Field(50, ge=1, le=1000, description="Candidates reranked before the final k.")
     whole_document_tokens: int = Field(0, ge=0, description="Return whole documents of at most this many tokens (0: off).")
     description: str = ""
+
+    @field_validator("endpoint_url", "region", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value):
+        # An env_var('...', '') template that resolves to nothing means "not set".
+        return value or None
+
+    @field_validator("access_key_env", "secret_key_env")
+    @classmethod
+    def _key_env_names(cls, value: str | None) -> str | None:
+        return _check_env_name(value)
+
+    @model_validator(mode="after")
+    def _key_pair(self):
+        if (self.access_key_env is None) != (self.secret_key_env is None):
+            raise ValueError("set both 'access_key_env' and 'secret_key_env', or neither")
+        return self
 
 
 class IndexesFile(_Strict):
@@ -181,12 +213,30 @@ class CorpusSettings(_Strict):
     min_recall_at_5: float | None = Field(None, alias="+min_recall_at_5", ge=0, le=100)
 
 
+class ExecutorConfig(_Strict):
+    """How the steps of a run execute (every job of the project)."""
+
+    kind: Literal["multiprocess", "celery"] = Field(
+        "multiprocess", description="multiprocess: a process per step on the run's machine; celery: steps go to "
+                                    "Celery workers through a broker (dagster-celery, the 'distributed' extra).")
+    max_concurrent: int = Field(0, ge=0, description="multiprocess: most steps running at once (0: one per CPU).")
+    broker_env: str = Field("RAG_CELERY_BROKER", description="celery: environment variable holding the broker URL.")
+    backend_env: str = Field("RAG_CELERY_BACKEND",
+                             description="celery: environment variable holding the result backend URL.")
+
+    @field_validator("broker_env", "backend_env")
+    @classmethod
+    def _url_env_names(cls, value: str) -> str:
+        return _check_env_name(value)
+
+
 class ProjectFile(_Strict):
     name: str = Field(pattern=NAME)
     config_version: int = Field(1, alias="config-version")
     version: str = "1"
     dagster_home: str = Field(".dagster_home", description="Dagster instance folder, relative to the repo root.")
     data_dir: str = Field("../.rag_data", description="Stage store folder, relative to dbt_like_configs/.")
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     vars: dict = Field(default_factory=dict)
     defaults: CorpusSettings = Field(default_factory=CorpusSettings)
     corpora: dict[str, CorpusSettings]
@@ -227,6 +277,7 @@ class Project(_Strict):
     name: str
     project_dir: str
     dagster_home: str
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     corpora: tuple[Corpus, ...]
     chunking_profiles: tuple[ChunkingProfileConfig, ...]
     embedding_models: tuple[EmbeddingModelConfig, ...]

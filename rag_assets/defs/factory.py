@@ -66,6 +66,16 @@ def has_tenants(corpus: Corpus) -> bool:
     return bool(corpus.source.tenant or corpus.source.tenant_from_path)
 
 
+def lancedb_resource(corpus: Corpus) -> LanceDBResource:
+    """The corpus' index; S3 keys (where the index profile names their variables) via dg.EnvVar."""
+    index = corpus.index
+    keys = {}
+    if index.access_key_env and index.secret_key_env:
+        keys = {"aws_access_key_id": dg.EnvVar(index.access_key_env),
+                "aws_secret_access_key": dg.EnvVar(index.secret_key_env)}
+    return LanceDBResource(uri=corpus.index_uri, endpoint_url=index.endpoint_url, region=index.region, **keys)
+
+
 def build_corpus_resources(corpus: Corpus) -> dict[str, dg.ConfigurableResource]:
     keys = resource_keys(corpus.name)
     model = corpus.embedding_model
@@ -90,7 +100,7 @@ def build_corpus_resources(corpus: Corpus) -> dict[str, dg.ConfigurableResource]
             batch_size=model.batch_size, max_batch_tokens=model.max_batch_tokens,
             max_concurrency=model.max_concurrency, timeout_s=model.timeout_s, max_retries=model.max_retries,
         ),
-        keys["lancedb"]: LanceDBResource(uri=corpus.index_uri),
+        keys["lancedb"]: lancedb_resource(corpus),
         keys["store"]: StageStoreResource(root=corpus.stage_store),
     }
 
@@ -252,6 +262,7 @@ def build_definitions(project: Project) -> dg.Definitions:
     """Assets, jobs, sensors, schedules and resources for every corpus of ``project``."""
     from rag_assets.defs.checks import build_corpus_checks
     from rag_assets.defs.evaluation import build_eval_asset
+    from rag_assets.defs.executors import build_executor
     from rag_assets.defs.sensors import build_corpus_automation
 
     assets, jobs, resources, sensors, schedules, checks = [], [], {}, [], [], []
@@ -267,4 +278,4 @@ def build_definitions(project: Project) -> dg.Definitions:
         sensors.extend(corpus_sensors)
         schedules.extend(corpus_schedules)
     return dg.Definitions(assets=assets, asset_checks=checks, jobs=jobs, resources=resources, sensors=sensors,
-                          schedules=schedules)
+                          schedules=schedules, executor=build_executor(project.executor))

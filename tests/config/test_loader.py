@@ -61,6 +61,12 @@ def test_env_var_template_overrides_the_default(project, monkeypatch, tmp_path):
          "corpora.sample.+eval_profiles", "use one of"),
         ("rag_project.yml", lambda d: d["corpora"]["sample"].update({"+eval_questions": "evals/missing.yml"}),
          "corpora.sample.+eval_questions", "relative to dbt_like_configs"),
+        ("rag_project.yml", lambda d: d["executor"].update({"kind": "dask"}), "executor.kind", "correct the value"),
+        ("rag_project.yml", lambda d: d["executor"].update({"broker_env": "redis://:pw@host:6379/0"}),
+         "executor.broker_env", "correct the value"),
+        ("rag_project.yml", lambda d: d["executor"].update({"workers": 2}), "executor.workers", "max_concurrent"),
+        ("profiles/indexes.yml", lambda d: d["indexes"][0].update({"access_key_env": "RAG_INDEX_KEY"}),
+         "indexes.0", "secret_key_env"),
     ],
 )
 def test_config_mistakes_name_file_key_and_fix(project, file, change, key, fix):
@@ -71,6 +77,20 @@ def test_config_mistakes_name_file_key_and_fix(project, file, change, key, fix):
     assert err.file.endswith(file)
     assert err.key == key
     assert fix in str(err)
+
+
+def test_executor_defaults_to_multiprocess_and_follows_the_environment(project, monkeypatch):
+    assert load_project(project).executor.kind == "multiprocess"
+    monkeypatch.setenv("RAG_EXECUTOR", "celery")
+    executor = load_project(project).executor
+    assert (executor.kind, executor.broker_env, executor.backend_env) == (
+        "celery", "RAG_CELERY_BROKER", "RAG_CELERY_BACKEND")
+
+
+def test_blank_s3_endpoint_means_aws(project, monkeypatch):
+    assert load_project(project).corpus("sample").index.endpoint_url is None
+    monkeypatch.setenv("RAG_LANCEDB_ENDPOINT", "http://127.0.0.1:8333")
+    assert load_project(project).corpus("sample").index.endpoint_url == "http://127.0.0.1:8333"
 
 
 def test_unset_env_var_without_default_is_reported(project):

@@ -56,6 +56,34 @@ def test_code_versions_follow_profile_and_model(tmp_path, monkeypatch):
         assert version(before, stage) == version(after, stage)
 
 
+def test_jobs_use_the_configured_executor(tmp_path, monkeypatch):
+    import shutil
+
+    import yaml
+
+    root = tmp_path / "cfg"
+    shutil.copytree(REPO / "dbt_like_configs", root)
+    path = root / "rag_project.yml"
+    data = yaml.safe_load(path.read_text())
+    data["executor"]["max_concurrent"] = 3
+    path.write_text(yaml.safe_dump(data))
+    defs = build_definitions(load_project(root))
+    for name in ("ingest_sample", "maintain_sample"):
+        execution = dg.validate_run_config(defs.resolve_job_def(name), {})["execution"]
+        assert execution["multiprocess"]["max_concurrent"] == 3
+
+    # Broker and backend URLs are read from their variables when a run's config resolves, so the
+    # same definitions follow a changed variable (and never hold the URL).
+    monkeypatch.setenv("RAG_EXECUTOR", "celery")
+    monkeypatch.setenv("RAG_CELERY_BROKER", "redis://127.0.0.1:6399/0")
+    monkeypatch.setenv("RAG_CELERY_BACKEND", "redis://127.0.0.1:6399/1")
+    job = build_definitions(load_project(root)).resolve_job_def("ingest_sample")
+    celery = dg.validate_run_config(job, {})["execution"]["celery"]
+    assert (celery["broker"], celery["backend"]) == ("redis://127.0.0.1:6399/0", "redis://127.0.0.1:6399/1")
+    monkeypatch.setenv("RAG_CELERY_BROKER", "redis://127.0.0.2:6379/0")
+    assert dg.validate_run_config(job, {})["execution"]["celery"]["broker"] == "redis://127.0.0.2:6379/0"
+
+
 @pytest.mark.slow
 def test_dagster_definitions_validate(tmp_path):
     (tmp_path / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
