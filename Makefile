@@ -28,7 +28,7 @@ run: install
 	$(RAG) query "How many vacation days do employees get per year?" --k 3
 
 system-deps:
-	bash scripts/system_deps.sh
+	bash .ci/system_deps.sh
 
 test: install-dev system-deps
 	$(PY) -m pytest -q

@@ -49,7 +49,7 @@ def redis_server(data_dir: Path, timeout_s: float = 20.0):
     """Yield the URL of a Debian redis-server on a free 127.0.0.1 port, without persistence."""
     binary = shutil.which("redis-server")
     if binary is None:
-        raise RuntimeError("redis-server not found: run scripts/system_deps.sh (apt-get install redis-server)")
+        raise RuntimeError("redis-server not found: run .ci/system_deps.sh (apt-get install redis-server)")
     (port,) = free_ports(1)
     data_dir.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
@@ -76,7 +76,7 @@ def celery_workers(names, worker_env: dict[str, str], log_dir: Path, timeout_s: 
             log = (log_dir / f"{name}.log").open("wb")
             procs[name] = subprocess.Popen(
                 [str(BIN / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app",
-                 "-y", str(REPO / "deploy" / "celery_worker.yaml"), "-n", name, "-i", "rag_assets.defs.factory",
+                 "-y", str(REPO / "dbt_like_configs" / "celery_worker.yaml"), "-n", name, "-i", "rag_assets.defs.factory",
                  "--", "--pool=solo", "--without-gossip", "--without-mingle"],
                 stdout=log, stderr=subprocess.STDOUT, env=worker_env, cwd=REPO, start_new_session=True)
             log.close()

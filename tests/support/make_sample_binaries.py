@@ -1,6 +1,6 @@
 """Regenerate the binary sample documents (PDF, DOCX) from the text below.
 
-Run: .venv/bin/python scripts/make_sample_binaries.py  (writes into sample_docs/)
+Run: .venv/bin/python tests/support/make_sample_binaries.py  (writes into sample_docs/)
 The PDF is written by hand (PDF 1.4, Helvetica, one text block per page) so no PDF library is needed.
 """
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from docx import Document
 
-ROOT = Path(__file__).resolve().parents[1] / "sample_docs"
+ROOT = Path(__file__).resolve().parents[2] / "sample_docs"
 
 PDF_PAGES = [
     [
