@@ -48,10 +48,16 @@ def _cell(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def sample_chunks_markdown(chunks: Sequence[Chunk], n: int = 5, preview: int = 90) -> str:
+def sample_chunks_markdown(chunks: Sequence[Chunk], n: int = 5, preview: int = 80, max_chars: int = 990) -> str:
     """The first ``n`` chunks as a markdown table: index, char span, tokens, heading path and the
-    start of the text (pipes escaped, whitespace collapsed)."""
-    rows = [f"| {c.chunk_index} | {c.start}-{c.end} | {c.tokens} | {_cell(' > '.join(c.heading_path), 60) or '–'} | "
+    start of the text (pipes escaped, whitespace collapsed). Rows are dropped from the end until
+    the table fits ``max_chars`` (Dagster's UI shows markdown under 1,000 characters inline)."""
+    header = "| # | chars | tokens | heading path | text |\n|---:|---|---:|---|---|\n"
+    rows = [f"| {c.chunk_index} | {c.start}-{c.end} | {c.tokens} | {_cell(' > '.join(c.heading_path), 50) or '–'} | "
             f"{_cell(c.text, preview)} |" for c in chunks[:n]]
-    more = f"\n\n{len(chunks) - n} more chunks" if len(chunks) > n else ""
-    return "| # | chars | tokens | heading path | text |\n|---:|---|---:|---|---|\n" + "\n".join(rows) + more
+    while True:
+        more = f"\n\n{len(chunks) - len(rows)} more chunks" if len(chunks) > len(rows) else ""
+        table = header + "\n".join(rows) + more
+        if len(table) <= max_chars or len(rows) <= 1:
+            return table
+        rows.pop()

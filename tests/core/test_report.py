@@ -39,3 +39,12 @@ def test_sample_table_shows_heading_paths_and_escapes_pipes():
     # Escaped pipes keep every row at the header's column count.
     assert all(len(re.split(r"(?<!\\)\|", r)) == 7 for r in rows)
     assert table.endswith("4 more chunks")
+
+
+def test_sample_table_fits_the_inline_budget_by_dropping_rows():
+    chunks = [Chunk("d", i, 0, 500, "word " * 100, "", 120, tuple(f"Heading {j}" for j in range(12)))
+              for i in range(5)]
+    table = sample_chunks_markdown(chunks, max_chars=600)
+    assert len(table) <= 600
+    kept = len([line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| #")])
+    assert 1 <= kept < 5 and table.endswith(f"{5 - kept} more chunks")

@@ -46,7 +46,8 @@ def test_metadata_matches_the_index(ingested_sample):
             assert sum(bins) == n_rows, doc_id
             first = min((r for r in rows if r["doc_id"] == doc_id), key=lambda r: r["chunk_index"])
             sample = md_rows(chunks["sample_chunks"])
-            assert len(sample) == min(5, n_rows)
+            assert 1 <= len(sample) <= min(5, n_rows) and len(chunks["sample_chunks"]) < 1000  # shown inline
+            assert chunks["sample_chunks"].endswith(f"{n_rows - len(sample)} more chunks") == (n_rows > len(sample))
             assert f"| {first['start']}-{first['end']} | {first['tokens']} | {first['heading_path'] or '–'} |" in sample[0]
             embeddings = latest(instance, "embeddings", pk)
             assert embeddings["estimated_cost_usd"] == round(embeddings["embedded_tokens"] * price / 1e6, 6)

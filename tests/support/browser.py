@@ -49,8 +49,7 @@ class Chromium:
         try:
             self._ws = connect(self._page_socket(), max_size=None, open_timeout=10)
             self.send("Page.enable")
-            self.send("Emulation.setDeviceMetricsOverride", width=self.width, height=self.height,
-                      deviceScaleFactor=1, mobile=False)
+            self.viewport(self.width, self.height)
         except BaseException:
             self._stop()
             raise
@@ -84,6 +83,9 @@ class Chromium:
                     raise RuntimeError(f"{method}: {message['error']}")
                 return message.get("result", {})
 
+    def viewport(self, width: int, height: int) -> None:
+        self.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+
     def evaluate(self, expression: str):
         result = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
         if "exceptionDetails" in result:
@@ -95,6 +97,17 @@ class Chromium:
 
     def text(self) -> str:
         return self.evaluate("document.body ? document.body.innerText : ''") or ""
+
+    def wait_for(self, expression: str, timeout: float = 30.0):
+        """The value of a JavaScript expression once it is truthy; TimeoutError after ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = self.evaluate(expression)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{expression[:120]} stayed falsy for {timeout}s")
+            time.sleep(0.25)
 
     def wait_for_text(self, *needles: str, timeout: float = 30.0) -> str:
         """The page's rendered text once it contains every needle; AssertionError naming the
