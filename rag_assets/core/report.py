@@ -43,17 +43,20 @@ def histogram_markdown(histogram: Sequence[Bin]) -> str:
     return "| tokens | chunks | |\n|---|---:|---|\n" + "\n".join(rows)
 
 
-def _cell(text: str, width: int) -> str:
+def _cell(text: str, width: int, keep_end: bool = False) -> str:
     flat = " ".join(text.split()).replace("|", "\\|")
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    if len(flat) <= width:
+        return flat
+    return "…" + flat[1 - width:] if keep_end else flat[: width - 1] + "…"
 
 
 def sample_chunks_markdown(chunks: Sequence[Chunk], n: int = 5, preview: int = 80, max_chars: int = 990) -> str:
     """The first ``n`` chunks as a markdown table: index, char span, tokens, heading path and the
-    start of the text (pipes escaped, whitespace collapsed). Rows are dropped from the end until
+    start of the text (pipes escaped, whitespace collapsed; a long heading path keeps its end, the
+    most specific part). Rows are dropped from the end until
     the table fits ``max_chars`` (Dagster's UI shows markdown under 1,000 characters inline)."""
     header = "| # | chars | tokens | heading path | text |\n|---:|---|---:|---|---|\n"
-    rows = [f"| {c.chunk_index} | {c.start}-{c.end} | {c.tokens} | {_cell(' > '.join(c.heading_path), 50) or '–'} | "
+    rows = [f"| {c.chunk_index} | {c.start}-{c.end} | {c.tokens} | {_cell(' > '.join(c.heading_path), 50, keep_end=True) or '–'} | "
             f"{_cell(c.text, preview)} |" for c in chunks[:n]]
     while True:
         more = f"\n\n{len(chunks) - len(rows)} more chunks" if len(chunks) > len(rows) else ""

@@ -39,6 +39,8 @@ def test_sample_table_shows_heading_paths_and_escapes_pipes():
     # Escaped pipes keep every row at the header's column count.
     assert all(len(re.split(r"(?<!\\)\|", r)) == 7 for r in rows)
     assert table.endswith("4 more chunks")
+    deep = sample_chunks_markdown([Chunk("d", 0, 0, 1, "x", "", 1, tuple(f"Section {j}" for j in range(9)))])
+    assert "| …" in deep and "Section 7 > Section 8 |" in deep  # the most specific end survives
 
 
 def test_sample_table_fits_the_inline_budget_by_dropping_rows():

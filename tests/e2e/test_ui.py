@@ -140,7 +140,7 @@ def test_asset_graph_and_latest_materialisation_render(tmp_path):
             browser.goto(f"{base}/assets/sample/chunks?view=partitions&partition={quote(partition_key_for(DOC), safe='')}")
             # The per-document values, as the index holds them, rendered inline: the sample
             # chunks' spans, tokens and heading paths, and the histogram's rows (markdown tables).
-            cells = [f"{r['start']}-{r['end']}\t{r['tokens']}\t{r['heading_path'][:40]}" for r in rows[:2]]
+            cells = [text for r in rows[:2] for text in (f"{r['start']}-{r['end']}\t{r['tokens']}\t", r["heading_path"][-30:])]
             page = browser.wait_for_text("Latest materialization", "run_token_histogram", "sample / parsed_documents",
                                          "tokens\tchunks", "heading path\ttext", *cells, timeout=60)
             assert f"chunks\n\t\n{len(rows)}\n" in page
