@@ -22,6 +22,7 @@ from rag_assets.defs.factory import (
     resource_keys,
 )
 from rag_assets.defs.sensors import RANGE_END, RANGE_START, sweep
+from rag_assets.progress import Progress
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 COUNTS = ("documents_seen", "documents_hashed", "documents_changed", "documents_new", "documents_deleted",
@@ -66,9 +67,9 @@ def ingest_corpus(corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInst
         for event in corpus_sweep.raw_events:
             instance.report_runless_asset_event(event)
         job = defs.resolve_job_def(ingest_job_name(corpus.name))
+        bar = Progress(progress, f"[{corpus.name}] batches", len(corpus_sweep.batches))
         for n, (first, last) in enumerate(corpus_sweep.batches, start=1):
-            if progress:
-                print(f"[{corpus.name}] batch {n}/{len(corpus_sweep.batches)}: {first} .. {last}", file=progress, flush=True)
+            bar.start(n, f"{first} .. {last}")
             if first == last:
                 result = job.execute_in_process(partition_key=first, instance=instance, raise_on_error=False,
                                                 run_config=QUIET)
@@ -86,6 +87,8 @@ def ingest_corpus(corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInst
                 if mat.metadata.get("status") and mat.metadata["status"].value == "failed":
                     failures.append({"corpus": corpus.name, "doc_id": mat.partition,
                                      "error": mat.metadata["error"].value})
+        if corpus_sweep.batches:
+            bar.finish()
         for key in corpus_sweep.deleted_keys:
             instance.delete_dynamic_partition(partitions, key)
         checks: dict[str, bool] = {}
