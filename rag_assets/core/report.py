@@ -56,8 +56,9 @@ def sample_chunks_markdown(chunks: Sequence[Chunk], n: int = 5, preview: int = 8
     most specific part). Rows are dropped from the end until
     the table fits ``max_chars`` (Dagster's UI shows markdown under 1,000 characters inline)."""
     header = "| # | chars | tokens | heading path | text |\n|---:|---|---:|---|---|\n"
-    rows = [f"| {c.chunk_index} | {c.start}-{c.end} | {c.tokens} | {_cell(' > '.join(c.heading_path), 50, keep_end=True) or '–'} | "
-            f"{_cell(c.text, preview)} |" for c in chunks[:n]]
+    rows = [f"| {c.chunk_index} | {c.start}-{c.end} | {c.tokens} | "
+            f"{_cell(' > '.join(c.heading_path), 50, keep_end=True) or '–'} | {_cell(c.text, preview)} |"
+            for c in chunks[:n]]
     while True:
         more = f"\n\n{len(chunks) - len(rows)} more chunks" if len(chunks) > len(rows) else ""
         table = header + "\n".join(rows) + more
