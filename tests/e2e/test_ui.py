@@ -158,6 +158,7 @@ def test_asset_graph_and_latest_materialisation_render(tmp_path):
                                     "i.src.startsWith('data:image/png') && i.complete && i.naturalWidth > 0);"
                                     " return i && [i.naturalWidth, i.naturalHeight]; })()", timeout=20)
             assert size[0] > 100 and size[1] > 50
+            time.sleep(0.5)  # the dialog fades in (300 ms) before the screenshot
             save(browser.screenshot(tmp_path / "token_histogram.png"))
         print(f"ingest {ingested - started:.1f}s, location loaded +{loaded - ingested:.1f}s, "
               f"browser {time.monotonic() - loaded:.1f}s")
