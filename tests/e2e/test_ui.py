@@ -20,12 +20,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
+import dagster as dg
 import lancedb
 import pytest
 
 from rag_assets.config import load_project
 from rag_assets.core.index import table_name
 from rag_assets.core.keys import partition_key_for
+from rag_assets.defs.factory import build_definitions
 from tests.conftest import REPO, env, make_project
 from tests.support.browser import Chromium
 
@@ -118,7 +120,9 @@ def test_asset_graph_and_latest_materialisation_render(tmp_path):
         loaded = time.monotonic()
 
         with env(**values):
-            corpus = load_project().corpus("sample")
+            project = load_project()
+        corpus = project.corpus("sample")
+        chunks_def = build_definitions(project).resolve_asset_graph().get(dg.AssetKey(["sample", "chunks"]))
         rows = sorted((r for r in lancedb.connect(corpus.index_uri)
                        .open_table(table_name("sample", corpus.embedding_model.name)).to_arrow().to_pylist()
                        if r["doc_id"] == DOC), key=lambda r: r["chunk_index"])
@@ -132,8 +136,15 @@ def test_asset_graph_and_latest_materialisation_render(tmp_path):
             time.sleep(0.5)  # let the edges finish drawing
             graph_png = save(browser.screenshot(tmp_path / "asset_graph.png"))
 
-            browser.goto(f"{base}/automation")
-            browser.wait_for_text("sample_source_sensor", timeout=30)
+            # The asset's own page: its description, group, kind, job and sensor, and (under
+            # "Compute details") the code version that staleness is judged by.
+            browser.viewport(1600, 1200)
+            browser.goto(f"{base}/assets/sample/chunks")
+            browser.wait_for_text(chunks_def.description, "Group\nsample", "Python", "ingest_sample",
+                                  "sample_source_sensor", "Compute details", timeout=30)
+            browser.evaluate("[...document.querySelectorAll('span')]"
+                             ".find(e => e.textContent.trim() === 'Compute details').click()")
+            browser.wait_for_text(f"Code version\n{chunks_def.code_version}", timeout=10)
 
             browser.viewport(1600, 1800)
             partition = quote(partition_key_for(DOC), safe="")
