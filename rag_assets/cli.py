@@ -1,6 +1,7 @@
 """The ``rag`` command line: ingest documents through the Dagster asset graph, then query them.
 
-Exit codes: 0 success, 1 some documents failed, 2 bad usage or config.
+Exit codes: 0 success; 1 the command ran but part of its work failed or found nothing; 2 bad
+usage, config or input; 130 interrupted. Tables for people by default, ``--json`` for scripts.
 """
 
 from __future__ import annotations
@@ -11,6 +12,15 @@ import os
 import sys
 import warnings
 from pathlib import Path
+
+EXIT_CODES = """exit codes:
+  0    success
+  1    the command ran, but part of its work failed or found nothing (a document failed to
+       ingest or parse, and the rest were processed; no index row with that id)
+  2    bad usage, config or input (unknown option, key, corpus, profile or filter value; a file
+       that cannot be read; a corpus with tenants queried without --tenant)
+  130  interrupted (Ctrl-C)
+"""
 
 EXAMPLES = """examples:
   rag ingest                      ingest every corpus (only changed documents are processed)
@@ -23,7 +33,58 @@ EXAMPLES = """examples:
   rag eval --questions ../shared/benchmarks/chroma_chunking_eval/questions.csv --profile fixed_200_0 --profile default
   rag chunk sample_docs/support/customer_faq.md --strategy faq --max-tokens 128
   rag chunk notes.txt --tokenizer cl100k_base --max-tokens 400 --overlap 0 --json
-"""
+
+""" + EXIT_CODES
+
+# Per-command examples, shown by `rag COMMAND --help`.
+COMMAND_EXAMPLES = {
+    "ingest": """examples:
+  rag ingest                   every corpus; only new and changed documents are processed
+  rag ingest --corpus sample   one corpus (repeatable)
+  rag ingest --json | jq .rows_in_index
+  RAG_SAMPLE_DOCS=~/docs rag ingest    point the sample corpus at your own folder
+""",
+    "query": """examples:
+  rag query "what is the refund policy?" --k 3
+  rag query "error E-217" --mode fts --json
+  rag query "reset the robot" --filter section=Troubleshooting --expand 1
+  rag query "refund" --tenant acme --filter updated_after=2026-01-01
+  rag query "refund policy" --as-of 3     table version 3 (LanceDB time travel)
+""",
+    "lineage": """examples:
+  rag query "refund policy" --json | jq -r '.[0].id'    find a row id
+  rag lineage 1f0c...e9                                 source, versions, profile, model and run
+  rag lineage 1f0c...e9 --json
+""",
+    "eval": """examples:
+  rag eval --questions dbt_like_configs/evals/sample_questions.yml --profile default --profile recommended
+  rag eval --questions questions.csv --corpora corpora/ --profile fixed_200_0 --mode hybrid --json
+""",
+    "chunk": """examples:
+  rag chunk sample_docs/support/customer_faq.md --strategy faq --max-tokens 128
+  rag chunk notes.txt --tokenizer cl100k_base --max-tokens 400 --overlap 0 --json
+  rag chunk report.pdf --profile recommended
+""",
+}
+
+
+def _table(headers: list[str], rows: list[list]) -> str:
+    """Aligned columns: numbers right, text left."""
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    numeric = [all(isinstance(row[i], (int, float)) for row in rows) and bool(rows) for i in range(len(headers))]
+
+    def line(values):
+        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)).rstrip()
+
+    return "\n".join([line(headers), *(line(r) for r in cells)])
+
+
+def _checks(results: dict[str, bool]) -> str:
+    if not results:
+        return "-"
+    failed = sorted(name for name, passed in results.items() if not passed)
+    return f"{len(results) - len(failed)}/{len(results)} passed" + (f" (failed: {', '.join(failed)})" if failed else "")
 
 
 def _prepare_instance(dagster_home: str) -> None:
@@ -45,13 +106,16 @@ def cmd_ingest(args) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(
-            f"documents seen {report['documents_seen']}, changed {report['documents_changed']}, "
-            f"deleted {report['documents_deleted']}, failed {report['documents_failed']}; "
-            f"chunks embedded {report['chunks_embedded']}; rows in index {report['rows_in_index']}"
-        )
+        columns = ["documents_seen", "documents_changed", "documents_new", "documents_deleted", "documents_failed",
+                   "chunks_embedded", "embedding_cache_hits", "rows_in_index"]
+        headers = ["corpus", "seen", "changed", "new", "deleted", "failed", "embedded", "cached", "rows", "checks"]
+        print(_table(headers, [[name, *(c[k] for k in columns), _checks(c["checks"])]
+                               for name, c in report["corpora"].items()]))
         for failure in report["failures"]:
-            print(f"  FAILED {failure['corpus']}/{failure['doc_id']}: {failure['error']}", file=sys.stderr)
+            print(f"FAILED {failure['corpus']}/{failure['doc_id']}: {failure['error']}", file=sys.stderr)
+        if report["failures"]:
+            print("the other documents were indexed; a failed document keeps its last good rows. Fix the cause "
+                  "and run `rag ingest` again (only the failed and changed documents are redone).", file=sys.stderr)
     return 1 if report["documents_failed"] else 0
 
 
@@ -97,11 +161,10 @@ def cmd_eval(args) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print(f"{'profile':<22}{'chunks':>7}{'tokens':>8}{'recall':>8}{'prec':>7}{'prec_w':>8}{'iou':>7}"
-          f"{'R@1':>7}{'R@5':>7}{'MRR':>7}")
-    for r in rows:
-        print(f"{r['profile']:<22}{r['chunks']:>7}{r['mean_tokens']:>8}{r['recall']:>8}{r['precision']:>7}"
-              f"{str(r['precision_omega']):>8}{r['iou']:>7}{r['recall_at_1']:>7}{r['recall_at_5']:>7}{r['mrr']:>7}")
+    keys = ["profile", "chunks", "mean_tokens", "recall", "precision", "precision_omega", "iou", "recall_at_1",
+            "recall_at_5", "mrr"]
+    print(_table(["profile", "chunks", "tokens", "recall", "prec", "prec_w", "iou", "R@1", "R@5", "MRR"],
+                 [[r[k] if r[k] is not None else "-" for k in keys] for r in rows]))
     return 0
 
 
@@ -205,12 +268,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--project", help="config project folder (default: $RAG_PROJECT_DIR or dbt_like_configs/)")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    ingest = sub.add_parser("ingest", help="materialise new and changed documents; remove deleted ones")
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
+                              epilog=COMMAND_EXAMPLES[name] + "\n" + EXIT_CODES,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    ingest = command("ingest", "materialise new and changed documents; remove deleted ones")
     ingest.add_argument("--corpus", action="append", help="only this corpus (repeatable)")
     ingest.add_argument("--json", action="store_true", help="print one JSON object of counts")
     ingest.set_defaults(func=cmd_ingest)
 
-    query = sub.add_parser("query", help="top chunks for a question, with citations")
+    query = command("query", "top chunks for a question, with citations")
     query.add_argument("text", help="the question")
     query.add_argument("--k", type=int, default=5, help="number of results (default 5)")
     query.add_argument("--corpus", help="corpus to search (default: the first declared)")
@@ -227,12 +295,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="add N neighbouring chunks before and after each hit")
     query.set_defaults(func=cmd_query)
 
-    trace = sub.add_parser("lineage", help="where an index row came from (source, versions, profile, model, run)")
+    trace = command("lineage", "where an index row came from (source, versions, profile, model, run)")
     trace.add_argument("row_id", help="the row's id (as `rag query --json` prints it)")
     trace.add_argument("--json", action="store_true", help="print one JSON object")
     trace.set_defaults(func=cmd_lineage)
 
-    ev = sub.add_parser("eval", help="score chunking profiles against golden questions, side by side")
+    ev = command("eval", "score chunking profiles against golden questions, side by side")
     ev.add_argument("--questions", required=True, help="Chroma-format CSV or dbt_like_configs/evals/*.yml")
     ev.add_argument("--corpora", help="folder of <corpus_id>.md files (CSV format; default: beside the CSV)")
     ev.add_argument("--profile", action="append", required=True, help="profile to evaluate (repeatable)")
@@ -242,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--json", action="store_true", help="print one JSON object per profile")
     ev.set_defaults(func=cmd_eval)
 
-    chunk = sub.add_parser("chunk", help="parse a file like the pipeline does and print its chunks")
+    chunk = command("chunk", "parse a file like the pipeline does and print its chunks")
     chunk.add_argument("file", help="document to chunk (md, txt, html, pdf, docx, py, csv...)")
     chunk.add_argument("--profile", help="chunking profile from profiles/chunking.yml (default: the corpus')")
     chunk.add_argument("--strategy", help="override the strategy (fixed, sentence, recursive, markdown, code, "
@@ -265,8 +333,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (ConfigError, KeyError) as exc:
-        print(f"rag: {exc}", file=sys.stderr)
+        # A KeyError's str() is its repr; the message is its argument.
+        print(f"rag: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("rag: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from rag_assets.core.retrieval import fts_search, group_sentences, rrf, vector_s
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.defs.factory import build_corpus_resources, resource_keys
+from rag_assets.progress import Progress
 
 
 def _documents(project: Project, questions: list[Question], questions_path: Path, corpora: Path | None) -> dict:
@@ -85,29 +86,33 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     with dg.build_resources({keys["embedder"]: build_corpus_resources(corpus)[keys["embedder"]]}) as resources:
         embed = getattr(resources, keys["embedder"]).get_embedder().embed
 
-        def vectors_for(texts: list[str]) -> list[list[float]]:
+        def vectors_for(texts: list[str], label: str) -> list[list[float]]:
             wanted = {text_hash(t): t for t in texts}
             found = cache.get_many(list(wanted))
             missing = [h for h in wanted if h not in found]
+            bar = Progress(progress, f"[eval] {label}: embedding {len(missing)} new texts", -(-len(missing) // 512),
+                           every=10)
             for i in range(0, len(missing), 512):
+                bar.start(i // 512 + 1)
                 batch = missing[i : i + 512]
                 new = dict(zip(batch, embed([wanted[h] for h in batch])))
                 cache.put_many(new)
                 found.update(new)
+            if missing:
+                bar.finish()
             return [found[text_hash(t)] for t in texts]
 
-        question_vectors = vectors_for([model.query_prefix + q.question for q in questions])
+        question_vectors = vectors_for([model.query_prefix + q.question for q in questions], "questions")
         for name in profiles:
             profile = profile_from_config(declared[name])
             if progress:
                 print(f"[eval] {name}: chunking {len(docs)} documents", file=progress, flush=True)
             # Semantic breakpoints embed sentences through the same cache as the chunks.
-            chunked = {d: chunk_document(doc, profile, counter, model.max_input_tokens, embed=vectors_for)
+            chunked = {d: chunk_document(doc, profile, counter, model.max_input_tokens,
+                                          embed=lambda texts: vectors_for(texts, name))
                        for d, doc in docs.items()}
             all_chunks = [c for ch in chunked.values() for c in ch.chunks]
-            if progress:
-                print(f"[eval] {name}: embedding {len(all_chunks)} chunks", file=progress, flush=True)
-            vectors = vectors_for([model.passage_prefix + c.embed_text for c in all_chunks])
+            vectors = vectors_for([model.passage_prefix + c.embed_text for c in all_chunks], name)
             by_chunk = iter(vectors)
             with tempfile.TemporaryDirectory() as tmp:
                 index = LanceIndex(lancedb.connect(tmp), "eval", model.name, model.dimensions)
@@ -123,9 +128,9 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                 pool = profile.group_candidates if grouped else 50
                 scores = Scores()
                 depth = 50
+                bar = Progress(progress, f"[eval] {name}: questions", len(questions), every=50)
                 for n, (question, vector) in enumerate(zip(questions, question_vectors), start=1):
-                    if progress and n % 50 == 0:
-                        print(f"[eval] {name}: {n}/{len(questions)} questions", file=progress, flush=True)
+                    bar.start(n)
                     candidates = within_margin(vector_search(index, vector, pool if grouped else depth),
                                                profile.score_margin)
                     if mode == "hybrid":
@@ -146,6 +151,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                     scores.add(question, retrieved, k, omega)
                     if on_question:
                         on_question(name, question, retrieved)
+                bar.finish()
             tokens = [c.tokens for c in all_chunks] or [0]
             results.append({"profile": name, "mode": mode, "k": k, "model": model.name, "chunks": len(all_chunks),
                             "mean_tokens": round(statistics.fmean(tokens), 1), **scores.summary()})

@@ -24,6 +24,7 @@ from rag_assets.defs.factory import (
 )
 from rag_assets.defs.executors import reconstructable_job
 from rag_assets.defs.sensors import RANGE_END, RANGE_START, sweep
+from rag_assets.progress import Progress
 
 PARTITION = "dagster/partition"
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -81,9 +82,9 @@ def ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instan
             instance.add_dynamic_partitions(partitions, corpus_sweep.new_keys)
         for event in corpus_sweep.raw_events:
             instance.report_runless_asset_event(event)
+        bar = Progress(progress, f"[{corpus.name}] batches", len(corpus_sweep.batches))
         for n, (first, last) in enumerate(corpus_sweep.batches, start=1):
-            if progress:
-                print(f"[{corpus.name}] batch {n}/{len(corpus_sweep.batches)}: {first} .. {last}", file=progress, flush=True)
+            bar.start(n, f"{first} .. {last}")
             tags = {PARTITION: first} if first == last else {RANGE_START: first, RANGE_END: last}
             result = run_job(project, defs, ingest_job_name(corpus.name), instance, tags)
             report["runs"] += 1
@@ -97,6 +98,8 @@ def ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instan
                 if mat.metadata.get("status") and mat.metadata["status"].value == "failed":
                     failures.append({"corpus": corpus.name, "doc_id": mat.partition,
                                      "error": mat.metadata["error"].value})
+        if corpus_sweep.batches:
+            bar.finish()
         for key in corpus_sweep.deleted_keys:
             instance.delete_dynamic_partition(partitions, key)
         checks: dict[str, bool] = {}

@@ -86,17 +86,19 @@ def chunk_stage(store: StageStore, doc_id: str, profile: ChunkingProfile, counte
     key = settings_hash({"parsed": parsed_ptr["key"], "profile": profile.fingerprint(), "tokenizer": counter.name,
                          "limit": model_limit})
     if store.has("chunks", key):
-        store.set_current("chunks", doc_id, key=key, content_hash=parsed_ptr["content_hash"])
-        return StageResult(doc_id, "reused", key)
-    parsed: ParsedDocument = store.get("parsed", parsed_ptr["key"])
-    try:
-        chunked = chunk_document(parsed, profile, counter, model_limit, embed=embed)
-    except ValueError as exc:
-        return _fail(store, "chunks", doc_id, str(exc), content_hash=parsed_ptr["content_hash"])
-    store.put("chunks", key, chunked)
+        chunked: ChunkedDocument = store.get("chunks", key)
+        status = "reused"
+    else:
+        parsed: ParsedDocument = store.get("parsed", parsed_ptr["key"])
+        try:
+            chunked = chunk_document(parsed, profile, counter, model_limit, embed=embed)
+        except ValueError as exc:
+            return _fail(store, "chunks", doc_id, str(exc), content_hash=parsed_ptr["content_hash"])
+        store.put("chunks", key, chunked)
+        status = "computed"
     store.set_current("chunks", doc_id, key=key, content_hash=parsed_ptr["content_hash"])
     tokens = [c.tokens for c in chunked.chunks] or [0]
-    return StageResult(doc_id, "computed", key, metadata={
+    return StageResult(doc_id, status, key, metadata={
         "chunks": len(chunked.chunks), "max_tokens": max(tokens), "mean_tokens": round(sum(tokens) / len(tokens), 1),
         "strategy": chunked.chunks[0].strategy if chunked.chunks else profile.strategy})
 
@@ -140,7 +142,7 @@ def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache
         store.set_current("embeddings", doc_id, key=ptr["key"], model=model_name, content_hash=ptr["content_hash"])
         results.append(StageResult(doc_id, "computed", ptr["key"], metadata={
             "chunks": len(chunked.chunks), "chunks_embedded": len(new_chunks),
-            "tokens": sum(c.tokens for c in chunked.chunks)}))
+            "tokens": sum(c.tokens for c in chunked.chunks), "embedded_tokens": sum(c.tokens for c in new_chunks)}))
     return results, totals
 
 

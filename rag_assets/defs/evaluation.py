@@ -1,23 +1,20 @@
 """The retrieval_eval asset of corpora with a golden set: scores its profiles side by side,
 shows recall vs IoU as a PNG, and checks recall@5 against ``+min_recall_at_5``."""
 
-import base64
-import io
+from pathlib import Path
 
 import dagster as dg
 
+from rag_assets.config.profiles import profile_from_config
 from rag_assets.config.schema import Corpus, Project
-from rag_assets.defs.factory import asset_key
+from rag_assets.core.hashing import content_hash, settings_hash
+from rag_assets.defs.factory import asset_key, model_fingerprint
+from rag_assets.defs.plots import png_markdown, pyplot
 
 
 def _plot(rows: list[dict]) -> str:
-    """PNG (base64) of recall vs IoU, one point per profile."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 3.5), dpi=100)
+    """Markdown image (PNG) of recall vs IoU, one point per profile."""
+    fig, ax = pyplot().subplots(figsize=(5, 3.5), dpi=100)
     for row in rows:
         ax.scatter(row["iou"], row["recall"], s=40)
         ax.annotate(row["profile"], (row["iou"], row["recall"]), textcoords="offset points", xytext=(4, 4), fontsize=8)
@@ -26,10 +23,7 @@ def _plot(rows: list[dict]) -> str:
     ax.set_title("Retrieval quality per chunking profile")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode()
+    return png_markdown(fig, "recall vs IoU")
 
 
 def build_eval_asset(project: Project, corpus: Corpus) -> list:
@@ -37,8 +31,14 @@ def build_eval_asset(project: Project, corpus: Corpus) -> list:
     if not corpus.eval_questions:
         return []
     key = asset_key(corpus.name, "retrieval_eval")
+    declared = {p.name: p for p in project.chunking_profiles}
+    # The scores change with the questions, the profiles compared and the embedding model.
+    version = settings_hash({"questions": content_hash(Path(corpus.eval_questions).read_bytes()),
+                             "profiles": [profile_from_config(declared[p]).fingerprint() for p in corpus.eval_profiles],
+                             "model": model_fingerprint(corpus)})
 
     @dg.asset(key=key, deps=[asset_key(corpus.name, "lancedb_table")], group_name=corpus.name, kinds={"python"},
+              code_version=version,
               check_specs=[dg.AssetCheckSpec("min_recall_at_5", asset=key,
                                              description=f"recall@5 of {corpus.eval_profiles[0]} >= {corpus.min_recall_at_5}")]
               if corpus.min_recall_at_5 is not None else None)
@@ -52,7 +52,7 @@ def build_eval_asset(project: Project, corpus: Corpus) -> list:
         metadata = {
             "profiles": dg.MetadataValue.md("| profile | chunks | mean tokens | R@1 | R@5 | MRR |\n|---|---|---|---|---|---|\n"
                                             + table),
-            "plot": dg.MetadataValue.md(f"![recall vs IoU](data:image/png;base64,{_plot(rows)})"),
+            "plot": dg.MetadataValue.md(_plot(rows)),
             "questions": rows[0]["n_questions"],
             "recall_at_5": rows[0]["recall_at_5"],
         }

@@ -19,6 +19,8 @@ from rag_assets.core.index import LanceIndex, mark_active
 from rag_assets.core.keys import doc_id_for
 from rag_assets.core.parsing import parser_version
 from rag_assets.core.pipeline import chunk_stage, embed_stage, index_stage, parse_stage
+from rag_assets.core.report import histogram_markdown, sample_chunks_markdown, token_histogram
+from rag_assets.defs.plots import histogram_png
 from dagster_aws.s3 import S3Resource
 
 from resources import DiskSourceResource, EmbedderResource, LanceDBResource, S3SourceResource, StageStoreResource
@@ -131,6 +133,30 @@ def _report(context: dg.AssetExecutionContext, results, extra: dict | None = Non
     return total
 
 
+def _link(corpus: str, stage: str) -> dg.MetadataValue:
+    """The stage's asset, rendered by the UI as a link to it."""
+    return dg.MetadataValue.asset(asset_key(corpus, stage))
+
+
+def _cost(tokens: int, model) -> float:
+    return round(tokens * model.price_per_million_tokens / 1e6, 6)
+
+
+def _chunk_views(store, results, limit: int) -> list[int]:
+    """Add each chunked document's token histogram and first chunks (markdown) to its metadata;
+    returns the token counts of every chunk in the batch."""
+    batch = []
+    for _, result in results:
+        if result.status == "failed":
+            continue
+        chunked = store.get("chunks", result.key).chunks
+        tokens = [c.tokens for c in chunked]
+        batch.extend(tokens)
+        result.metadata["token_histogram"] = dg.MetadataValue.md(histogram_markdown(token_histogram(tokens, limit)))
+        result.metadata["sample_chunks"] = dg.MetadataValue.md(sample_chunks_markdown(chunked))
+    return batch
+
+
 def build_corpus_assets(corpus: Corpus) -> list:
     """The stages of one corpus. Each carries a code_version built from what it depends on
     (parser version, chunk profile and tokenizer, embedding model), so Dagster's staleness shows
@@ -150,34 +176,46 @@ def build_corpus_assets(corpus: Corpus) -> list:
         kinds={"file"}, tags=tags, metadata={"source": corpus.source.name, "source_kind": corpus.source.kind}, **common,
     )
 
+    limit = min(profile.max_tokens, model.max_input_tokens)
+
     @dg.asset(key=asset_key(name, "parsed_documents"), deps=[raw_documents], code_version=parser_version(),
-              kinds={"unstructured"}, required_resource_keys={keys["store"]}, **common)
+              kinds={"unstructured"}, required_resource_keys={keys["store"]}, **common,
+              description="Text and structural elements of each document (unstructured; pdfminer for PDF pages).")
     def parsed_documents(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        """Text and structural elements of each document (unstructured; pdfminer for PDF pages)."""
         store = getattr(context.resources, keys["store"]).get_store()
         results = [(pk, parse_stage(store, doc_id)) for pk, doc_id in _docs(context)]
-        return dg.MaterializeResult(metadata=_report(context, results))
+        for _, result in results:
+            raw = store.current("raw", result.doc_id)
+            if raw:
+                result.metadata["source_uri"] = dg.MetadataValue.url(raw["uri"])
+        return dg.MaterializeResult(metadata=_report(context, results, {"upstream": _link(name, "raw_documents")}))
 
     @dg.asset(key=asset_key(name, "chunks"), deps=[parsed_documents],
               code_version=f"{profile.fingerprint()}-{model.tokenizer}-{model.max_input_tokens}", kinds={"python"},
-              required_resource_keys={keys["store"], keys["embedder"]}, **common)
+              required_resource_keys={keys["store"], keys["embedder"]}, **common,
+              description="Token-bounded chunks with exact char offsets, heading paths and contextual headers: "
+                          f"profile {profile.name!r} ({profile.strategy}, at most {limit} {model.tokenizer} tokens, "
+                          f"overlap {profile.overlap}).")
     def chunks(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        """Token-bounded chunks with exact char offsets, heading paths and contextual headers."""
         store = getattr(context.resources, keys["store"]).get_store()
         embedder: EmbedderResource = getattr(context.resources, keys["embedder"])
         counter = embedder.get_token_counter()
         embed = embedder.get_embedder().embed if "semantic" in (profile.strategy, *dict(profile.content_types).values()) else None
         results = [(pk, chunk_stage(store, doc_id, profile, counter, model.max_input_tokens, embed))
                    for pk, doc_id in _docs(context)]
+        batch_tokens = _chunk_views(store, results, limit)
         return dg.MaterializeResult(metadata=_report(context, results, {
-            "profile": profile.name, "profile_hash": profile.fingerprint(),
-            "token_limit": min(profile.max_tokens, model.max_input_tokens)}))
+            "profile": profile.name, "profile_hash": profile.fingerprint(), "token_limit": limit,
+            "run_token_histogram": dg.MetadataValue.md(histogram_png(
+                token_histogram(batch_tokens, limit), limit, f"{len(batch_tokens)} chunks in this run")),
+            "upstream": _link(name, "parsed_documents")}))
 
     @dg.asset(key=asset_key(name, "embeddings"), deps=[chunks], code_version=model_fingerprint(corpus),
               kinds={"onnx" if model.provider == "local" else "openai"},
-              required_resource_keys={keys["store"], keys["embedder"], keys["lancedb"]}, **common)
+              required_resource_keys={keys["store"], keys["embedder"], keys["lancedb"]}, **common,
+              description="One vector per chunk; only embedded texts the cache has not seen reach the model "
+                          f"({model.provider} {model.model}, {model.dimensions} dimensions).")
     def embeddings(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        """One vector per chunk; only embedded texts the cache has not seen reach the model."""
         store = getattr(context.resources, keys["store"]).get_store()
         embedder = getattr(context.resources, keys["embedder"]).get_embedder()
         cache = EmbeddingCache(getattr(context.resources, keys["lancedb"]).get_connection(), model.name,
@@ -185,18 +223,22 @@ def build_corpus_assets(corpus: Corpus) -> list:
         docs = _docs(context)
         results, totals = embed_stage(store, [d for _, d in docs], cache, embedder.embed, model.name,
                                       model.passage_prefix)
+        for result in results:
+            if "embedded_tokens" in result.metadata:
+                result.metadata["estimated_cost_usd"] = _cost(result.metadata["embedded_tokens"], model)
         by_doc = {r.doc_id: r for r in results}
         usage = {"usage_tokens": embedder.usage_tokens} if hasattr(embedder, "usage_tokens") else {}
         return dg.MaterializeResult(metadata=_report(context, [(pk, by_doc[d]) for pk, d in docs], {
             **usage, "chunks_embedded": totals.embedded, "cache_hits": totals.cached, "embed_tokens": totals.tokens,
             "model": model.model, "dimensions": model.dimensions,
-            "estimated_cost_usd": round(totals.tokens * model.price_per_million_tokens / 1e6, 6)}))
+            "estimated_cost_usd": _cost(totals.tokens, model), "upstream": _link(name, "chunks")}))
 
     @dg.asset(key=asset_key(name, "lancedb_index"), deps=[embeddings],
               code_version=settings_hash(corpus.index.model_dump()), kinds={"lancedb"},
-              required_resource_keys={keys["store"], keys["lancedb"]}, **common)
+              required_resource_keys={keys["store"], keys["lancedb"]}, **common,
+              description="Each document's rows in the corpus' LanceDB table (new rows written, then its stale "
+                          f"rows removed) at {corpus.index_uri}.")
     def lancedb_index(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        """Each document's rows in the corpus' table: new rows written, then its stale rows removed."""
         store = getattr(context.resources, keys["store"]).get_store()
         db = getattr(context.resources, keys["lancedb"]).get_connection()
         index = LanceIndex(db, name, model.name, model.dimensions)
@@ -206,7 +248,8 @@ def build_corpus_assets(corpus: Corpus) -> list:
                               profile.fingerprint(), model.name, model.passage_prefix, corpus.tags)
         results = list(zip([pk for pk, _ in docs], written))
         return dg.MaterializeResult(metadata=_report(context, results, {
-            "table": index.name, "table_version": index.version(), "rows_in_table": index.count_rows()}))
+            "table": index.name, "table_version": index.version(), "rows_in_table": index.count_rows(),
+            "lancedb_uri": corpus.index_uri, "upstream": _link(name, "embeddings")}))
 
     return [raw_documents, parsed_documents, chunks, embeddings, lancedb_index]
 
@@ -240,7 +283,8 @@ def build_table_asset(corpus: Corpus):
             "complete": complete, "indexes_built": ", ".join(built) or "none",
             "table": index.name, "table_version": index.version(), "rows": index.count_rows(),
             "documents": len(index.indexed_documents()), "deleted_documents": len(removed_docs),
-            "deleted_rows": removed_rows, "dagster/row_count": index.count_rows()})
+            "deleted_rows": removed_rows, "dagster/row_count": index.count_rows(), "lancedb_uri": corpus.index_uri,
+            "upstream": _link(name, "lancedb_index")})
 
     return lancedb_table
 

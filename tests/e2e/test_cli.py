@@ -27,9 +27,13 @@ def test_ingest_twice_then_query_with_citations(tmp_path):
     for key in ("documents_seen", "documents_changed", "chunks_embedded", "rows_in_index"):
         assert key in first
     assert first["chunks_embedded"] == first["rows_in_index"] > 0
-    second = json.loads(rag(["ingest", "--json"], values).stdout)
-    assert second["chunks_embedded"] == 0 and second["documents_changed"] == 0
-    assert second["rows_in_index"] == first["rows_in_index"]
+    # Without --json: a table, one row per corpus.
+    header, row = rag(["ingest"], values).stdout.splitlines()
+    second = dict(zip(header.split(), row.split()))
+    assert header.split()[:4] == ["corpus", "seen", "changed", "new"]
+    assert second["corpus"] == "sample" and second["seen"] == str(first["documents_seen"])
+    assert second["embedded"] == second["changed"] == "0"
+    assert second["rows"] == str(first["rows_in_index"])
 
     hits = json.loads(rag(["query", "What does error E-217 mean?", "--k", "3", "--json"], values).stdout)
     assert len(hits) == 3
@@ -57,6 +61,29 @@ def test_bad_config_exits_2_naming_file_and_key(tmp_path):
     assert "chunking.yml: chunking_profiles.0.max_token: unknown key. Fix:" in out.stderr
 
 
-def test_help_lists_examples():
-    out = subprocess.run([RAG, "--help"], capture_output=True, text=True, check=True)
-    assert "rag ingest --json" in out.stdout and "rag query" in out.stdout
+def test_failed_document_exits_1_names_it_and_the_rest_are_indexed(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "good.md").write_text("# Good\n\nThe refund window is 45 days.\n")
+    (docs / "image.md").write_bytes(bytes(range(256)) * 4)
+    values = make_project(tmp_path / "project", docs)
+    out = rag(["ingest"], values, check=False)
+    assert out.returncode == 1
+    assert "FAILED sample/image.md" in out.stderr and "binary" in out.stderr and "run `rag ingest` again" in out.stderr
+    header, row = out.stdout.splitlines()
+    assert dict(zip(header.split(), row.split()))["failed"] == "1"
+    hits = json.loads(rag(["query", "refund window", "--json"], values).stdout)
+    assert {h["doc_id"] for h in hits} == {"good.md"}
+
+
+def test_unknown_corpus_exits_2_naming_the_declared_ones(tmp_path):
+    out = rag(["ingest", "--corpus", "nope"], make_project(tmp_path), check=False)
+    assert out.returncode == 2
+    assert out.stderr.strip() == "rag: no corpus 'nope'; declared: ['sample']"
+
+
+@pytest.mark.parametrize("command", ["", "ingest", "query", "chunk", "eval", "lineage"])
+def test_help_shows_examples_and_exit_codes(command):
+    out = subprocess.run([RAG, *command.split(), "--help"], capture_output=True, text=True, check=True)
+    assert "examples:\n" in out.stdout and f"rag {command}".strip() in out.stdout.split("examples:")[1]
+    assert "exit codes:" in out.stdout and "130  interrupted" in out.stdout

@@ -1,0 +1,38 @@
+"""PNG charts for materialisation metadata, embedded in markdown as data URIs (the Dagster UI
+renders them inline; nothing is written to disk)."""
+
+import base64
+import io
+
+from rag_assets.core.report import Bin
+
+
+def pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def png_markdown(fig, alt: str) -> str:
+    """The figure as a markdown image (base64 PNG); closes the figure."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    pyplot().close(fig)
+    return f"![{alt}](data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()})"
+
+
+def histogram_png(histogram: list[Bin], limit: int, title: str) -> str:
+    """Chunks per token range as a small bar chart, the token limit marked."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(4.8, 2.4), dpi=80)
+    ax.bar([f"{b.low}-{b.high}" for b in histogram], [b.count for b in histogram], color="#4f43dd")
+    ax.set_xlabel(f"tokens per chunk (limit {limit})", fontsize=8)
+    ax.set_ylabel("chunks", fontsize=8)
+    ax.set_title(title, fontsize=9)
+    ax.tick_params(labelsize=7)
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    fig.tight_layout()
+    return png_markdown(fig, title)

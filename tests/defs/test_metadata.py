@@ -1,0 +1,65 @@
+"""What a materialisation tells a person in the UI: per-document chunk histograms and samples,
+costs, the LanceDB table version and links to the stage before, checked against the index."""
+
+import base64
+import re
+from collections import Counter
+
+import dagster as dg
+import lancedb
+import pytest
+
+from rag_assets.config import load_project
+from rag_assets.core.index import table_name
+from rag_assets.core.keys import partition_key_for
+from tests.conftest import env
+
+pytestmark = pytest.mark.slow
+STAGES = ["raw_documents", "parsed_documents", "chunks", "embeddings", "lancedb_index", "lancedb_table"]
+
+
+def latest(instance, stage, partition=None):
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey(["sample", stage]),
+                              asset_partitions=[partition] if partition else None), limit=1).records
+    return {k: v.value for k, v in records[0].asset_materialization.metadata.items()}
+
+
+def md_rows(markdown):
+    return [line for line in markdown.splitlines() if line.startswith("| ") and "---" not in line][1:]
+
+
+def test_metadata_matches_the_index(ingested_sample):
+    values, report = ingested_sample
+    with env(**values), dg.DagsterInstance.get() as instance:
+        corpus = load_project().corpus("sample")
+        table = lancedb.connect(corpus.index_uri).open_table(table_name("sample", corpus.embedding_model.name))
+        rows = table.to_arrow().to_pylist()
+        per_doc = Counter(r["doc_id"] for r in rows)
+        price = corpus.embedding_model.price_per_million_tokens
+        embedded_tokens = 0
+        for doc_id, n_rows in per_doc.items():
+            pk = partition_key_for(doc_id)
+            chunks = latest(instance, "chunks", pk)
+            assert chunks["chunks"] == n_rows, doc_id
+            bins = [int(r.split("|")[2]) for r in md_rows(chunks["token_histogram"])]
+            assert sum(bins) == n_rows, doc_id
+            first = min((r for r in rows if r["doc_id"] == doc_id), key=lambda r: r["chunk_index"])
+            sample = md_rows(chunks["sample_chunks"])
+            assert 1 <= len(sample) <= min(5, n_rows) and len(chunks["sample_chunks"]) < 1000  # shown inline
+            assert chunks["sample_chunks"].endswith(f"{n_rows - len(sample)} more chunks") == (n_rows > len(sample))
+            assert f"| {first['start']}-{first['end']} | {first['tokens']} | " in sample[0]
+            assert f"{first['heading_path'][-30:] or '–'} | " in sample[0]
+            embeddings = latest(instance, "embeddings", pk)
+            assert embeddings["estimated_cost_usd"] == round(embeddings["embedded_tokens"] * price / 1e6, 6)
+            embedded_tokens += embeddings["embedded_tokens"]
+            assert latest(instance, "parsed_documents", pk)["source_uri"] == first["source_uri"]
+        # One batch ingested everything, so the run totals are the sums over the documents.
+        assert latest(instance, "embeddings", pk)["run_embed_tokens"] == embedded_tokens
+        png = re.search(r"base64,([A-Za-z0-9+/=]+)\)", latest(instance, "chunks", pk)["run_token_histogram"]).group(1)
+        assert base64.b64decode(png).startswith(b"\x89PNG\r\n\x1a\n")
+        assert latest(instance, "lancedb_table")["table_version"] == table.version
+        assert latest(instance, "lancedb_index", pk)["table_version"] < table.version  # maintenance wrote after it
+        for before, stage in zip(STAGES, STAGES[1:]):
+            got = latest(instance, stage, None if stage == "lancedb_table" else pk)["upstream"]
+            assert got == dg.AssetKey(["sample", before]), stage
