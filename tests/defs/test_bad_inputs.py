@@ -1,0 +1,35 @@
+"""The bad-input corpus through the real pipeline: every kind of bad document ends in a clear
+per-document error or a correct result, and every other document of the same run is indexed.
+The cases and their checks live in tests/support (shared with benchmarks/robustness.py)."""
+
+import pytest
+
+from tests.support import robustness
+
+pytestmark = pytest.mark.slow
+
+
+def assert_handled(results: list[dict]) -> None:
+    wrong = [r for r in results if not r["ok"]]
+    assert not wrong, "\n".join(f"{r['case']}: {r['outcome']} (lost {r['rows_lost']}, "
+                                f"duplicated {r['rows_duplicated']})" for r in wrong)
+
+
+def test_every_bad_input_fails_alone_or_indexes_correctly(tmp_path):
+    results = robustness.bad_inputs(tmp_path)
+    assert len([r for r in results if r["case"] not in ("whole run: every other document indexed",
+                                                         "good document turns bad on re-ingest")]) >= 20
+    assert_handled(results)
+
+
+def test_a_50_mb_file_is_refused_from_the_listing_with_bounded_memory(tmp_path):
+    outcome = robustness.large_file(tmp_path)
+    assert_handled([outcome])
+    assert outcome["file_mb"] == 50
+    # The file is never read: the child's peak RSS stays below the runtime's own footprint plus
+    # a fraction of the file (reading it would add at least 50 MB, hashing and parsing far more).
+    assert outcome["peak_rss_mb"] < 1200
+
+
+def test_a_file_rewritten_while_it_is_read_is_never_indexed_torn(tmp_path):
+    assert_handled([robustness.changing_file(tmp_path)])
