@@ -5,14 +5,9 @@ The cases and their checks live in tests/support (shared with benchmarks/robustn
 import pytest
 
 from tests.support import robustness
+from tests.support.robustness import assert_handled
 
 pytestmark = pytest.mark.slow
-
-
-def assert_handled(results: list[dict]) -> None:
-    wrong = [r for r in results if not r["ok"]]
-    assert not wrong, "\n".join(f"{r['case']}: {r['outcome']} (lost {r['rows_lost']}, "
-                                f"duplicated {r['rows_duplicated']})" for r in wrong)
 
 
 def test_every_bad_input_fails_alone_or_indexes_correctly(tmp_path):

