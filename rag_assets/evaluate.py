@@ -45,6 +45,8 @@ def _documents(project: Project, questions: list[Question], questions_path: Path
     corpus = project.corpora[0]
     docs = {}
     for ref in list_disk(corpus.source_root, corpus.source.include, corpus.source.exclude):
+        if ref.refused:
+            continue
         docs[ref.doc_id] = parse_document(read_disk(corpus.source_root, ref.doc_id))
     return docs
 

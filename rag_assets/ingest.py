@@ -14,6 +14,7 @@ import dagster as dg
 
 from rag_assets.config import Corpus, Project
 from rag_assets.core.index import LanceIndex, mark_active
+from rag_assets.core.keys import doc_id_for
 from rag_assets.defs.factory import (
     build_corpus_resources,
     build_definitions,
@@ -96,7 +97,7 @@ def ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instan
             report["embedding_cache_hits"] += _batch_total(result, f"{corpus.name}__embeddings", "run_cache_hits")
             for mat in result.asset_materializations_for_node(f"{corpus.name}__lancedb_index"):
                 if mat.metadata.get("status") and mat.metadata["status"].value == "failed":
-                    failures.append({"corpus": corpus.name, "doc_id": mat.partition,
+                    failures.append({"corpus": corpus.name, "doc_id": doc_id_for(mat.partition),
                                      "error": mat.metadata["error"].value})
         if corpus_sweep.batches:
             bar.finish()

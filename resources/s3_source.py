@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import dagster as dg
+from botocore.exceptions import BotoCoreError, ClientError
 from dagster_aws.s3 import S3Resource
 from pydantic import Field
 
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
-from rag_assets.core.sources import DocumentRef, matches
+from rag_assets.core.parsing import DocumentError
+from rag_assets.core.sources import DocumentRef, matches, too_large
+
+MISSING = {"NoSuchKey", "404", "NotFound"}
+
+
+class SourceUnavailable(RuntimeError):
+    """The source as a whole cannot be listed or read (server down, access denied): the sweep
+    fails and reports nothing, so the next one starts from the same state."""
 
 
 class S3SourceResource(dg.ConfigurableResource):
@@ -20,22 +29,44 @@ class S3SourceResource(dg.ConfigurableResource):
     include: list[str] = Field(default_factory=lambda: ["**/*"], description="Globs of documents to index.")
     exclude: list[str] = Field(default_factory=list, description="Globs to leave out.")
     tenant: str | None = Field(None, description="Tenant of every document in this source.")
+    max_document_bytes: int | None = Field(None, description="Larger objects are refused, never downloaded.")
+
+    def _unavailable(self, action: str, exc: Exception) -> SourceUnavailable:
+        # botocore's messages name the endpoint, bucket and error code, never the credentials.
+        return SourceUnavailable(f"S3 source s3://{self.bucket}/{self.prefix} at {self.s3.endpoint_url or 'AWS'}: "
+                                 f"cannot {action}: {type(exc).__name__}: {exc}; check the server and the "
+                                 "credentials' environment variables, the next sweep retries")
 
     def list_documents(self) -> list[DocumentRef]:
-        """Every matching object; the ETag is the source version (a cheap change prefilter)."""
-        client = self.s3.get_client()
+        """Every matching object; the ETag is the source version (a cheap change prefilter).
+        Raises SourceUnavailable rather than returning a partial listing."""
         refs = []
-        for page in client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self.prefix):
-            for obj in page.get("Contents", []):
-                doc_id = obj["Key"][len(self.prefix):].lstrip("/")
-                if doc_id and not doc_id.endswith("/") and matches(doc_id, tuple(self.include), tuple(self.exclude)):
-                    refs.append(DocumentRef(doc_id, f"s3://{self.bucket}/{obj['Key']}", int(obj["Size"]),
-                                            f"etag:{obj['ETag'].strip(chr(34))}"))
+        try:
+            client = self.s3.get_client()
+            for page in client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self.prefix):
+                for obj in page.get("Contents", []):
+                    doc_id = obj["Key"][len(self.prefix):].lstrip("/")
+                    if doc_id and not doc_id.endswith("/") and matches(doc_id, tuple(self.include), tuple(self.exclude)):
+                        refs.append(DocumentRef(doc_id, f"s3://{self.bucket}/{obj['Key']}", int(obj["Size"]),
+                                                f"etag:{obj['ETag'].strip(chr(34))}"))
+        except (BotoCoreError, ClientError) as exc:
+            raise self._unavailable("list objects", exc) from exc
         return sorted(refs, key=lambda r: r.doc_id)
 
     def read(self, doc_id: str) -> RawDocument:
+        """One object; DocumentError when it is gone or too large, SourceUnavailable otherwise."""
         key = f"{self.prefix.rstrip('/')}/{doc_id}" if self.prefix else doc_id
-        obj = self.s3.get_client().get_object(Bucket=self.bucket, Key=key)
-        data = obj["Body"].read()
+        try:
+            obj = self.s3.get_client().get_object(Bucket=self.bucket, Key=key)
+            if self.max_document_bytes is not None and obj["ContentLength"] > self.max_document_bytes:
+                obj["Body"].close()
+                raise DocumentError(doc_id, too_large(obj["ContentLength"], self.max_document_bytes))
+            data = obj["Body"].read()
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in MISSING:
+                raise DocumentError(doc_id, "object vanished after it was listed; the next sweep drops it") from exc
+            raise self._unavailable(f"read {key}", exc) from exc
+        except BotoCoreError as exc:
+            raise self._unavailable(f"read {key}", exc) from exc
         return RawDocument(doc_id, f"s3://{self.bucket}/{key}", content_hash(data), len(data),
                            f"etag:{obj['ETag'].strip(chr(34))}", data)

@@ -16,9 +16,10 @@ class DiskSourceResource(dg.ConfigurableResource):
     include: list[str] = Field(default_factory=lambda: ["**/*"], description="Globs of documents to index.")
     exclude: list[str] = Field(default_factory=list, description="Globs to leave out.")
     tenant: str | None = Field(None, description="Tenant of every document in this source.")
+    max_document_bytes: int | None = Field(None, description="Larger documents are refused, never read.")
 
     def list_documents(self) -> list[DocumentRef]:
         return list_disk(self.root, tuple(self.include), tuple(self.exclude))
 
     def read(self, doc_id: str) -> RawDocument:
-        return read_disk(self.root, doc_id)
+        return read_disk(self.root, doc_id, self.max_document_bytes)

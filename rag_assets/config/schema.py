@@ -28,6 +28,8 @@ class SourceConfig(_Strict):
     region: str | None = Field(None, description="s3: region name.")
     access_key_env: str = Field("AWS_ACCESS_KEY_ID", description="s3: environment variable holding the access key id.")
     secret_key_env: str = Field("AWS_SECRET_ACCESS_KEY", description="s3: environment variable holding the secret key.")
+    max_document_mb: float = Field(32.0, gt=0, le=4096, description="Larger documents are refused from the "
+                                   "listing, never read (memory stays bounded); each is reported as failed.")
     sensor_interval_seconds: int = Field(60, ge=5, description="How often the source's sensor lists it.")
     schedule: str | None = Field(None, description="Cron of a scheduled sweep, for sources without events.")
     description: str = ""
@@ -35,7 +37,7 @@ class SourceConfig(_Strict):
     @field_validator("access_key_env", "secret_key_env")
     @classmethod
     def _env_names(cls, value: str) -> str:
-        if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", value):
+        if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", value) or re.fullmatch(r"(AKIA|ASIA)[A-Z0-9]{16}", value):
             raise ValueError("must name an environment variable (e.g. AWS_ACCESS_KEY_ID), not hold a secret")
         return value
 
@@ -55,6 +57,10 @@ class SourceConfig(_Strict):
         if self.kind == "s3" and not self.bucket:
             raise ValueError("an s3 source needs 'bucket'")
         return self
+
+    @property
+    def max_document_bytes(self) -> int:
+        return int(self.max_document_mb * 2**20)
 
 
 class SourcesFile(_Strict):

@@ -11,6 +11,9 @@ import numpy as np
 from rag_assets.core.tokens import TokenCounter, WordPieceCounter
 
 
+INCOMPLETE_ATTEMPTS = 3
+
+
 class InputTooLong(ValueError):
     """An input exceeds the embedding model's input limit."""
 
@@ -117,7 +120,8 @@ class OpenAIEmbedder:
     Batches are bounded by item count and total tokens and sent at most ``max_concurrency`` at a
     time; the client retries 429/5xx/timeouts with exponential backoff and jitter, honouring
     Retry-After. Inputs over ``max_input_tokens`` are refused locally, never truncated by the server.
-    A response with the wrong count or dimension of vectors fails the whole call.
+    An answer missing some inputs is asked again; one with vectors of the wrong dimension fails
+    the whole call.
     """
 
     def __init__(
@@ -173,11 +177,17 @@ class OpenAIEmbedder:
         return [vector for result in results for vector in result]
 
     def _request(self, batch: list[str]) -> list[list[float]]:
+        """One batch; an answer missing inputs is asked again (``INCOMPLETE_ATTEMPTS`` in all),
+        a vector of the wrong dimension fails at once (a config mistake, not a transient fault)."""
         kwargs = {"dimensions": self.dimensions} if self.request_dimensions else {}
-        response = self.client.embeddings.create(model=self.model_id, input=batch, **kwargs)
-        data = sorted(response.data, key=lambda d: d.index)
-        if len(data) != len(batch):
-            raise RuntimeError(f"{self.model_id}: endpoint returned {len(data)} vectors for {len(batch)} inputs")
+        for _ in range(INCOMPLETE_ATTEMPTS):
+            response = self.client.embeddings.create(model=self.model_id, input=batch, **kwargs)
+            data = sorted(response.data, key=lambda d: d.index)
+            if [d.index for d in data] == list(range(len(batch))):
+                break
+        else:
+            raise RuntimeError(f"{self.model_id}: endpoint answered {len(data)} of {len(batch)} inputs, "
+                               f"{INCOMPLETE_ATTEMPTS} times; nothing of this batch is kept")
         for item in data:
             if len(item.embedding) != self.dimensions:
                 raise RuntimeError(

@@ -61,7 +61,11 @@ def parse_stage(store: StageStore, doc_id: str) -> StageResult:
     raw_ptr = store.current("raw", doc_id)
     if raw_ptr is None:
         return _fail(store, "parsed", doc_id, "no raw snapshot: the source has not reported this document")
-    key = settings_hash({"content": raw_ptr["key"], "parser": parser_version()})
+    if raw_ptr.get("error"):  # the source refused or could not read it
+        return _fail(store, "parsed", doc_id, raw_ptr["error"], content_hash=None)
+    # The document id is part of the key: the content type, the title and the ids in every
+    # later artifact come from it, so identical bytes under two paths are two parses.
+    key = settings_hash({"content": raw_ptr["key"], "parser": parser_version(), "doc_id": doc_id})
     meta = {"content_hash": raw_ptr["key"]}
     if store.has("parsed", key):
         store.set_current("parsed", doc_id, key=key, content_hash=raw_ptr["key"])

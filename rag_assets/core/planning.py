@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from rag_assets.core.models import RawDocument
-from rag_assets.core.sources import DocumentRef
+from rag_assets.core.parsing import DocumentError
+from rag_assets.core.sources import DocumentRef, too_large
 from rag_assets.core.store import StageStore
 
 
@@ -28,6 +29,7 @@ def plan_sweep(
     known: Iterable[str],
     profile_hash: str,
     model_name: str,
+    max_bytes: int | None = None,
 ) -> Plan:
     """Compare a listing with what the store holds.
 
@@ -35,20 +37,37 @@ def plan_sweep(
     unchanged is not read. Otherwise its xxh3 content hash decides. A document also needs work
     when its index entry was built with another chunk profile or embedding model. A document that
     failed with the same content, profile and model is not retried until one of them changes.
+
+    A document the source refuses, one over ``max_bytes`` (known from the listing, so it is never
+    read) and one whose read raises DocumentError get an unreadable raw snapshot that carries the
+    error: the stages after it fail for that document alone and its last good rows stay. Any
+    other read error (the source is down) propagates: nothing of the sweep is reported.
     """
     plan = Plan()
     for ref in refs:
         plan.listed.append(ref.doc_id)
         raw = store.current("raw", ref.doc_id)
         if raw is None or raw["source_version"] != ref.source_version or raw["size"] != ref.size:
-            document = read(ref.doc_id)
-            plan.hashed += 1
-            if raw is None or raw["key"] != document.content_hash:
+            error = ref.refused or (too_large(ref.size, max_bytes) if max_bytes is not None and ref.size > max_bytes
+                                    else None)
+            document = None
+            if error is None:
+                try:
+                    document = read(ref.doc_id)
+                except DocumentError as exc:
+                    error = exc.cause
+                plan.hashed += 1
+            if document is None:
+                raw = {"key": None, "error": str(DocumentError(ref.doc_id, error)), "uri": ref.uri, "size": ref.size,
+                       "source_version": ref.source_version}
+                store.set_current("raw", ref.doc_id, **raw)
+            elif raw is None or raw["key"] != document.content_hash:
                 plan.snapshots.append(document)
                 plan.work.append(ref.doc_id)
                 continue
-            raw = {**raw, "source_version": document.source_version}
-            store.set_current("raw", ref.doc_id, **{k: v for k, v in raw.items() if k != "doc_id"})
+            else:
+                raw = {**raw, "source_version": document.source_version}
+                store.set_current("raw", ref.doc_id, **{k: v for k, v in raw.items() if k != "doc_id"})
         indexed = store.current("index", ref.doc_id)
         current = indexed is not None and (indexed.get("content_hash"), indexed.get("profile_hash"),
                                            indexed.get("model")) == (raw["key"], profile_hash, model_name)

@@ -4,21 +4,29 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
+from rag_assets.core.parsing import DocumentError
+
+READ_ATTEMPTS = 3
+RACY_SECONDS = 1.0
+OUTSIDE_ROOT = "symlink resolves outside the source root; refused (it is never read)"
 
 
 @dataclass(frozen=True)
 class DocumentRef:
-    """A document as listed by its source, before it is read."""
+    """A document as listed by its source, before it is read. ``refused`` says why the source
+    will not read it (the sweep reports that as the document's error instead of reading it)."""
 
     doc_id: str
     uri: str
     size: int
     source_version: str
+    refused: str | None = None
 
 
 def matches(doc_id: str, include: tuple[str, ...], exclude: tuple[str, ...]) -> bool:
@@ -33,8 +41,9 @@ def matches(doc_id: str, include: tuple[str, ...], exclude: tuple[str, ...]) -> 
 
 
 def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ...]) -> list[DocumentRef]:
-    """Regular files under ``root`` matching the globs, sorted by id. Symlinks that resolve
-    outside ``root`` are skipped (never followed out of the source)."""
+    """Regular files under ``root`` matching the globs, sorted by id. A symlink that resolves
+    outside ``root`` is listed as refused (never followed out of the source); dangling links and
+    files that vanish while listing are left out."""
     base = Path(root).resolve()
     if not base.is_dir():
         raise FileNotFoundError(f"source folder {base} does not exist; fix 'path' in sources.yml")
@@ -48,7 +57,10 @@ def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ..
                 continue
             try:
                 resolved = path.resolve(strict=True)
-                if not resolved.is_relative_to(base) or not resolved.is_file():
+                if not resolved.is_relative_to(base):
+                    refs.append(DocumentRef(doc_id, path.as_uri(), 0, "refused", refused=OUTSIDE_ROOT))
+                    continue
+                if not resolved.is_file():
                     continue
                 stat = resolved.stat()
             except OSError:
@@ -57,19 +69,52 @@ def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ..
     return sorted(refs, key=lambda r: r.doc_id)
 
 
-def read_disk(root: str | Path, doc_id: str) -> RawDocument:
-    """Read one document by id; refuses ids that escape ``root``."""
+def read_disk(root: str | Path, doc_id: str, max_bytes: int | None = None) -> RawDocument:
+    """Read one document by id, as one consistent version of the file.
+
+    Raises DocumentError (naming the document and the cause) for an id that escapes ``root``, a
+    file that vanished, one larger than ``max_bytes``, or one that kept changing while it was
+    read (size, mtime or inode differ before and after, over ``READ_ATTEMPTS`` tries). File
+    times tick coarsely (a few ms), so a file modified within ``RACY_SECONDS`` is read twice and
+    kept only if both reads agree (git's "racy" rule).
+    """
     base = Path(root).resolve()
-    path = (base / doc_id).resolve(strict=True)
+    try:
+        path = (base / doc_id).resolve(strict=True)
+    except FileNotFoundError:
+        raise DocumentError(doc_id, "file vanished after it was listed; the next sweep drops it") from None
     if not path.is_relative_to(base):
-        raise PermissionError(f"{doc_id}: resolves outside the source root {base}; refused")
-    stat = path.stat()
-    data = path.read_bytes()
-    return RawDocument(
-        doc_id=doc_id,
-        uri=(base / doc_id).as_uri(),
-        content_hash=content_hash(data),
-        size=len(data),
-        source_version=f"mtime:{stat.st_mtime_ns}",
-        data=data,
-    )
+        raise DocumentError(doc_id, f"resolves outside the source root {base}; refused")
+    for attempt in range(READ_ATTEMPTS):
+        before = path.stat()
+        if max_bytes is not None and before.st_size > max_bytes:
+            raise DocumentError(doc_id, too_large(before.st_size, max_bytes))
+        data = path.read_bytes()
+        after = path.stat()
+        if _same(before, after) and len(data) == after.st_size and (
+                not _racy(after) or (path.read_bytes() == data and _same(after, path.stat()))):
+            return RawDocument(
+                doc_id=doc_id,
+                uri=(base / doc_id).as_uri(),
+                content_hash=content_hash(data),
+                size=len(data),
+                source_version=f"mtime:{after.st_mtime_ns}",
+                data=data,
+            )
+        time.sleep(0.05 * (attempt + 1))
+    raise DocumentError(doc_id, f"file kept changing while it was read ({READ_ATTEMPTS} attempts); "
+                                "it is read again once it changes no more")
+
+
+def too_large(size: int, max_bytes: int) -> str:
+    """The error of a document over the size limit."""
+    return (f"{size / 2**20:.1f} MB exceeds the source's limit of {max_bytes / 2**20:g} MB; raise "
+            "max_document_mb in sources.yml or split the file")
+
+
+def _racy(stat: os.stat_result) -> bool:
+    return time.time_ns() - stat.st_mtime_ns < RACY_SECONDS * 1e9
+
+
+def _same(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_size, a.st_mtime_ns, a.st_ino) == (b.st_size, b.st_mtime_ns, b.st_ino)

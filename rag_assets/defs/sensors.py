@@ -58,7 +58,8 @@ def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str]) -> Sweep
     the store; snapshot new and changed bytes."""
     profile = chunking_profile(corpus)
     known = [doc_id_for(pk) for pk in partition_keys]
-    plan = plan_sweep(refs, read, store, known, profile.fingerprint(), corpus.embedding_model.name)
+    plan = plan_sweep(refs, read, store, known, profile.fingerprint(), corpus.embedding_model.name,
+                      corpus.source.max_document_bytes)
     result = Sweep(plan)
     for raw in plan.snapshots:
         snapshot_raw(store, raw)

@@ -5,6 +5,7 @@ import pytest
 import yaml
 
 from rag_assets.config import ConfigError, load_project
+from tests.support.config_mistakes import MISTAKES
 
 CONFIGS = Path(__file__).resolve().parents[2] / "dbt_like_configs"
 
@@ -38,37 +39,7 @@ def test_env_var_template_overrides_the_default(project, monkeypatch, tmp_path):
     assert load_project(project).corpus("sample").index_uri == str(tmp_path / "elsewhere")
 
 
-@pytest.mark.parametrize(
-    "file, change, key, fix",
-    [
-        ("rag_project.yml", lambda d: d["corpora"]["sample"].update({"+chunk_profile": "x"}),
-         "corpora.sample.+chunk_profile", "+chunking_profile"),
-        ("rag_project.yml", lambda d: d["corpora"]["sample"].update({"+embedding_model": "gpt-9"}),
-         "corpora.sample.+embedding_model", "all_minilm_l6_v2"),
-        ("sources.yml", lambda d: d["sources"][0].update({"kind": "ftp"}), "sources.0.kind", "correct the value"),
-        ("sources.yml", lambda d: d["sources"][0].pop("path"), "sources.0", "path"),
-        ("profiles/chunking.yml", lambda d: d["chunking_profiles"][0].update({"overlap": 200}),
-         "chunking_profiles.0", "at most half of max_tokens"),
-        ("profiles/chunking.yml", lambda d: d["chunking_profiles"][0].update({"max_tokens": "big"}),
-         "chunking_profiles.0.max_tokens", "correct the value"),
-        ("profiles/embedding_models.yml", lambda d: d["embedding_models"][1].update({"api_key_env": "sk-live-123"}),
-         "embedding_models.1.api_key_env", "correct the value"),
-        ("profiles/embedding_models.yml", lambda d: d["embedding_models"][0].pop("dimensions"),
-         "embedding_models.0.dimensions", "add 'dimensions'"),
-        ("profiles/indexes.yml", lambda d: d["indexes"].append(dict(d["indexes"][0])),
-         "indexes[1].name", "unique"),
-        ("rag_project.yml", lambda d: d["corpora"]["sample"].update({"+eval_profiles": ["nope"]}),
-         "corpora.sample.+eval_profiles", "use one of"),
-        ("rag_project.yml", lambda d: d["corpora"]["sample"].update({"+eval_questions": "evals/missing.yml"}),
-         "corpora.sample.+eval_questions", "relative to dbt_like_configs"),
-        ("rag_project.yml", lambda d: d["executor"].update({"kind": "dask"}), "executor.kind", "correct the value"),
-        ("rag_project.yml", lambda d: d["executor"].update({"broker_env": "redis://:pw@host:6379/0"}),
-         "executor.broker_env", "correct the value"),
-        ("rag_project.yml", lambda d: d["executor"].update({"workers": 2}), "executor.workers", "max_concurrent"),
-        ("profiles/indexes.yml", lambda d: d["indexes"][0].update({"access_key_env": "RAG_INDEX_KEY"}),
-         "indexes.0", "secret_key_env"),
-    ],
-)
+@pytest.mark.parametrize("file, change, key, fix", MISTAKES)
 def test_config_mistakes_name_file_key_and_fix(project, file, change, key, fix):
     edit(project / file, change)
     with pytest.raises(ConfigError) as info:

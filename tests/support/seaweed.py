@@ -92,3 +92,81 @@ def _wait_ready(endpoint, access_key, secret_key, proc, timeout_s, log_path) -> 
             last = exc
             time.sleep(0.5)
     raise RuntimeError(f"SeaweedFS S3 not ready after {timeout_s}s: {last}; log: {log_path.read_text()[-2000:]}")
+
+
+class S3Gate:
+    """An HTTP proxy in front of an S3 endpoint that can make the server "go away": after
+    ``fail_after`` more requests it drops every connection until ``up()`` (SigV4 signatures stay
+    valid: the client signs for the gate's address and the Host header is passed on as is)."""
+
+    def __init__(self, upstream: str):
+        import http.client
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import urlsplit
+
+        target = urlsplit(upstream)
+        self.remaining: int | None = None
+        self.served = 0
+        self.dropped = 0
+        gate = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _forward(self):
+                with lock:
+                    down = gate.remaining is not None and gate.remaining <= 0
+                    if gate.remaining is not None:
+                        gate.remaining -= 1
+                    if down:
+                        gate.dropped += 1
+                    else:
+                        gate.served += 1
+                if down:
+                    self.close_connection = True
+                    self.connection.close()  # the server is gone: no status line at all
+                    return
+                body = self.rfile.read(int(self.headers.get("content-length", 0) or 0))
+                conn = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+                conn.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
+                for key, value in self.headers.items():
+                    conn.putheader(key, value)
+                conn.endheaders(body or None)
+                response = conn.getresponse()
+                data = response.read()
+                self.send_response_only(response.status, response.reason)
+                for key, value in response.getheaders():
+                    if key.lower() not in ("transfer-encoding", "content-length", "connection"):
+                        self.send_header(key, value)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+                conn.close()
+
+            do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _forward
+
+        lock = threading.Lock()
+        (port,) = free_ports(1)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.url = f"http://127.0.0.1:{port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def down_after(self, requests: int) -> None:
+        """Serve ``requests`` more requests, then drop every connection."""
+        self.remaining = requests
+
+    def up(self) -> None:
+        self.remaining = None
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()

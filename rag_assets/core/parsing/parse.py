@@ -46,7 +46,7 @@ CONTENT_TYPES = {
 
 
 class DocumentError(Exception):
-    """A document that cannot be parsed; the message names the document and the cause."""
+    """A document that cannot be read or parsed; the message names the document and the cause."""
 
     def __init__(self, doc_id: str, cause: str):
         super().__init__(f"{doc_id}: {cause}")
@@ -167,6 +167,7 @@ def _parse_pdf(data: bytes):
     """pdfminer extracts each page's text (the 'fast' strategy); unstructured classifies it."""
     from pdfminer.high_level import extract_pages
     from pdfminer.layout import LTTextContainer
+    from pdfminer.pdfdocument import PDFEncryptionError
 
     from rag_assets.core.parsing.offline import prepare_unstructured
 
@@ -174,10 +175,13 @@ def _parse_pdf(data: bytes):
     from unstructured.partition.text import partition_text
 
     items: list[tuple[str, str, int | None]] = []
-    for page_number, page in enumerate(extract_pages(io.BytesIO(data)), start=1):
-        page_text = "\n".join(el.get_text() for el in page if isinstance(el, LTTextContainer))
-        if page_text.strip():
-            items.extend(_unstructured_items(partition_text(text=page_text), page=page_number))
+    try:
+        for page_number, page in enumerate(extract_pages(io.BytesIO(data)), start=1):
+            page_text = "\n".join(el.get_text() for el in page if isinstance(el, LTTextContainer))
+            if page_text.strip():
+                items.extend(_unstructured_items(partition_text(text=page_text), page=page_number))
+    except PDFEncryptionError as exc:
+        raise ValueError("the PDF is encrypted (password protected); save an unprotected copy or exclude it") from exc
     text, elements = _join_elements(items)
     return text, elements, _first_title(text, elements)
 

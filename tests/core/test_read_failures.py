@@ -1,0 +1,75 @@
+"""Per-document read failures in the sweep: a refused or oversize document fails alone without
+being read, a source outage fails the whole sweep without changing anything, and identical
+bytes under two paths parse as two documents."""
+
+import pytest
+
+from rag_assets.core.hashing import content_hash
+from rag_assets.core.models import RawDocument
+from rag_assets.core.parsing import DocumentError
+from rag_assets.core.pipeline import parse_stage, snapshot_raw
+from rag_assets.core.planning import plan_sweep
+from rag_assets.core.sources import DocumentRef
+from rag_assets.core.store import StageStore
+
+
+def raw(doc_id: str, data: bytes) -> RawDocument:
+    return RawDocument(doc_id, f"file:///{doc_id}", content_hash(data), len(data), "v1", data)
+
+
+def never_read(doc_id):
+    raise AssertionError(f"{doc_id} must not be read")
+
+
+def test_oversize_and_refused_documents_fail_alone_without_being_read(tmp_path):
+    store = StageStore(tmp_path)
+    refs = [DocumentRef("big.txt", "file:///big.txt", 5_000_000, "mtime:1"),
+            DocumentRef("leak.md", "file:///leak.md", 0, "refused", refused="symlink resolves outside the source root")]
+    plan = plan_sweep(refs, never_read, store, [], "profile", "model", max_bytes=1_000_000)
+    assert plan.work == ["big.txt", "leak.md"] and plan.hashed == 0 and not plan.snapshots
+    big = parse_stage(store, "big.txt")
+    assert big.status == "failed" and big.error.startswith("big.txt: 4.8 MB exceeds") and "max_document_mb" in big.error
+    assert parse_stage(store, "leak.md").error == "leak.md: symlink resolves outside the source root"
+    # Once the failure is recorded against this listing, an unchanged listing does no work...
+    store.set_current("index", "big.txt", key=None, error=big.error, content_hash=None, profile_hash="profile",
+                      model="model")
+    assert "big.txt" not in plan_sweep(refs, never_read, store, ["big.txt", "leak.md"], "profile", "model",
+                                       max_bytes=1_000_000).work
+    # ...and a document that shrank under the limit is read again.
+    small = raw("big.txt", b"# Big\n\nNow small.\n")
+    again = plan_sweep([DocumentRef("big.txt", "file:///big.txt", small.size, "mtime:2")], lambda d: small, store,
+                       ["big.txt"], "profile", "model", max_bytes=1_000_000)
+    assert again.work == ["big.txt"] and again.snapshots == [small]
+
+
+def test_a_document_error_while_reading_fails_that_document_and_an_outage_fails_the_sweep(tmp_path):
+    store = StageStore(tmp_path)
+    refs = [DocumentRef("a.md", "file:///a.md", 5, "v1"), DocumentRef("b.md", "file:///b.md", 5, "v1")]
+
+    def read(doc_id):
+        if doc_id == "a.md":
+            raise DocumentError(doc_id, "file kept changing while it was read")
+        return raw(doc_id, b"hello")
+
+    plan = plan_sweep(refs, read, store, [], "profile", "model")
+    assert plan.work == ["a.md", "b.md"] and [d.doc_id for d in plan.snapshots] == ["b.md"]
+    assert store.current("raw", "a.md")["error"] == "a.md: file kept changing while it was read"
+
+    def down(doc_id):
+        raise ConnectionError("server gone")
+
+    fresh = StageStore(tmp_path / "other")
+    with pytest.raises(ConnectionError):
+        plan_sweep(refs, down, fresh, [], "profile", "model")
+    assert fresh.current("raw", "a.md") is None and fresh.current("raw", "b.md") is None
+
+
+def test_identical_bytes_under_two_paths_parse_as_two_documents(tmp_path):
+    store = StageStore(tmp_path)
+    data = b"Plain text without a heading.\n"
+    for doc_id in ("first copy.txt", "second copy.txt"):
+        snapshot_raw(store, raw(doc_id, data))
+        assert parse_stage(store, doc_id).status == "computed"
+    first, second = (store.get("parsed", store.current("parsed", d)["key"]) for d in ("first copy.txt", "second copy.txt"))
+    assert (first.doc_id, first.title) == ("first copy.txt", "first copy")
+    assert (second.doc_id, second.title) == ("second copy.txt", "second copy")

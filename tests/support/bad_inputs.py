@@ -1,0 +1,190 @@
+"""The bad-input corpus: documents a company folder really holds, generated (binary ones included)
+into a folder, each with the outcome the pipeline must reach.
+
+``write_corpus(root, outside)`` writes every case under ``root`` (and a secret file in ``outside``
+that a symlink points at) and returns the cases. A case ends either in a correct result ("ok":
+rows in the index, checked by ``check``) or in a per-document error whose message contains
+``cause``. ``write_large_text`` writes the 50 MB file, which is not part of the default corpus.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import struct
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+REPO = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("make_sample_binaries", REPO / "scripts" / "make_sample_binaries.py")
+_binaries = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_binaries)
+write_pdf = _binaries.write_pdf
+
+SECRET = "OUTSIDE-ROOT-SECRET-93c1"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One kind of bad input: its documents, and what must come of them."""
+
+    name: str
+    doc_ids: tuple[str, ...]
+    expect: str  # "ok" or "error"
+    cause: str = ""  # error: a substring of the per-document error
+    check: Callable[[list[dict]], bool] | None = None  # ok: a test over the case's index rows
+    describe: str = ""
+
+
+def _png() -> bytes:
+    """A valid 2x2 RGB PNG."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    raw = b"".join(b"\x00" + b"\xff\x00\x00" * 2 for _ in range(2))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def _pdf_bytes(pages: list[list[str]], folder: Path) -> bytes:
+    path = folder / ".tmp.pdf"
+    write_pdf(path, pages)
+    data = path.read_bytes()
+    path.unlink()
+    return data
+
+
+def _encrypted_pdf(plain: bytes) -> bytes:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(plain)))
+    writer.encrypt(user_password="open-sesame", owner_password="owner-pass", algorithm="AES-128")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def _images_only_docx() -> bytes:
+    from docx import Document
+
+    doc = Document()
+    doc.add_picture(io.BytesIO(_png()))
+    doc.add_picture(io.BytesIO(_png()))
+    out = io.BytesIO()
+    doc.save(out)
+    return out.getvalue()
+
+
+def _texts(rows: list[dict]) -> str:
+    return "\n".join(r["text"] for r in sorted(rows, key=lambda r: r["start"]))
+
+
+def write_corpus(root: Path, outside: Path) -> list[Case]:
+    """Write the corpus under ``root`` (a secret under ``outside``); returns its cases."""
+    root.mkdir(parents=True, exist_ok=True)
+    outside.mkdir(parents=True, exist_ok=True)
+    good_pdf = _pdf_bytes([["Dock Manual", "", "The dock charges the robot in 90 minutes."]], root)
+    long_line = "".join(f"NW{i:05d}" for i in range(100_000 // 7 + 1))[:100_000]
+    deep = "".join("#" * (1 + i % 6) + f" Level {i}\n\n" + "  " * (i % 40) + f"- item {i} about pumps\n\n"
+                   for i in range(120)) + ">" * 200 + " quoted deep down\n"
+    # Rows repeat (only the first and last are unique), so most chunks embed once: the table
+    # tests parsing, chunking and writing 10k rows, not the embedder's speed.
+    table = "# Parts\n\n| part | stock |\n|---|---|\n| NW-first | 1 |\n" + "| NW-part | 5 |\n" * 9_998 + \
+        "| NW-last | 9 |\n"
+    html = ("<html><head><title>Gate Policy</title><style>body { font-family: SECRET_STYLE; }</style>"
+            "<script>window.trackingId = 'SCRIPT_LEAK_42';</script></head><body><h1>Gate Policy</h1>"
+            "<p>The loading gate closes at 22:00 every night.</p><script>alert('SCRIPT_LEAK_43')</script></body></html>")
+    cjk = "# 维护手册\n\n机器人每周需要清洁一次滤网。电池大约可以使用五百次完整充电。\n\n" * 8 + \
+          "## ロボットの手入れ\n\nブラシは毎月交換してください。" * 6
+    rtl = "سياسة الإجازات: يحصل كل موظف على سبعة وعشرين يوما من الإجازة المدفوعة.\n\n" \
+          "מדיניות חופשה: כל עובד מקבל עשרים ושבעה ימי חופשה בשנה.\n"
+    emoji = "# Party 🎉\n\nThe team lunch 🍕 is on Fri\u200bday at the ro\u200dof terrace 🏙️.\u200c\ufeff Bring 👍🏽 mood.\n"
+    files: dict[str, bytes] = {
+        "good/ordinary.md": b"# Ordinary\n\nThe cafeteria opens at eight and closes at three.\n",
+        "good/dock_manual.pdf": good_pdf,
+        "pdf/corrupt.pdf": good_pdf[: len(good_pdf) // 3] + b"\x00garbage\xff" * 50,
+        "pdf/encrypted.pdf": _encrypted_pdf(good_pdf),
+        "empty/zero_bytes.md": b"",
+        "binary/photo.md": _png() * 20,
+        "binary/blob.bin": bytes(range(256)) * 64,
+        "encoding/latin1.txt": "Café crème, naïve façade: Grüße aus Köln.\n".encode("latin-1"),
+        "encoding/utf16_bom.txt": "Grüße aus München: the tram leaves at 7:15.\n".encode("utf-16"),
+        "encoding/mixed_endings.md": b"# Endings\r\n\r\nLine one.\rLine two.\nLine three.\r\n",
+        "huge/long_line.txt": long_line.encode(),
+        "structure/deep.md": deep.encode(),
+        "structure/table_10k.md": table.encode(),
+        "web/scripts_and_styles.html": html.encode(),
+        "web/only_scripts.html": b"<html><head><script>var a = 1;</script><style>p {}</style></head><body></body></html>",
+        "docx/images_only.docx": _images_only_docx(),
+        "scripts/cjk.md": cjk.encode(),
+        "scripts/rtl.txt": rtl.encode(),
+        "scripts/emoji_zero_width.md": emoji.encode(),
+        'names/quote "it", she said.md': b"# Quotes\n\nCommas, quotes and spaces are fine in names.\n",
+        "names/line\nbreak.md": b"# Newline\n\nA file name with a newline in it.\n",
+        "names/dots..in...name.md": b"# Dots\n\nDots that look like a parent folder are only dots.\n",
+        "names/" + "x" * 200 + ".md": b"# Long name\n\nA 203-character file name.\n",
+        "dup/first copy.md": b"# Duplicate\n\nThe visitor badge must be returned at the front desk.\n",
+        "dup/second copy.md": b"# Duplicate\n\nThe visitor badge must be returned at the front desk.\n",
+        "nothing/whitespace.txt": b"   \n\n\t  \n",
+    }
+    for doc_id, data in files.items():
+        path = root / doc_id
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    (outside / "secret.md").write_text(f"# Secret\n\n{SECRET} must never be indexed.\n")
+    (root / "links").mkdir(exist_ok=True)
+    (root / "links" / "leak.md").symlink_to(outside / "secret.md")
+    (root / "links" / "inside.md").symlink_to(root / "good" / "ordinary.md")
+
+    def has(*needles: str) -> Callable[[list[dict]], bool]:
+        return lambda rows: bool(rows) and all(n in _texts(rows) for n in needles)
+
+    return [
+        Case("ordinary markdown", ("good/ordinary.md",), "ok", check=has("cafeteria opens at eight")),
+        Case("valid PDF", ("good/dock_manual.pdf",), "ok", check=has("90 minutes")),
+        Case("corrupt PDF", ("pdf/corrupt.pdf",), "error", "cannot parse as pdf"),
+        Case("encrypted PDF", ("pdf/encrypted.pdf",), "error", "encrypted"),
+        Case("zero-byte file", ("empty/zero_bytes.md",), "error", "no text"),
+        Case("binary file named .md", ("binary/photo.md",), "error", "binary"),
+        Case("binary file, unknown extension", ("binary/blob.bin",), "error", "binary"),
+        Case("Latin-1 text", ("encoding/latin1.txt",), "ok", check=has("Café crème", "Grüße aus Köln")),
+        Case("UTF-16 with BOM", ("encoding/utf16_bom.txt",), "ok", check=has("Grüße aus München")),
+        Case("mixed line endings", ("encoding/mixed_endings.md",), "ok",
+             check=lambda rows: has("Line one.\nLine two.\nLine three.")(rows) and "\r" not in _texts(rows)),
+        Case("100 kB line without spaces", ("huge/long_line.txt",), "ok",
+             check=lambda rows: "".join(r["text"] for r in sorted(rows, key=lambda r: r["start"])) == long_line),
+        Case("deeply nested markdown", ("structure/deep.md",), "ok", check=has("Level 119", "quoted deep down")),
+        Case("markdown table of 10k rows", ("structure/table_10k.md",), "ok",
+             check=lambda rows: len(rows) > 50 and has("NW-first", "NW-last")(rows)),
+        Case("HTML with scripts and styles", ("web/scripts_and_styles.html",), "ok",
+             check=lambda rows: has("closes at 22:00")(rows) and "LEAK" not in _texts(rows)
+             and "SECRET_STYLE" not in _texts(rows)),
+        Case("HTML that parses to nothing", ("web/only_scripts.html",), "error", "no text"),
+        Case("DOCX with only images", ("docx/images_only.docx",), "error", "no text"),
+        Case("whitespace-only text", ("nothing/whitespace.txt",), "error", "no text"),
+        Case("CJK text", ("scripts/cjk.md",), "ok", check=has("电池大约可以使用五百次完整充电", "ブラシは毎月交換")),
+        Case("right-to-left text", ("scripts/rtl.txt",), "ok", check=has("سبعة وعشرين", "עשרים ושבעה")),
+        Case("emoji and zero-width characters", ("scripts/emoji_zero_width.md",), "ok",
+             check=has("🍕", "Fri\u200bday", "ro\u200dof")),
+        Case("file names with commas, quotes, newlines, dots", ('names/quote "it", she said.md', "names/line\nbreak.md",
+                                                                "names/dots..in...name.md", "names/" + "x" * 200 + ".md"),
+             "ok", check=lambda rows: len({r["doc_id"] for r in rows}) == 4),
+        Case("symlink outside the source root", ("links/leak.md",), "error", "outside the source root"),
+        Case("symlink inside the source root", ("links/inside.md",), "ok", check=has("cafeteria opens at eight")),
+        Case("duplicate content under two paths", ("dup/first copy.md", "dup/second copy.md"), "ok",
+             check=lambda rows: len({r["doc_id"] for r in rows}) == 2
+             and len({r["embed_text_hash"] for r in rows}) == len(rows) // 2),
+    ]
+
+
+def write_large_text(path: Path, megabytes: int = 50) -> int:
+    """A text file of ``megabytes`` MB written line by line (never held in memory); returns bytes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = b"The quarterly report lists every shipment of spare parts to the Munich depot.\n"
+    size = 0
+    with path.open("wb") as f:
+        while size < megabytes * 1024 * 1024:
+            f.write(line * 1000)
+            size += len(line) * 1000
+    return size
