@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -60,9 +60,9 @@ def _ascii_table(rule) -> list[bool]:
     return table
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(NamedTuple):
     """A chunk's char span; ``tokens`` counts ``text[start:end]`` exactly (specials included).
+    Immutable; a named tuple because chunkers make one per chunk and tuples are cheap to build.
 
     ``context`` is embedded before the chunk text (a table's header row, an enclosing class);
     ``embed_override`` replaces the chunk text in what is embedded (serialised table rows);

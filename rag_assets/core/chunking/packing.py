@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from rag_assets.core.chunking.engine import Span, TokenIndex, finalize, pieces
 
@@ -124,5 +123,5 @@ def emit(index: TokenIndex, items: list[Item], max_tokens: int) -> list[Span]:
     out: list[Span] = []
     for item in items:
         for span in finalize(index, [(item.start, item.end)], item.max_tokens or max_tokens):
-            out.append(replace(span, **item.meta) if item.meta else span)
+            out.append(span._replace(**item.meta) if item.meta else span)
     return out
