@@ -9,7 +9,6 @@ rows in the index, checked by ``check``) or in a per-document error whose messag
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import struct
 import zlib
@@ -17,11 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from tests.support.make_sample_binaries import write_pdf
+
 REPO = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("make_sample_binaries", REPO / "scripts" / "make_sample_binaries.py")
-_binaries = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_binaries)
-write_pdf = _binaries.write_pdf
 
 SECRET = "OUTSIDE-ROOT-SECRET-93c1"
 

@@ -39,7 +39,7 @@ class Chromium:
     def __enter__(self) -> "Chromium":
         binary = chromium_binary()
         if binary is None:
-            raise RuntimeError("chromium is not installed: run `make system-deps` (scripts/system_deps.sh)")
+            raise RuntimeError("chromium is not installed: run `make system-deps` (.ci/system_deps.sh)")
         self.user_data_dir.mkdir(parents=True, exist_ok=True)
         self._log = open(self.user_data_dir / "chromium.log", "wb")
         self.proc = subprocess.Popen(
