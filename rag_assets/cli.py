@@ -329,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     # Dagster marks data versions as beta; that is not news to a `rag` user on every document.
     warnings.filterwarnings("ignore", message=".*currently in beta.*")
     from rag_assets.config import ConfigError
+    from rag_assets.core.sources import SourceUnavailable
 
     try:
         return args.func(args)
@@ -336,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
         # A KeyError's str() is its repr; the message is its argument.
         print(f"rag: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
         return 2
+    except SourceUnavailable as exc:  # nothing was recorded: the next run starts from the same state
+        print(f"rag: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("rag: interrupted", file=sys.stderr)
         return 130

@@ -10,14 +10,9 @@ from pydantic import Field
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError
-from rag_assets.core.sources import DocumentRef, matches, too_large
+from rag_assets.core.sources import DocumentRef, SourceUnavailable, matches, too_large
 
 MISSING = {"NoSuchKey", "404", "NotFound"}
-
-
-class SourceUnavailable(RuntimeError):
-    """The source as a whole cannot be listed or read (server down, access denied): the sweep
-    fails and reports nothing, so the next one starts from the same state."""
 
 
 class S3SourceResource(dg.ConfigurableResource):

@@ -12,6 +12,12 @@ from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError
 
+
+class SourceUnavailable(RuntimeError):
+    """The source as a whole cannot be listed or read (server down, access denied): the sweep
+    fails and reports nothing, so the next one starts from the same state."""
+
+
 READ_ATTEMPTS = 3
 RACY_SECONDS = 1.0
 OUTSIDE_ROOT = "symlink resolves outside the source root; refused (it is never read)"

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import make_project
 
@@ -87,3 +88,27 @@ def test_help_shows_examples_and_exit_codes(command):
     out = subprocess.run([RAG, *command.split(), "--help"], capture_output=True, text=True, check=True)
     assert "examples:\n" in out.stdout and f"rag {command}".strip() in out.stdout.split("examples:")[1]
     assert "exit codes:" in out.stdout and "130  interrupted" in out.stdout
+
+
+def test_ingest_from_an_unreachable_s3_source_exits_1_with_the_cause_and_no_secret(tmp_path):
+    from tests.support.seaweed import free_ports
+
+    values = make_project(tmp_path)
+    (port,) = free_ports(1)  # nothing listens there
+    sources = Path(values["RAG_PROJECT_DIR"]) / "sources.yml"
+    data = yaml.safe_load(sources.read_text())
+    data["sources"].append({"name": "s3_docs", "kind": "s3", "bucket": "company-docs", "region": "us-east-1",
+                            "endpoint_url": f"http://127.0.0.1:{port}", "access_key_env": "RAG_TEST_S3_KEY",
+                            "secret_key_env": "RAG_TEST_S3_SECRET"})
+    sources.write_text(yaml.safe_dump(data))
+    project_yml = Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml"
+    pdata = yaml.safe_load(project_yml.read_text())
+    pdata["corpora"]["sample"]["+source"] = "s3_docs"
+    project_yml.write_text(yaml.safe_dump(pdata))
+    secret = "planted-secret-5f2e91"
+    out = rag(["ingest"], {**values, "RAG_TEST_S3_KEY": "AKIATESTKEY", "RAG_TEST_S3_SECRET": secret,
+                           "AWS_MAX_ATTEMPTS": "1"}, check=False)
+    assert out.returncode == 1, out.stderr[-3000:]
+    assert "Traceback" not in out.stderr
+    assert f"127.0.0.1:{port}" in out.stderr and "s3://company-docs" in out.stderr
+    assert secret not in out.stderr + out.stdout
