@@ -23,7 +23,7 @@ from rag_assets.core.hashing import content_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import EmbeddedDocument, RawDocument
 from rag_assets.core.parsing import parse_document
-from rag_assets.core.retrieval import fts_search, group_sentences, rrf, vector_search, within_margin
+from rag_assets.core.retrieval import candidate_hits, group_sentences
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.defs.factory import build_corpus_resources, resource_keys
@@ -129,18 +129,10 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                 grouped = profile.strategy == "sentence_window" and profile.group_gap > 0
                 pool = profile.group_candidates if grouped else 50
                 scores = Scores()
-                depth = 50
                 bar = Progress(progress, f"[eval] {name}: questions", len(questions), every=50)
                 for n, (question, vector) in enumerate(zip(questions, question_vectors), start=1):
                     bar.start(n)
-                    candidates = within_margin(vector_search(index, vector, pool if grouped else depth),
-                                               profile.score_margin)
-                    if mode == "hybrid":
-                        # As the query path does: with a margin, as many fused candidates as it left.
-                        hits = rrf([candidates, fts_search(index, question.question, pool)],
-                                   len(candidates) if profile.score_margin else pool if grouped else depth)
-                    else:
-                        hits = candidates
+                    hits = candidate_hits(index, question.question, vector, mode, pool, profile.score_margin)
                     if grouped:
                         hits = group_sentences(index, hits, profile.group_gap, k)
                         retrieved = [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]

@@ -286,27 +286,31 @@ def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, version
     return merge_overlapping(out)
 
 
+def candidate_hits(index: LanceIndex, text: str, vector: list[float] | None, mode: str, pool: int,
+                   score_margin: float | None = None, version: int | None = None,
+                   where: str | None = None) -> list[Hit]:
+    """Up to ``pool`` ranked candidates of a query: vector hits within ``score_margin`` of the best,
+    full-text hits, or both fused; with a margin, hybrid keeps as many fused candidates as the
+    margin left on the vector side (it decides how many, fusion decides which)."""
+    if mode == "fts":
+        return fts_search(index, text, pool, version, where)
+    close = within_margin(vector_search(index, vector, pool, version, where), score_margin)
+    if mode == "vector":
+        return close
+    return rrf([close, fts_search(index, text, pool, version, where)], len(close) if score_margin else pool)
+
+
 def search(index: LanceIndex, text: str, vector: list[float] | None, k: int = 5, mode: str = "hybrid",
            filters: Filters = Filters(), candidates: int = 50, rerank: str = "rrf", neighbours: int = 0,
            version: int | None = None, whole_document_tokens: int = 0, group_gap: int = 0,
            score_margin: float | None = None) -> list[Hit]:
-    """The query path: candidates from vector and/or full-text search (vector candidates more than
-    ``score_margin`` below the best dropped; hybrid then keeps as many fused candidates as that
-    left), fusion or MMR, merging of overlapping spans, neighbour
-    expansion, then whole documents for short ones; or, with ``group_gap``, sentence-window
-    grouping of the candidates. ``mode`` is vector, fts or hybrid."""
+    """The query path: candidates (``candidate_hits``), MMR if asked, merging of overlapping
+    spans, neighbour expansion, then whole documents for short ones; or, with ``group_gap``,
+    sentence-window grouping of the candidates. ``mode`` is vector, fts or hybrid."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    where = build_where(filters)
     pool = max(k, candidates)
-    if mode == "vector":
-        hits = within_margin(vector_search(index, vector, pool, version, where), score_margin)
-    elif mode == "fts":
-        hits = fts_search(index, text, pool, version, where)
-    else:
-        close = within_margin(vector_search(index, vector, pool, version, where), score_margin)
-        # With a margin, the vector side decides how many candidates the query gets; fusion which.
-        hits = rrf([close, fts_search(index, text, pool, version, where)], len(close) if score_margin else pool)
+    hits = candidate_hits(index, text, vector, mode, pool, score_margin, version, build_where(filters))
     if rerank == "mmr" and vector is not None:
         hits = mmr(hits, vector, pool)
     if group_gap:
