@@ -35,7 +35,7 @@ test: install-dev system-deps
 
 $(DAGSTER_HOME)/dagster.yaml:
 	mkdir -p $(DAGSTER_HOME)
-	printf 'telemetry:\n  enabled: false\n' > $@
+	printf 'telemetry:\n  enabled: false\nnux:\n  enabled: false\n' > $@
 
 validate: install $(DAGSTER_HOME)/dagster.yaml
 	DAGSTER_HOME=$(DAGSTER_HOME) $(VENV)/bin/dagster definitions validate -w workspace.yaml

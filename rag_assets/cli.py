@@ -10,8 +10,11 @@ import argparse
 import json
 import os
 import sys
+import re
 import warnings
 from pathlib import Path
+
+ROW_ID = re.compile(r"[0-9a-f]{32}")
 
 EXIT_CODES = """exit codes:
   0    success
@@ -42,7 +45,17 @@ COMMAND_EXAMPLES = {
   rag ingest                   every corpus; only new and changed documents are processed
   rag ingest --corpus sample   one corpus (repeatable)
   rag ingest --json | jq .rows_in_index
+  rag ingest --dry-run         what would be redone, per document and stage; writes nothing
   RAG_SAMPLE_DOCS=~/docs rag ingest    point the sample corpus at your own folder
+""",
+    "observe": """examples:
+  rag observe                  report new, changed and deleted documents to Dagster (as the sensor does)
+  rag observe --json
+  rag observe && rag status    then see which partitions are unsynced
+""",
+    "status": """examples:
+  rag status                   fresh / stale / missing partitions per corpus and stage
+  rag status --json | jq '.corpora.sample.stages.chunks.stale_partitions'
 """,
     "query": """examples:
   rag query "what is the refund policy?" --k 3
@@ -87,13 +100,17 @@ def _checks(results: dict[str, bool]) -> str:
     return f"{len(results) - len(failed)}/{len(results)} passed" + (f" (failed: {', '.join(failed)})" if failed else "")
 
 
+# Telemetry off; no new-user dialog (sign-up prompt) when the UI opens.
+DAGSTER_YAML = "telemetry:\n  enabled: false\nnux:\n  enabled: false\n"
+
+
 def _prepare_instance(dagster_home: str) -> None:
     """Use the project's Dagster instance (shared with `dagster dev`), telemetry off."""
     home = Path(os.environ.setdefault("DAGSTER_HOME", dagster_home))
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     if not config.exists():
-        config.write_text("telemetry:\n  enabled: false\n")
+        config.write_text(DAGSTER_YAML)
 
 
 def cmd_ingest(args) -> int:
@@ -102,7 +119,20 @@ def cmd_ingest(args) -> int:
 
     project = load_project(args.project)
     _prepare_instance(project.dagster_home)
-    report = ingest_project(project, corpora=args.corpus, progress=None if args.json else sys.stderr)
+    report = ingest_project(project, corpora=args.corpus, progress=None if args.json else sys.stderr,
+                            dry_run=args.dry_run)
+    if args.dry_run:
+        if args.json:
+            print(json.dumps({"corpora": {name: {"documents": c["documents"], "documents_seen": c["documents_seen"]}
+                                          for name, c in report["corpora"].items()}}, indent=2, ensure_ascii=False))
+            return 0
+        for name, c in report["corpora"].items():
+            print(f"{name}: {len(c['documents'])} of {c['documents_seen']} documents would be redone")
+            rows = [[d["doc_id"], d["reason"], ", ".join(d["stages"]), "yes" if d["queued_or_running"] else ""]
+                    for d in c["documents"]]
+            if rows:
+                print(_table(["document", "reason", "stages", "queued/running"], rows))
+        return 0
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -117,6 +147,38 @@ def cmd_ingest(args) -> int:
             print("the other documents were indexed; a failed document keeps its last good rows. Fix the cause "
                   "and run `rag ingest` again (only the failed and changed documents are redone).", file=sys.stderr)
     return 1 if report["documents_failed"] else 0
+
+
+def cmd_observe(args) -> int:
+    from rag_assets.config import load_project
+    from rag_assets.ingest import observe_project
+
+    project = load_project(args.project)
+    _prepare_instance(project.dagster_home)
+    report = observe_project(project, corpora=args.corpus)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    columns = ["documents_seen", "documents_observed", "documents_new", "documents_deleted"]
+    print(_table(["corpus", "seen", "observed", "new", "deleted"],
+                 [[name, *(c[k] for k in columns)] for name, c in report["corpora"].items()]))
+    return 0
+
+
+def cmd_status(args) -> int:
+    from rag_assets.config import load_project
+    from rag_assets.ingest import status_project
+
+    project = load_project(args.project)
+    _prepare_instance(project.dagster_home)
+    report = status_project(project, corpora=args.corpus)
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        return 0
+    rows = [[name, stage, s["fresh"], s["stale"], s["missing"], ", ".join(s["stale_partitions"][:5])]
+            for name, c in report["corpora"].items() for stage, s in c["stages"].items()]
+    print(_table(["corpus", "stage", "fresh", "stale", "missing", "stale partitions"], rows))
+    return 0
 
 
 def cmd_query(args) -> int:
@@ -172,6 +234,10 @@ def cmd_lineage(args) -> int:
     from rag_assets.config import load_project
     from rag_assets.query import lineage
 
+    if not ROW_ID.fullmatch(args.row_id):
+        print(f"rag: {args.row_id!r} is not a row id: row ids are 32 hex characters, as `rag query --json` "
+              "prints them", file=sys.stderr)
+        return 2
     found = lineage(load_project(args.project), args.row_id)
     if found is None:
         print(f"rag: no index row with id {args.row_id!r}", file=sys.stderr)
@@ -276,7 +342,19 @@ def build_parser() -> argparse.ArgumentParser:
     ingest = command("ingest", "materialise new and changed documents; remove deleted ones")
     ingest.add_argument("--corpus", action="append", help="only this corpus (repeatable)")
     ingest.add_argument("--json", action="store_true", help="print one JSON object of counts")
+    ingest.add_argument("--dry-run", action="store_true",
+                        help="list what would be redone, per document and stage; write nothing")
     ingest.set_defaults(func=cmd_ingest)
+
+    observe = command("observe", "report the sources' current document versions to Dagster; run nothing")
+    observe.add_argument("--corpus", action="append", help="only this corpus (repeatable)")
+    observe.add_argument("--json", action="store_true", help="print one JSON object of counts")
+    observe.set_defaults(func=cmd_observe)
+
+    status = command("status", "per stage, the partitions Dagster reports as fresh, stale (unsynced) and missing")
+    status.add_argument("--corpus", action="append", help="only this corpus (repeatable)")
+    status.add_argument("--json", action="store_true", help="print one JSON object")
+    status.set_defaults(func=cmd_status)
 
     query = command("query", "top chunks for a question, with citations")
     query.add_argument("text", help="the question")

@@ -1,9 +1,10 @@
-"""Drive the generated asset graph (the same asset code `dagster dev` runs): in this process, or
-on the Celery workers when the project's executor is celery.
+"""Drive the generated asset graph (the same asset code `dagster dev` runs) through real Dagster
+runs: created with the code location's origin, executed in this process or on the Celery workers
+when the project's executor is celery.
 
-Per corpus: sweep the source (as its sensor does), report new and changed bytes, add and delete
-partitions, run the ingest job over contiguous partition ranges of ``batch_size`` documents, and
-prune deleted documents from the table.
+Per corpus: sweep the source (as its sensor does), report new and changed documents as
+observations, add and delete partitions, run the ingest job over contiguous partition ranges of
+``batch_size`` documents, and prune deleted documents from the table.
 """
 
 from __future__ import annotations
@@ -15,23 +16,25 @@ import dagster as dg
 from rag_assets.config import Corpus, Project
 from rag_assets.core.index import LanceIndex, mark_active
 from rag_assets.core.keys import doc_id_for
+from rag_assets.core.planning import SnapshotSeen, StoreSeen
 from rag_assets.defs.factory import (
+    asset_key,
     build_corpus_resources,
     build_definitions,
+    chunking_profile,
     ingest_job_name,
     maintenance_job_name,
     partitions_name,
     resource_keys,
 )
-from rag_assets.defs.executors import reconstructable_job
-from rag_assets.defs.sensors import RANGE_END, RANGE_START, sweep
+from rag_assets.defs.runs import run_job, stale_status
+from rag_assets.defs.sensors import PARTITION, RANGE_END, RANGE_START, Sweep, in_flight, sweep
 from rag_assets.progress import Progress
 
-PARTITION = "dagster/partition"
-QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 COUNTS = ("documents_seen", "documents_hashed", "documents_changed", "documents_new", "documents_deleted",
           "documents_failed",
           "documents_parsed", "chunks_embedded", "embedding_cache_hits", "rows_in_index", "runs")
+STAGES = ("parsed_documents", "chunks", "embeddings", "lancedb_index")
 
 
 def _failure_message(result) -> str:
@@ -53,36 +56,73 @@ def _batch_total(result, node: str, key: str) -> int:
     return int(events[0].metadata[key].value) if events and key in events[0].metadata else 0
 
 
-def run_job(project: Project, defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance,
-            tags: dict[str, str] | None = None):
-    """Run one job of the project and return its result. With the celery executor the steps go
-    to the workers (the job is reconstructable, rebuilt from the config project); otherwise the
-    run executes in this process, which for a handful of steps beats a process per step."""
-    if project.executor.kind == "celery":
-        return dg.execute_job(reconstructable_job(project.project_dir, job_name), instance, run_config=QUIET,
-                              tags=tags)
-    return defs.resolve_job_def(job_name).execute_in_process(instance=instance, tags=tags, raise_on_error=False,
-                                                             run_config=QUIET)
+def _sweep(corpus: Corpus, resources, instance: dg.DagsterInstance, dry_run: bool) -> Sweep:
+    """The corpus' sweep; a dry run reads what was seen but records nothing, not even bytes."""
+    keys = resource_keys(corpus.name)
+    source = getattr(resources, keys["source"])
+    store = getattr(resources, keys["store"]).get_store()
+    partition_keys = list(instance.get_dynamic_partitions(partitions_name(corpus.name)))
+    seen = SnapshotSeen(fallback=StoreSeen(store)) if dry_run else None
+    return sweep(corpus, source.list_documents(), source.read, store, partition_keys, seen=seen,
+                 keep_bytes=not dry_run, busy=in_flight(instance, corpus, partition_keys))
+
+
+def _record(instance: dg.DagsterInstance, corpus: Corpus, corpus_sweep: Sweep) -> None:
+    """Tell Dagster what the sweep found: new partitions, observations, deleted partitions."""
+    partitions = partitions_name(corpus.name)
+    if corpus_sweep.new_keys:
+        instance.add_dynamic_partitions(partitions, corpus_sweep.new_keys)
+    for event in corpus_sweep.observations:
+        instance.report_runless_asset_event(event)
+    for key in corpus_sweep.deleted_keys:
+        instance.delete_dynamic_partition(partitions, key)
+
+
+def _redo(corpus: Corpus, store, corpus_sweep: Sweep) -> list[dict]:
+    """What an ingest would redo, per document: why, and which stages."""
+    plan = corpus_sweep.plan
+    changed = {raw.doc_id for raw in plan.snapshots} | {u["doc_id"] for u in plan.unreadable}
+    new = {doc_id_for(pk) for pk in corpus_sweep.new_keys}
+    profile_hash = chunking_profile(corpus).fingerprint()
+    out = []
+    for doc_id in plan.work:
+        indexed = store.current("index", doc_id) or {}
+        if doc_id in new:
+            reason, stages = "new", list(STAGES)
+        elif doc_id in changed or indexed.get("content_hash") != plan.versions.get(doc_id):
+            reason, stages = "content changed", list(STAGES)
+        elif indexed.get("profile_hash") not in (None, profile_hash):
+            reason, stages = "chunk profile changed", list(STAGES[1:])
+        elif indexed.get("model") not in (None, corpus.embedding_model.name):
+            reason, stages = "embedding model changed", list(STAGES[2:])
+        else:
+            reason, stages = "not indexed yet", list(STAGES)
+        out.append({"doc_id": doc_id, "reason": reason, "stages": stages,
+                    "queued_or_running": doc_id in {doc_id_for(pk) for pk in corpus_sweep.busy}})
+    out.extend({"doc_id": doc_id, "reason": "deleted from the source", "stages": ["lancedb_table"],
+                "queued_or_running": False} for doc_id in plan.deleted)
+    return out
 
 
 def ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInstance,
-                  progress: TextIO | None) -> dict:
+                  progress: TextIO | None, dry_run: bool = False) -> dict:
     keys = resource_keys(corpus.name)
     model = corpus.embedding_model
     report = dict.fromkeys(COUNTS, 0)
     failures: list[dict] = []
+    checks: dict[str, bool] = {}
     with dg.build_resources(build_corpus_resources(corpus)) as resources:
-        source = getattr(resources, keys["source"])
         store = getattr(resources, keys["store"]).get_store()
         index = LanceIndex(getattr(resources, keys["lancedb"]).get_connection(), corpus.name, model.name,
                            model.dimensions)
-        partitions = partitions_name(corpus.name)
-        corpus_sweep = sweep(corpus, source.list_documents(), source.read, store,
-                             list(instance.get_dynamic_partitions(partitions)))
-        if corpus_sweep.new_keys:
-            instance.add_dynamic_partitions(partitions, corpus_sweep.new_keys)
-        for event in corpus_sweep.raw_events:
-            instance.report_runless_asset_event(event)
+        corpus_sweep = _sweep(corpus, resources, instance, dry_run)
+        plan = corpus_sweep.plan
+        report.update(documents_seen=len(plan.listed), documents_hashed=plan.hashed, documents_changed=len(plan.work),
+                      documents_new=len(corpus_sweep.new_keys), documents_deleted=len(plan.deleted))
+        if dry_run:
+            report["rows_in_index"] = index.count_rows()
+            return {**report, "failures": [], "checks": {}, "documents": _redo(corpus, store, corpus_sweep)}
+        _record(instance, corpus, corpus_sweep)
         bar = Progress(progress, f"[{corpus.name}] batches", len(corpus_sweep.batches))
         for n, (first, last) in enumerate(corpus_sweep.batches, start=1):
             bar.start(n, f"{first} .. {last}")
@@ -101,36 +141,70 @@ def ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instan
                                      "error": mat.metadata["error"].value})
         if corpus_sweep.batches:
             bar.finish()
-        for key in corpus_sweep.deleted_keys:
-            instance.delete_dynamic_partition(partitions, key)
-        checks: dict[str, bool] = {}
-        if corpus_sweep.batches or corpus_sweep.deleted_keys:
+        live = set(plan.listed)
+        orphans = [d for d in index.indexed_documents() if d not in live]
+        if corpus_sweep.batches or corpus_sweep.deleted_keys or orphans:
             # The table: prune deleted documents, compact, run the data tests.
             result = run_job(project, defs, maintenance_job_name(corpus.name), instance)
             report["runs"] += 1
             if not result.success:
                 failures.append({"corpus": corpus.name, "doc_id": "(table)", "error": _failure_message(result)})
             checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-        plan = corpus_sweep.plan
         indexed = index.indexed_documents()
         if not failures and all(doc_id in indexed for doc_id in plan.listed):
             mark_active(index.db, corpus.name, model.name, index.name, len(plan.listed))
-        report.update(documents_seen=len(plan.listed), documents_hashed=plan.hashed, documents_changed=len(plan.work),
-                      documents_new=len(corpus_sweep.new_keys), documents_deleted=len(plan.deleted),
-                      documents_failed=len(failures), rows_in_index=index.count_rows())
+        report.update(documents_failed=len(failures), rows_in_index=index.count_rows())
     report["failures"] = failures
     report["checks"] = checks
     return report
 
 
-def ingest_project(project: Project, corpora: list[str] | None = None, progress: TextIO | None = None) -> dict:
-    """Ingest the named corpora (default all); returns summed counts plus a per-corpus breakdown."""
+def observe_project(project: Project, corpora: list[str] | None = None) -> dict:
+    """Report each corpus' current document versions to Dagster (observations, new and deleted
+    partitions), as its sensor does; runs nothing. Returns counts per corpus."""
+    out = {}
+    with dg.DagsterInstance.get() as instance:
+        for corpus in _selected(project, corpora):
+            with dg.build_resources(build_corpus_resources(corpus)) as resources:
+                corpus_sweep = _sweep(corpus, resources, instance, dry_run=False)
+            _record(instance, corpus, corpus_sweep)
+            out[corpus.name] = {"documents_seen": len(corpus_sweep.plan.listed),
+                                "documents_observed": len(corpus_sweep.observations),
+                                "documents_new": len(corpus_sweep.new_keys),
+                                "documents_deleted": len(corpus_sweep.deleted_keys)}
+    return {"corpora": out}
+
+
+def status_project(project: Project, corpora: list[str] | None = None) -> dict:
+    """Per corpus and stage, the partitions Dagster itself reports as fresh, stale and missing."""
     defs = build_definitions(project)
-    selected = [project.corpus(name) for name in corpora] if corpora else list(project.corpora)
+    out = {}
+    with dg.DagsterInstance.get() as instance:
+        for corpus in _selected(project, corpora):
+            partition_keys = list(instance.get_dynamic_partitions(partitions_name(corpus.name)))
+            stages = {}
+            for stage in STAGES:
+                status = stale_status(defs, instance, asset_key(corpus.name, stage), partition_keys)
+                stages[stage] = {"fresh": len(status["fresh"]), "stale": len(status["stale"]),
+                                 "missing": len(status["missing"]), "stale_partitions": status["stale"],
+                                 "missing_partitions": status["missing"]}
+            out[corpus.name] = {"partitions": len(partition_keys), "stages": stages}
+    return {"corpora": out}
+
+
+def _selected(project: Project, corpora: list[str] | None) -> list[Corpus]:
+    return [project.corpus(name) for name in corpora] if corpora else list(project.corpora)
+
+
+def ingest_project(project: Project, corpora: list[str] | None = None, progress: TextIO | None = None,
+                   dry_run: bool = False) -> dict:
+    """Ingest the named corpora (default all); returns summed counts plus a per-corpus breakdown.
+    A dry run only lists, per corpus, what would be redone (``documents``), and writes nothing."""
+    defs = build_definitions(project)
     total: dict = {**dict.fromkeys(COUNTS, 0), "failures": [], "corpora": {}}
     with dg.DagsterInstance.get() as instance:
-        for corpus in selected:
-            report = ingest_corpus(project, corpus, defs, instance, progress)
+        for corpus in _selected(project, corpora):
+            report = ingest_corpus(project, corpus, defs, instance, progress, dry_run)
             total["corpora"][corpus.name] = {k: v for k, v in report.items() if k != "failures"}
             total.setdefault("checks", {}).update({f"{corpus.name}.{k}": v for k, v in report["checks"].items()})
             total["failures"].extend(report["failures"])

@@ -56,8 +56,14 @@ def _upstream(store: StageStore, stage: str, doc_id: str) -> dict:
     return current
 
 
-def parse_stage(store: StageStore, doc_id: str) -> StageResult:
-    """Parse the current raw snapshot, unless this content was parsed by this parser before."""
+def parse_stage(store: StageStore, doc_id: str, observed: dict | None = None) -> StageResult:
+    """Parse the raw snapshot ``observed`` (the version the orchestrator recorded for the
+    document: ``{key, uri, size, source_version}`` or ``{error}``; default: the store's current
+    one), unless this content was parsed by this parser before. ``observed`` becomes current."""
+    current = store.current("raw", doc_id)
+    if observed is not None and (current is None or (current["key"], current.get("error")) != (
+            observed["key"], observed.get("error"))):
+        store.set_current("raw", doc_id, **{k: v for k, v in observed.items() if k != "doc_id"})
     raw_ptr = store.current("raw", doc_id)
     if raw_ptr is None:
         return _fail(store, "parsed", doc_id, "no raw snapshot: the source has not reported this document")

@@ -3,12 +3,52 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Protocol
 
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError
 from rag_assets.core.sources import DocumentRef, too_large
 from rag_assets.core.store import StageStore
+
+
+class SeenRecords(Protocol):
+    """What the last sweep saw of each document: ``{key, uri, size, source_version}`` and, for an
+    unreadable one, ``error`` with ``key`` None."""
+
+    def get(self, doc_id: str) -> dict | None: ...
+
+    def set(self, doc_id: str, record: dict) -> None: ...
+
+
+class StoreSeen:
+    """Seen records kept as the stage store's ``raw`` pointers (what ``rag ingest`` and
+    ``rag observe`` use)."""
+
+    def __init__(self, store: StageStore):
+        self.store = store
+
+    def get(self, doc_id: str) -> dict | None:
+        return self.store.current("raw", doc_id)
+
+    def set(self, doc_id: str, record: dict) -> None:
+        self.store.set_current("raw", doc_id, **{k: v for k, v in record.items() if k != "doc_id"})
+
+
+class SnapshotSeen:
+    """Seen records in memory, read from an earlier snapshot (the sensor's cursor) or a fallback,
+    written nowhere: ``records`` is the new snapshot for the caller to keep."""
+
+    def __init__(self, records: dict[str, dict] | None = None, fallback: SeenRecords | None = None):
+        self.records = dict(records or {})
+        self.fallback = fallback
+
+    def get(self, doc_id: str) -> dict | None:
+        if doc_id in self.records:
+            return self.records[doc_id]
+        return self.fallback.get(doc_id) if self.fallback else None
+
+    def set(self, doc_id: str, record: dict) -> None:
+        self.records[doc_id] = {k: v for k, v in record.items() if k != "doc_id"}
 
 
 @dataclass
@@ -17,9 +57,11 @@ class Plan:
 
     listed: list[str] = field(default_factory=list)
     snapshots: list[RawDocument] = field(default_factory=list)  # new or changed bytes to report
+    unreadable: list[dict] = field(default_factory=list)  # seen records of newly unreadable documents
     work: list[str] = field(default_factory=list)  # documents whose downstream stages must run
     deleted: list[str] = field(default_factory=list)
     hashed: int = 0  # documents whose bytes were read and hashed
+    versions: dict[str, str | None] = field(default_factory=dict)  # content hash of each listed document
 
 
 def plan_sweep(
@@ -30,6 +72,8 @@ def plan_sweep(
     profile_hash: str,
     model_name: str,
     max_bytes: int | None = None,
+    seen: SeenRecords | None = None,
+    keep_bytes: bool = True,
 ) -> Plan:
     """Compare a listing with what the store holds.
 
@@ -42,11 +86,16 @@ def plan_sweep(
     read) and one whose read raises DocumentError get an unreadable raw snapshot that carries the
     error: the stages after it fail for that document alone and its last good rows stay. Any
     other read error (the source is down) propagates: nothing of the sweep is reported.
+
+    What was seen of each document is read from and recorded in ``seen`` (default: the store's
+    ``raw`` pointers). The bytes of new and changed documents go into the store, addressed by
+    their content hash (harmless to repeat), unless ``keep_bytes`` is False (a dry run).
     """
     plan = Plan()
+    seen = StoreSeen(store) if seen is None else seen
     for ref in refs:
         plan.listed.append(ref.doc_id)
-        raw = store.current("raw", ref.doc_id)
+        raw = seen.get(ref.doc_id)
         if raw is None or raw["source_version"] != ref.source_version or raw["size"] != ref.size:
             error = ref.refused or (too_large(ref.size, max_bytes) if max_bytes is not None and ref.size > max_bytes
                                     else None)
@@ -58,16 +107,25 @@ def plan_sweep(
                     error = exc.cause
                 plan.hashed += 1
             if document is None:
-                raw = {"key": None, "error": str(DocumentError(ref.doc_id, error)), "uri": ref.uri, "size": ref.size,
-                       "source_version": ref.source_version}
-                store.set_current("raw", ref.doc_id, **raw)
+                record = {"key": None, "error": str(DocumentError(ref.doc_id, error)), "uri": ref.uri,
+                          "size": ref.size, "source_version": ref.source_version}
+                if raw is None or raw.get("key") is not None or raw.get("error") != record["error"]:
+                    plan.unreadable.append({"doc_id": ref.doc_id, **record})
+                raw = record
+                seen.set(ref.doc_id, raw)
             elif raw is None or raw["key"] != document.content_hash:
+                if keep_bytes:
+                    store.put_bytes("raw", document.content_hash, document.data)
+                seen.set(ref.doc_id, {"key": document.content_hash, "uri": document.uri, "size": document.size,
+                                      "source_version": document.source_version})
                 plan.snapshots.append(document)
                 plan.work.append(ref.doc_id)
+                plan.versions[ref.doc_id] = document.content_hash
                 continue
             else:
                 raw = {**raw, "source_version": document.source_version}
-                store.set_current("raw", ref.doc_id, **{k: v for k, v in raw.items() if k != "doc_id"})
+                seen.set(ref.doc_id, raw)
+        plan.versions[ref.doc_id] = raw["key"]
         indexed = store.current("index", ref.doc_id)
         current = indexed is not None and (indexed.get("content_hash"), indexed.get("profile_hash"),
                                            indexed.get("model")) == (raw["key"], profile_hash, model_name)

@@ -124,3 +124,11 @@ def _racy(stat: os.stat_result) -> bool:
 
 def _same(a: os.stat_result, b: os.stat_result) -> bool:
     return (a.st_size, a.st_mtime_ns, a.st_ino) == (b.st_size, b.st_mtime_ns, b.st_ino)
+
+
+def describe_source_version(source_version: str | None) -> str | None:
+    """A source version as a person reads it: a file's mtime as an ISO-8601 UTC time, an ETag as is."""
+    if source_version and source_version.startswith("mtime:"):
+        seconds = int(source_version[6:]) / 1e9
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{int(seconds % 1 * 1000):03d}Z"
+    return source_version

@@ -14,15 +14,24 @@ from rag_assets.config.schema import ExecutorConfig
 
 def build_executor(config: ExecutorConfig) -> dg.ExecutorDefinition:
     """The executor every job of the project uses. Broker and backend URLs are read from the
-    environment variables the config names, when a run starts (never stored in the definitions)."""
+    environment variables the config names, when a run starts (never stored in the definitions).
+    ``multiprocess`` is Dagster's multi-or-in-process executor, so `rag ingest` can run a
+    batch in its own process; jobs start from ``job_run_config``."""
     if config.kind == "multiprocess":
-        return dg.multiprocess_executor.configured({"max_concurrent": config.max_concurrent})
+        return dg.multi_or_in_process_executor
     try:
         from dagster_celery import celery_executor
     except ImportError as exc:
         raise ImportError("rag_project.yml: executor.kind: celery needs dagster-celery. "
                           "Fix: pip install -e '.[distributed]'") from exc
     return celery_executor.configured({"broker": {"env": config.broker_env}, "backend": {"env": config.backend_env}})
+
+
+def job_run_config(config: ExecutorConfig) -> dict:
+    """The run config a job starts with: steps in their own processes, at most ``max_concurrent``."""
+    if config.kind == "multiprocess":
+        return {"execution": {"config": {"multiprocess": {"max_concurrent": config.max_concurrent}}}}
+    return {}
 
 
 def project_job(project_dir: str, job_name: str) -> dg.JobDefinition:

@@ -2,11 +2,20 @@
 
     raw_documents -> parsed_documents -> chunks -> embeddings -> lancedb_index -> lancedb_table
 
-``raw_documents`` is an external asset: sensors and ``rag ingest`` report each document's bytes
-(snapshotted into the stage store) with its xxh3 hash as the data version. The four middle stages
-are partitioned per document and run over partition ranges (a batch of documents per run);
+``raw_documents`` is an external asset: sensors, ``rag observe`` and ``rag ingest`` report each
+new or changed document as an *observation* whose data version is the xxh3 hash of its bytes
+(the bytes are kept in the stage store, addressed by that hash). The four middle stages are
+partitioned per document and run over partition ranges (a batch of documents per run);
 ``lancedb_table`` is the unpartitioned table, which owns pruning, compaction and the data tests.
+
+Dagster's stale status looks only at an asset's direct inputs and its own code version, so:
+every stage declares ``raw_documents`` as an input (an edited document marks its partition
+unsynced in all four stages at once), and each stage's code version includes those of the
+stages before it (a profile change marks chunks, embeddings and lancedb_index; a model change
+embeddings and lancedb_index).
 """
+
+from urllib.parse import quote
 
 import dagster as dg
 
@@ -16,9 +25,12 @@ from rag_assets.core.chunking import ChunkingProfile
 from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.hashing import settings_hash
 from rag_assets.core.index import LanceIndex, mark_active
-from rag_assets.core.keys import doc_id_for
+from rag_assets.core.keys import doc_id_for, partition_key_for
+from rag_assets.core.models import RawDocument
+from rag_assets.core.sources import describe_source_version
 from rag_assets.core.parsing import parser_version
 from rag_assets.core.pipeline import chunk_stage, embed_stage, index_stage, parse_stage
+from rag_assets.core.pipeline import StageResult
 from rag_assets.core.report import histogram_markdown, sample_chunks_markdown, token_histogram
 from rag_assets.defs.plots import histogram_png
 from dagster_aws.s3 import S3Resource
@@ -68,6 +80,60 @@ def has_tenants(corpus: Corpus) -> bool:
     return bool(corpus.source.tenant or corpus.source.tenant_from_path)
 
 
+def owners_of(corpus: Corpus) -> list[str]:
+    """Dagster owners from ``+meta: {owner: ...}``: an e-mail address as is, a team name as ``team:NAME``."""
+    owner = corpus.meta.get("owner")
+    names = owner if isinstance(owner, list) else [owner] if owner else []
+    return [str(o) if "@" in str(o) else f"team:{o}" for o in names]
+
+
+def code_versions(corpus: Corpus) -> dict[str, str]:
+    """Each stage's code version: what it depends on, including every stage before it, so a
+    change marks exactly the stages it will redo (see the module docstring)."""
+    profile = chunking_profile(corpus)
+    model = corpus.embedding_model
+    parsed = parser_version()
+    chunks = settings_hash({"parser": parsed, "profile": profile.fingerprint(), "tokenizer": model.tokenizer,
+                            "limit": model.max_input_tokens})
+    embeddings = settings_hash({"chunks": chunks, "model": model_fingerprint(corpus)})
+    index = settings_hash({"embeddings": embeddings, "uri": corpus.index_uri, "model": model.name})
+    return {"parsed_documents": parsed, "chunks": chunks, "embeddings": embeddings, "lancedb_index": index,
+            "lancedb_table": settings_hash({"index": corpus.index.model_dump(), "model": model.name})}
+
+
+DATA_VERSION = "dagster/data_version"
+
+
+def raw_observation(corpus: Corpus, raw: RawDocument | None = None, unreadable: dict | None = None) -> dg.AssetObservation:
+    """The runless observation that reports a document's bytes (data version = their xxh3 hash),
+    or, with ``unreadable`` (a seen record with ``error``), that it cannot be read."""
+    if raw is not None:
+        version, meta = raw.content_hash, {"uri": raw.uri, "bytes": raw.size, "content_hash": raw.content_hash,
+                                           "modified": describe_source_version(raw.source_version)}
+        doc_id = raw.doc_id
+    else:
+        doc_id = unreadable["doc_id"]
+        version = "unreadable-" + settings_hash(unreadable["error"])[:16]
+        meta = {"uri": unreadable["uri"], "bytes": unreadable["size"], "error": unreadable["error"],
+                "modified": describe_source_version(unreadable["source_version"])}
+    return dg.AssetObservation(asset_key=asset_key(corpus.name, "raw_documents"), partition=partition_key_for(doc_id),
+                               tags={DATA_VERSION: version}, metadata=meta)
+
+
+def observed_raw(instance: dg.DagsterInstance, corpus: Corpus, partition_key: str) -> dict | None:
+    """The document version Dagster last observed for a partition, as a stage-store raw record
+    (None when it was never observed)."""
+    record = instance.get_latest_data_version_record(asset_key(corpus.name, "raw_documents"), True, partition_key)
+    if record is None or record.event_log_entry.asset_observation is None:
+        return None
+    observation = record.event_log_entry.asset_observation
+    meta = {k: v.value for k, v in observation.metadata.items()}
+    base = {"uri": meta.get("uri"), "size": meta.get("bytes"), "source_version": meta.get("modified")}
+    if "error" in meta:
+        return {"key": None, "error": meta["error"], **base}
+    return {"key": observation.tags[DATA_VERSION], **base}
+
+
 def lancedb_resource(corpus: Corpus) -> LanceDBResource:
     """The corpus' index; S3 keys (where the index profile names their variables) via dg.EnvVar."""
     index = corpus.index
@@ -115,13 +181,28 @@ def _docs(context: dg.AssetExecutionContext) -> list[tuple[str, str]]:
     return [(pk, doc_id_for(pk)) for pk in context.partition_keys]
 
 
-def _report(context: dg.AssetExecutionContext, results, extra: dict | None = None) -> dict:
-    """Per-partition metadata for each document, and batch totals for the run."""
+def _version(result: StageResult, salt: str) -> str:
+    """A document's data version at one stage: the key of what it produced (with ``salt``, what
+    else determined it), or the cause it failed with."""
+    if result.status == "failed":
+        return "failed-" + settings_hash(result.error)[:16]
+    return settings_hash({"output": result.key, "salt": salt})[:32]
+
+
+def _report(context: dg.AssetExecutionContext, results, extra: dict | None = None, salt: str = "") -> dg.MaterializeResult:
+    """Per-partition metadata for each document, batch totals for the run, and the data version:
+    for a single document the hash of what it produced; for a range the hash over its documents
+    (Dagster keeps one data version per run for a partition range)."""
     counts = {"computed": 0, "reused": 0, "failed": 0}
-    failures = []
+    failures, versions = [], []
+    upstream = (extra or {}).pop("upstream_stage", None)
     for pk, result in results:
         counts[result.status] += 1
-        meta = {"status": result.status, **result.metadata}
+        version = _version(result, salt)
+        versions.append((pk, version))
+        meta = {"status": result.status, "output_version": version, **result.metadata}
+        if upstream:
+            meta["upstream"] = _partition_link(upstream, pk)
         if result.error:
             meta["error"] = result.error
             failures.append(f"| {result.doc_id} | {result.error.replace('|', '/')[:200]} |")
@@ -131,7 +212,13 @@ def _report(context: dg.AssetExecutionContext, results, extra: dict | None = Non
              **{f"run_{k}" if k in RUN_TOTALS else k: v for k, v in (extra or {}).items()}}
     if failures:
         total["run_failures"] = dg.MetadataValue.md("| document | cause |\n|---|---|\n" + "\n".join(failures))
-    return total
+    version = versions[0][1] if len(versions) == 1 else settings_hash(versions)[:32]
+    return dg.MaterializeResult(metadata=total, data_version=dg.DataVersion(version))
+
+
+def _partition_link(key: dg.AssetKey, partition_key: str) -> dg.MetadataValue:
+    """The same document's partition of another stage, as a link in the UI."""
+    return dg.MetadataValue.url(f"/assets/{'/'.join(key.path)}?view=partitions&partition={quote(partition_key, safe='')}")
 
 
 def _link(corpus: str, stage: str) -> dg.MetadataValue:
@@ -167,32 +254,35 @@ def build_corpus_assets(corpus: Corpus) -> list:
     partitions = dg.DynamicPartitionsDefinition(name=partitions_name(name))
     profile = chunking_profile(corpus)
     model = corpus.embedding_model
-    common = dict(group_name=name, partitions_def=partitions)
+    versions = code_versions(corpus)
     tags = {f"rag/{t}": "" for t in corpus.tags}
+    common = dict(group_name=name, partitions_def=partitions, owners=owners_of(corpus), tags=tags)
+    raw_key = asset_key(name, "raw_documents")
 
     raw_documents = dg.AssetSpec(
         key=asset_key(name, "raw_documents"),
         description="Bytes of each source document, reported by the source's sensor or `rag ingest`; "
                     "the data version is the xxh3 hash of the bytes.",
-        kinds={"file"}, tags=tags, metadata={"source": corpus.source.name, "source_kind": corpus.source.kind}, **common,
+        kinds={"file"}, metadata={"source": corpus.source.name, "source_kind": corpus.source.kind}, **common,
     )
 
     limit = min(profile.max_tokens, model.max_input_tokens)
 
-    @dg.asset(key=asset_key(name, "parsed_documents"), deps=[raw_documents], code_version=parser_version(),
+    @dg.asset(key=asset_key(name, "parsed_documents"), deps=[raw_documents], code_version=versions["parsed_documents"],
               kinds={"unstructured"}, required_resource_keys={keys["store"]}, **common,
               description="Text and structural elements of each document (unstructured; pdfminer for PDF pages).")
     def parsed_documents(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         store = getattr(context.resources, keys["store"]).get_store()
-        results = [(pk, parse_stage(store, doc_id)) for pk, doc_id in _docs(context)]
+        results = [(pk, parse_stage(store, doc_id, observed_raw(context.instance, corpus, pk)))
+                   for pk, doc_id in _docs(context)]
         for _, result in results:
             raw = store.current("raw", result.doc_id)
-            if raw:
+            if raw and raw.get("uri"):
                 result.metadata["source_uri"] = dg.MetadataValue.url(raw["uri"])
-        return dg.MaterializeResult(metadata=_report(context, results, {"upstream": _link(name, "raw_documents")}))
+        return _report(context, results, {"upstream_stage": raw_key}, versions["parsed_documents"])
 
-    @dg.asset(key=asset_key(name, "chunks"), deps=[parsed_documents],
-              code_version=f"{profile.fingerprint()}-{model.tokenizer}-{model.max_input_tokens}", kinds={"python"},
+    @dg.asset(key=asset_key(name, "chunks"), deps=[raw_documents, parsed_documents],
+              code_version=versions["chunks"], kinds={"python"},
               required_resource_keys={keys["store"], keys["embedder"]}, **common,
               description="Token-bounded chunks with exact char offsets, heading paths and contextual headers: "
                           f"profile {profile.name!r} ({profile.strategy}, at most {limit} {model.tokenizer} tokens, "
@@ -205,13 +295,13 @@ def build_corpus_assets(corpus: Corpus) -> list:
         results = [(pk, chunk_stage(store, doc_id, profile, counter, model.max_input_tokens, embed))
                    for pk, doc_id in _docs(context)]
         batch_tokens = _chunk_views(store, results, limit)
-        return dg.MaterializeResult(metadata=_report(context, results, {
+        return _report(context, results, {
             "profile": profile.name, "profile_hash": profile.fingerprint(), "token_limit": limit,
             "run_token_histogram": dg.MetadataValue.md(histogram_png(
                 token_histogram(batch_tokens, limit), limit, f"{len(batch_tokens)} chunks in this run")),
-            "upstream": _link(name, "parsed_documents")}))
+            "upstream_stage": asset_key(name, "parsed_documents")}, versions["chunks"])
 
-    @dg.asset(key=asset_key(name, "embeddings"), deps=[chunks], code_version=model_fingerprint(corpus),
+    @dg.asset(key=asset_key(name, "embeddings"), deps=[raw_documents, chunks], code_version=versions["embeddings"],
               kinds={"onnx" if model.provider == "local" else "openai"},
               required_resource_keys={keys["store"], keys["embedder"], keys["lancedb"]}, **common,
               description="One vector per chunk; only embedded texts the cache has not seen reach the model "
@@ -229,13 +319,14 @@ def build_corpus_assets(corpus: Corpus) -> list:
                 result.metadata["estimated_cost_usd"] = _cost(result.metadata["embedded_tokens"], model)
         by_doc = {r.doc_id: r for r in results}
         usage = {"usage_tokens": embedder.usage_tokens} if hasattr(embedder, "usage_tokens") else {}
-        return dg.MaterializeResult(metadata=_report(context, [(pk, by_doc[d]) for pk, d in docs], {
+        return _report(context, [(pk, by_doc[d]) for pk, d in docs], {
             **usage, "chunks_embedded": totals.embedded, "cache_hits": totals.cached, "embed_tokens": totals.tokens,
             "model": model.model, "dimensions": model.dimensions,
-            "estimated_cost_usd": _cost(totals.tokens, model), "upstream": _link(name, "chunks")}))
+            "estimated_cost_usd": _cost(totals.tokens, model), "upstream_stage": asset_key(name, "chunks")},
+            versions["embeddings"])
 
-    @dg.asset(key=asset_key(name, "lancedb_index"), deps=[embeddings],
-              code_version=settings_hash(corpus.index.model_dump()), kinds={"lancedb"},
+    @dg.asset(key=asset_key(name, "lancedb_index"), deps=[raw_documents, embeddings],
+              code_version=versions["lancedb_index"], kinds={"lancedb"},
               required_resource_keys={keys["store"], keys["lancedb"]}, **common,
               description="Each document's rows in the corpus' LanceDB table (new rows written, then its stale "
                           f"rows removed) at {corpus.index_uri}.")
@@ -248,11 +339,23 @@ def build_corpus_assets(corpus: Corpus) -> list:
         written = index_stage(store, [d for _, d in docs], index, cache, tenant_of(corpus), context.run_id,
                               profile.fingerprint(), model.name, model.passage_prefix, corpus.tags)
         results = list(zip([pk for pk, _ in docs], written))
-        return dg.MaterializeResult(metadata=_report(context, results, {
+        return _report(context, results, {
             "table": index.name, "table_version": index.version(), "rows_in_table": index.count_rows(),
-            "lancedb_uri": corpus.index_uri, "upstream": _link(name, "embeddings")}))
+            "lancedb_uri": corpus.index_uri, "upstream_stage": asset_key(name, "embeddings")},
+            versions["lancedb_index"])
 
     return [raw_documents, parsed_documents, chunks, embeddings, lancedb_index]
+
+
+# Maintenance (prune, compact, data tests) after any batch, however it was launched (sensor, UI,
+# schedule, `rag ingest`): the daemon's automation sensor materialises the table once a document's
+# index partition has changed and no batch is still running. Unlike eager(), a document that
+# never indexed (a missing partition) does not hold maintenance back.
+TABLE_CONDITION = (
+    dg.AutomationCondition.any_deps_updated().since_last_handled()
+    & ~dg.AutomationCondition.any_deps_in_progress()
+    & ~dg.AutomationCondition.in_progress()
+).with_label("after any index batch")
 
 
 def build_table_asset(corpus: Corpus):
@@ -263,7 +366,8 @@ def build_table_asset(corpus: Corpus):
 
     @dg.asset(key=asset_key(name, "lancedb_table"), deps=[asset_key(name, "lancedb_index")], group_name=name,
               kinds={"lancedb"}, required_resource_keys={keys["store"], keys["lancedb"]},
-              code_version=settings_hash(corpus.index.model_dump()))
+              code_version=code_versions(corpus)["lancedb_table"], owners=owners_of(corpus),
+              tags={f"rag/{t}": "" for t in corpus.tags}, automation_condition=TABLE_CONDITION)
     def lancedb_table(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         """The corpus' LanceDB table as a whole: rows of deleted documents removed, then compacted."""
         store = getattr(context.resources, keys["store"]).get_store()
@@ -290,16 +394,17 @@ def build_table_asset(corpus: Corpus):
     return lancedb_table
 
 
-def build_corpus_jobs(corpus: Corpus) -> list:
+def build_corpus_jobs(corpus: Corpus, run_config: dict) -> list:
+    """The corpus' ingest and maintenance jobs, starting from ``run_config``."""
     partitions = dg.DynamicPartitionsDefinition(name=partitions_name(corpus.name))
     stages = [asset_key(corpus.name, s) for s in ("parsed_documents", "chunks", "embeddings", "lancedb_index")]
     return [
         dg.define_asset_job(ingest_job_name(corpus.name), selection=dg.AssetSelection.assets(*stages),
-                            partitions_def=partitions,
+                            partitions_def=partitions, config=run_config or None,
                             description=f"Parse, chunk, embed and index documents of corpus {corpus.name!r}."),
         dg.define_asset_job(maintenance_job_name(corpus.name),
                             selection=dg.AssetSelection.assets(asset_key(corpus.name, "lancedb_table")),
-                            description=f"Prune deleted documents from corpus {corpus.name!r}'s table and compact it."),
+                            config=run_config or None, description=f"Prune deleted documents from corpus {corpus.name!r}'s table and compact it."),
     ]
 
 
@@ -307,7 +412,7 @@ def build_definitions(project: Project) -> dg.Definitions:
     """Assets, jobs, sensors, schedules and resources for every corpus of ``project``."""
     from rag_assets.defs.checks import build_corpus_checks
     from rag_assets.defs.evaluation import build_eval_asset
-    from rag_assets.defs.executors import build_executor
+    from rag_assets.defs.executors import build_executor, job_run_config
     from rag_assets.defs.sensors import build_corpus_automation
 
     assets, jobs, resources, sensors, schedules, checks = [], [], {}, [], [], []
@@ -316,7 +421,7 @@ def build_definitions(project: Project) -> dg.Definitions:
         assets.extend(build_corpus_assets(corpus))
         assets.append(build_table_asset(corpus))
         assets.extend(build_eval_asset(project, corpus))
-        corpus_jobs = build_corpus_jobs(corpus)
+        corpus_jobs = build_corpus_jobs(corpus, job_run_config(project.executor))
         jobs.extend(corpus_jobs)
         resources.update(build_corpus_resources(corpus))
         corpus_sensors, corpus_schedules = build_corpus_automation(corpus, corpus_jobs)

@@ -1,9 +1,15 @@
 """Sensors and schedules that keep each corpus in step with its source.
 
-A sweep lists the source (size and mtime/ETag as a prefilter; the xxh3 hash decides), reports the
-bytes of new and changed documents as ``raw_documents`` materialisations, adds and deletes
-dynamic partitions, and requests runs only for documents that need work: contiguous partition
-ranges of at most ``batch_size`` documents, so 1,000 changed documents are not 1,000 runs.
+A sweep lists the source (size and mtime/ETag as a prefilter; the xxh3 hash decides), reports new
+and changed documents as ``raw_documents`` observations, adds and deletes dynamic partitions, and
+requests runs only for documents that need work: contiguous partition ranges of at most
+``batch_size`` documents, so 1,000 changed documents are not 1,000 runs.
+
+A sensor evaluation changes nothing but what Dagster records from its result: the bytes it
+reads go into the stage store addressed by their hash, and what it saw of each document is a
+snapshot addressed by its own hash, named by the cursor. A preview, or a tick that dies before
+Dagster records it, leaves the next tick to see the same changes. A document whose ingest run
+is queued or running is not requested again.
 """
 
 import json
@@ -15,20 +21,22 @@ from rag_assets.config.schema import Corpus
 from rag_assets.core.hashing import settings_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.keys import doc_id_for, partition_key_for
-from rag_assets.core.models import RawDocument
-from rag_assets.core.pipeline import snapshot_raw
-from rag_assets.core.planning import Plan, contiguous_batches, plan_sweep
+from rag_assets.core.planning import Plan, SnapshotSeen, StoreSeen, contiguous_batches, plan_sweep
 from rag_assets.defs.factory import (
     asset_key,
     chunking_profile,
     ingest_job_name,
     maintenance_job_name,
     partitions_name,
+    raw_observation,
     resource_keys,
 )
 
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
+PARTITION = "dagster/partition"
+IN_FLIGHT = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
+             dg.DagsterRunStatus.STARTED]
 
 
 @dataclass
@@ -36,41 +44,51 @@ class Sweep:
     """Everything one sweep decided, in Dagster terms."""
 
     plan: Plan
-    raw_events: list[dg.AssetMaterialization] = field(default_factory=list)
+    observations: list[dg.AssetObservation] = field(default_factory=list)
     new_keys: list[str] = field(default_factory=list)
     deleted_keys: list[str] = field(default_factory=list)
     batches: list[tuple[str, str]] = field(default_factory=list)
+    batch_versions: list[list] = field(default_factory=list)  # per batch: (partition key, content hash)
+    busy: list[str] = field(default_factory=list)  # needing work, but a queued or running run has them
 
 
-def raw_event(corpus: Corpus, raw: RawDocument) -> dg.AssetMaterialization:
-    """The runless materialisation that reports a document's bytes (data version = xxh3)."""
-    return dg.AssetMaterialization(
-        asset_key=asset_key(corpus.name, "raw_documents"),
-        partition=partition_key_for(raw.doc_id),
-        tags={"dagster/data_version": raw.content_hash},
-        metadata={"uri": raw.uri, "bytes": raw.size, "content_hash": raw.content_hash,
-                  "source_version": raw.source_version},
-    )
-
-
-def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str]) -> Sweep:
+def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=None, keep_bytes: bool = True,
+          busy: set[str] = frozenset()) -> Sweep:
     """Compare a source listing (``refs``; ``read`` fetches a document) with the partitions and
-    the store; snapshot new and changed bytes."""
+    what was seen before (``seen``, default the store's raw pointers); documents in ``busy``
+    (partition keys) need no new request."""
     profile = chunking_profile(corpus)
     known = [doc_id_for(pk) for pk in partition_keys]
     plan = plan_sweep(refs, read, store, known, profile.fingerprint(), corpus.embedding_model.name,
-                      corpus.source.max_document_bytes)
+                      corpus.source.max_document_bytes, seen=seen, keep_bytes=keep_bytes)
     result = Sweep(plan)
-    for raw in plan.snapshots:
-        snapshot_raw(store, raw)
-        result.raw_events.append(raw_event(corpus, raw))
+    result.observations = [raw_observation(corpus, raw) for raw in plan.snapshots] + \
+                          [raw_observation(corpus, unreadable=u) for u in plan.unreadable]
     registered = set(partition_keys)
     result.new_keys = [partition_key_for(d) for d in plan.listed if partition_key_for(d) not in registered]
     result.deleted_keys = [partition_key_for(d) for d in plan.deleted]
     gone = set(result.deleted_keys)
     order = [pk for pk in partition_keys if pk not in gone] + result.new_keys
-    result.batches = contiguous_batches(order, [partition_key_for(d) for d in plan.work], corpus.batch_size)
+    wanted = [partition_key_for(d) for d in plan.work]
+    result.busy = [pk for pk in wanted if pk in busy]
+    result.batches = contiguous_batches(order, [pk for pk in wanted if pk not in busy], corpus.batch_size)
+    position = {pk: i for i, pk in enumerate(order)}
+    result.batch_versions = [[(pk, plan.versions.get(doc_id_for(pk))) for pk in order[position[a]:position[b] + 1]]
+                             for a, b in result.batches]
     return result
+
+
+def in_flight(instance: dg.DagsterInstance, corpus: Corpus, order: list[str]) -> set[str]:
+    """Partition keys that a queued or running ingest run of the corpus covers."""
+    position = {pk: i for i, pk in enumerate(order)}
+    busy: set[str] = set()
+    for run in instance.get_runs(dg.RunsFilter(job_name=ingest_job_name(corpus.name), statuses=IN_FLIGHT)):
+        tags = run.tags
+        if PARTITION in tags:
+            busy.add(tags[PARTITION])
+        elif tags.get(RANGE_START) in position and tags.get(RANGE_END) in position:
+            busy.update(order[position[tags[RANGE_START]]:position[tags[RANGE_END]] + 1])
+    return busy
 
 
 def run_request(corpus: Corpus, first: str, last: str, run_key: str | None = None) -> dg.RunRequest:
@@ -90,36 +108,51 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
     """The source sensor of a corpus, and its scheduled sweep when the source declares a cron.
     ``jobs`` are the corpus' ingest and maintenance jobs."""
     keys = resource_keys(corpus.name)
-
-    def evaluate(context, instance) -> tuple[Sweep, str]:
-        source = getattr(context.resources, keys["source"])
-        store = getattr(context.resources, keys["store"]).get_store()
-        refs = source.list_documents()
-        fingerprint = _listing_fingerprint(corpus, refs)
-        partition_keys = list(instance.get_dynamic_partitions(partitions_name(corpus.name)))
-        return sweep(corpus, refs, source.read, store, partition_keys), fingerprint
+    settings = {"profile": chunking_profile(corpus).fingerprint(), "model": corpus.embedding_model.name}
 
     def requests(corpus_sweep: Sweep, tick: str) -> list[dg.RunRequest]:
-        out = [run_request(corpus, first, last, f"{tick}:{first}..{last}") for first, last in corpus_sweep.batches]
+        """Run keys name what a run will produce (its documents' versions and the settings) and the
+        state it was planned from, so a tick evaluated again after a crash requests nothing twice."""
+        out = []
+        for (first, last), versions in zip(corpus_sweep.batches, corpus_sweep.batch_versions):
+            run_key = settings_hash({"range": [first, last], "versions": versions, **settings, "after": tick})
+            out.append(run_request(corpus, first, last, run_key))
         if corpus_sweep.deleted_keys:
-            out.append(dg.RunRequest(run_key=f"{tick}:prune", job_name=maintenance_job_name(corpus.name)))
+            out.append(dg.RunRequest(run_key=settings_hash({"prune": corpus_sweep.deleted_keys, "after": tick}),
+                                     job_name=maintenance_job_name(corpus.name)))
         return out
 
     @dg.sensor(
         name=f"{corpus.name}_source_sensor",
-        description=f"Lists source {corpus.source.name!r} ({corpus.source.kind}) and requests runs for new and "
-                    "changed documents; removes deleted ones.",
+        description=f"Lists source {corpus.source.name!r} ({corpus.source.kind}), reports new and changed "
+                    "documents as raw_documents observations and requests runs for them; removes deleted ones.",
         minimum_interval_seconds=corpus.source.sensor_interval_seconds,
         jobs=jobs,
         required_resource_keys={keys["source"], keys["store"]},
         default_status=dg.DefaultSensorStatus.STOPPED,
     )
     def source_sensor(context: dg.SensorEvaluationContext):
-        corpus_sweep, fingerprint = evaluate(context, context.instance)
+        source = getattr(context.resources, keys["source"])
+        store = getattr(context.resources, keys["store"]).get_store()
         previous = json.loads(context.cursor) if context.cursor else {}
-        if previous.get("fingerprint") == fingerprint and not corpus_sweep.batches and not corpus_sweep.deleted_keys:
-            return dg.SkipReason(f"no change in {len(corpus_sweep.plan.listed)} documents")
-        tick = settings_hash({"fingerprint": fingerprint, "previous": previous.get("fingerprint")})
+        snapshot = store.get("listing", previous["seen"]) if previous.get("seen") and store.has(
+            "listing", previous["seen"]) else None
+        seen = SnapshotSeen(snapshot, fallback=StoreSeen(store))
+        refs = source.list_documents()
+        fingerprint = _listing_fingerprint(corpus, refs)
+        partition_keys = list(context.instance.get_dynamic_partitions(partitions_name(corpus.name)))
+        busy = in_flight(context.instance, corpus, partition_keys)
+        corpus_sweep = sweep(corpus, refs, source.read, store, partition_keys, seen=seen, busy=busy)
+        seen_key = settings_hash(seen.records)
+        if not store.has("listing", seen_key):  # content-addressed: harmless in a preview
+            store.put("listing", seen_key, seen.records)
+        cursor = json.dumps({"fingerprint": fingerprint, "documents": len(corpus_sweep.plan.listed),
+                             "seen": seen_key})
+        if not (corpus_sweep.batches or corpus_sweep.deleted_keys or corpus_sweep.observations
+                or corpus_sweep.new_keys):
+            busy_note = f"; {len(corpus_sweep.busy)} already queued or running" if corpus_sweep.busy else ""
+            return dg.SensorResult(skip_reason=dg.SkipReason(
+                f"no change in {len(corpus_sweep.plan.listed)} documents{busy_note}"), cursor=cursor)
         partition_requests = []
         if corpus_sweep.new_keys:
             partition_requests.append(dg.AddDynamicPartitionsRequest(partitions_name(corpus.name), corpus_sweep.new_keys))
@@ -127,10 +160,10 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
             partition_requests.append(
                 dg.DeleteDynamicPartitionsRequest(partitions_name(corpus.name), corpus_sweep.deleted_keys))
         return dg.SensorResult(
-            run_requests=requests(corpus_sweep, tick),
+            run_requests=requests(corpus_sweep, previous.get("seen", "")),
             dynamic_partitions_requests=partition_requests,
-            asset_events=corpus_sweep.raw_events,
-            cursor=json.dumps({"fingerprint": fingerprint, "documents": len(corpus_sweep.plan.listed)}),
+            asset_events=corpus_sweep.observations,
+            cursor=cursor,
         )
 
     schedules = []
@@ -144,22 +177,26 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
             default_status=dg.DefaultScheduleStatus.STOPPED,
         )
         def scheduled_sweep(context: dg.ScheduleEvaluationContext):
-            corpus_sweep, fingerprint = evaluate(context, context.instance)
+            # A schedule cannot return partition changes or asset events, so it records them itself.
+            source = getattr(context.resources, keys["source"])
+            store = getattr(context.resources, keys["store"]).get_store()
             instance = context.instance
+            partition_keys = list(instance.get_dynamic_partitions(partitions_name(corpus.name)))
+            corpus_sweep = sweep(corpus, source.list_documents(), source.read, store, partition_keys,
+                                 busy=in_flight(instance, corpus, partition_keys))
             if corpus_sweep.new_keys:
                 instance.add_dynamic_partitions(partitions_name(corpus.name), corpus_sweep.new_keys)
-            for event in corpus_sweep.raw_events:
+            for event in corpus_sweep.observations:
                 instance.report_runless_asset_event(event)
             if corpus_sweep.deleted_keys:
                 model = corpus.embedding_model
                 index = LanceIndex(getattr(context.resources, keys["lancedb"]).get_connection(), corpus.name,
                                    model.name, model.dimensions)
-                store = getattr(context.resources, keys["store"]).get_store()
                 for key in corpus_sweep.deleted_keys:
                     index.delete_document(doc_id_for(key))
                     store.forget(doc_id_for(key))
                     instance.delete_dynamic_partition(partitions_name(corpus.name), key)
-            tick = context.scheduled_execution_time.isoformat() if context.scheduled_execution_time else fingerprint
+            tick = context.scheduled_execution_time.isoformat() if context.scheduled_execution_time else ""
             return [r for r in requests(corpus_sweep, tick) if r.job_name == ingest_job_name(corpus.name)] or \
                 dg.SkipReason(f"no change in {len(corpus_sweep.plan.listed)} documents")
 

@@ -20,7 +20,8 @@ def test_five_stages_per_corpus_in_order_with_code_versions():
     for corpus in project.corpora:
         keys = [dg.AssetKey([corpus.name, stage]) for stage in STAGES]
         for upstream, downstream in zip(keys, keys[1:]):
-            assert graph.get(downstream).parent_keys == {upstream}
+            # Every stage also reads the source, so an edited document is unsynced in all of them.
+            assert graph.get(downstream).parent_keys == {upstream, keys[0]}
         for key in keys:
             node = graph.get(key)
             assert node.partitions_def == dg.DynamicPartitionsDefinition(name=f"{corpus.name}_documents")
@@ -51,8 +52,10 @@ def test_code_versions_follow_profile_and_model(tmp_path, monkeypatch):
     def version(graph, stage):
         return graph.get(dg.AssetKey(["sample", stage])).code_version
 
-    assert version(before, "chunks") != version(after, "chunks")
-    for stage in ("raw_documents", "parsed_documents", "embeddings"):
+    # A profile change redoes chunks and every stage after them, and nothing before.
+    for stage in ("chunks", "embeddings", "lancedb_index"):
+        assert version(before, stage) != version(after, stage), stage
+    for stage in ("raw_documents", "parsed_documents"):
         assert version(before, stage) == version(after, stage)
 
 
@@ -68,8 +71,12 @@ def test_jobs_use_the_configured_executor(tmp_path, monkeypatch):
     data["executor"]["max_concurrent"] = 3
     path.write_text(yaml.safe_dump(data))
     defs = build_definitions(load_project(root))
-    for name in ("ingest_sample", "maintain_sample"):
-        execution = dg.validate_run_config(defs.resolve_job_def(name), {})["execution"]
+    ingest, maintain = defs.resolve_job_def("ingest_sample"), defs.resolve_job_def("maintain_sample")
+    # Runs start from the job's config: steps in processes, at most max_concurrent at once
+    # (`rag ingest` overrides it to run a batch in its own process).
+    for job, config in ((ingest, ingest.partitioned_config.get_run_config_for_partition_key("any")),
+                        (maintain, maintain.run_config)):
+        execution = dg.validate_run_config(job, config)["execution"]["multi_or_in_process_executor"]
         assert execution["multiprocess"]["max_concurrent"] == 3
 
     # Broker and backend URLs are read from their variables when a run's config resolves, so the
