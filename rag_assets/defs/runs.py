@@ -39,7 +39,7 @@ IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
-def _remote_origin(job_name: str) -> RemoteJobOrigin:
+def remote_origin(job_name: str) -> RemoteJobOrigin:
     """The origin the webserver and daemon give this job when they load workspace.yaml."""
     target = LoadableTargetOrigin(executable_path=sys.executable, module_name=MODULE,
                                   working_directory=str(Path(__file__).resolve().parents[2]))
@@ -56,7 +56,7 @@ def run_job(project: Project, defs: dg.Definitions, job_name: str, instance: dg.
     run_config = QUIET if celery else {**QUIET, **IN_PROCESS}
     job = defs.resolve_job_def(job_name)
     run = instance.create_run_for_job(job, run_config=run_config, tags={**job.tags, **(tags or {})},
-                                      remote_job_origin=_remote_origin(job_name),
+                                      remote_job_origin=remote_origin(job_name),
                                       job_code_origin=recon.get_python_origin())
     return execute_run(recon if celery else InMemoryJob(job), run, instance)
 

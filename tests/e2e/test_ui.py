@@ -84,6 +84,35 @@ def wait_for_location(base: str, proc: subprocess.Popen, log: Path, timeout: flo
     raise TimeoutError(f"code location not loaded in {timeout}s (last answer {last}); log: {log.read_text()[-3000:]}")
 
 
+RUNS_QUERY = "{ runsOrError { ... on Runs { results { runId pipelineName status " \
+             "repositoryOrigin { repositoryLocationName } } } } }"
+REEXECUTE = "mutation($parentRunId: String!) { launchPipelineReexecution(reexecutionParams: " \
+            "{parentRunId: $parentRunId, strategy: ALL_STEPS}) { __typename ... on LaunchRunSuccess { run { runId } } " \
+            "... on PythonError { message } } }"
+RUN_STATUS = "query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }"
+
+
+def graphql(base: str, query: str, variables: dict | None = None) -> dict:
+    request = urllib.request.Request(f"{base}/graphql", headers={"Content-Type": "application/json"},
+                                     data=json.dumps({"query": query, "variables": variables or {}}).encode())
+    with urllib.request.urlopen(request, timeout=30) as resp:
+        answer = json.load(resp)
+    assert "errors" not in answer, answer
+    return answer["data"]
+
+
+def wait_for_run(base: str, run_id: str, timeout: float) -> str:
+    """Poll a run until it finishes; returns its status."""
+    deadline = time.monotonic() + timeout
+    status = None
+    while time.monotonic() < deadline:
+        status = graphql(base, RUN_STATUS, {"id": run_id})["runOrError"]["status"]
+        if status in ("SUCCESS", "FAILURE", "CANCELED"):
+            return status
+        time.sleep(1)
+    raise TimeoutError(f"run {run_id} still {status} after {timeout}s")
+
+
 def save(shot: Path) -> Path:
     OUTPUT.mkdir(parents=True, exist_ok=True)
     return Path(shutil.copy(shot, OUTPUT / shot.name))
@@ -142,7 +171,8 @@ def test_asset_graph_and_latest_materialisation_render(tmp_path):
             # chunks' spans, tokens and heading paths, and the histogram's rows (markdown tables).
             cells = [text for r in rows[:2]
                      for text in (f"{r['start']}-{r['end']}\t{r['tokens']}\t", r["heading_path"][-30:])]
-            page = browser.wait_for_text("Latest materialization", "run_token_histogram", "sample / parsed_documents",
+            page = browser.wait_for_text("Latest materialization", "run_token_histogram",
+                                         f"/assets/sample/parsed_documents?view=partitions&partition={partition}",
                                          "tokens\tchunks", "heading path\ttext", *cells, timeout=60)
             assert f"chunks\n\t\n{len(rows)}\n" in page
             histogram = [int(count) for count in re.findall(r"^\d+-\d+\t(\d+)\t█*$", page, re.M)]
@@ -160,6 +190,25 @@ def test_asset_graph_and_latest_materialisation_render(tmp_path):
             assert size[0] > 100 and size[1] > 50
             time.sleep(0.5)  # the dialog fades in (300 ms) before the screenshot
             save(browser.screenshot(tmp_path / "token_histogram.png"))
+
+            # Every run `rag ingest` created carries the code location's origin, and the UI's
+            # re-execute (the same GraphQL mutation its button sends) runs it again to success.
+            runs = graphql(base, RUNS_QUERY)["runsOrError"]["results"]
+            assert runs and all(r["repositoryOrigin"]["repositoryLocationName"] == "rag_assets" for r in runs)
+            parent = next(r["runId"] for r in runs if r["pipelineName"] == "ingest_sample")
+            launched = graphql(base, REEXECUTE, {"parentRunId": parent})["launchPipelineReexecution"]
+            assert launched["__typename"] == "LaunchRunSuccess", launched
+            assert wait_for_run(base, launched["run"]["runId"], timeout=240) == "SUCCESS"
+
+            # An edited document, once observed, is unsynced on its partition page.
+            doc = Path(values["RAG_SAMPLE_DOCS"]) / DOC
+            doc.write_text(doc.read_text() + "\nQ: Do you ship to Mars?\nA: Not yet.\n")
+            observe = subprocess.run([str(BIN / "rag"), "observe"], env={**os.environ, **values},
+                                     capture_output=True, text=True, timeout=120)
+            assert observe.returncode == 0, observe.stderr[-2000:]
+            browser.goto(f"{base}/assets/sample/chunks?view=partitions&partition={partition}")
+            browser.wait_for_text("Unsynced", timeout=60)
+            save(browser.screenshot(tmp_path / "unsynced_partition.png"))
         print(f"ingest {ingested - started:.1f}s, location loaded +{loaded - ingested:.1f}s, "
               f"browser {time.monotonic() - loaded:.1f}s")
 

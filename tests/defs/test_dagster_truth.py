@@ -1,0 +1,144 @@
+"""Dagster's own view of the pipeline, on a real instance: an edited document is unsynced in all
+four stages and nowhere else, config changes mark exactly the stages they redo, `rag ingest`
+runs are real runs with the code location's origin, a dry run writes nothing, and the source
+sensor neither requests work twice nor changes anything when only previewed."""
+
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import yaml
+
+from rag_assets.config import load_project
+from rag_assets.core.keys import partition_key_for
+from rag_assets.defs.factory import build_definitions
+from rag_assets.defs.runs import remote_origin
+from rag_assets.ingest import ingest_project, observe_project, status_project
+from tests.conftest import env, make_project
+from tests.defs.sensor_helpers import tick
+
+pytestmark = pytest.mark.slow
+STAGES = ("parsed_documents", "chunks", "embeddings", "lancedb_index")
+DOC = "handbook/employee_handbook.md"
+
+
+def stale(project) -> dict[str, list[str]]:
+    stages = status_project(project)["corpora"]["sample"]["stages"]
+    assert all(s["missing"] == 0 for s in stages.values()), stages
+    return {stage: stages[stage]["stale_partitions"] for stage in STAGES}
+
+
+def files(folder: Path) -> dict[str, int]:
+    return {str(p): p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
+
+
+def recorded() -> tuple[int, int, int]:
+    """Runs, raw_documents observations and partitions the instance holds."""
+    with dg.DagsterInstance.get() as instance:
+        observations = instance.fetch_observations(dg.AssetKey(["sample", "raw_documents"]), limit=10_000).records
+        return (instance.get_runs_count(), len(observations), len(instance.get_dynamic_partitions("sample_documents")))
+
+
+def edit_config(values: dict, name: str, change) -> None:
+    path = Path(values["RAG_PROJECT_DIR"]) / name
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+@pytest.fixture()
+def project_env(tmp_path):
+    values = make_project(tmp_path / "p")
+    with env(**values):
+        report = ingest_project(load_project())
+        assert report["documents_failed"] == 0
+        yield values
+
+
+def test_an_edit_is_unsynced_in_its_partition_only_until_ingested(project_env):
+    values = project_env
+    project = load_project()
+    assert stale(project) == {stage: [] for stage in STAGES}
+    with dg.DagsterInstance.get() as instance:
+        runs = instance.get_runs()
+        # Real runs: the code location's origin (what the UI re-executes from) and its repository label.
+        assert runs and all(r.remote_job_origin.location_name == "rag_assets" for r in runs)
+        # The job's Runs tab filters on this label.
+        labelled = instance.get_runs(dg.RunsFilter(tags={".dagster/repository": "__repository__@rag_assets"}))
+        assert {r.run_id for r in labelled} == {r.run_id for r in runs}
+
+    doc = Path(values["RAG_SAMPLE_DOCS"]) / DOC
+    doc.write_text(doc.read_text() + "\nEmployees may also take one volunteering day per year.\n")
+    assert observe_project(project)["corpora"]["sample"]["documents_observed"] == 1
+    assert stale(project) == {stage: [partition_key_for(DOC)] for stage in STAGES}
+
+    # A dry run names that document and writes nothing: stage store, table and instance untouched.
+    data, index = Path(values["RAG_DATA_DIR"]), Path(values["RAG_LANCEDB_URI"])
+    before = (files(data), files(index))
+    instance_state = recorded()
+    plan = ingest_project(project, dry_run=True)["corpora"]["sample"]["documents"]
+    assert [(d["doc_id"], d["reason"], d["stages"]) for d in plan] == [(DOC, "content changed", list(STAGES))]
+    assert (files(data), files(index)) == before
+    assert recorded() == instance_state
+
+    report = ingest_project(project)
+    assert report["documents_changed"] == 1 and report["documents_parsed"] == 1
+    assert stale(project) == {stage: [] for stage in STAGES}
+
+
+def test_config_changes_mark_exactly_the_stages_they_redo(project_env):
+    values = project_env
+    with dg.DagsterInstance.get() as instance:
+        everything = sorted(instance.get_dynamic_partitions("sample_documents"))
+    assert len(everything) == 11
+
+    # Another model with the same tokenizer (the chunks stay as they are): embeddings and index.
+    def add_model(data):
+        model = dict(data["embedding_models"][0], name="minilm_passages", passage_prefix="passage: ")
+        data["embedding_models"].append(model)
+
+    edit_config(values, "profiles/embedding_models.yml", add_model)
+    edit_config(values, "rag_project.yml", lambda d: d["defaults"].update({"+embedding_model": "minilm_passages"}))
+    switched = stale(load_project())
+    assert not switched["parsed_documents"] and not switched["chunks"]
+    assert sorted(switched["embeddings"]) == sorted(switched["lancedb_index"]) == everything
+
+    # Back to the ingested model, then another chunk profile: chunks, embeddings and index.
+    edit_config(values, "rag_project.yml", lambda d: d["defaults"].update({"+embedding_model": "all_minilm_l6_v2"}))
+    assert stale(load_project()) == {stage: [] for stage in STAGES}
+    edit_config(values, "rag_project.yml", lambda d: d["defaults"].update({"+chunking_profile": "recursive"}))
+    switched = stale(load_project())
+    assert not switched["parsed_documents"]
+    assert sorted(switched["chunks"]) == sorted(switched["embeddings"]) == sorted(switched["lancedb_index"]) \
+        == everything
+
+
+def test_sensor_preview_changes_nothing_and_queued_work_is_not_requested_twice(project_env):
+    values = project_env
+    project = load_project()
+    defs = build_definitions(project)
+    sensor = "sample_source_sensor"
+    with dg.DagsterInstance.get() as instance:
+        _, cursor = tick(defs, sensor, instance, None)  # catch up with what `rag ingest` did
+        doc = Path(values["RAG_SAMPLE_DOCS"]) / DOC
+        doc.write_text(doc.read_text() + "\nA preview must not swallow this line.\n")
+
+        # A preview (an evaluation whose result is thrown away) leaves no trace...
+        pointers = files(Path(values["RAG_DATA_DIR"]) / "current")
+        preview, _ = tick(defs, sensor, instance, cursor)
+        assert [e.partition for e in preview.asset_events] == [partition_key_for(DOC)]
+        assert files(Path(values["RAG_DATA_DIR"]) / "current") == pointers
+        # ...so the real tick still reports the change and requests its run.
+        first, cursor = tick(defs, sensor, instance, cursor)
+        assert [e.partition for e in first.asset_events] == [partition_key_for(DOC)]
+        assert [r.partition_key for r in first.run_requests] == [partition_key_for(DOC)]
+        assert first.run_requests[0].run_key == preview.run_requests[0].run_key  # same plan, same key
+
+        # The run is queued, not yet executed: the next tick requests nothing.
+        instance.report_runless_asset_event(first.asset_events[0])
+        job = defs.resolve_job_def("ingest_sample")
+        instance.create_run_for_job(job, tags={"dagster/partition": partition_key_for(DOC)},
+                                    status=dg.DagsterRunStatus.QUEUED, remote_job_origin=remote_origin(job.name))
+        second, cursor = tick(defs, sensor, instance, cursor)
+        assert not second.run_requests and not second.asset_events
+        assert "1 already queued or running" in second.skip_message
