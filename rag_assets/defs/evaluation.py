@@ -38,7 +38,7 @@ def build_eval_asset(project: Project, corpus: Corpus) -> list:
                              "model": model_fingerprint(corpus)})
 
     @dg.asset(key=key, deps=[asset_key(corpus.name, "lancedb_table")], group_name=corpus.name, kinds={"python"},
-              code_version=version,
+              code_version=version, automation_condition=dg.AutomationCondition.eager(),
               check_specs=[dg.AssetCheckSpec("min_recall_at_5", asset=key,
                                              description=f"recall@5 of {corpus.eval_profiles[0]} >= {corpus.min_recall_at_5}")]
               if corpus.min_recall_at_5 is not None else None)

@@ -427,5 +427,13 @@ def build_definitions(project: Project) -> dg.Definitions:
         corpus_sensors, corpus_schedules = build_corpus_automation(corpus, corpus_jobs)
         sensors.extend(corpus_sensors)
         schedules.extend(corpus_schedules)
+    # Table maintenance and evaluation after every batch, however it was launched (see TABLE_CONDITION).
+    sensors.append(dg.AutomationConditionSensorDefinition(
+        "rag_maintenance_automation", target=dg.AssetSelection.assets(*(
+            key for a in assets if isinstance(a, dg.AssetsDefinition)
+            for key, condition in a.automation_conditions_by_key.items() if condition)),
+        default_status=dg.DefaultSensorStatus.RUNNING, minimum_interval_seconds=30,
+        description="Runs each corpus' table maintenance (prune, compact, data tests) after index batches, "
+                    "and re-scores retrieval_eval when the table changed."))
     return dg.Definitions(assets=assets, asset_checks=checks, jobs=jobs, resources=resources, sensors=sensors,
                           schedules=schedules, executor=build_executor(project.executor))
