@@ -133,11 +133,19 @@ def bootstrap_ci(values: list[float], level: float = 0.95, resamples: int = 2000
     """Percentile-bootstrap confidence interval of the mean of ``values`` (questions resampled with
     replacement, ``resamples`` times, from a fixed ``seed``: the same values give the same interval).
     For a paired comparison pass the per-question differences. (0, 0) for no values."""
-    if not values:
+    return bootstrap_ci_of_sets([values], level, resamples, seed)
+
+
+def bootstrap_ci_of_sets(sets: list[list[float]], level: float = 0.95, resamples: int = 2000,
+                         seed: int = 0) -> tuple[float, float]:
+    """Interval of the mean of the sets' means (every set weighs the same, whatever its size):
+    each set's questions are resampled on their own (a stratified bootstrap). Empty sets are
+    skipped; (0, 0) when nothing is left."""
+    sets = [np.asarray(s, dtype=np.float64) for s in sets if len(s)]
+    if not sets:
         return (0.0, 0.0)
-    data = np.asarray(values, dtype=np.float64)
     rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, len(data), size=(resamples, len(data)))].mean(axis=1)
+    means = np.mean([s[rng.integers(0, len(s), size=(resamples, len(s)))].mean(axis=1) for s in sets], axis=0)
     tail = 100 * (1 - level) / 2
     low, high = np.percentile(means, [tail, 100 - tail])
     return float(low), float(high)
