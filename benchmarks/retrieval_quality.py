@@ -1,17 +1,27 @@
-"""Retrieval quality of the shipped profiles on the shared Chroma corpora (or your own CSV).
+"""Retrieval quality on every development set: one table per set and mode, the mean over sets,
+and the `recommended` settings chosen by leave-one-corpus-out.
 
-    .venv/bin/python benchmarks/retrieval_quality.py [--questions CSV] [--corpora DIR]
-        [--profile NAME ...] [--mode vector|hybrid] [--json]
+    .venv/bin/python benchmarks/retrieval_quality.py [--set NAME ...] [--mode vector|hybrid ...]
+        [--candidates] [--k 5] [--save FILE] [--load FILE] [--json]
 
-Runs `rag eval` in-process with the offline MiniLM embedder and prints one row per profile; the
-report's baselines (fixed_200_0, fixed_250_125, recursive_200_0, recursive_400_0) are the
-reference measured in the same run.
+Sets: the shared Chroma corpora (`../shared/benchmarks/chroma_chunking_eval`, when present) and
+every `benchmarks/devsets/*/questions.csv`. Each set is scored with `rag eval`'s own code
+(`rag_assets.evaluate.evaluate`, offline MiniLM, top k) for the baselines (`fixed_200_0`,
+`recursive_200_0`, `recursive_400_0`, `default`) and `recommended`; `--candidates` adds query-time
+variants of `recommended` (same chunks: the benchmark checks their fingerprint) and picks one by
+leave-one-corpus-out: for each corpus, the variant with the least shortfall to the bar on every
+other corpus (dense and hybrid) is scored on the corpus it never saw. The bar
+(`rag_assets.core.selection.Bar`): recall >= best baseline recall - 0.5, IoU >= 1.5 x best
+baseline IoU. Intervals are 95% bootstrap intervals over questions; `d recall` is the paired
+interval of the difference to the best-recall baseline.
+`--save` keeps every question's scores (JSON) and `--load` re-prints from them without re-running.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -19,39 +29,189 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from rag_assets.config import load_project  # noqa: E402
+from rag_assets.config.profiles import profile_from_config  # noqa: E402
+from rag_assets.core.evaluation import bootstrap_ci, bootstrap_ci_of_sets, token_scores  # noqa: E402
+from rag_assets.core.selection import Bar, choose, leave_one_corpus_out  # noqa: E402
 from rag_assets.evaluate import evaluate  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "benchmarks" / "chroma_chunking_eval"
-BASELINES = ["fixed_200_0", "fixed_250_125", "recursive_200_0", "recursive_400_0"]
-OURS = ["recommended", "default", "markdown", "sentence_window", "semantic"]
+DEVSETS = REPO / "benchmarks" / "devsets"
+BASELINES = ["fixed_200_0", "recursive_200_0", "recursive_400_0", "default"]
+OURS = ["recommended"]
+# Query-time variants of `recommended` (overrides of its settings); none may change its chunks.
+CANDIDATES: dict[str, dict] = {
+    "rec_m0.17": {"score_margin": 0.17},
+    "rec_m0.20": {"score_margin": 0.20},
+    "rec_m0.25": {"score_margin": 0.25},
+}
+
+
+def discover() -> dict[str, tuple[Path, Path]]:
+    """set name -> (questions.csv, corpora folder)."""
+    sets = {}
+    if (SHARED / "questions.csv").exists():
+        sets["shared"] = (SHARED / "questions.csv", SHARED / "corpora")
+    for csv_path in sorted(DEVSETS.glob("*/questions.csv")):
+        sets[csv_path.parent.name] = (csv_path, csv_path.parent / "corpora")
+    return sets
+
+
+def with_candidates(project, names: list[str]):
+    """The project with the candidate variants of `recommended` declared as profiles."""
+    base = next(p for p in project.chunking_profiles if p.name == "recommended")
+    variants = []
+    for name in names:
+        variant = base.model_copy(update={"name": name, **CANDIDATES[name]})
+        if profile_from_config(variant).fingerprint() != profile_from_config(base).fingerprint():
+            raise SystemExit(f"candidate {name} changes the chunks; only query-time settings may differ")
+        variants.append(variant)
+    return project.model_copy(update={"chunking_profiles": (*project.chunking_profiles, *variants)})
+
+
+def run(sets: dict, profiles: list[str], modes: list[str], k: int, candidates: list[str]) -> list[dict]:
+    """One record per (set, mode, profile, question): corpus, recall, iou, first-hit rank."""
+    project = with_candidates(load_project(), candidates)
+    records = []
+    for set_name, (questions, corpora) in sets.items():
+        for mode in modes:
+            def seen(profile, question, retrieved, set_name=set_name, mode=mode):
+                recall, _, iou = token_scores(question, retrieved[:k])
+                ranks = [i for i, r in enumerate(retrieved, 1) if r.corpus_id == question.corpus_id and any(
+                    r.start < ref.end and ref.start < r.end for ref in question.references)]
+                records.append({"set": set_name, "mode": mode, "profile": profile, "corpus": question.corpus_id,
+                                "recall": 100 * recall, "iou": 100 * iou, "rank": ranks[0] if ranks else None,
+                                "results": len(retrieved[:k])})
+
+            print(f"[quality] {set_name} {mode}", file=sys.stderr, flush=True)
+            evaluate(project, questions, profiles, corpora=corpora, mode=mode, k=k, on_question=seen)
+    return records
+
+
+def _values(records, key, **match):
+    return [r[key] for r in records if all(r[m] == v for m, v in match.items())]
+
+
+def _fmt_ci(ci):
+    return f"[{ci[0]:5.1f}, {ci[1]:5.1f}]"
+
+
+def report(records: list[dict], baselines: list[str], bar: Bar = Bar()) -> dict:
+    """Print the tables; return the summary as data."""
+    sets = list(dict.fromkeys(r["set"] for r in records))
+    modes = list(dict.fromkeys(r["mode"] for r in records))
+    profiles = list(dict.fromkeys(r["profile"] for r in records))
+    summary: dict = {"sets": {}, "mean": {}}
+    for mode in modes:
+        for set_name in sets:
+            rows = {}
+            for p in profiles:
+                rec, iou = _values(records, "recall", set=set_name, mode=mode, profile=p), \
+                    _values(records, "iou", set=set_name, mode=mode, profile=p)
+                if rec:
+                    ranks = _values(records, "rank", set=set_name, mode=mode, profile=p)
+                    rows[p] = {"recall": statistics.fmean(rec), "recall_ci": bootstrap_ci(rec),
+                               "iou": statistics.fmean(iou), "iou_ci": bootstrap_ci(iou),
+                               "r_at_5": 100 * statistics.fmean(r is not None and r <= 5 for r in ranks),
+                               "r_at_10": 100 * statistics.fmean(r is not None and r <= 10 for r in ranks),
+                               "results": statistics.fmean(_values(records, "results", set=set_name, mode=mode,
+                                                                   profile=p)),
+                               "n": len(rec)}
+            base = [b for b in baselines if b in rows]
+            best_recall = max(base, key=lambda b: rows[b]["recall"]) if base else None
+            best_iou = max(rows[b]["iou"] for b in base) if base else None
+            print(f"\n## {set_name}, {mode} ({rows[profiles[0]]['n']} questions)")
+            print(f"{'profile':<18}{'recall':>7} {'95% CI':<15}{'iou':>6} {'95% CI':<15}{'R@5':>6}{'R@10':>6}"
+                  f"{'res':>5}  {'d recall vs ' + (best_recall or '-'):<32}{'iou x':>6}  bar")
+            for p, row in rows.items():
+                extra = ""
+                if best_recall and p not in baselines:
+                    diff = [a - b for a, b in zip(_values(records, "recall", set=set_name, mode=mode, profile=p),
+                                                  _values(records, "recall", set=set_name, mode=mode,
+                                                          profile=best_recall))]
+                    row["d_recall"] = statistics.fmean(diff)
+                    row["d_recall_ci"] = bootstrap_ci(diff)
+                    row["iou_ratio"] = row["iou"] / best_iou if best_iou else None
+                    row["bar"] = bar.met((row["recall"], row["iou"]), (rows[best_recall]["recall"], best_iou))
+                    extra = (f"  {row['d_recall']:+5.1f} {_fmt_ci(row['d_recall_ci']):<25}{row['iou_ratio']:>6.2f}"
+                             f"  {'met' if row['bar'] else 'NOT met'}")
+                print(f"{p:<18}{row['recall']:>7.1f} {_fmt_ci(row['recall_ci']):<15}{row['iou']:>6.1f} "
+                      f"{_fmt_ci(row['iou_ci']):<15}{row['r_at_5']:>6.1f}{row['r_at_10']:>6.1f}{row['results']:>5.1f}"
+                      f"{extra}")
+            summary["sets"][f"{set_name}/{mode}"] = rows
+        print(f"\n## mean over {len(sets)} sets, {mode} (each set weighs the same)")
+        print(f"{'profile':<18}{'recall':>7} {'95% CI':<15}{'iou':>6} {'95% CI':<15}")
+        for p in profiles:
+            rec = [_values(records, "recall", set=s, mode=mode, profile=p) for s in sets]
+            iou = [_values(records, "iou", set=s, mode=mode, profile=p) for s in sets]
+            if not all(rec):
+                continue
+            row = {"recall": statistics.fmean(statistics.fmean(v) for v in rec), "recall_ci": bootstrap_ci_of_sets(rec),
+                   "iou": statistics.fmean(statistics.fmean(v) for v in iou), "iou_ci": bootstrap_ci_of_sets(iou)}
+            summary["mean"][f"{p}/{mode}"] = row
+            print(f"{p:<18}{row['recall']:>7.1f} {_fmt_ci(row['recall_ci']):<15}{row['iou']:>6.1f} "
+                  f"{_fmt_ci(row['iou_ci']):<15}")
+    return summary
+
+
+def select(records: list[dict], baselines: list[str], candidates: list[str], bar: Bar = Bar()) -> dict:
+    """Leave-one-corpus-out choice among the candidates (units: corpus x mode)."""
+    scores: dict = {}
+    for r in records:
+        scores.setdefault((r["corpus"], r["mode"]), {}).setdefault(r["profile"], []).append((r["recall"], r["iou"]))
+    scores = {u: {p: (statistics.fmean(a for a, _ in v), statistics.fmean(b for _, b in v)) for p, v in row.items()}
+              for u, row in scores.items()}
+    held = leave_one_corpus_out(candidates, scores, baselines, bar)
+    print("\n## leave-one-corpus-out: the candidate chosen on every other corpus, scored on the held-out one")
+    print(f"{'held-out corpus':<32}{'chosen':<14}{'mode':<8}{'recall':>7}{'best base':>10}{'iou':>6}{'best base':>10}  bar")
+    out = {"held_out": {}, "chosen_on_all": choose(candidates, scores, baselines, bar=bar)}
+    for corpus, chosen in held.items():
+        for (c, mode), row in sorted(scores.items()):
+            if c != corpus:
+                continue
+            best = bar.best(row, baselines)
+            recall, iou = row[chosen]
+            met = bar.met((recall, iou), best)
+            out["held_out"][f"{corpus}/{mode}"] = {"chosen": chosen, "recall": recall, "iou": iou,
+                                                   "best_recall": best[0], "best_iou": best[1], "bar": met}
+            print(f"{corpus:<32}{chosen:<14}{mode:<8}{recall:>7.1f}{best[0]:>10.1f}{iou:>6.1f}{best[1]:>10.1f}"
+                  f"  {'met' if met else 'NOT met'}")
+    print(f"chosen on all corpora: {out['chosen_on_all']}")
+    return out
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--questions", type=Path, default=SHARED / "questions.csv")
-    parser.add_argument("--corpora", type=Path, default=SHARED / "corpora")
-    parser.add_argument("--profile", action="append", help="profiles (default: baselines and ours)")
-    parser.add_argument("--mode", choices=["vector", "hybrid"], default="vector")
+    parser.add_argument("--set", action="append", help="set name (default: every set found)")
+    parser.add_argument("--mode", action="append", choices=["vector", "hybrid"], help="default: both")
+    parser.add_argument("--profile", action="append", help="profiles (default: the baselines and recommended)")
+    parser.add_argument("--candidates", action="store_true", help="add the query-time variants and choose by LOCO")
     parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--save", type=Path, help="write every question's scores here (JSON)")
+    parser.add_argument("--load", type=Path, help="report from saved scores instead of running")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON after the tables")
     args = parser.parse_args(argv)
-    if not args.questions.exists():
-        print(f"{args.questions} not found: pass --questions and --corpora", file=sys.stderr)
-        return 2
-    rows = evaluate(load_project(), args.questions, args.profile or BASELINES + OURS, corpora=args.corpora,
-                    mode=args.mode, k=args.k, progress=None if args.json else sys.stderr)
+    candidates = list(CANDIDATES) if args.candidates else []
+    if args.load:
+        records = json.loads(args.load.read_text())
+        candidates = [c for c in dict.fromkeys(r["profile"] for r in records) if c in CANDIDATES or c in OURS] \
+            if args.candidates else []
+    else:
+        sets = discover()
+        if args.set:
+            unknown = [s for s in args.set if s not in sets]
+            if unknown:
+                print(f"unknown set(s) {unknown}; found: {sorted(sets)}", file=sys.stderr)
+                return 2
+            sets = {s: sets[s] for s in args.set}
+        profiles = args.profile or BASELINES + OURS
+        records = run(sets, profiles + candidates, args.mode or ["vector", "hybrid"], args.k, candidates)
+        if args.save:
+            args.save.write_text(json.dumps(records))
+    summary = report(records, BASELINES)
+    if candidates:
+        summary["selection"] = select(records, BASELINES, candidates)
     if args.json:
-        print(json.dumps(rows, indent=2))
-        return 0
-    best_recall = max(r["recall"] for r in rows if r["profile"] in BASELINES) if any(
-        r["profile"] in BASELINES for r in rows) else None
-    best_iou = max(r["iou"] for r in rows if r["profile"] in BASELINES) if best_recall is not None else None
-    print(f"{'profile':<20}{'chunks':>7}{'tokens':>8}{'recall':>8}{'iou':>7}{'prec':>7}{'prec_w':>8}{'R@5':>7}{'MRR':>7}"
-          "  vs best baseline (recall, iou)")
-    for r in rows:
-        delta = "" if best_recall is None else f"  {r['recall'] - best_recall:+.1f}, {r['iou'] - best_iou:+.1f}"
-        print(f"{r['profile']:<20}{r['chunks']:>7}{r['mean_tokens']:>8}{r['recall']:>8}{r['iou']:>7}"
-              f"{r['precision']:>7}{str(r['precision_omega']):>8}{r['recall_at_5']:>7}{r['mrr']:>7}{delta}")
+        print(json.dumps(summary, indent=2, default=list))
     return 0
 
 

@@ -223,10 +223,16 @@ def cmd_eval(args) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    keys = ["profile", "chunks", "mean_tokens", "recall", "precision", "precision_omega", "iou", "recall_at_1",
-            "recall_at_5", "mrr"]
-    print(_table(["profile", "chunks", "tokens", "recall", "prec", "prec_w", "iou", "R@1", "R@5", "MRR"],
-                 [[r[k] if r[k] is not None else "-" for k in keys] for r in rows]))
+    keys = ["profile", "chunks", "mean_tokens", "recall", "recall_ci", "precision", "precision_omega", "iou", "iou_ci",
+            "recall_at_1", "recall_at_5", "recall_at_10", "mrr"]
+
+    def cell(value):
+        if value is None:
+            return "-"
+        return f"[{value[0]:.1f}, {value[1]:.1f}]" if isinstance(value, list) else value
+
+    print(_table(["profile", "chunks", "tokens", "recall", "95% CI", "prec", "prec_w", "iou", "95% CI", "R@1", "R@5",
+                  "R@10", "MRR"], [[cell(r[k]) for k in keys] for r in rows]))
     return 0
 
 

@@ -18,7 +18,7 @@ from rag_assets.config import Project
 from rag_assets.config.profiles import profile_from_config
 from rag_assets.core.chunking import chunk_document
 from rag_assets.core.embed_cache import EmbeddingCache
-from rag_assets.core.evaluation import Question, Retrieved, Scores, load_questions, precision_omega
+from rag_assets.core.evaluation import RECALL_AT, Question, Retrieved, Scores, load_questions, precision_omega
 from rag_assets.core.hashing import content_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import EmbeddedDocument, RawDocument
@@ -67,8 +67,9 @@ def _merged(hits: list[Retrieved]) -> list[Retrieved]:
 def evaluate(project: Project, questions_path: str | Path, profiles: list[str], corpora: str | Path | None = None,
              embedder: str | None = None, mode: str = "vector", k: int = 5, progress: TextIO | None = None,
              on_question: Callable[[str, Question, list[Retrieved]], None] | None = None) -> list[dict]:
-    """One summary per profile: token-level recall/precision/precision-omega/IoU at ``k``,
-    recall@1/3/5/10, MRR, chunk count and mean chunk tokens. ``on_question(profile, question,
+    """One summary per profile: token-level recall/precision/precision-omega/IoU at ``k`` with
+    bootstrap 95% intervals, recall@1/3/5/10 and MRR (over ``max(k, 10)`` results asked of the
+    retrieval path, so recall@10 is not capped at ``k``), chunk count and mean chunk tokens. ``on_question(profile, question,
     retrieved)`` sees every question's ranked results as they were scored."""
     questions_path = Path(questions_path)
     questions = load_questions(questions_path)
@@ -128,19 +129,21 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                            for c in ch.chunks if c.window_start is not None}
                 grouped = profile.strategy == "sentence_window" and profile.group_gap > 0
                 pool = profile.group_candidates if grouped else 50
+                depth = max(k, *RECALL_AT)  # results asked for: token metrics use the first k
                 scores = Scores()
                 bar = Progress(progress, f"[eval] {name}: questions", len(questions), every=50)
                 for n, (question, vector) in enumerate(zip(questions, question_vectors), start=1):
                     bar.start(n)
                     hits = candidate_hits(index, question.question, vector, mode, pool, profile.score_margin)
                     if grouped:
-                        hits = group_sentences(index, hits, profile.group_gap, k)
+                        hits = group_sentences(index, hits, profile.group_gap, depth)
                         retrieved = [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
                     else:
                         retrieved = [Retrieved(h.doc_id, *windows.get((h.doc_id, h.start, h.end), (h.start, h.end)),
                                                h.heading_path) for h in hits]
                         if windows:  # expanded windows overlap: the query path returns each stretch once
                             retrieved = _merged(retrieved)
+                        retrieved = retrieved[:depth]
                     omega = precision_omega(question, spans.get(question.corpus_id, [])) if question.references else None
                     scores.add(question, retrieved, k, omega)
                     if on_question:

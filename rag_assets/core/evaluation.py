@@ -13,9 +13,11 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 Span = tuple[int, int]
+RECALL_AT = (1, 3, 5, 10)  # the ranks recall@k is reported at; evaluation retrieves max(k, 10) results
 
 
 def _total(spans: list[Span]) -> int:
@@ -127,9 +129,32 @@ def is_hit(question: Question, chunk: Retrieved) -> bool:
     return question.expected_section is None or question.expected_section.lower() in chunk.heading_path.lower()
 
 
+def bootstrap_ci(values: list[float], level: float = 0.95, resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """Percentile-bootstrap confidence interval of the mean of ``values`` (questions resampled with
+    replacement, ``resamples`` times, from a fixed ``seed``: the same values give the same interval).
+    For a paired comparison pass the per-question differences. (0, 0) for no values."""
+    return bootstrap_ci_of_sets([values], level, resamples, seed)
+
+
+def bootstrap_ci_of_sets(sets: list[list[float]], level: float = 0.95, resamples: int = 2000,
+                         seed: int = 0) -> tuple[float, float]:
+    """Interval of the mean of the sets' means (every set weighs the same, whatever its size):
+    each set's questions are resampled on their own (a stratified bootstrap). Empty sets are
+    skipped; (0, 0) when nothing is left."""
+    sets = [np.asarray(s, dtype=np.float64) for s in sets if len(s)]
+    if not sets:
+        return (0.0, 0.0)
+    rng = np.random.default_rng(seed)
+    means = np.mean([s[rng.integers(0, len(s), size=(resamples, len(s)))].mean(axis=1) for s in sets], axis=0)
+    tail = 100 * (1 - level) / 2
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
+
+
 @dataclass
 class Scores:
-    """Per-question metric lists; ``summary`` gives means and standard deviations."""
+    """Per-question metric lists; ``summary`` gives means, standard deviations and bootstrap 95%
+    confidence intervals (``recall_ci``, ``iou_ci``: [low, high])."""
 
     recall: list[float] = field(default_factory=list)
     precision: list[float] = field(default_factory=list)
@@ -138,6 +163,8 @@ class Scores:
     ranks: list[int | None] = field(default_factory=list)  # rank of the first hit (1-based), None if none
 
     def add(self, question: Question, retrieved: list[Retrieved], k: int, omega: float | None) -> None:
+        """Token metrics over ``retrieved[:k]``; the first-hit rank over all of ``retrieved`` (pass
+        at least 10 results for recall@10 to mean what it says)."""
         recall, precision, iou = token_scores(question, retrieved[:k])
         self.recall.append(recall)
         self.precision.append(precision)
@@ -153,11 +180,14 @@ class Scores:
         def std(values):
             return round(100 * statistics.pstdev(values), 2) if values else None
 
+        def ci(values):
+            return [round(100 * v, 2) for v in bootstrap_ci(values)] if values else None
+
         out = {"n_questions": len(self.ranks), "recall": mean(self.recall), "recall_std": std(self.recall),
                "precision": mean(self.precision), "precision_std": std(self.precision),
                "precision_omega": mean(self.precision_omega), "precision_omega_std": std(self.precision_omega),
-               "iou": mean(self.iou), "iou_std": std(self.iou)}
-        for k in (1, 3, 5, 10):
+               "iou": mean(self.iou), "iou_std": std(self.iou), "recall_ci": ci(self.recall), "iou_ci": ci(self.iou)}
+        for k in RECALL_AT:
             out[f"recall_at_{k}"] = mean([1.0 if r is not None and r <= k else 0.0 for r in self.ranks])
         out["mrr"] = mean([1.0 / r if r else 0.0 for r in self.ranks])
         return out

@@ -2,7 +2,8 @@
 
 import pytest
 
-from rag_assets.core.evaluation import Question, Reference, Retrieved, Scores, is_hit, precision_omega, token_scores
+from rag_assets.core.evaluation import (Question, Reference, Retrieved, Scores, bootstrap_ci, is_hit, precision_omega,
+                                        token_scores)
 
 
 def q(*refs, corpus="c"):
@@ -58,3 +59,26 @@ def test_chunk_level_hits_recall_at_k_and_mrr():
     doc_question = Question("?", "a.md", expected_doc="a.md", expected_section="Refunds")
     assert is_hit(doc_question, Retrieved("a.md", 0, 10, "Guide > Refunds > Enterprise"))
     assert not is_hit(doc_question, Retrieved("a.md", 0, 10, "Guide > Shipping"))
+
+
+def test_bootstrap_interval_brackets_the_mean_narrows_with_more_questions_and_is_repeatable():
+    values = [1.0, 0.0, 0.5, 1.0, 0.25, 0.75, 1.0, 0.0] * 5
+    low, high = bootstrap_ci(values)
+    assert low < sum(values) / len(values) < high
+    assert bootstrap_ci(values) == (low, high)  # fixed seed
+    wide = bootstrap_ci(values[:8])
+    assert wide[1] - wide[0] > high - low
+    assert bootstrap_ci([0.4] * 10) == pytest.approx((0.4, 0.4))
+    assert bootstrap_ci([]) == (0.0, 0.0)
+
+
+def test_summary_reports_intervals_and_recall_at_10_beyond_k():
+    question = q((100, 120))
+    scores = Scores()
+    far = [Retrieved("c", 200 + 10 * i, 205 + 10 * i) for i in range(7)] + [Retrieved("c", 100, 120)]
+    scores.add(question, far, 5, None)  # the hit is 8th: outside the top 5 token metrics
+    scores.add(question, [Retrieved("c", 90, 130)], 5, None)
+    summary = scores.summary()
+    assert summary["recall"] == 50.0 and summary["recall_at_5"] == 50.0 and summary["recall_at_10"] == 100.0
+    assert summary["recall_ci"][0] <= summary["recall"] <= summary["recall_ci"][1]
+    assert summary["iou_ci"][0] <= summary["iou"] <= summary["iou_ci"][1]

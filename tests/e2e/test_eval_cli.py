@@ -54,3 +54,34 @@ def test_eval_on_a_chroma_format_csv(tmp_path):
     assert row["n_questions"] == 1
     assert 0 < row["iou"] <= row["precision_omega"] <= 100
     assert row["recall"] > 0
+    assert row["recall_ci"][0] <= row["recall"] <= row["recall_ci"][1]
+    assert row["iou_ci"][0] <= row["iou"] <= row["iou_ci"][1]
+
+
+def test_grouped_profile_is_asked_for_ten_results_whatever_k(tmp_path, monkeypatch):
+    """recall@10 of the grouped `recommended` path is not capped at k: three documents each hold
+    a copy of the answer sentence (the rest differs: identical files are one document), so with k=1 the question still sees three results."""
+    from rag_assets.config import load_project
+    from rag_assets.evaluate import evaluate
+
+    corpora = tmp_path / "corpora"
+    corpora.mkdir()
+    refs = {}
+    for name in ("north", "south", "east"):
+        text = "The battery robot needs maintenance every 14 days. " + f"Filler about {name} weather and tea. " * 30
+        (corpora / f"{name}.md").write_text(text)
+        refs[name] = text.index("maintenance")
+    csv_path = tmp_path / "questions.csv"
+    with csv_path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["question", "references", "corpus_id"])
+        for name, start in refs.items():  # eval indexes only the corpora its questions are about
+            writer.writerow(["How often does the battery robot need maintenance?",
+                             json.dumps([{"content": "maintenance", "start_index": start, "end_index": start + 11}]), name])
+    for key, value in make_project(tmp_path / "p").items():
+        monkeypatch.setenv(key, value)
+    seen = []
+    rows = evaluate(load_project(), csv_path, ["recommended"], corpora=corpora, k=1,
+                    on_question=lambda profile, question, retrieved: seen.append(retrieved))
+    assert len(seen[0]) == 3 and {r.corpus_id for r in seen[0]} == {"north", "south", "east"}
+    assert rows[0]["recall_at_10"] == 100.0
