@@ -16,7 +16,7 @@ from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.hashing import settings_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import ChunkedDocument, EmbeddedDocument, ParsedDocument, RawDocument
-from rag_assets.core.parsing import DocumentError, parse_document, parser_version
+from rag_assets.core.parsing import DocumentError, ParseLimits, parse_document, parser_version
 from rag_assets.core.store import StageStore
 from rag_assets.core.tokens import TokenCounter
 
@@ -56,8 +56,9 @@ def _upstream(store: StageStore, stage: str, doc_id: str) -> dict:
     return current
 
 
-def parse_stage(store: StageStore, doc_id: str) -> StageResult:
-    """Parse the current raw snapshot, unless this content was parsed by this parser before."""
+def parse_stage(store: StageStore, doc_id: str, limits: ParseLimits = ParseLimits()) -> StageResult:
+    """Parse the current raw snapshot within ``limits`` (the source's parse limits), unless this
+    content was parsed by this parser before."""
     raw_ptr = store.current("raw", doc_id)
     if raw_ptr is None:
         return _fail(store, "parsed", doc_id, "no raw snapshot: the source has not reported this document")
@@ -71,7 +72,7 @@ def parse_stage(store: StageStore, doc_id: str) -> StageResult:
         store.set_current("parsed", doc_id, key=key, content_hash=raw_ptr["key"])
         return StageResult(doc_id, "reused", key, metadata=meta)
     try:
-        parsed = parse_document(load_raw(store, doc_id))
+        parsed = parse_document(load_raw(store, doc_id), limits)
     except DocumentError as exc:
         return _fail(store, "parsed", doc_id, str(exc), content_hash=raw_ptr["key"])
     store.put("parsed", key, parsed)
