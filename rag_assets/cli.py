@@ -56,6 +56,10 @@ COMMAND_EXAMPLES = {
   rag lineage 1f0c...e9                                 source, versions, profile, model and run
   rag lineage 1f0c...e9 --json
 """,
+    "restore": """examples:
+  rag restore --corpus sample                 list the table's versions with their row counts
+  rag restore --corpus sample --as-of 7       make version 7 the latest again (deleted rows come back)
+""",
     "eval": """examples:
   rag eval --questions dbt_like_configs/evals/sample_questions.yml --profile default --profile recommended
   rag eval --questions questions.csv --corpora corpora/ --profile fixed_200_0 --mode hybrid --json
@@ -184,6 +188,43 @@ def cmd_lineage(args) -> int:
     return 0
 
 
+def cmd_restore(args) -> int:
+    import dagster as dg
+
+    from rag_assets.config import load_project
+    from rag_assets.core.index import LanceIndex
+    from rag_assets.defs.factory import build_corpus_resources, resource_keys
+
+    corpus = load_project(args.project).corpus(args.corpus)
+    model = corpus.embedding_model
+    key = resource_keys(corpus.name)["lancedb"]
+    with dg.build_resources({key: build_corpus_resources(corpus)[key]}) as resources:
+        index = LanceIndex(getattr(resources, key).get_connection(), corpus.name, model.name, model.dimensions)
+        try:
+            if args.as_of is None:
+                versions = index.versions()
+            else:
+                restored = index.restore(args.as_of)
+        except ValueError as exc:  # no such table or version
+            print(f"rag: {exc}", file=sys.stderr)
+            return 2
+    if args.as_of is None:
+        rows = [{"version": v.version, "timestamp": v.timestamp.isoformat(timespec="seconds"), "rows": v.rows}
+                for v in versions]
+        print(json.dumps(rows, indent=2) if args.json else _table(["version", "written", "rows"],
+                                                                   [list(r.values()) for r in rows]))
+        return 0
+    documents = len(index.indexed_documents())
+    if args.json:
+        print(json.dumps({"corpus": corpus.name, "table": index.name, "restored": args.as_of,
+                          "version": restored.version, "rows": restored.rows, "documents": documents}))
+    else:
+        print(f"restored {index.name} to version {args.as_of} (now version {restored.version}): {restored.rows} "
+              f"rows of {documents} documents. Fix the source before the next `rag ingest`, or it deletes "
+              "them again (a mass delete is refused unless --allow-mass-delete).")
+    return 0
+
+
 def cmd_chunk(args) -> int:
     from dataclasses import replace
 
@@ -299,6 +340,12 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("row_id", help="the row's id (as `rag query --json` prints it)")
     trace.add_argument("--json", action="store_true", help="print one JSON object")
     trace.set_defaults(func=cmd_lineage)
+
+    restore = command("restore", "list a corpus table's versions, or make an older one the latest again")
+    restore.add_argument("--corpus", required=True, help="the corpus whose table to restore")
+    restore.add_argument("--as-of", type=int, metavar="VERSION", help="the version to restore (omit to list them)")
+    restore.add_argument("--json", action="store_true", help="print JSON")
+    restore.set_defaults(func=cmd_restore)
 
     ev = command("eval", "score chunking profiles against golden questions, side by side")
     ev.add_argument("--questions", required=True, help="Chroma-format CSV or dbt_like_configs/evals/*.yml")

@@ -302,6 +302,13 @@ class Corpus(_Strict):
                                        "--allow-mass-delete` overrides).")
 
 
+    @property
+    def source_location(self) -> str:
+        """The source as an operator finds it: its name and folder, or its bucket and prefix."""
+        where = self.source_root if self.source.kind == "disk" else f"s3://{self.source.bucket}/{self.source.prefix}"
+        return f"{self.source.name!r} ({where})"
+
+
 class Project(_Strict):
     name: str
     project_dir: str

@@ -142,6 +142,15 @@ def document_rows(doc: EmbeddedDocument, tenant: str | None, run_id: str, tags: 
 
 
 @dataclass(frozen=True)
+class TableVersion:
+    """One version of a LanceDB table: what ``rag restore --as-of`` can go back to."""
+
+    version: int
+    timestamp: datetime
+    rows: int
+
+
+@dataclass(frozen=True)
 class WriteResult:
     rows_written: int
     rows_deleted: int
@@ -263,6 +272,54 @@ class LanceIndex:
     def optimize(self) -> None:
         """Compact small fragments and drop old versions' unreferenced files (LanceDB optimize)."""
         self.table().optimize()
+
+    def versions(self) -> list[TableVersion]:
+        """Every version of the chunks table still on disk (``optimize`` removes those older than
+        LanceDB's cleanup age, 7 days by default), oldest first."""
+        return [TableVersion(v["version"], v["timestamp"], int(v["metadata"].get("total_rows", 0)))
+                for v in self._existing(self.name).list_versions()]
+
+    def restore(self, version: int) -> TableVersion:
+        """Make ``version`` of the chunks table the latest again (LanceDB's own restore: a new
+        version with that version's rows, nothing copied), then rebuild the documents manifest
+        from the restored rows, so rows deleted since come back with their manifest entries.
+        Returns the new latest version. Raises ValueError naming the versions there are when
+        ``version`` is not one of them."""
+        table = self._existing(self.name)
+        versions = [v["version"] for v in table.list_versions()]
+        if version not in versions:
+            raise ValueError(f"table {self.name} has no version {version}; it has versions {min(versions)} to "
+                             f"{max(versions)} (`rag restore --corpus CORPUS` lists them with their row counts)")
+        table.restore(version)
+        self.rebuild_manifest()
+        return self.versions()[-1]
+
+    def rebuild_manifest(self) -> int:
+        """Replace the documents manifest with what the chunks table holds (one entry per doc id,
+        ``chunks`` = its row count, lineage from its rows); returns the documents recorded."""
+        table = self.table()
+        columns = ["doc_id", "content_hash", "source_version", "source_uri", "profile_hash", "embedding_model",
+                   "run_id"]
+        rows = table.search().select(columns).limit(None).to_arrow()
+        counts = {r["doc_id"]: r["doc_id_count"] for r in rows.group_by("doc_id").aggregate(
+            [("doc_id", "count")]).to_pylist()}
+        now = datetime.now(timezone.utc)
+        entries = {}
+        for row in rows.to_pylist():
+            entries[row["doc_id"]] = {**row, "chunks": counts[row["doc_id"]], "table_version": table.version,
+                                      "updated_at": now}
+        manifest = self.manifest()
+        manifest.delete("true")
+        if entries:
+            manifest.add(pa.Table.from_pylist(list(entries.values()), schema=MANIFEST_SCHEMA))
+        return len(entries)
+
+    def _existing(self, name: str):
+        try:
+            return self.db.open_table(name)
+        except ValueError as exc:
+            raise ValueError(f"no table {name} in the LanceDB at {self.db.uri}: nothing to restore (has this "
+                             "corpus been ingested with this embedding model?)") from exc
 
     def count_doc_rows(self, doc_id: str) -> int:
         return self.table().count_rows(f"doc_id = {sql_str(doc_id)}")

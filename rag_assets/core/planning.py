@@ -20,6 +20,27 @@ class Plan:
     work: list[str] = field(default_factory=list)  # documents whose downstream stages must run
     deleted: list[str] = field(default_factory=list)
     hashed: int = 0  # documents whose bytes were read and hashed
+    known: int = 0  # documents the corpus held before the sweep
+
+
+class MassDeleteRefused(Exception):
+    """A sweep would delete more of the corpus than its ``+max_delete_fraction`` allows, or all of it."""
+
+
+def guard_deletes(plan: Plan, max_fraction: float, corpus: str, source: str, allow: bool = False) -> None:
+    """Raise MassDeleteRefused when ``plan`` deletes more than ``max_fraction`` of the documents
+    the corpus held, or every one of them (a source pointed at an empty or wrong folder lists
+    nothing, which reads as "delete everything"). ``allow`` (``--allow-mass-delete``) lets it
+    through. The message names the count, the corpus size, the source and both ways out.
+    """
+    deleted, known = len(plan.deleted), plan.known
+    if allow or not deleted or (deleted < known and deleted <= max_fraction * known):
+        return
+    reason = "all of them" if deleted == known else f"over +max_delete_fraction {max_fraction:g}"
+    raise MassDeleteRefused(
+        f"refusing to delete {deleted} of the {known} documents of corpus {corpus!r} ({deleted / known:.0%}, "
+        f"{reason}): source {source} lists {len(plan.listed)} documents. If the source is wrong, fix it in sources.yml; "
+        f"if the deletions are intended, run `rag ingest --allow-mass-delete`. Nothing was deleted.")
 
 
 def plan_sweep(
@@ -74,6 +95,8 @@ def plan_sweep(
         if not current:  # never indexed, or indexed (or failed) with other content/profile/model
             plan.work.append(ref.doc_id)
     live = set(plan.listed)
+    known = list(known)
+    plan.known = len(known)
     plan.deleted = sorted(d for d in known if d not in live)
     return plan
 
