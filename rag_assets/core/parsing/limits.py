@@ -86,7 +86,7 @@ def run_bounded(fn: Callable[..., Any], args: tuple, limits: ParseLimits) -> Any
     pid = os.fork()
     if pid == 0:  # the child: never returns into the caller's code
         os.close(read_fd)
-        _child(fn, args, limits.max_memory_mb * MB, write_fd)
+        _child(fn, args, limits.max_seconds, limits.max_memory_mb * MB, write_fd)
     os.close(write_fd)
     reaped = False
     try:
@@ -118,11 +118,13 @@ def run_bounded(fn: Callable[..., Any], args: tuple, limits: ParseLimits) -> Any
     return value
 
 
-def _child(fn, args, memory_bytes: int, write_fd: int) -> None:
+def _child(fn, args, limits_seconds: float, memory_bytes: int, write_fd: int) -> None:
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # the parent handles interrupts and kills us
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # and should the parent die, the alarm kills us
+        signal.alarm(int(limits_seconds) + 2)
         in_use = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
         resource.setrlimit(resource.RLIMIT_AS, (in_use + memory_bytes, resource.RLIM_INFINITY))
         try:
