@@ -269,6 +269,27 @@ class LanceIndex:
         rows = self.manifest().search().where(f"doc_id = {sql_str(doc_id)}").limit(1).to_list()
         return rows[0] if rows else None
 
+    def rows_per_document(self) -> dict[str, int]:
+        """Rows in the live chunks table, by doc id (one scan of the doc_id column)."""
+        rows = self.table().search().select(["doc_id"]).limit(None).to_arrow()
+        return {r["doc_id"]: r["doc_id_count"] for r in rows.group_by("doc_id").aggregate(
+            [("doc_id", "count")]).to_pylist()}
+
+    def complete_documents(self) -> set[str]:
+        """Documents whose rows are all in the live table: the manifest records them and the
+        table holds exactly as many rows as the manifest's chunk count. A table or manifest
+        that is missing (its folder lost) is recreated empty, so nothing is complete; one that
+        cannot be read raises IndexUnreadable."""
+        try:
+            manifest, rows = self.indexed_documents(), self.rows_per_document()
+        except Exception as exc:  # lance raises RuntimeError/OSError/ValueError for damaged data
+            raise IndexUnreadable(
+                f"cannot read the LanceDB table {self.name} or its manifest at {self.db.uri} "
+                f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); if the disk is full, free space; "
+                f"if the table is damaged, move {self.db.uri}/{self.name}.lance aside: the next `rag ingest` "
+                "rebuilds it from the stored chunks and vectors") from exc
+        return complete_documents(manifest, rows)
+
     def optimize(self) -> None:
         """Compact small fragments and drop old versions' unreferenced files (LanceDB optimize)."""
         self.table().optimize()
@@ -329,6 +350,17 @@ class LanceIndex:
 
     def version(self) -> int:
         return self.table().version
+
+
+class IndexUnreadable(RuntimeError):
+    """The corpus' table exists but cannot be read; the message names it and the fix."""
+
+
+def complete_documents(manifest: dict[str, dict[str, Any]], rows: dict[str, int]) -> set[str]:
+    """The documents of ``manifest`` (doc id -> entry with ``chunks``) whose row count in
+    ``rows`` (doc id -> rows in the table) equals their recorded chunk count. The one rule for
+    "this document's rows are all there", used by planning and by the data tests."""
+    return {doc_id for doc_id, entry in manifest.items() if rows.get(doc_id, 0) == entry["chunks"]}
 
 
 def active_table(db, corpus: str) -> str:

@@ -51,13 +51,21 @@ def plan_sweep(
     profile_hash: str,
     model_name: str,
     max_bytes: int | None = None,
+    complete: set[str] | None = None,
 ) -> Plan:
-    """Compare a listing with what the store holds.
+    """Compare a listing with what the store holds and, given ``complete``, with what the index holds.
 
     Size and source version (mtime or ETag) are a prefilter: a document whose source version is
     unchanged is not read. Otherwise its xxh3 content hash decides. A document also needs work
     when its index entry was built with another chunk profile or embedding model. A document that
-    failed with the same content, profile and model is not retried until one of them changes.
+    failed with the same content, profile and model is not retried until one of them changes,
+    unless its failure was a damaged stage store (``retry``). A document whose raw snapshot is
+    missing from the store is read again.
+
+    ``complete`` (from ``LanceIndex.complete_documents``) holds the documents whose rows in the
+    live table are all there: a document the store records as indexed but that is not in it
+    (rows deleted or lost, the table or its folder gone) needs work too, which re-writes its rows
+    from the stored chunks and vectors. None skips that comparison.
 
     A document the source refuses, one over ``max_bytes`` (known from the listing, so it is never
     read) and one whose read raises DocumentError get an unreadable raw snapshot that carries the
@@ -68,7 +76,8 @@ def plan_sweep(
     for ref in refs:
         plan.listed.append(ref.doc_id)
         raw = store.current("raw", ref.doc_id)
-        if raw is None or raw["source_version"] != ref.source_version or raw["size"] != ref.size:
+        if raw is None or raw["source_version"] != ref.source_version or raw["size"] != ref.size or (
+                raw["key"] is not None and not store.has("raw", raw["key"])):
             error = ref.refused or (too_large(ref.size, max_bytes) if max_bytes is not None and ref.size > max_bytes
                                     else None)
             document = None
@@ -82,7 +91,7 @@ def plan_sweep(
                 raw = {"key": None, "error": str(DocumentError(ref.doc_id, error)), "uri": ref.uri, "size": ref.size,
                        "source_version": ref.source_version}
                 store.set_current("raw", ref.doc_id, **raw)
-            elif raw is None or raw["key"] != document.content_hash:
+            elif raw is None or raw["key"] != document.content_hash or not store.has("raw", raw["key"]):
                 plan.snapshots.append(document)
                 plan.work.append(ref.doc_id)
                 continue
@@ -92,7 +101,8 @@ def plan_sweep(
         indexed = store.current("index", ref.doc_id)
         current = indexed is not None and (indexed.get("content_hash"), indexed.get("profile_hash"),
                                            indexed.get("model")) == (raw["key"], profile_hash, model_name)
-        if not current:  # never indexed, or indexed (or failed) with other content/profile/model
+        if not current or indexed.get("retry") or (  # never indexed, or with other content/profile/model
+                complete is not None and not indexed.get("error") and ref.doc_id not in complete):
             plan.work.append(ref.doc_id)
     live = set(plan.listed)
     known = list(known)
