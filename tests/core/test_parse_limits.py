@@ -43,6 +43,12 @@ def test_slow_rich_parse_is_stopped_at_max_seconds():
     assert time.monotonic() - started < 3
 
 
+def test_memory_cap_stops_the_parser_and_says_so():
+    # Without the expanded-size check, lxml's allocations fail at the cap: reported as memory, not XML.
+    with pytest.raises(DocumentError, match="needed more than the source's max_parse_memory_mb of 256"):
+        parse_document(raw("bomb.docx", expanding_docx(60)), ParseLimits(max_expanded_mb=1000, max_memory_mb=256))
+
+
 def test_element_count_and_text_length_limits():
     text = "".join(f"Paragraph {i}.\n\n" for i in range(50)).encode()
     with pytest.raises(DocumentError, match="50 elements, over the source's max_elements of 10"):

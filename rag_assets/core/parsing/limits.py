@@ -125,8 +125,8 @@ def _child(fn, args, limits_seconds: float, memory_bytes: int, write_fd: int) ->
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)  # and should the parent die, the alarm kills us
         signal.alarm(int(limits_seconds) + 2)
-        in_use = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
-        resource.setrlimit(resource.RLIMIT_AS, (in_use + memory_bytes, resource.RLIM_INFINITY))
+        cap = _address_space() + memory_bytes
+        resource.setrlimit(resource.RLIMIT_AS, (cap, resource.RLIM_INFINITY))
         try:
             payload = ("ok", fn(*args))
         except MemoryError:
@@ -134,7 +134,9 @@ def _child(fn, args, limits_seconds: float, memory_bytes: int, write_fd: int) ->
         except ParseLimitExceeded as exc:
             payload = ("limit", str(exc))
         except Exception as exc:  # parsers raise many types; the parent reports type and message
-            payload = ("error", f"{type(exc).__name__}: {exc}")
+            # C libraries (lxml) report a failed allocation as their own error: near the cap, it was memory.
+            near_cap = _address_space(peak=True) > cap - memory_bytes // 10
+            payload = ("memory", None) if near_cap else ("error", f"{type(exc).__name__}: {exc}")
         try:
             data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
         except MemoryError:
@@ -145,6 +147,13 @@ def _child(fn, args, limits_seconds: float, memory_bytes: int, write_fd: int) ->
         code = 1
     finally:
         os._exit(code)
+
+
+def _address_space(peak: bool = False) -> int:
+    """This process' virtual memory size (or its peak so far), in bytes."""
+    field = "VmPeak:" if peak else "VmSize:"
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith(field))
 
 
 def _read_until(fd: int, deadline: float) -> bytes | None:
