@@ -669,7 +669,7 @@ def _rag(values: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([RAG, *args], env={**os.environ, **values}, capture_output=True, text=True, timeout=600)
 
 
-def lost_index_folder(tmp: Path, documents: int = 60) -> dict:
+def lost_index_folder(tmp: Path, documents: int = 120) -> dict:
     """The LanceDB folder (index and embedding cache) is deleted, the stage store kept: one
     ``rag ingest`` restores every row, re-embedding nothing the stage store still holds."""
     docs = tmp / "docs"
@@ -689,7 +689,7 @@ def lost_index_folder(tmp: Path, documents: int = 60) -> dict:
                   re_embedded=report["chunks_embedded"])
 
 
-def empty_source_folder(tmp: Path, documents: int = 30) -> dict:
+def empty_source_folder(tmp: Path, documents: int = 120) -> dict:
     """The source is pointed at an empty folder: ``rag ingest`` exits non-zero naming the count
     and the source, and deletes nothing."""
     docs, empty = tmp / "docs", tmp / "empty"
