@@ -48,6 +48,11 @@ SCENARIOS = {
     "S3 outage": scenarios.s3_outage,
     "tenant isolation": scenarios.tenant_isolation,
     "pasted filters": scenarios.pasted_filters,
+    "hostile DOCX": scenarios.hostile_docx,
+    "LanceDB folder lost": scenarios.lost_index_folder,
+    "empty source folder": scenarios.empty_source_folder,
+    "missing source folder": scenarios.missing_source_folder,
+    "concurrent ingests": scenarios.concurrent_ingests,
 }
 
 

@@ -19,10 +19,13 @@ ROW_ID = re.compile(r"[0-9a-f]{32}")
 EXIT_CODES = """exit codes:
   0    success
   1    the command ran, but part of its work failed or found nothing (a document failed to
-       ingest or parse, and the rest were processed; no index row with that id)
+       ingest or parse, and the rest were processed; no index row with that id; another ingest
+       holds the corpus; the disk is full)
   2    bad usage, config or input (unknown option, key, corpus, profile or filter value; a file
-       that cannot be read; a corpus with tenants queried without --tenant)
+       or source folder that cannot be read; a corpus with tenants queried without --tenant; a
+       mass delete refused)
   130  interrupted (Ctrl-C)
+Errors are one line; `rag --debug COMMAND` shows the traceback.
 """
 
 EXAMPLES = """examples:
@@ -68,6 +71,10 @@ COMMAND_EXAMPLES = {
   rag query "refund policy" --json | jq -r '.[0].id'    find a row id
   rag lineage 1f0c...e9                                 source, versions, profile, model and run
   rag lineage 1f0c...e9 --json
+""",
+    "restore": """examples:
+  rag restore --corpus sample                 list the table's versions with their row counts
+  rag restore --corpus sample --as-of 7       make version 7 the latest again (deleted rows come back)
 """,
     "eval": """examples:
   rag eval --questions dbt_like_configs/evals/sample_questions.yml --profile default --profile recommended
@@ -256,6 +263,43 @@ def cmd_lineage(args) -> int:
     return 0
 
 
+def cmd_restore(args) -> int:
+    import dagster as dg
+
+    from rag_assets.config import load_project
+    from rag_assets.core.index import LanceIndex
+    from rag_assets.defs.factory import build_corpus_resources, resource_keys
+
+    corpus = load_project(args.project).corpus(args.corpus)
+    model = corpus.embedding_model
+    key = resource_keys(corpus.name)["lancedb"]
+    with dg.build_resources({key: build_corpus_resources(corpus)[key]}) as resources:
+        index = LanceIndex(getattr(resources, key).get_connection(), corpus.name, model.name, model.dimensions)
+        try:
+            if args.as_of is None:
+                versions = index.versions()
+            else:
+                restored = index.restore(args.as_of)
+        except ValueError as exc:  # no such table or version
+            print(f"rag: {exc}", file=sys.stderr)
+            return 2
+    if args.as_of is None:
+        rows = [{"version": v.version, "timestamp": v.timestamp.isoformat(timespec="seconds"), "rows": v.rows}
+                for v in versions]
+        print(json.dumps(rows, indent=2) if args.json else _table(["version", "written", "rows"],
+                                                                   [list(r.values()) for r in rows]))
+        return 0
+    documents = len(index.indexed_documents())
+    if args.json:
+        print(json.dumps({"corpus": corpus.name, "table": index.name, "restored": args.as_of,
+                          "version": restored.version, "rows": restored.rows, "documents": documents}))
+    else:
+        print(f"restored {index.name} to version {args.as_of} (now version {restored.version}): {restored.rows} "
+              f"rows of {documents} documents. Fix the source before the next `rag ingest`, or it deletes "
+              "them again (a mass delete is refused unless --allow-mass-delete).")
+    return 0
+
+
 def cmd_chunk(args) -> int:
     from dataclasses import replace
 
@@ -298,7 +342,7 @@ def cmd_chunk(args) -> int:
         return 2
     raw = RawDocument(path.name, path.resolve().as_uri(), content_hash(data), len(data), "cli", data)
     try:
-        doc = parse_document(raw)
+        doc = parse_document(raw, corpus.source.parse_limits)
     except DocumentError as exc:
         print(f"rag: {exc}", file=sys.stderr)
         return 1
@@ -338,6 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--project", help="config project folder (default: $RAG_PROJECT_DIR or dbt_like_configs/)")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error instead of one line")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, help: str) -> argparse.ArgumentParser:
@@ -384,6 +429,12 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--json", action="store_true", help="print one JSON object")
     trace.set_defaults(func=cmd_lineage)
 
+    restore = command("restore", "list a corpus table's versions, or make an older one the latest again")
+    restore.add_argument("--corpus", required=True, help="the corpus whose table to restore")
+    restore.add_argument("--as-of", type=int, metavar="VERSION", help="the version to restore (omit to list them)")
+    restore.add_argument("--json", action="store_true", help="print JSON")
+    restore.set_defaults(func=cmd_restore)
+
     ev = command("eval", "score chunking profiles against golden questions, side by side")
     ev.add_argument("--questions", required=True, help="Chroma-format CSV or dbt_like_configs/evals/*.yml")
     ev.add_argument("--corpora", help="folder of <corpus_id>.md files (CSV format; default: beside the CSV)")
@@ -412,21 +463,50 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # Dagster marks data versions as beta; that is not news to a `rag` user on every document.
     warnings.filterwarnings("ignore", message=".*currently in beta.*")
-    from rag_assets.config import ConfigError
-    from rag_assets.core.sources import SourceUnavailable
-
     try:
         return args.func(args)
-    except (ConfigError, KeyError) as exc:
-        # A KeyError's str() is its repr; the message is its argument.
-        print(f"rag: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
-        return 2
-    except SourceUnavailable as exc:  # nothing was recorded: the next run starts from the same state
-        print(f"rag: {exc}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         print("rag: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        message, code = operator_error(exc, args.project)
+        print(f"rag: {message}", file=sys.stderr)
+        return code
+
+
+def _written_folders(project_dir: str | None) -> str:
+    from rag_assets.config import load_project
+
+    try:
+        corpora = load_project(project_dir).corpora
+    except Exception:  # the config may be what is broken; the message still says where to look
+        return "the data dir and the LanceDB folder: rag_project.yml data_dir, profiles/indexes.yml uri"
+    return ", ".join(sorted({str(Path(c.stage_store).parent) for c in corpora} | {c.index_uri for c in corpora}))
+
+
+def operator_error(exc: Exception, project_dir: str | None = None) -> tuple[str, int]:
+    """One line and the exit code for an error that ends a command (README: 2 config or usage,
+    1 the command ran but could not finish its work)."""
+    from rag_assets.config import ConfigError
+    from rag_assets.core.errors import disk_full
+    from rag_assets.core.index import IndexUnreadable
+    from rag_assets.core.locking import IngestLocked
+    from rag_assets.core.planning import MassDeleteRefused
+    from rag_assets.core.sources import SourceFolderMissing, SourceUnavailable
+
+    if isinstance(exc, (ConfigError, SourceFolderMissing, MassDeleteRefused)):
+        return str(exc), 2
+    if isinstance(exc, KeyError):  # unknown corpus or profile; str() of a KeyError is its repr
+        return (exc.args[0] if exc.args else str(exc)), 2
+    if isinstance(exc, (SourceUnavailable, IngestLocked, IndexUnreadable)):
+        return str(exc), 1  # nothing was recorded: the next run starts from the same state
+    full = disk_full(exc, lambda: _written_folders(project_dir))
+    if full:
+        return full, 1
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    return f"{type(exc).__name__}: {first} (run `rag --debug ...` for the traceback)", 1
 
 
 if __name__ == "__main__":

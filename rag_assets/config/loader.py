@@ -186,6 +186,8 @@ def load_project(project_dir: str | Path | None = None) -> Project:
                 eval_questions=_resolve_path(root, settings.eval_questions) if settings.eval_questions else None,
                 eval_profiles=settings.eval_profiles or (merged["chunking_profile"].name,),
                 min_recall_at_5=settings.min_recall_at_5,
+                max_delete_fraction=next((f for f in (settings.max_delete_fraction,
+                                                      project.defaults.max_delete_fraction) if f is not None), 0.5),
             )
         )
     return Project(

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from rag_assets.core.parsing.limits import ParseLimits
+
 NAME = r"^[A-Za-z][A-Za-z0-9_\-]*$"
 
 
@@ -30,6 +32,16 @@ class SourceConfig(_Strict):
     secret_key_env: str = Field("AWS_SECRET_ACCESS_KEY", description="s3: environment variable holding the secret key.")
     max_document_mb: float = Field(32.0, gt=0, le=4096, description="Larger documents are refused from the "
                                    "listing, never read (memory stays bounded); each is reported as failed.")
+    max_parse_seconds: float = Field(ParseLimits.max_seconds, gt=0, le=3600, description="A rich document "
+                                     "(HTML, DOCX, PDF) still parsing after this long is stopped and reported as failed.")
+    max_expanded_mb: float = Field(ParseLimits.max_expanded_mb, gt=0, le=4096, description="A DOCX whose archive "
+                                   "members unzip to more than this is refused before parsing (zip bombs).")
+    max_elements: int = Field(ParseLimits.max_elements, ge=1, description="Most structural elements (paragraphs, "
+                              "titles, tables) one document may parse into.")
+    max_text_mb: float = Field(ParseLimits.max_text_mb, gt=0, le=4096, description="Most parsed text of one "
+                               "document, in millions of characters.")
+    max_parse_memory_mb: int = Field(ParseLimits.max_memory_mb, ge=64, description="Most memory parsing one rich "
+                                     "document may add (its parser runs in a child process with this limit).")
     sensor_interval_seconds: int = Field(60, ge=5, description="How often the source's sensor lists it.")
     schedule: str | None = Field(None, description="Cron of a scheduled sweep, for sources without events.")
     description: str = ""
@@ -61,6 +73,13 @@ class SourceConfig(_Strict):
     @property
     def max_document_bytes(self) -> int:
         return int(self.max_document_mb * 2**20)
+
+    @property
+    def parse_limits(self) -> ParseLimits:
+        """The limits every parse of this source's documents runs under."""
+        return ParseLimits(max_seconds=self.max_parse_seconds, max_expanded_mb=self.max_expanded_mb,
+                           max_elements=self.max_elements, max_text_mb=self.max_text_mb,
+                           max_memory_mb=self.max_parse_memory_mb)
 
 
 class SourcesFile(_Strict):
@@ -217,6 +236,7 @@ class CorpusSettings(_Strict):
     eval_questions: str | None = Field(None, alias="+eval_questions")
     eval_profiles: tuple[str, ...] | None = Field(None, alias="+eval_profiles")
     min_recall_at_5: float | None = Field(None, alias="+min_recall_at_5", ge=0, le=100)
+    max_delete_fraction: float | None = Field(None, alias="+max_delete_fraction", gt=0, le=1)
 
 
 class ExecutorConfig(_Strict):
@@ -277,6 +297,16 @@ class Corpus(_Strict):
     eval_questions: str | None = Field(None, description="Absolute path of the corpus' golden question set.")
     eval_profiles: tuple[str, ...] = Field((), description="Profiles the retrieval_eval asset compares.")
     min_recall_at_5: float | None = Field(None, description="Asset check threshold on recall@5 (percent).")
+    max_delete_fraction: float = Field(0.5, description="A sweep that would delete more than this share of the "
+                                       "corpus' documents, or all of them, is refused (`rag ingest "
+                                       "--allow-mass-delete` overrides).")
+
+
+    @property
+    def source_location(self) -> str:
+        """The source as an operator finds it: its name and folder, or its bucket and prefix."""
+        where = self.source_root if self.source.kind == "disk" else f"s3://{self.source.bucket}/{self.source.prefix}"
+        return f"{self.source.name!r} ({where})"
 
 
 class Project(_Strict):

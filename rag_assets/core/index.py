@@ -142,6 +142,15 @@ def document_rows(doc: EmbeddedDocument, tenant: str | None, run_id: str, tags: 
 
 
 @dataclass(frozen=True)
+class TableVersion:
+    """One version of a LanceDB table: what ``rag restore --as-of`` can go back to."""
+
+    version: int
+    timestamp: datetime
+    rows: int
+
+
+@dataclass(frozen=True)
 class WriteResult:
     rows_written: int
     rows_deleted: int
@@ -260,9 +269,78 @@ class LanceIndex:
         rows = self.manifest().search().where(f"doc_id = {sql_str(doc_id)}").limit(1).to_list()
         return rows[0] if rows else None
 
+    def rows_per_document(self) -> dict[str, int]:
+        """Rows in the live chunks table, by doc id (one scan of the doc_id column)."""
+        rows = self.table().search().select(["doc_id"]).limit(None).to_arrow()
+        return {r["doc_id"]: r["doc_id_count"] for r in rows.group_by("doc_id").aggregate(
+            [("doc_id", "count")]).to_pylist()}
+
+    def complete_documents(self) -> set[str]:
+        """Documents whose rows are all in the live table: the manifest records them and the
+        table holds exactly as many rows as the manifest's chunk count. A table or manifest
+        that is missing (its folder lost) is recreated empty, so nothing is complete; one that
+        cannot be read raises IndexUnreadable."""
+        try:
+            manifest, rows = self.indexed_documents(), self.rows_per_document()
+        except Exception as exc:  # lance raises RuntimeError/OSError/ValueError for damaged data
+            raise IndexUnreadable(
+                f"cannot read the LanceDB table {self.name} or its manifest at {self.db.uri} "
+                f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); if the disk is full, free space; "
+                f"if the table is damaged, move {self.db.uri}/{self.name}.lance aside: the next `rag ingest` "
+                "rebuilds it from the stored chunks and vectors") from exc
+        return complete_documents(manifest, rows)
+
     def optimize(self) -> None:
         """Compact small fragments and drop old versions' unreferenced files (LanceDB optimize)."""
         self.table().optimize()
+
+    def versions(self) -> list[TableVersion]:
+        """Every version of the chunks table still on disk (``optimize`` removes those older than
+        LanceDB's cleanup age, 7 days by default), oldest first."""
+        return [TableVersion(v["version"], v["timestamp"], int(v["metadata"].get("total_rows", 0)))
+                for v in self._existing(self.name).list_versions()]
+
+    def restore(self, version: int) -> TableVersion:
+        """Make ``version`` of the chunks table the latest again (LanceDB's own restore: a new
+        version with that version's rows, nothing copied), then rebuild the documents manifest
+        from the restored rows, so rows deleted since come back with their manifest entries.
+        Returns the new latest version. Raises ValueError naming the versions there are when
+        ``version`` is not one of them."""
+        table = self._existing(self.name)
+        versions = [v["version"] for v in table.list_versions()]
+        if version not in versions:
+            raise ValueError(f"table {self.name} has no version {version}; it has versions {min(versions)} to "
+                             f"{max(versions)} (`rag restore --corpus CORPUS` lists them with their row counts)")
+        table.restore(version)
+        self.rebuild_manifest()
+        return self.versions()[-1]
+
+    def rebuild_manifest(self) -> int:
+        """Replace the documents manifest with what the chunks table holds (one entry per doc id,
+        ``chunks`` = its row count, lineage from its rows); returns the documents recorded."""
+        table = self.table()
+        columns = ["doc_id", "content_hash", "source_version", "source_uri", "profile_hash", "embedding_model",
+                   "run_id"]
+        rows = table.search().select(columns).limit(None).to_arrow()
+        counts = {r["doc_id"]: r["doc_id_count"] for r in rows.group_by("doc_id").aggregate(
+            [("doc_id", "count")]).to_pylist()}
+        now = datetime.now(timezone.utc)
+        entries = {}
+        for row in rows.to_pylist():
+            entries[row["doc_id"]] = {**row, "chunks": counts[row["doc_id"]], "table_version": table.version,
+                                      "updated_at": now}
+        manifest = self.manifest()
+        manifest.delete("true")
+        if entries:
+            manifest.add(pa.Table.from_pylist(list(entries.values()), schema=MANIFEST_SCHEMA))
+        return len(entries)
+
+    def _existing(self, name: str):
+        try:
+            return self.db.open_table(name)
+        except ValueError as exc:
+            raise ValueError(f"no table {name} in the LanceDB at {self.db.uri}: nothing to restore (has this "
+                             "corpus been ingested with this embedding model?)") from exc
 
     def count_doc_rows(self, doc_id: str) -> int:
         return self.table().count_rows(f"doc_id = {sql_str(doc_id)}")
@@ -272,6 +350,17 @@ class LanceIndex:
 
     def version(self) -> int:
         return self.table().version
+
+
+class IndexUnreadable(RuntimeError):
+    """The corpus' table exists but cannot be read; the message names it and the fix."""
+
+
+def complete_documents(manifest: dict[str, dict[str, Any]], rows: dict[str, int]) -> set[str]:
+    """The documents of ``manifest`` (doc id -> entry with ``chunks``) whose row count in
+    ``rows`` (doc id -> rows in the table) equals their recorded chunk count. The one rule for
+    "this document's rows are all there", used by planning and by the data tests."""
+    return {doc_id for doc_id, entry in manifest.items() if rows.get(doc_id, 0) == entry["chunks"]}
 
 
 def active_table(db, corpus: str) -> str:

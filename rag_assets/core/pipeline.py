@@ -4,6 +4,12 @@ Each stage finds the current output of the stage before it, derives the key of i
 from everything that determines it, and reuses a stored artifact with that key instead of
 recomputing. A document that fails at one stage is marked failed (with the cause) for the stages
 after it, so the index keeps its last good rows and the rest of the batch goes on.
+
+Stored artifacts are checked before they are reused: one that is missing or damaged (a truncated
+pickle, raw bytes whose hash is not their key) is recomputed, or, where the stage cannot redo it,
+fails the document with ``retry`` set so the next sweep plans it again. Each document's vectors
+are stored beside its chunks, so the index can be rebuilt without the model even when the
+LanceDB folder, and the embedding cache in it, is lost.
 """
 
 from __future__ import annotations
@@ -13,10 +19,12 @@ from typing import Callable, Sequence
 
 from rag_assets.core.chunking import ChunkingProfile, chunk_document
 from rag_assets.core.embed_cache import EmbeddingCache
-from rag_assets.core.hashing import settings_hash, text_hash
+import numpy as np
+
+from rag_assets.core.hashing import content_hash, settings_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import ChunkedDocument, EmbeddedDocument, ParsedDocument, RawDocument
-from rag_assets.core.parsing import DocumentError, parse_document, parser_version
+from rag_assets.core.parsing import DocumentError, ParseLimits, parse_document, parser_version
 from rag_assets.core.store import StageStore
 from rag_assets.core.tokens import TokenCounter
 
@@ -45,8 +53,14 @@ def load_raw(store: StageStore, doc_id: str) -> RawDocument:
     current = store.current("raw", doc_id)
     if current is None:
         raise DocumentError(doc_id, "no raw snapshot: the source has not reported this document yet")
-    data = store.get_bytes("raw", current["key"])
+    data = store.load_bytes("raw", current["key"], content_hash)
+    if data is None:
+        raise DocumentError(doc_id, STORE_DAMAGED.format(what="raw snapshot"))
     return RawDocument(doc_id, current["uri"], current["key"], current["size"], current["source_version"], data)
+
+
+STORE_DAMAGED = ("{what} is missing or damaged in the stage store (it was removed); the next `rag ingest` "
+                 "recomputes it")
 
 
 def _upstream(store: StageStore, stage: str, doc_id: str) -> dict:
@@ -56,10 +70,12 @@ def _upstream(store: StageStore, stage: str, doc_id: str) -> dict:
     return current
 
 
-def parse_stage(store: StageStore, doc_id: str, observed: dict | None = None) -> StageResult:
+def parse_stage(store: StageStore, doc_id: str, observed: dict | None = None,
+                limits: ParseLimits = ParseLimits()) -> StageResult:
     """Parse the raw snapshot ``observed`` (the version the orchestrator recorded for the
     document: ``{key, uri, size, source_version}`` or ``{error}``; default: the store's current
-    one), unless this content was parsed by this parser before. ``observed`` becomes current."""
+    one) within ``limits`` (the source's parse limits), unless this content was parsed by this
+    parser before. ``observed`` becomes current."""
     current = store.current("raw", doc_id)
     if observed is not None and (current is None or (current["key"], current.get("error")) != (
             observed["key"], observed.get("error"))):
@@ -73,13 +89,14 @@ def parse_stage(store: StageStore, doc_id: str, observed: dict | None = None) ->
     # later artifact come from it, so identical bytes under two paths are two parses.
     key = settings_hash({"content": raw_ptr["key"], "parser": parser_version(), "doc_id": doc_id})
     meta = {"content_hash": raw_ptr["key"]}
-    if store.has("parsed", key):
+    if store.load("parsed", key) is not None:
         store.set_current("parsed", doc_id, key=key, content_hash=raw_ptr["key"])
         return StageResult(doc_id, "reused", key, metadata=meta)
     try:
-        parsed = parse_document(load_raw(store, doc_id))
+        parsed = parse_document(load_raw(store, doc_id), limits)
     except DocumentError as exc:
-        return _fail(store, "parsed", doc_id, str(exc), content_hash=raw_ptr["key"])
+        return _fail(store, "parsed", doc_id, str(exc), content_hash=raw_ptr["key"],
+                     retry=exc.cause == STORE_DAMAGED.format(what="raw snapshot"))
     store.put("parsed", key, parsed)
     store.set_current("parsed", doc_id, key=key, content_hash=raw_ptr["key"])
     meta.update(title=parsed.title, content_type=parsed.content_type, chars=len(parsed.text),
@@ -92,14 +109,18 @@ def chunk_stage(store: StageStore, doc_id: str, profile: ChunkingProfile, counte
     """Chunk the current parsed text, unless these settings chunked this text before."""
     parsed_ptr = _upstream(store, "parsed", doc_id)
     if parsed_ptr.get("error"):
-        return _fail(store, "chunks", doc_id, parsed_ptr["error"], content_hash=parsed_ptr.get("content_hash"))
+        return _fail(store, "chunks", doc_id, parsed_ptr["error"], content_hash=parsed_ptr.get("content_hash"),
+                     retry=parsed_ptr.get("retry", False))
     key = settings_hash({"parsed": parsed_ptr["key"], "profile": profile.fingerprint(), "tokenizer": counter.name,
                          "limit": model_limit})
-    if store.has("chunks", key):
-        chunked: ChunkedDocument = store.get("chunks", key)
+    chunked: ChunkedDocument | None = store.load("chunks", key)
+    if chunked is not None:
         status = "reused"
     else:
-        parsed: ParsedDocument = store.get("parsed", parsed_ptr["key"])
+        parsed: ParsedDocument | None = store.load("parsed", parsed_ptr["key"])
+        if parsed is None:
+            return _fail(store, "chunks", doc_id, str(DocumentError(doc_id, STORE_DAMAGED.format(what="parsed text"))),
+                         content_hash=parsed_ptr["content_hash"], retry=True)
         try:
             chunked = chunk_document(parsed, profile, counter, model_limit, embed=embed)
         except ValueError as exc:
@@ -124,32 +145,50 @@ class EmbedTotals:
 
 def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache, embed: Callable,
                 model_name: str, prefix: str = "") -> tuple[list[StageResult], EmbedTotals]:
-    """Embed the chunks of every document whose embedded text the cache has not seen, in one
-    pass over the batch; a document's vectors then all come from the cache."""
-    results, todo, chunked_by_doc = [], {}, {}
+    """Give every document's current chunks their vectors, stored beside the chunks (key: chunks
+    key, model, prefix). A document whose stored vectors are intact costs nothing; the others'
+    chunks are looked up in the cache, and only embedded texts it has not seen reach the model,
+    in one pass over the batch."""
+    results, todo, pending, stored = [], {}, {}, {}
     for doc_id in doc_ids:
         ptr = _upstream(store, "chunks", doc_id)
         if ptr.get("error"):
-            results.append(_fail(store, "embeddings", doc_id, ptr["error"], content_hash=ptr.get("content_hash")))
+            results.append(_fail(store, "embeddings", doc_id, ptr["error"], content_hash=ptr.get("content_hash"),
+                                 retry=ptr.get("retry", False)))
             continue
-        chunked: ChunkedDocument = store.get("chunks", ptr["key"])
+        chunked: ChunkedDocument | None = store.load("chunks", ptr["key"])
+        if chunked is None:
+            results.append(_fail(store, "embeddings", doc_id, str(DocumentError(doc_id, STORE_DAMAGED.format(
+                what="its chunks"))), content_hash=ptr["content_hash"], retry=True))
+            continue
+        vectors_key = settings_hash({"chunks": ptr["key"], "model": model_name, "prefix": prefix})
+        vectors = store.load("vectors", vectors_key)
+        if vectors is not None and len(vectors) == len(chunked.chunks):
+            stored[doc_id] = (ptr, chunked, vectors_key)
+            continue
         keys = [text_hash(prefix + chunk.embed_text) for chunk in chunked.chunks]
-        chunked_by_doc[doc_id] = (ptr, chunked, keys)
+        pending[doc_id] = (ptr, chunked, keys, vectors_key)
         for key, chunk in zip(keys, chunked.chunks):
             todo[key] = prefix + chunk.embed_text
-    totals = EmbedTotals()
-    cached = cache.get_many(list(todo))
-    missing = {k: t for k, t in todo.items() if k not in cached}
-    totals.cached = len(todo) - len(missing)
+    totals = EmbedTotals(cached=sum(len(chunked.chunks) for _, chunked, _ in stored.values()))
+    found = cache.get_many(list(todo))
+    missing = {k: t for k, t in todo.items() if k not in found}
+    totals.cached += len(todo) - len(missing)
     if missing:
         new_keys = list(missing)
-        vectors = embed([missing[k] for k in new_keys])
-        cache.put_many(dict(zip(new_keys, vectors)))
+        new_vectors = embed([missing[k] for k in new_keys])
+        cache.put_many(dict(zip(new_keys, new_vectors)))
+        found.update(zip(new_keys, new_vectors))
         totals.embedded = len(new_keys)
-    for doc_id, (ptr, chunked, keys) in chunked_by_doc.items():
+    for doc_id, (ptr, chunked, keys, vectors_key) in pending.items():
+        store.put("vectors", vectors_key, np.asarray([found[k] for k in keys], dtype=np.float32))
+        stored[doc_id] = (ptr, chunked, vectors_key)
+    for doc_id, (ptr, chunked, vectors_key) in stored.items():
+        keys = pending[doc_id][2] if doc_id in pending else ()
         new_chunks = [c for key, c in zip(keys, chunked.chunks) if key in missing]
         totals.tokens += sum(c.tokens for c in new_chunks)
-        store.set_current("embeddings", doc_id, key=ptr["key"], model=model_name, content_hash=ptr["content_hash"])
+        store.set_current("embeddings", doc_id, key=ptr["key"], vectors=vectors_key, model=model_name,
+                          content_hash=ptr["content_hash"])
         results.append(StageResult(doc_id, "computed", ptr["key"], metadata={
             "chunks": len(chunked.chunks), "chunks_embedded": len(new_chunks),
             "tokens": sum(c.tokens for c in chunked.chunks), "embedded_tokens": sum(c.tokens for c in new_chunks)}))
@@ -162,32 +201,52 @@ def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, ca
     """Write the batch's current chunks and vectors to the index in one upsert (new rows first,
     then stale ones removed); ``tenant`` is a string or a function of the document id. A failed
     document keeps its last good rows; its failure is recorded against the content, profile and
-    model it failed with, so it is retried only when one changes."""
+    model it failed with, so it is retried only when one changes (or at once, with ``retry``,
+    when the cause was a damaged stage store). Each indexed document's record holds its row
+    count (``rows``), which reconciling with the table compares."""
     results: dict[str, StageResult] = {}
     ready: list[tuple[str, dict, EmbeddedDocument]] = []
     for doc_id in doc_ids:
         ptr = _upstream(store, "embeddings", doc_id)
-        if ptr.get("error"):
-            store.set_current("index", doc_id, key=None, error=ptr["error"], content_hash=ptr.get("content_hash"),
-                              profile_hash=profile_hash, model=model_name)
-            results[doc_id] = StageResult(doc_id, "failed", error=ptr["error"],
+        error, retry = ptr.get("error"), ptr.get("retry", False)
+        if not error:
+            chunked: ChunkedDocument | None = store.load("chunks", ptr["key"])
+            vectors = _vectors(store, ptr, chunked, cache, prefix)
+            if vectors is None:
+                error, retry = str(DocumentError(doc_id, STORE_DAMAGED.format(what="its chunks or vectors"))), True
+        if error:
+            store.set_current("index", doc_id, key=None, error=error, content_hash=ptr.get("content_hash"),
+                              profile_hash=profile_hash, model=model_name, retry=retry)
+            results[doc_id] = StageResult(doc_id, "failed", error=error,
                                           metadata={"kept_rows": index.count_doc_rows(doc_id)})
             continue
-        chunked: ChunkedDocument = store.get("chunks", ptr["key"])
-        vectors = cache.get_many([text_hash(prefix + c.embed_text) for c in chunked.chunks])
-        embedded = EmbeddedDocument(chunked, ptr["model"], tuple(
-            tuple(vectors[text_hash(prefix + c.embed_text)]) for c in chunked.chunks))
+        embedded = EmbeddedDocument(chunked, ptr["model"], tuple(tuple(v) for v in vectors))
         ready.append((doc_id, ptr, embedded))
     written = index.write_documents([e for _, _, e in ready], tenant, run_id, tags)
     for doc_id, ptr, embedded in ready:
         result = written[doc_id]
         store.set_current("index", doc_id, key=ptr["key"], content_hash=embedded.chunked.content_hash,
                           profile_hash=embedded.chunked.profile_hash, model=ptr["model"],
-                          table_version=result.table_version)
+                          table_version=result.table_version, rows=result.rows_written)
         results[doc_id] = StageResult(doc_id, "computed", ptr["key"], metadata={
             "rows_written": result.rows_written, "rows_deleted": result.rows_deleted,
             "table_version": result.table_version})
     return [results[d] for d in doc_ids]
+
+
+def _vectors(store: StageStore, ptr: dict, chunked: ChunkedDocument | None, cache: EmbeddingCache,
+             prefix: str) -> list | None:
+    """The document's vectors, one per chunk: stored beside its chunks, else (a record written
+    before vectors were stored, or damaged ones) from the embedding cache; None when neither
+    holds them all."""
+    if chunked is None:
+        return None
+    vectors = store.load("vectors", ptr["vectors"]) if ptr.get("vectors") else None
+    if vectors is not None and len(vectors) == len(chunked.chunks):
+        return vectors.tolist()
+    keys = [text_hash(prefix + c.embed_text) for c in chunked.chunks]
+    cached = cache.get_many(keys)
+    return [cached[k] for k in keys] if all(k in cached for k in keys) else None
 
 
 def _fail(store: StageStore, stage: str, doc_id: str, error: str, **record) -> StageResult:

@@ -62,6 +62,27 @@ class Plan:
     deleted: list[str] = field(default_factory=list)
     hashed: int = 0  # documents whose bytes were read and hashed
     versions: dict[str, str | None] = field(default_factory=dict)  # content hash of each listed document
+    known: int = 0  # documents the corpus held before the sweep
+
+
+class MassDeleteRefused(Exception):
+    """A sweep would delete more of the corpus than its ``+max_delete_fraction`` allows, or all of it."""
+
+
+def guard_deletes(plan: Plan, max_fraction: float, corpus: str, source: str, allow: bool = False) -> None:
+    """Raise MassDeleteRefused when ``plan`` deletes more than ``max_fraction`` of the documents
+    the corpus held, or every one of them (a source pointed at an empty or wrong folder lists
+    nothing, which reads as "delete everything"). ``allow`` (``--allow-mass-delete``) lets it
+    through. The message names the count, the corpus size, the source and both ways out.
+    """
+    deleted, known = len(plan.deleted), plan.known
+    if allow or not deleted or (deleted < known and deleted <= max_fraction * known):
+        return
+    reason = "all of them" if deleted == known else f"over +max_delete_fraction {max_fraction:g}"
+    raise MassDeleteRefused(
+        f"refusing to delete {deleted} of the {known} documents of corpus {corpus!r} ({deleted / known:.0%}, "
+        f"{reason}): source {source} lists {len(plan.listed)} documents. If the source is wrong, fix it in sources.yml; "
+        f"if the deletions are intended, run `rag ingest --allow-mass-delete`. Nothing was deleted.")
 
 
 def plan_sweep(
@@ -74,13 +95,21 @@ def plan_sweep(
     max_bytes: int | None = None,
     seen: SeenRecords | None = None,
     keep_bytes: bool = True,
+    complete: set[str] | None = None,
 ) -> Plan:
-    """Compare a listing with what the store holds.
+    """Compare a listing with what the store holds and, given ``complete``, with what the index holds.
 
     Size and source version (mtime or ETag) are a prefilter: a document whose source version is
     unchanged is not read. Otherwise its xxh3 content hash decides. A document also needs work
     when its index entry was built with another chunk profile or embedding model. A document that
-    failed with the same content, profile and model is not retried until one of them changes.
+    failed with the same content, profile and model is not retried until one of them changes,
+    unless its failure was a damaged stage store (``retry``). A document whose raw snapshot is
+    missing from the store is read again.
+
+    ``complete`` (from ``LanceIndex.complete_documents``) holds the documents whose rows in the
+    live table are all there: a document the store records as indexed but that is not in it
+    (rows deleted or lost, the table or its folder gone) needs work too, which re-writes its rows
+    from the stored chunks and vectors. None skips that comparison.
 
     A document the source refuses, one over ``max_bytes`` (known from the listing, so it is never
     read) and one whose read raises DocumentError get an unreadable raw snapshot that carries the
@@ -96,7 +125,8 @@ def plan_sweep(
     for ref in refs:
         plan.listed.append(ref.doc_id)
         raw = seen.get(ref.doc_id)
-        if raw is None or raw["source_version"] != ref.source_version or raw["size"] != ref.size:
+        if raw is None or raw["source_version"] != ref.source_version or raw["size"] != ref.size or (
+                raw["key"] is not None and not store.has("raw", raw["key"])):
             error = ref.refused or (too_large(ref.size, max_bytes) if max_bytes is not None and ref.size > max_bytes
                                     else None)
             document = None
@@ -113,7 +143,7 @@ def plan_sweep(
                     plan.unreadable.append({"doc_id": ref.doc_id, **record})
                 raw = record
                 seen.set(ref.doc_id, raw)
-            elif raw is None or raw["key"] != document.content_hash:
+            elif raw is None or raw["key"] != document.content_hash or not store.has("raw", raw["key"]):
                 if keep_bytes:
                     store.put_bytes("raw", document.content_hash, document.data)
                 seen.set(ref.doc_id, {"key": document.content_hash, "uri": document.uri, "size": document.size,
@@ -129,9 +159,12 @@ def plan_sweep(
         indexed = store.current("index", ref.doc_id)
         current = indexed is not None and (indexed.get("content_hash"), indexed.get("profile_hash"),
                                            indexed.get("model")) == (raw["key"], profile_hash, model_name)
-        if not current:  # never indexed, or indexed (or failed) with other content/profile/model
+        if not current or indexed.get("retry") or (  # never indexed, or with other content/profile/model
+                complete is not None and not indexed.get("error") and ref.doc_id not in complete):
             plan.work.append(ref.doc_id)
     live = set(plan.listed)
+    known = list(known)
+    plan.known = len(known)
     plan.deleted = sorted(d for d in known if d not in live)
     return plan
 

@@ -18,6 +18,11 @@ class SourceUnavailable(RuntimeError):
     fails and reports nothing, so the next one starts from the same state."""
 
 
+class SourceFolderMissing(FileNotFoundError):
+    """A disk source's folder does not exist: a config mistake, reported before anything is
+    planned (so nothing is deleted for it)."""
+
+
 READ_ATTEMPTS = 3
 RACY_SECONDS = 1.0
 OUTSIDE_ROOT = "symlink resolves outside the source root; refused (it is never read)"
@@ -52,7 +57,8 @@ def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ..
     files that vanish while listing are left out."""
     base = Path(root).resolve()
     if not base.is_dir():
-        raise FileNotFoundError(f"source folder {base} does not exist; fix 'path' in sources.yml")
+        raise SourceFolderMissing(f"source folder {base} does not exist; fix the source's 'path' in sources.yml "
+                                  "(or the environment variable it reads, e.g. RAG_SAMPLE_DOCS)")
     refs = []
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
         dirnames.sort()

@@ -78,3 +78,23 @@ def test_invalid_yaml_and_missing_file(project):
     (project / "sources.yml").unlink()
     with pytest.raises(ConfigError, match="file is missing"):
         load_project(project)
+
+
+def test_parse_limits_and_delete_guard_have_defaults_and_follow_the_config(project):
+    corpus = load_project(project).corpus("sample")
+    assert corpus.max_delete_fraction == 0.5
+    assert (corpus.source.parse_limits.max_seconds, corpus.source.parse_limits.max_expanded_mb) == (30.0, 32.0)
+    edit(project / "sources.yml", lambda d: d["sources"][0].update(max_parse_seconds=5, max_expanded_mb=8,
+                                                                  max_elements=1000, max_text_mb=2,
+                                                                  max_parse_memory_mb=512))
+    edit(project / "rag_project.yml", lambda d: d["defaults"].update({"+max_delete_fraction": 0.2}))
+    corpus = load_project(project).corpus("sample")
+    limits = corpus.source.parse_limits
+    assert (limits.max_seconds, limits.max_expanded_mb, limits.max_elements, limits.max_text_mb,
+            limits.max_memory_mb) == (5, 8, 1000, 2, 512)
+    assert corpus.max_delete_fraction == 0.2
+    edit(project / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+max_delete_fraction": 1.0}))
+    assert load_project(project).corpus("sample").max_delete_fraction == 1.0
+    edit(project / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+max_delete_fraction": 0}))
+    with pytest.raises(ConfigError, match=r"\+max_delete_fraction"):
+        load_project(project)

@@ -106,6 +106,16 @@ def test_failed_reingest_keeps_the_last_good_rows_and_fails_the_check(tmp_path):
         assert ingest_project(load_project())["documents_changed"] == 0
 
 
+def test_document_failing_on_its_first_ingest_fails_only_no_failed_documents(tmp_path):
+    values = make_project(tmp_path)
+    (Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "scan.txt").write_bytes(b"\x00\x01binary garbage\xff" * 100)
+    with env(**values):
+        report = ingest_project(load_project())
+    assert [f["doc_id"] for f in report["failures"]] == ["notes/scan.txt"]
+    assert {name: passed for name, passed in report["checks"].items() if not passed} == {
+        "sample.no_failed_documents": False}
+
+
 def test_lineage_and_time_travel_from_the_command_line(tmp_path):
     values = make_project(tmp_path)
     environ = {**os.environ, **values}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import struct
+import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +72,26 @@ def _images_only_docx() -> bytes:
     out = io.BytesIO()
     doc.save(out)
     return out.getvalue()
+
+
+def expanding_docx(megabytes: float) -> bytes:
+    """A valid DOCX whose word/document.xml unzips to about ``megabytes`` MB of short paragraphs
+    (deflate shrinks the repetition a few hundredfold: 60 MB fits in a few hundred kB)."""
+    from docx import Document
+
+    out = io.BytesIO()
+    Document().save(out)
+    template = zipfile.ZipFile(io.BytesIO(out.getvalue()))
+    paragraph = "<w:p><w:r><w:t>Quarterly figures, line {:03d}.</w:t></w:r></w:p>"
+    body = "".join(paragraph.format(i % 500) for i in range(int(megabytes * 2**20 / len(paragraph.format(0)))))
+    hostile = io.BytesIO()
+    with zipfile.ZipFile(hostile, "w", zipfile.ZIP_DEFLATED) as archive:
+        for member in template.infolist():
+            data = template.read(member.filename)
+            if member.filename == "word/document.xml":
+                data = data.replace(b"<w:body>", b"<w:body>" + body.encode(), 1)
+            archive.writestr(member.filename, data, compresslevel=9)
+    return hostile.getvalue()
 
 
 def _texts(rows: list[dict]) -> str:

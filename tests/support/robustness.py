@@ -585,3 +585,156 @@ def pasted_filters(tmp: Path) -> dict:
     findings = scan([repo / "rag_assets", repo / "resources", repo / "benchmarks"], repo)
     return result("no string-pasted LanceDB filters (source scan)", f"{len(findings)} findings"
                   + (f": {findings[0]}" if findings else ""), ok=not findings)
+
+
+# --- the index is the truth: self-healing, guarded deletes, hostile files, operator errors ----
+
+PARSE_PROBE = """
+import json, resource, sys, time
+from pathlib import Path
+from rag_assets.core.hashing import content_hash
+from rag_assets.core.models import RawDocument
+from rag_assets.core.parsing import DocumentError, ParseLimits, parse_document
+from rag_assets.core.parsing.parse import _load_parser
+
+data = Path(sys.argv[2]).read_bytes()
+raw = RawDocument("quarterly.docx", "file:///quarterly.docx", content_hash(data), len(data), "v1", data)
+_load_parser("docx")  # what the first DOCX of a run pays once, outside the per-document limits
+parent = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+started = time.monotonic()
+try:
+    parse_document(raw, ParseLimits(**json.loads(sys.argv[1])))
+    outcome = "parsed"
+except DocumentError as exc:
+    outcome = exc.cause
+print(json.dumps({"seconds": time.monotonic() - started, "outcome": outcome, "parent_rss_mb": parent,
+                  "child_peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+"""
+
+
+def _probe_parse(path: Path, **limits) -> dict:
+    """Parse ``path`` with ``limits`` in a fresh interpreter: seconds, outcome, that process' RSS
+    before the parse and the bounded parse child's peak RSS (pages shared with the parent
+    included)."""
+    out = subprocess.run([sys.executable, "-c", PARSE_PROBE, json.dumps(limits), str(path)], capture_output=True,
+                         text=True, timeout=600, check=True)
+    return json.loads(out.stdout)
+
+
+def hostile_docx(tmp: Path) -> list[dict]:
+    """A 480 kB DOCX whose word/document.xml unzips to 60 MB of short paragraphs, beside a small
+    document: ``rag ingest`` refuses it before any parser reads it and indexes the rest (peak
+    RSS against the same ingest without it). With the archive check lifted, the bounded child
+    stops it at ``max_parse_seconds`` (10 here) or at ``max_parse_memory_mb`` (256 here)."""
+    from tests.support.bad_inputs import expanding_docx
+
+    docs, base_docs = tmp / "docs", tmp / "baseline_docs"
+    for folder in (docs, base_docs):
+        folder.mkdir(parents=True)
+        (folder / "small.md").write_text("# Small\n\nThe badge office opens at nine.\n")
+    bomb = docs / "reports" / "quarterly.docx"
+    bomb.parent.mkdir()
+    bomb.write_bytes(expanding_docx(60))
+    values = project_over(tmp / "p", docs)
+    (report, peak_mb), (_, baseline_mb) = _rag_ingests(values, project_over(tmp / "baseline", base_docs))
+    error = next((f["error"] for f in report["failures"] if f["doc_id"] == "reports/quarterly.docx"), "")
+    with env(**values):
+        project = load_project()
+        rows = index_rows(project)
+        lost, dup = compare(rows, {"small.md": expected_ids(project)["small.md"]})
+    refused = _probe_parse(bomb)
+    out = [result("60 MB-expanding DOCX (480 kB)", f"refused in {refused['seconds']:.3f} s: "
+                  f"{error.split(': ', 1)[-1][:95]}...; ingest peak RSS {peak_mb:.0f} MB (without it: "
+                  f"{baseline_mb:.0f} MB)", lost, dup, "max_expanded_mb" in error and refused["seconds"] < 1
+                  and {r["doc_id"] for r in rows} == {"small.md"} and report["documents_failed"] == 1,
+                  peak_rss_mb=round(peak_mb), rss_over_baseline_mb=round(peak_mb - baseline_mb),
+                  refuse_seconds=round(refused["seconds"], 3))]
+    timed = _probe_parse(bomb, max_expanded_mb=1000, max_seconds=10)
+    grown = timed["child_peak_rss_mb"] - timed["parent_rss_mb"]
+    out.append(result("same DOCX, archive check lifted: time limit", f"stopped after {timed['seconds']:.1f} s; parse "
+                      f"child peak RSS {timed['child_peak_rss_mb']:.0f} MB ({grown:.0f} MB over its parent)",
+                      ok="max_parse_seconds" in timed["outcome"] and timed["seconds"] < 12,
+                      seconds=round(timed["seconds"], 1), child_peak_rss_mb=round(timed["child_peak_rss_mb"]),
+                      child_rss_over_parent_mb=round(grown)))
+    capped = _probe_parse(bomb, max_expanded_mb=1000, max_memory_mb=256)
+    grown = capped["child_peak_rss_mb"] - capped["parent_rss_mb"]
+    out.append(result("same DOCX, archive check lifted: memory cap 256 MB", f"stopped after "
+                      f"{capped['seconds']:.1f} s, {grown:.0f} MB over its parent: {capped['outcome'][:50]}",
+                      ok="max_parse_memory_mb" in capped["outcome"] and grown <= 256,
+                      seconds=round(capped["seconds"], 1), child_rss_over_parent_mb=round(grown)))
+    return out
+
+
+def _rag(values: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([RAG, *args], env={**os.environ, **values}, capture_output=True, text=True, timeout=600)
+
+
+def lost_index_folder(tmp: Path, documents: int = 120) -> dict:
+    """The LanceDB folder (index and embedding cache) is deleted, the stage store kept: one
+    ``rag ingest`` restores every row, re-embedding nothing the stage store still holds."""
+    docs = tmp / "docs"
+    write_notes(docs, documents, "one")
+    values = project_over(tmp / "p", docs)
+    with env(**values):
+        project = load_project()
+        ingest_project(project)
+        before = len(index_rows(project))
+        shutil.rmtree(project.corpus("sample").index_uri)
+        report = ingest_project(project)
+        rows = index_rows(project)
+        lost, dup = compare(rows, expected_ids(project))
+    return result("LanceDB folder lost, stage store kept", f"{len(rows)} of {before} rows back after one ingest; "
+                  f"re-embedded {report['chunks_embedded']}, re-parsed {report['documents_parsed']}", lost, dup,
+                  report["chunks_embedded"] == 0 and report["documents_failed"] == 0, rows_before=before,
+                  re_embedded=report["chunks_embedded"])
+
+
+def empty_source_folder(tmp: Path, documents: int = 120) -> dict:
+    """The source is pointed at an empty folder: ``rag ingest`` exits non-zero naming the count
+    and the source, and deletes nothing."""
+    docs, empty = tmp / "docs", tmp / "empty"
+    write_notes(docs, documents, "one")
+    empty.mkdir()
+    values = project_over(tmp / "p", docs)
+    with env(**values):
+        ingest_project(load_project())
+        before = {r["id"] for r in index_rows(load_project())}
+    out = _rag({**values, "RAG_SAMPLE_DOCS": str(empty)}, "ingest")
+    with env(**values):
+        after = {r["id"] for r in index_rows(load_project())}
+    message = out.stderr.strip()
+    return result("source pointed at an empty folder", f"exit {out.returncode}: {message[:110]}",
+                  len(before - after), len(after - before),
+                  out.returncode != 0 and f"refusing to delete {documents} of the {documents}" in message
+                  and str(empty) in message and "Traceback" not in out.stderr)
+
+
+def missing_source_folder(tmp: Path) -> dict:
+    """The source folder does not exist: one line naming it and the fix, exit 2, no traceback."""
+    values = project_over(tmp / "p", tmp / "nowhere")
+    out = _rag(values, "ingest")
+    lines = out.stderr.strip().splitlines()
+    return result("source folder does not exist", f"exit {out.returncode}: {out.stderr.strip()[:100]}",
+                  ok=out.returncode == 2 and len(lines) == 1 and str(tmp / "nowhere") in lines[0]
+                  and "sources.yml" in lines[0])
+
+
+def concurrent_ingests(tmp: Path, documents: int = 30) -> dict:
+    """Two ``rag ingest`` at once on one corpus: every chunk is embedded once in all, and the
+    index holds exactly the live chunks (the second waits, or exits 1 naming the first's pid)."""
+    docs = tmp / "docs"
+    write_notes(docs, documents, "one")
+    values = project_over(tmp / "p", docs)
+    children = [subprocess.Popen([RAG, "ingest", "--json"], env={**os.environ, **values}, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [(child.communicate(timeout=600), child.returncode) for child in children]
+    reports = [json.loads(stdout) for (stdout, _), code in outs if code == 0]
+    locked = [stderr for (_, stderr), code in outs if code == 1 and "is being ingested by process" in stderr]
+    with env(**values):
+        project = load_project()
+        rows = index_rows(project)
+        lost, dup = compare(rows, expected_ids(project))
+    embedded = sum(r["chunks_embedded"] for r in reports)
+    return result("two rag ingest at once on one corpus", f"{len(reports)} finished, {len(locked)} refused as "
+                  f"locked; {embedded} chunks embedded for {len(rows)} rows", lost, dup,
+                  len(reports) + len(locked) == 2 and embedded == len(rows))

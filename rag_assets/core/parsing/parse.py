@@ -8,6 +8,7 @@ elements' text joined by blank lines, so every element span is exact by construc
 
 from __future__ import annotations
 
+import importlib
 import io
 import posixpath
 import re
@@ -15,6 +16,7 @@ from importlib.metadata import version
 
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
 from rag_assets.core.parsing.decode import decode_text
+from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, run_bounded
 from rag_assets.core.parsing.structure import markdown_elements, paragraph_elements
 
 PARSER_REVISION = "1"
@@ -64,12 +66,21 @@ def content_type_for(doc_id: str) -> str:
     return CONTENT_TYPES.get(posixpath.splitext(doc_id.lower())[1], "text")
 
 
-def parse_document(raw: RawDocument) -> ParsedDocument:
-    """Parse ``raw``; raises DocumentError (never returns partial text) when it cannot."""
+def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> ParsedDocument:
+    """Parse ``raw`` within ``limits``; raises DocumentError (never returns partial text) when it
+    cannot or when the document exceeds a limit (the cause names the limit and its setting).
+
+    Rich formats (HTML, DOCX, PDF) are parsed in a child process bounded in time and memory
+    (see ``limits.run_bounded``); a DOCX is first checked for its expanded size. Text formats are
+    decoded in process: their cost is linear in the bytes, which the source's size limit bounds.
+    """
     content_type = content_type_for(raw.doc_id)
     try:
-        if content_type in ("html", "docx", "pdf"):
-            text, elements, title = _PARSERS[content_type](raw.data)
+        if content_type in _PARSERS:
+            if content_type == "docx":
+                limits.check_archive(raw.data)
+            _load_parser(content_type)
+            text, elements, title = run_bounded(_bounded_parse, (content_type, raw.data, limits), limits)
         else:
             text, _ = decode_text(raw.data)
             if content_type == "markdown":
@@ -81,8 +92,13 @@ def parse_document(raw: RawDocument) -> ParsedDocument:
             else:
                 elements = paragraph_elements(text)
             title = _first_heading(text, elements)
+            limits.check_output(text, len(elements))
     except DocumentError:
         raise
+    except ParseLimitExceeded as exc:
+        raise DocumentError(raw.doc_id, str(exc)) from exc
+    except ParserFailed as exc:
+        raise DocumentError(raw.doc_id, f"cannot parse as {content_type}: {exc}") from exc
     except Exception as exc:  # parsers raise many types; all mean this document is unreadable
         raise DocumentError(raw.doc_id, f"cannot parse as {content_type}: {type(exc).__name__}: {exc}") from exc
     if not text.strip():
@@ -97,6 +113,29 @@ def parse_document(raw: RawDocument) -> ParsedDocument:
         text=text,
         elements=elements,
     )
+
+
+def _bounded_parse(content_type: str, data: bytes, limits: ParseLimits):
+    """Runs in the bounded child: parse, then check the output there, so an oversized result
+    is never sent back."""
+    text, elements, title = _PARSERS[content_type](data)
+    limits.check_output(text, len(elements))
+    return text, elements, title
+
+
+def _load_parser(content_type: str) -> None:
+    """Import the format's parser modules and load the spaCy model in this process once, so each
+    bounded child starts with them (copy-on-write) instead of loading them per document."""
+    from rag_assets.core.parsing.offline import prepare_unstructured
+
+    prepare_unstructured()
+    if content_type not in _LOADED:
+        for module in _PARSER_MODULES[content_type]:
+            importlib.import_module(module)
+        from unstructured.nlp.tokenize import sent_tokenize
+
+        sent_tokenize("Load the sentence model.")
+        _LOADED.add(content_type)
 
 
 def _first_heading(text: str, elements: tuple[Element, ...]) -> str:
@@ -194,3 +233,6 @@ def _first_title(text: str, elements: tuple[Element, ...]) -> str:
 
 
 _PARSERS = {"html": _parse_html, "docx": _parse_docx, "pdf": _parse_pdf}
+_PARSER_MODULES = {"html": ("unstructured.partition.html",), "docx": ("unstructured.partition.docx",),
+                   "pdf": ("pdfminer.high_level", "unstructured.partition.text")}
+_LOADED: set[str] = set()

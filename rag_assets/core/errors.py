@@ -1,0 +1,26 @@
+"""Failures of the machine rather than of a document, turned into one line an operator can act on."""
+
+from __future__ import annotations
+
+import errno
+import re
+from typing import Callable
+
+_PATH = re.compile(r"(/[^\s:'\"),]+)")
+
+
+def disk_full(exc: BaseException, where: Callable[[], str]) -> str | None:
+    """The operator's message when ``exc`` (or an exception it was raised from) is "no space
+    left on device": an OSError with ENOSPC, or LanceDB's error text carrying it. ``where()``
+    names the folders the command writes (data dir, index). None for any other exception."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        text = str(exc)
+        if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "No space left on device" in text:
+            path = getattr(exc, "filename", None) or next(iter(_PATH.findall(text)), None)
+            return (f"no space left on device{f' writing {path}' if path else ''} (under {where()}); free space "
+                    "there or move it to a larger disk, then run `rag ingest` again: documents already indexed "
+                    "are kept and only the rest are redone")
+        exc = exc.__cause__ or exc.__context__
+    return None

@@ -1,0 +1,53 @@
+"""One ingest at a time per corpus: an advisory lock that the OS releases when its holder dies.
+
+``fcntl.flock`` locks belong to the open file description, so a crashed, killed (SIGKILL) or
+interrupted holder never leaves a stale lock behind: there is nothing to clean up by hand. The
+holder's pid is written into the lock file for the message a second ingest gets. flock works on
+local file systems; a data dir on NFS needs a shared lock service instead.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+LOCK_FILE = ".ingest.lock"
+
+
+class IngestLocked(RuntimeError):
+    """Another process is ingesting this corpus; the message names its pid and the lock file."""
+
+
+@contextmanager
+def ingest_lock(folder: str | os.PathLike, corpus: str, wait_seconds: float = 0.0) -> Iterator[Path]:
+    """Hold the corpus' ingest lock (``folder``/.ingest.lock, created if needed) for the block.
+
+    Waits up to ``wait_seconds`` for a running ingest to finish (0: do not wait), then raises
+    IngestLocked naming the holder's pid. Yields the lock file's path. Released when the block
+    ends or the process dies, whichever comes first.
+    """
+    path = Path(folder) / LOCK_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+                    raise IngestLocked(
+                        f"corpus {corpus!r} is being ingested by process {holder} (lock {path}); wait for it to "
+                        "finish and run again. The lock goes away with that process, even if it crashes.") from None
+                time.sleep(0.1)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield path
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock

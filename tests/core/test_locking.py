@@ -1,0 +1,49 @@
+"""One ingest at a time per corpus, across processes; a dead holder never leaves the lock behind."""
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from rag_assets.core.locking import IngestLocked, ingest_lock
+
+HOLDER = """
+import sys, time
+from rag_assets.core.locking import ingest_lock
+with ingest_lock(sys.argv[1], "sample"):
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def hold(folder, seconds: float) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder), str(seconds)], stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_second_ingest_is_refused_with_the_holders_pid_until_the_holder_is_killed(tmp_path):
+    holder = hold(tmp_path, 60)
+    try:
+        started = time.monotonic()
+        with pytest.raises(IngestLocked) as info:
+            with ingest_lock(tmp_path, "sample", wait_seconds=0.5):
+                pass
+        assert 0.5 <= time.monotonic() - started < 3
+        assert f"corpus 'sample' is being ingested by process {holder.pid} (lock {tmp_path}/.ingest.lock)" \
+            in str(info.value)
+    finally:
+        holder.kill()  # SIGKILL: no cleanup code runs in the holder
+        holder.wait()
+    with ingest_lock(tmp_path, "sample") as path:
+        assert path.read_text().strip() == str(os.getpid())
+
+
+def test_waiting_ingest_gets_the_lock_when_the_holder_finishes(tmp_path):
+    holder = hold(tmp_path, 0.5)
+    with ingest_lock(tmp_path, "sample", wait_seconds=10):
+        assert holder.poll() == 0 or holder.wait(5) == 0
+    holder.wait()

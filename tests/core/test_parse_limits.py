@@ -1,0 +1,116 @@
+"""Bounded parsing: a hostile document fails alone, fast, naming the limit and its setting."""
+
+import os
+import time
+
+import pytest
+
+from rag_assets.core.hashing import content_hash
+from rag_assets.core.models import RawDocument
+from rag_assets.core.parsing import DocumentError, ParseLimitExceeded, ParseLimits, parse_document
+from rag_assets.core.parsing.limits import ParserFailed, run_bounded
+from rag_assets.core.pipeline import parse_stage, snapshot_raw
+from rag_assets.core.store import StageStore
+from tests.support.bad_inputs import expanding_docx
+
+
+def raw(doc_id: str, data: bytes) -> RawDocument:
+    return RawDocument(doc_id, f"file:///{doc_id}", content_hash(data), len(data), "v1", data)
+
+
+def test_docx_that_unzips_to_60_mb_fails_before_any_parser_reads_it():
+    data = expanding_docx(60)
+    assert len(data) < 1 * 2**20
+    started = time.monotonic()
+    with pytest.raises(DocumentError) as info:
+        parse_document(raw("bomb.docx", data))
+    assert time.monotonic() - started < 2
+    assert "word/document.xml" in info.value.cause and "max_expanded_mb of 32" in info.value.cause
+
+
+def test_expanded_size_limit_is_a_setting():
+    data = expanding_docx(0.02)  # plus about 1 MB of styles and theme from python-docx's template
+    with pytest.raises(DocumentError, match="max_expanded_mb of 0.5"):
+        parse_document(raw("a.docx", data), ParseLimits(max_expanded_mb=0.5))
+    assert parse_document(raw("a.docx", data), ParseLimits(max_expanded_mb=2)).elements
+
+
+def test_slow_rich_parse_is_stopped_at_max_seconds():
+    data = expanding_docx(8)  # unstructured needs far more than a second for these paragraphs
+    started = time.monotonic()
+    with pytest.raises(DocumentError, match="longer than the source's max_parse_seconds of 1 s"):
+        parse_document(raw("slow.docx", data), ParseLimits(max_seconds=1, max_expanded_mb=64))
+    assert time.monotonic() - started < 3
+
+
+def test_memory_cap_stops_the_parser_and_says_so():
+    # Without the expanded-size check, lxml's allocations fail at the cap: reported as memory, not XML.
+    with pytest.raises(DocumentError, match="needed more than the source's max_parse_memory_mb of 256"):
+        parse_document(raw("bomb.docx", expanding_docx(60)), ParseLimits(max_expanded_mb=1000, max_memory_mb=256))
+
+
+def test_element_count_and_text_length_limits():
+    text = "".join(f"Paragraph {i}.\n\n" for i in range(50)).encode()
+    with pytest.raises(DocumentError, match="50 elements, over the source's max_elements of 10"):
+        parse_document(raw("many.txt", text), ParseLimits(max_elements=10))
+    with pytest.raises(DocumentError, match="max_text_mb"):
+        parse_document(raw("long.txt", text), ParseLimits(max_text_mb=0.0001))
+    with pytest.raises(DocumentError, match="max_elements of 10"):  # checked in the child for rich formats
+        parse_document(raw("many.docx", expanding_docx(0.01)), ParseLimits(max_elements=10))
+
+
+def _sleep(seconds):
+    time.sleep(seconds)
+    return "woke"
+
+
+def _allocate(megabytes):
+    return len(bytearray(megabytes * 2**20))
+
+
+def _raise():
+    raise KeyError("no such part")
+
+
+def test_run_bounded_returns_the_value_and_bounds_time_and_memory():
+    assert run_bounded(_sleep, (0,), ParseLimits()) == "woke"
+    with pytest.raises(ParseLimitExceeded, match="max_parse_seconds of 0.5"):
+        run_bounded(_sleep, (30,), ParseLimits(max_seconds=0.5))
+    assert run_bounded(_allocate, (50,), ParseLimits(max_memory_mb=200)) == 50 * 2**20
+    with pytest.raises(ParseLimitExceeded, match="max_parse_memory_mb of 200"):
+        run_bounded(_allocate, (1000,), ParseLimits(max_memory_mb=200))
+    with pytest.raises(ParserFailed, match="KeyError: 'no such part'"):
+        run_bounded(_raise, (), ParseLimits())
+
+
+def test_no_child_outlives_a_timeout():
+    before = _children()
+    with pytest.raises(ParseLimitExceeded):
+        run_bounded(_sleep, (30,), ParseLimits(max_seconds=0.2))
+    assert _children() == before
+
+
+def _children() -> set[str]:
+    own = str(os.getpid())
+    found = set()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                stat = open(f"/proc/{pid}/stat").read()
+            except OSError:
+                continue
+            if stat.rsplit(")", 1)[1].split()[1] == own:
+                found.add(pid)
+    return found
+
+
+def test_hostile_document_fails_alone_in_its_batch(tmp_path):
+    store = StageStore(tmp_path)
+    docs = {"bomb.docx": expanding_docx(60), "fine.docx": expanding_docx(0.01), "note.md": b"# Note\n\nHello.\n"}
+    for doc_id, data in docs.items():
+        snapshot_raw(store, raw(doc_id, data))
+    results = {d: parse_stage(store, d, ParseLimits()) for d in docs}
+    assert {d: r.status for d, r in results.items()} == {"bomb.docx": "failed", "fine.docx": "computed",
+                                                         "note.md": "computed"}
+    assert "max_expanded_mb" in results["bomb.docx"].error
+    assert store.current("parsed", "bomb.docx")["error"].startswith("bomb.docx: archive expands to")

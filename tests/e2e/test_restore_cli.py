@@ -1,0 +1,35 @@
+"""`rag restore`: list a corpus table's versions, restore one, clean errors for a bad version."""
+
+import json
+
+import lancedb
+
+from rag_assets.cli import main
+from rag_assets.config import load_project
+from rag_assets.core.index import LanceIndex
+from tests.conftest import env, make_project
+from tests.core.test_index_restore import embedded
+
+
+def test_rag_restore_lists_versions_and_brings_deleted_rows_back(tmp_path, capsys):
+    with env(**make_project(tmp_path)):
+        corpus = load_project().corpus("sample")
+        model = corpus.embedding_model
+        index = LanceIndex(lancedb.connect(corpus.index_uri), corpus.name, model.name, model.dimensions)
+        index.write_documents([embedded("a.md", 2, model.dimensions), embedded("b.md", 1, model.dimensions)],
+                              None, "run")
+        good = index.version()
+        index.delete_document("a.md")
+        index.delete_document("b.md")
+        capsys.readouterr()
+        assert main(["restore", "--corpus", "sample", "--json"]) == 0
+        listed = json.loads(capsys.readouterr().out)
+        assert {"version": good, "rows": 3} == {k: v for k, v in listed[good - 1].items() if k != "timestamp"}
+        assert listed[-1]["rows"] == 0
+        assert main(["restore", "--corpus", "sample", "--as-of", str(good), "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert (out["restored"], out["rows"], out["documents"]) == (good, 3, 2)
+        assert index.count_rows() == 3
+        assert main(["restore", "--corpus", "sample", "--as-of", "999"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("rag: table sample__all_minilm_l6_v2 has no version 999") and err.count("\n") == 1
