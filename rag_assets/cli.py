@@ -127,7 +127,7 @@ def cmd_ingest(args) -> int:
     project = load_project(args.project)
     _prepare_instance(project.dagster_home)
     report = ingest_project(project, corpora=args.corpus, progress=None if args.json else sys.stderr,
-                            dry_run=args.dry_run)
+                            dry_run=args.dry_run, allow_mass_delete=args.allow_mass_delete)
     if args.dry_run:
         if args.json:
             print(json.dumps({"corpora": {name: {"documents": c["documents"], "documents_seen": c["documents_seen"]}
@@ -393,6 +393,8 @@ def build_parser() -> argparse.ArgumentParser:
     ingest = command("ingest", "materialise new and changed documents; remove deleted ones")
     ingest.add_argument("--corpus", action="append", help="only this corpus (repeatable)")
     ingest.add_argument("--json", action="store_true", help="print one JSON object of counts")
+    ingest.add_argument("--allow-mass-delete", action="store_true",
+                        help="let a sweep delete more than +max_delete_fraction of a corpus (or all of it)")
     ingest.add_argument("--dry-run", action="store_true",
                         help="list what would be redone, per document and stage; write nothing")
     ingest.set_defaults(func=cmd_ingest)

@@ -16,6 +16,7 @@ import dagster as dg
 from rag_assets.config import Corpus, Project
 from rag_assets.core.index import LanceIndex, mark_active
 from rag_assets.core.keys import doc_id_for
+from rag_assets.core.locking import ingest_lock
 from rag_assets.core.planning import SnapshotSeen, StoreSeen
 from rag_assets.defs.factory import (
     asset_key,
@@ -35,6 +36,7 @@ COUNTS = ("documents_seen", "documents_hashed", "documents_changed", "documents_
           "documents_failed",
           "documents_parsed", "chunks_embedded", "embedding_cache_hits", "rows_in_index", "runs")
 STAGES = ("parsed_documents", "chunks", "embeddings", "lancedb_index")
+LOCK_WAIT_SECONDS = 600.0  # a second ingest of a corpus waits this long for the first, then stops
 
 
 def _failure_message(result) -> str:
@@ -56,15 +58,21 @@ def _batch_total(result, node: str, key: str) -> int:
     return int(events[0].metadata[key].value) if events and key in events[0].metadata else 0
 
 
-def _sweep(corpus: Corpus, resources, instance: dg.DagsterInstance, dry_run: bool) -> Sweep:
-    """The corpus' sweep; a dry run reads what was seen but records nothing, not even bytes."""
+def _sweep(corpus: Corpus, resources, instance: dg.DagsterInstance, dry_run: bool,
+           allow_mass_delete: bool = False) -> Sweep:
+    """The corpus' sweep, against the stage store and the live index; a dry run reads what was
+    seen but records nothing, not even bytes."""
     keys = resource_keys(corpus.name)
     source = getattr(resources, keys["source"])
     store = getattr(resources, keys["store"]).get_store()
+    model = corpus.embedding_model
+    index = LanceIndex(getattr(resources, keys["lancedb"]).get_connection(), corpus.name, model.name,
+                       model.dimensions)
     partition_keys = list(instance.get_dynamic_partitions(partitions_name(corpus.name)))
     seen = SnapshotSeen(fallback=StoreSeen(store)) if dry_run else None
     return sweep(corpus, source.list_documents(), source.read, store, partition_keys, seen=seen,
-                 keep_bytes=not dry_run, busy=in_flight(instance, corpus, partition_keys))
+                 keep_bytes=not dry_run, busy=in_flight(instance, corpus, partition_keys),
+                 complete=index.complete_documents(), allow_mass_delete=allow_mass_delete)
 
 
 def _record(instance: dg.DagsterInstance, corpus: Corpus, corpus_sweep: Sweep) -> None:
@@ -105,7 +113,17 @@ def _redo(corpus: Corpus, store, corpus_sweep: Sweep) -> list[dict]:
 
 
 def ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInstance,
-                  progress: TextIO | None, dry_run: bool = False) -> dict:
+                  progress: TextIO | None, dry_run: bool = False, allow_mass_delete: bool = False) -> dict:
+    """Ingest one corpus, holding its ingest lock (a second ingest of the corpus waits, then
+    stops with IngestLocked) unless it is a dry run."""
+    if dry_run:
+        return _ingest_corpus(project, corpus, defs, instance, progress, True, allow_mass_delete)
+    with ingest_lock(corpus.stage_store, corpus.name, wait_seconds=LOCK_WAIT_SECONDS):
+        return _ingest_corpus(project, corpus, defs, instance, progress, False, allow_mass_delete)
+
+
+def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInstance,
+                   progress: TextIO | None, dry_run: bool, allow_mass_delete: bool) -> dict:
     keys = resource_keys(corpus.name)
     model = corpus.embedding_model
     report = dict.fromkeys(COUNTS, 0)
@@ -115,7 +133,7 @@ def ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instan
         store = getattr(resources, keys["store"]).get_store()
         index = LanceIndex(getattr(resources, keys["lancedb"]).get_connection(), corpus.name, model.name,
                            model.dimensions)
-        corpus_sweep = _sweep(corpus, resources, instance, dry_run)
+        corpus_sweep = _sweep(corpus, resources, instance, dry_run, allow_mass_delete)
         plan = corpus_sweep.plan
         report.update(documents_seen=len(plan.listed), documents_hashed=plan.hashed, documents_changed=len(plan.work),
                       documents_new=len(corpus_sweep.new_keys), documents_deleted=len(plan.deleted))
@@ -197,14 +215,14 @@ def _selected(project: Project, corpora: list[str] | None) -> list[Corpus]:
 
 
 def ingest_project(project: Project, corpora: list[str] | None = None, progress: TextIO | None = None,
-                   dry_run: bool = False) -> dict:
+                   dry_run: bool = False, allow_mass_delete: bool = False) -> dict:
     """Ingest the named corpora (default all); returns summed counts plus a per-corpus breakdown.
     A dry run only lists, per corpus, what would be redone (``documents``), and writes nothing."""
     defs = build_definitions(project)
     total: dict = {**dict.fromkeys(COUNTS, 0), "failures": [], "corpora": {}}
     with dg.DagsterInstance.get() as instance:
         for corpus in _selected(project, corpora):
-            report = ingest_corpus(project, corpus, defs, instance, progress, dry_run)
+            report = ingest_corpus(project, corpus, defs, instance, progress, dry_run, allow_mass_delete)
             total["corpora"][corpus.name] = {k: v for k, v in report.items() if k != "failures"}
             total.setdefault("checks", {}).update({f"{corpus.name}.{k}": v for k, v in report["checks"].items()})
             total["failures"].extend(report["failures"])

@@ -273,7 +273,8 @@ def build_corpus_assets(corpus: Corpus) -> list:
               description="Text and structural elements of each document (unstructured; pdfminer for PDF pages).")
     def parsed_documents(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         store = getattr(context.resources, keys["store"]).get_store()
-        results = [(pk, parse_stage(store, doc_id, observed_raw(context.instance, corpus, pk)))
+        limits = corpus.source.parse_limits
+        results = [(pk, parse_stage(store, doc_id, observed_raw(context.instance, corpus, pk), limits))
                    for pk, doc_id in _docs(context)]
         for _, result in results:
             raw = store.current("raw", result.doc_id)

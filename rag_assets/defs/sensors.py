@@ -21,7 +21,15 @@ from rag_assets.config.schema import Corpus
 from rag_assets.core.hashing import settings_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.keys import doc_id_for, partition_key_for
-from rag_assets.core.planning import Plan, SnapshotSeen, StoreSeen, contiguous_batches, plan_sweep
+from rag_assets.core.planning import (
+    MassDeleteRefused,
+    Plan,
+    SnapshotSeen,
+    StoreSeen,
+    contiguous_batches,
+    guard_deletes,
+    plan_sweep,
+)
 from rag_assets.defs.factory import (
     asset_key,
     chunking_profile,
@@ -53,14 +61,17 @@ class Sweep:
 
 
 def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=None, keep_bytes: bool = True,
-          busy: set[str] = frozenset()) -> Sweep:
-    """Compare a source listing (``refs``; ``read`` fetches a document) with the partitions and
-    what was seen before (``seen``, default the store's raw pointers); documents in ``busy``
-    (partition keys) need no new request."""
+          busy: set[str] = frozenset(), complete: set[str] | None = None, allow_mass_delete: bool = False) -> Sweep:
+    """Compare a source listing (``refs``; ``read`` fetches a document) with the partitions, what
+    was seen before (``seen``, default the store's raw pointers) and the documents whose rows are
+    all in the index (``complete``); documents in ``busy`` (partition keys) need no new request.
+    Raises MassDeleteRefused where it would delete over ``+max_delete_fraction`` of the corpus."""
     profile = chunking_profile(corpus)
     known = [doc_id_for(pk) for pk in partition_keys]
     plan = plan_sweep(refs, read, store, known, profile.fingerprint(), corpus.embedding_model.name,
-                      corpus.source.max_document_bytes, seen=seen, keep_bytes=keep_bytes)
+                      corpus.source.max_document_bytes, seen=seen, keep_bytes=keep_bytes, complete=complete)
+    guard_deletes(plan, corpus.max_delete_fraction, corpus.name,
+                  f"{corpus.source.name} ({corpus.source_root or corpus.source.kind})", allow_mass_delete)
     result = Sweep(plan)
     result.observations = [raw_observation(corpus, raw) for raw in plan.snapshots] + \
                           [raw_observation(corpus, unreadable=u) for u in plan.unreadable]
@@ -128,7 +139,7 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
                     "documents as raw_documents observations and requests runs for them; removes deleted ones.",
         minimum_interval_seconds=corpus.source.sensor_interval_seconds,
         jobs=jobs,
-        required_resource_keys={keys["source"], keys["store"]},
+        required_resource_keys={keys["source"], keys["store"], keys["lancedb"]},
         default_status=dg.DefaultSensorStatus.STOPPED,
     )
     def source_sensor(context: dg.SensorEvaluationContext):
@@ -142,7 +153,14 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
         fingerprint = _listing_fingerprint(corpus, refs)
         partition_keys = list(context.instance.get_dynamic_partitions(partitions_name(corpus.name)))
         busy = in_flight(context.instance, corpus, partition_keys)
-        corpus_sweep = sweep(corpus, refs, source.read, store, partition_keys, seen=seen, busy=busy)
+        model = corpus.embedding_model
+        index = LanceIndex(getattr(context.resources, keys["lancedb"]).get_connection(), corpus.name, model.name,
+                           model.dimensions)
+        try:
+            corpus_sweep = sweep(corpus, refs, source.read, store, partition_keys, seen=seen, busy=busy,
+                                 complete=index.complete_documents())
+        except MassDeleteRefused as refused:
+            return dg.SkipReason(str(refused))
         seen_key = settings_hash(seen.records)
         if not store.has("listing", seen_key):  # content-addressed: harmless in a preview
             store.put("listing", seen_key, seen.records)

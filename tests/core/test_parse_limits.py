@@ -109,7 +109,7 @@ def test_hostile_document_fails_alone_in_its_batch(tmp_path):
     docs = {"bomb.docx": expanding_docx(60), "fine.docx": expanding_docx(0.01), "note.md": b"# Note\n\nHello.\n"}
     for doc_id, data in docs.items():
         snapshot_raw(store, raw(doc_id, data))
-    results = {d: parse_stage(store, d, ParseLimits()) for d in docs}
+    results = {d: parse_stage(store, d, limits=ParseLimits()) for d in docs}
     assert {d: r.status for d, r in results.items()} == {"bomb.docx": "failed", "fine.docx": "computed",
                                                          "note.md": "computed"}
     assert "max_expanded_mb" in results["bomb.docx"].error
