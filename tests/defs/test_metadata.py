@@ -4,6 +4,7 @@ costs, the LanceDB table version and links to the stage before, checked against 
 import base64
 import re
 from collections import Counter
+from urllib.parse import quote
 
 import dagster as dg
 import lancedb
@@ -60,6 +61,11 @@ def test_metadata_matches_the_index(ingested_sample):
         assert base64.b64decode(png).startswith(b"\x89PNG\r\n\x1a\n")
         assert latest(instance, "lancedb_table")["table_version"] == table.version
         assert latest(instance, "lancedb_index", pk)["table_version"] < table.version  # maintenance wrote after it
+        # Each document's stage links to the same document's partition of the stage before it;
+        # the whole table links to the index asset.
         for before, stage in zip(STAGES, STAGES[1:]):
-            got = latest(instance, stage, None if stage == "lancedb_table" else pk)["upstream"]
-            assert got == dg.AssetKey(["sample", before]), stage
+            if stage == "lancedb_table":
+                assert latest(instance, stage)["upstream"] == dg.AssetKey(["sample", before])
+            else:
+                assert latest(instance, stage, pk)["upstream"] == \
+                    f"/assets/sample/{before}?view=partitions&partition={quote(pk, safe='')}", stage
