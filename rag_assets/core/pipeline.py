@@ -24,7 +24,7 @@ import numpy as np
 from rag_assets.core.hashing import content_hash, settings_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import ChunkedDocument, EmbeddedDocument, ParsedDocument, RawDocument
-from rag_assets.core.parsing import DocumentError, ParseLimits, parse_document, parser_version
+from rag_assets.core.parsing import DocumentError, ParseLimitExceeded, ParseLimits, parse_document, parser_version
 from rag_assets.core.store import StageStore
 from rag_assets.core.tokens import TokenCounter
 
@@ -72,7 +72,8 @@ def _upstream(store: StageStore, stage: str, doc_id: str) -> dict:
 
 def parse_stage(store: StageStore, doc_id: str, limits: ParseLimits = ParseLimits()) -> StageResult:
     """Parse the current raw snapshot within ``limits`` (the source's parse limits), unless this
-    content was parsed by this parser before."""
+    content was parsed by this parser before. A failure over a limit records the limits, so
+    planning retries the document once they change."""
     raw_ptr = store.current("raw", doc_id)
     if raw_ptr is None:
         return _fail(store, "parsed", doc_id, "no raw snapshot: the source has not reported this document")
@@ -88,8 +89,10 @@ def parse_stage(store: StageStore, doc_id: str, limits: ParseLimits = ParseLimit
     try:
         parsed = parse_document(load_raw(store, doc_id), limits)
     except DocumentError as exc:
+        over_limit = isinstance(exc.__cause__, ParseLimitExceeded)
         return _fail(store, "parsed", doc_id, str(exc), content_hash=raw_ptr["key"],
-                     retry=exc.cause == STORE_DAMAGED.format(what="raw snapshot"))
+                     retry=exc.cause == STORE_DAMAGED.format(what="raw snapshot"),
+                     limits=limits.fingerprint() if over_limit else None)
     store.put("parsed", key, parsed)
     store.set_current("parsed", doc_id, key=key, content_hash=raw_ptr["key"])
     meta.update(title=parsed.title, content_type=parsed.content_type, chars=len(parsed.text),

@@ -114,3 +114,24 @@ def test_hostile_document_fails_alone_in_its_batch(tmp_path):
                                                          "note.md": "computed"}
     assert "max_expanded_mb" in results["bomb.docx"].error
     assert store.current("parsed", "bomb.docx")["error"].startswith("bomb.docx: archive expands to")
+
+
+def test_a_document_over_a_limit_is_planned_again_once_the_limit_changes(tmp_path):
+    from rag_assets.core.planning import plan_sweep
+    from rag_assets.core.sources import DocumentRef
+
+    store = StageStore(tmp_path)
+    document = raw("many.txt", "".join(f"Paragraph {i}.\n\n" for i in range(50)).encode())
+    snapshot_raw(store, document)
+    strict = ParseLimits(max_elements=10)
+    assert parse_stage(store, "many.txt", strict).status == "failed"
+    store.set_current("index", "many.txt", key=None, error="failed", content_hash=document.content_hash,
+                      profile_hash="p", model="m")  # what the later stages record for a failed parse
+    ref = DocumentRef("many.txt", document.uri, document.size, document.source_version)
+
+    def work(limits):
+        return plan_sweep([ref], lambda d: document, store, ["many.txt"], "p", "m", limits=limits).work
+
+    assert work(strict) == []  # not retried on every sweep
+    assert work(ParseLimits(max_elements=1000)) == ["many.txt"]
+    assert parse_stage(store, "many.txt", ParseLimits(max_elements=1000)).status == "computed"

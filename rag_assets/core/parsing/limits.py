@@ -21,7 +21,7 @@ import select
 import signal
 import time
 import zipfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 MB = 2**20
@@ -44,6 +44,10 @@ class ParseLimits:
     max_elements: int = 100_000
     max_text_mb: float = 32.0
     max_memory_mb: int = 2048
+
+    def fingerprint(self) -> str:
+        """Changes whenever a limit does: a document that failed a limit is retried after it."""
+        return ",".join(f"{k}={v}" for k, v in sorted(asdict(self).items()))
 
     def check_archive(self, data: bytes) -> None:
         """Raise ParseLimitExceeded when the zip's members (media/ images excluded: parsers do not
