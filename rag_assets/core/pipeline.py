@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from rag_assets.core.chunking import ChunkingProfile, chunk_document
-from rag_assets.core.embed_cache import EmbeddingCache
 import numpy as np
 
+from rag_assets.core.chunking import ChunkingProfile, chunk_document
+from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.hashing import content_hash, settings_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import ChunkedDocument, EmbeddedDocument, ParsedDocument, RawDocument
@@ -40,6 +40,15 @@ class StageResult:
     metadata: dict = field(default_factory=dict)
 
 
+class StoreDamaged(DocumentError):
+    """An artifact a stage needs is missing or damaged in the stage store (it was removed); the
+    document fails with ``retry`` set, so the next sweep plans it again and it is recomputed."""
+
+    def __init__(self, doc_id: str, what: str):
+        super().__init__(doc_id, f"{what} is missing or damaged in the stage store (it was removed); the next "
+                                 "`rag ingest` recomputes it")
+
+
 def snapshot_raw(store: StageStore, raw: RawDocument) -> bool:
     """Store the document's bytes (once per content) and make them current; True if changed."""
     current = store.current("raw", raw.doc_id)
@@ -55,12 +64,8 @@ def load_raw(store: StageStore, doc_id: str) -> RawDocument:
         raise DocumentError(doc_id, "no raw snapshot: the source has not reported this document yet")
     data = store.load_bytes("raw", current["key"], content_hash)
     if data is None:
-        raise DocumentError(doc_id, STORE_DAMAGED.format(what="raw snapshot"))
+        raise StoreDamaged(doc_id, "its raw snapshot")
     return RawDocument(doc_id, current["uri"], current["key"], current["size"], current["source_version"], data)
-
-
-STORE_DAMAGED = ("{what} is missing or damaged in the stage store (it was removed); the next `rag ingest` "
-                 "recomputes it")
 
 
 def _upstream(store: StageStore, stage: str, doc_id: str) -> dict:
@@ -91,7 +96,7 @@ def parse_stage(store: StageStore, doc_id: str, limits: ParseLimits = ParseLimit
     except DocumentError as exc:
         over_limit = isinstance(exc.__cause__, ParseLimitExceeded)
         return _fail(store, "parsed", doc_id, str(exc), content_hash=raw_ptr["key"],
-                     retry=exc.cause == STORE_DAMAGED.format(what="raw snapshot"),
+                     retry=isinstance(exc, StoreDamaged),
                      limits=limits.fingerprint() if over_limit else None)
     store.put("parsed", key, parsed)
     store.set_current("parsed", doc_id, key=key, content_hash=raw_ptr["key"])
@@ -115,7 +120,7 @@ def chunk_stage(store: StageStore, doc_id: str, profile: ChunkingProfile, counte
     else:
         parsed: ParsedDocument | None = store.load("parsed", parsed_ptr["key"])
         if parsed is None:
-            return _fail(store, "chunks", doc_id, str(DocumentError(doc_id, STORE_DAMAGED.format(what="parsed text"))),
+            return _fail(store, "chunks", doc_id, str(StoreDamaged(doc_id, "its parsed text")),
                          content_hash=parsed_ptr["content_hash"], retry=True)
         try:
             chunked = chunk_document(parsed, profile, counter, model_limit, embed=embed)
@@ -154,8 +159,8 @@ def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache
             continue
         chunked: ChunkedDocument | None = store.load("chunks", ptr["key"])
         if chunked is None:
-            results.append(_fail(store, "embeddings", doc_id, str(DocumentError(doc_id, STORE_DAMAGED.format(
-                what="its chunks"))), content_hash=ptr["content_hash"], retry=True))
+            results.append(_fail(store, "embeddings", doc_id, str(StoreDamaged(doc_id, "its chunks")),
+                                 content_hash=ptr["content_hash"], retry=True))
             continue
         vectors_key = settings_hash({"chunks": ptr["key"], "model": model_name, "prefix": prefix})
         vectors = store.load("vectors", vectors_key)
@@ -198,8 +203,7 @@ def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, ca
     then stale ones removed); ``tenant`` is a string or a function of the document id. A failed
     document keeps its last good rows; its failure is recorded against the content, profile and
     model it failed with, so it is retried only when one changes (or at once, with ``retry``,
-    when the cause was a damaged stage store). Each indexed document's record holds its row
-    count (``rows``), which reconciling with the table compares."""
+    when the cause was a damaged stage store)."""
     results: dict[str, StageResult] = {}
     ready: list[tuple[str, dict, EmbeddedDocument]] = []
     for doc_id in doc_ids:
@@ -209,7 +213,7 @@ def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, ca
             chunked: ChunkedDocument | None = store.load("chunks", ptr["key"])
             vectors = _vectors(store, ptr, chunked, cache, prefix)
             if vectors is None:
-                error, retry = str(DocumentError(doc_id, STORE_DAMAGED.format(what="its chunks or vectors"))), True
+                error, retry = str(StoreDamaged(doc_id, "its chunks or vectors")), True
         if error:
             store.set_current("index", doc_id, key=None, error=error, content_hash=ptr.get("content_hash"),
                               profile_hash=profile_hash, model=model_name, retry=retry)
@@ -223,7 +227,7 @@ def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, ca
         result = written[doc_id]
         store.set_current("index", doc_id, key=ptr["key"], content_hash=embedded.chunked.content_hash,
                           profile_hash=embedded.chunked.profile_hash, model=ptr["model"],
-                          table_version=result.table_version, rows=result.rows_written)
+                          table_version=result.table_version)
         results[doc_id] = StageResult(doc_id, "computed", ptr["key"], metadata={
             "rows_written": result.rows_written, "rows_deleted": result.rows_deleted,
             "table_version": result.table_version})
