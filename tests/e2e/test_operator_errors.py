@@ -6,6 +6,7 @@ import errno
 import pytest
 
 from rag_assets.cli import main, operator_error
+from rag_assets.core.index import IndexUnreadable
 from rag_assets.core.locking import IngestLocked
 from rag_assets.core.planning import MassDeleteRefused
 from tests.conftest import env, make_project
@@ -41,6 +42,8 @@ def chained(outer: Exception, inner: Exception) -> Exception:
     (RuntimeError(LANCE_ENOSPC), "/data/lancedb/sample__m.lance/data/.tmp_1.lance"),
     (OSError(errno.ENOSPC, "No space left on device", "/data/stages/raw/ab/x.bin"), "/data/stages/raw/ab/x.bin"),
     (chained(ValueError("run failed"), OSError(errno.ENOSPC, "No space left on device")), None),
+    (chained(IndexUnreadable("cannot read the LanceDB table"), RuntimeError(LANCE_ENOSPC)),
+     "/data/lancedb/sample__m.lance/data/.tmp_1.lance"),
 ])
 def test_disk_full_is_one_line_naming_the_path_and_the_fix(exc, path):
     message, code = operator_error(exc, "/nonexistent/project")
