@@ -1,6 +1,8 @@
 """Bounded parsing: a hostile document fails alone, fast, naming the limit and its setting."""
 
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -135,3 +137,18 @@ def test_a_document_over_a_limit_is_planned_again_once_the_limit_changes(tmp_pat
     assert work(strict) == []  # not retried on every sweep
     assert work(ParseLimits(max_elements=1000)) == ["many.txt"]
     assert parse_stage(store, "many.txt", ParseLimits(max_elements=1000)).status == "computed"
+
+
+FORK_BESIDE_LANCEDB = """
+import sys, lancedb, pyarrow as pa
+from rag_assets.core.parsing.limits import ParseLimits, run_bounded
+lancedb.connect(sys.argv[1]).create_table("t", schema=pa.schema([pa.field("a", pa.int64())]))  # its runtime runs
+print(run_bounded(len, ("abc",), ParseLimits()))
+"""
+
+
+def test_forking_beside_lancedb_prints_no_warning_to_the_operator(tmp_path):
+    # In a plain interpreter: pytest would record the child's warnings instead of printing them.
+    out = subprocess.run([sys.executable, "-c", FORK_BESIDE_LANCEDB, str(tmp_path)], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "3" and out.stderr == ""
