@@ -502,11 +502,11 @@ def operator_error(exc: Exception, project_dir: str | None = None) -> tuple[str,
         return str(exc), 2
     if isinstance(exc, KeyError):  # unknown corpus or profile; str() of a KeyError is its repr
         return (exc.args[0] if exc.args else str(exc)), 2
-    if isinstance(exc, (SourceUnavailable, IngestLocked, IndexUnreadable)):
-        return str(exc), 1  # nothing was recorded: the next run starts from the same state
-    full = disk_full(exc, lambda: _written_folders(project_dir))
+    full = disk_full(exc, lambda: _written_folders(project_dir))  # first: it may hide under IndexUnreadable
     if full:
         return full, 1
+    if isinstance(exc, (SourceUnavailable, IngestLocked, IndexUnreadable)):
+        return str(exc), 1  # nothing was recorded: the next run starts from the same state
     first = (str(exc).strip().splitlines() or [""])[0][:300]
     return f"{type(exc).__name__}: {first} (run `rag --debug ...` for the traceback)", 1
 

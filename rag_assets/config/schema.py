@@ -32,8 +32,8 @@ class SourceConfig(_Strict):
     secret_key_env: str = Field("AWS_SECRET_ACCESS_KEY", description="s3: environment variable holding the secret key.")
     max_document_mb: float = Field(32.0, gt=0, le=4096, description="Larger documents are refused from the "
                                    "listing, never read (memory stays bounded); each is reported as failed.")
-    max_parse_seconds: float = Field(ParseLimits.max_seconds, gt=0, le=3600, description="A rich document "
-                                     "(HTML, DOCX, PDF) still parsing after this long is stopped and reported as failed.")
+    max_parse_seconds: float = Field(ParseLimits.max_seconds, gt=0, le=3600, description="A rich document (HTML, "
+                                     "DOCX, PDF) still parsing after this long is stopped and reported as failed.")
     max_expanded_mb: float = Field(ParseLimits.max_expanded_mb, gt=0, le=4096, description="A DOCX whose archive "
                                    "members unzip to more than this is refused before parsing (zip bombs).")
     max_elements: int = Field(ParseLimits.max_elements, ge=1, description="Most structural elements (paragraphs, "

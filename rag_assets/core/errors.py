@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import errno
-import re
 from typing import Callable
-
-_PATH = re.compile(r"(/[^\s:'\"),]+)")
 
 
 def disk_full(exc: BaseException, where: Callable[[], str]) -> str | None:
     """The operator's message when ``exc`` (or an exception it was raised from) is "no space
-    left on device": an OSError with ENOSPC, or LanceDB's error text carrying it. ``where()``
+    left on device": an OSError with ENOSPC, or LanceDB's error text carrying it (which names
+    its own source file, not the data's: only an OSError's filename is quoted). ``where()``
     names the folders the command writes (data dir, index). None for any other exception."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        text = str(exc)
-        if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "No space left on device" in text:
-            path = getattr(exc, "filename", None) or next(iter(_PATH.findall(text)), None)
+        if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "No space left on device" in str(exc):
+            path = getattr(exc, "filename", None)
             return (f"no space left on device{f' writing {path}' if path else ''} (under {where()}); free space "
                     "there or move it to a larger disk, then run `rag ingest` again: documents already indexed "
                     "are kept and only the rest are redone")

@@ -17,14 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from rag_assets.core.chunking import ChunkingProfile, chunk_document
-from rag_assets.core.embed_cache import EmbeddingCache
 import numpy as np
 
+from rag_assets.core.chunking import ChunkingProfile, chunk_document
+from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.hashing import content_hash, settings_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import ChunkedDocument, EmbeddedDocument, ParsedDocument, RawDocument
-from rag_assets.core.parsing import DocumentError, ParseLimits, parse_document, parser_version
+from rag_assets.core.parsing import DocumentError, ParseLimitExceeded, ParseLimits, parse_document, parser_version
 from rag_assets.core.store import StageStore
 from rag_assets.core.tokens import TokenCounter
 
@@ -38,6 +38,15 @@ class StageResult:
     key: str | None = None
     error: str | None = None
     metadata: dict = field(default_factory=dict)
+
+
+class StoreDamaged(DocumentError):
+    """An artifact a stage needs is missing or damaged in the stage store (it was removed); the
+    document fails with ``retry`` set, so the next sweep plans it again and it is recomputed."""
+
+    def __init__(self, doc_id: str, what: str):
+        super().__init__(doc_id, f"{what} is missing or damaged in the stage store (it was removed); the next "
+                                 "`rag ingest` recomputes it")
 
 
 def snapshot_raw(store: StageStore, raw: RawDocument) -> bool:
@@ -55,12 +64,8 @@ def load_raw(store: StageStore, doc_id: str) -> RawDocument:
         raise DocumentError(doc_id, "no raw snapshot: the source has not reported this document yet")
     data = store.load_bytes("raw", current["key"], content_hash)
     if data is None:
-        raise DocumentError(doc_id, STORE_DAMAGED.format(what="raw snapshot"))
+        raise StoreDamaged(doc_id, "its raw snapshot")
     return RawDocument(doc_id, current["uri"], current["key"], current["size"], current["source_version"], data)
-
-
-STORE_DAMAGED = ("{what} is missing or damaged in the stage store (it was removed); the next `rag ingest` "
-                 "recomputes it")
 
 
 def _upstream(store: StageStore, stage: str, doc_id: str) -> dict:
@@ -75,7 +80,8 @@ def parse_stage(store: StageStore, doc_id: str, observed: dict | None = None,
     """Parse the raw snapshot ``observed`` (the version the orchestrator recorded for the
     document: ``{key, uri, size, source_version}`` or ``{error}``; default: the store's current
     one) within ``limits`` (the source's parse limits), unless this content was parsed by this
-    parser before. ``observed`` becomes current."""
+    parser before. ``observed`` becomes current. A failure over a limit records the limits, so
+    planning retries the document once they change."""
     current = store.current("raw", doc_id)
     if observed is not None and (current is None or (current["key"], current.get("error")) != (
             observed["key"], observed.get("error"))):
@@ -95,8 +101,10 @@ def parse_stage(store: StageStore, doc_id: str, observed: dict | None = None,
     try:
         parsed = parse_document(load_raw(store, doc_id), limits)
     except DocumentError as exc:
+        over_limit = isinstance(exc.__cause__, ParseLimitExceeded)
         return _fail(store, "parsed", doc_id, str(exc), content_hash=raw_ptr["key"],
-                     retry=exc.cause == STORE_DAMAGED.format(what="raw snapshot"))
+                     retry=isinstance(exc, StoreDamaged),
+                     limits=limits.fingerprint() if over_limit else None)
     store.put("parsed", key, parsed)
     store.set_current("parsed", doc_id, key=key, content_hash=raw_ptr["key"])
     meta.update(title=parsed.title, content_type=parsed.content_type, chars=len(parsed.text),
@@ -119,7 +127,7 @@ def chunk_stage(store: StageStore, doc_id: str, profile: ChunkingProfile, counte
     else:
         parsed: ParsedDocument | None = store.load("parsed", parsed_ptr["key"])
         if parsed is None:
-            return _fail(store, "chunks", doc_id, str(DocumentError(doc_id, STORE_DAMAGED.format(what="parsed text"))),
+            return _fail(store, "chunks", doc_id, str(StoreDamaged(doc_id, "its parsed text")),
                          content_hash=parsed_ptr["content_hash"], retry=True)
         try:
             chunked = chunk_document(parsed, profile, counter, model_limit, embed=embed)
@@ -158,8 +166,8 @@ def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache
             continue
         chunked: ChunkedDocument | None = store.load("chunks", ptr["key"])
         if chunked is None:
-            results.append(_fail(store, "embeddings", doc_id, str(DocumentError(doc_id, STORE_DAMAGED.format(
-                what="its chunks"))), content_hash=ptr["content_hash"], retry=True))
+            results.append(_fail(store, "embeddings", doc_id, str(StoreDamaged(doc_id, "its chunks")),
+                                 content_hash=ptr["content_hash"], retry=True))
             continue
         vectors_key = settings_hash({"chunks": ptr["key"], "model": model_name, "prefix": prefix})
         vectors = store.load("vectors", vectors_key)
@@ -202,8 +210,7 @@ def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, ca
     then stale ones removed); ``tenant`` is a string or a function of the document id. A failed
     document keeps its last good rows; its failure is recorded against the content, profile and
     model it failed with, so it is retried only when one changes (or at once, with ``retry``,
-    when the cause was a damaged stage store). Each indexed document's record holds its row
-    count (``rows``), which reconciling with the table compares."""
+    when the cause was a damaged stage store)."""
     results: dict[str, StageResult] = {}
     ready: list[tuple[str, dict, EmbeddedDocument]] = []
     for doc_id in doc_ids:
@@ -213,7 +220,7 @@ def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, ca
             chunked: ChunkedDocument | None = store.load("chunks", ptr["key"])
             vectors = _vectors(store, ptr, chunked, cache, prefix)
             if vectors is None:
-                error, retry = str(DocumentError(doc_id, STORE_DAMAGED.format(what="its chunks or vectors"))), True
+                error, retry = str(StoreDamaged(doc_id, "its chunks or vectors")), True
         if error:
             store.set_current("index", doc_id, key=None, error=error, content_hash=ptr.get("content_hash"),
                               profile_hash=profile_hash, model=model_name, retry=retry)
@@ -227,7 +234,7 @@ def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, ca
         result = written[doc_id]
         store.set_current("index", doc_id, key=ptr["key"], content_hash=embedded.chunked.content_hash,
                           profile_hash=embedded.chunked.profile_hash, model=ptr["model"],
-                          table_version=result.table_version, rows=result.rows_written)
+                          table_version=result.table_version)
         results[doc_id] = StageResult(doc_id, "computed", ptr["key"], metadata={
             "rows_written": result.rows_written, "rows_deleted": result.rows_deleted,
             "table_version": result.table_version})

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol
 
 from rag_assets.core.models import RawDocument
-from rag_assets.core.parsing import DocumentError
+from rag_assets.core.parsing import DocumentError, ParseLimits
 from rag_assets.core.sources import DocumentRef, too_large
 from rag_assets.core.store import StageStore
 
@@ -81,8 +81,8 @@ def guard_deletes(plan: Plan, max_fraction: float, corpus: str, source: str, all
     reason = "all of them" if deleted == known else f"over +max_delete_fraction {max_fraction:g}"
     raise MassDeleteRefused(
         f"refusing to delete {deleted} of the {known} documents of corpus {corpus!r} ({deleted / known:.0%}, "
-        f"{reason}): source {source} lists {len(plan.listed)} documents. If the source is wrong, fix it in sources.yml; "
-        f"if the deletions are intended, run `rag ingest --allow-mass-delete`. Nothing was deleted.")
+        f"{reason}): source {source} lists {len(plan.listed)} documents. If the source is wrong, fix it in "
+        "sources.yml; if the deletions are intended, run `rag ingest --allow-mass-delete`. Nothing was deleted.")
 
 
 def plan_sweep(
@@ -96,6 +96,7 @@ def plan_sweep(
     seen: SeenRecords | None = None,
     keep_bytes: bool = True,
     complete: set[str] | None = None,
+    limits: ParseLimits | None = None,
 ) -> Plan:
     """Compare a listing with what the store holds and, given ``complete``, with what the index holds.
 
@@ -103,7 +104,8 @@ def plan_sweep(
     unchanged is not read. Otherwise its xxh3 content hash decides. A document also needs work
     when its index entry was built with another chunk profile or embedding model. A document that
     failed with the same content, profile and model is not retried until one of them changes,
-    unless its failure was a damaged stage store (``retry``). A document whose raw snapshot is
+    unless its failure was a damaged stage store (``retry``) or a parse limit that ``limits``
+    (the source's current parse limits) no longer sets. A document whose raw snapshot is
     missing from the store is read again.
 
     ``complete`` (from ``LanceIndex.complete_documents``) holds the documents whose rows in the
@@ -160,13 +162,20 @@ def plan_sweep(
         current = indexed is not None and (indexed.get("content_hash"), indexed.get("profile_hash"),
                                            indexed.get("model")) == (raw["key"], profile_hash, model_name)
         if not current or indexed.get("retry") or (  # never indexed, or with other content/profile/model
-                complete is not None and not indexed.get("error") and ref.doc_id not in complete):
+                complete is not None and not indexed.get("error") and ref.doc_id not in complete) or (
+                limits is not None and indexed.get("error") and _over_other_limits(store, ref.doc_id, limits)):
             plan.work.append(ref.doc_id)
     live = set(plan.listed)
     known = list(known)
     plan.known = len(known)
     plan.deleted = sorted(d for d in known if d not in live)
     return plan
+
+
+def _over_other_limits(store: StageStore, doc_id: str, limits: ParseLimits) -> bool:
+    """True when the document's parse failed a limit other than ``limits`` set."""
+    recorded = (store.current("parsed", doc_id) or {}).get("limits")
+    return recorded is not None and recorded != limits.fingerprint()
 
 
 def contiguous_batches(order: list[str], wanted: Iterable[str], batch_size: int) -> list[tuple[str, str]]:

@@ -69,9 +69,9 @@ def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=Non
     profile = chunking_profile(corpus)
     known = [doc_id_for(pk) for pk in partition_keys]
     plan = plan_sweep(refs, read, store, known, profile.fingerprint(), corpus.embedding_model.name,
-                      corpus.source.max_document_bytes, seen=seen, keep_bytes=keep_bytes, complete=complete)
-    guard_deletes(plan, corpus.max_delete_fraction, corpus.name,
-                  f"{corpus.source.name} ({corpus.source_root or corpus.source.kind})", allow_mass_delete)
+                      corpus.source.max_document_bytes, seen=seen, keep_bytes=keep_bytes, complete=complete,
+                      limits=corpus.source.parse_limits)
+    guard_deletes(plan, corpus.max_delete_fraction, corpus.name, corpus.source_location, allow_mass_delete)
     result = Sweep(plan)
     result.observations = [raw_observation(corpus, raw) for raw in plan.snapshots] + \
                           [raw_observation(corpus, unreadable=u) for u in plan.unreadable]

@@ -1,6 +1,8 @@
 """Bounded parsing: a hostile document fails alone, fast, naming the limit and its setting."""
 
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -114,3 +116,39 @@ def test_hostile_document_fails_alone_in_its_batch(tmp_path):
                                                          "note.md": "computed"}
     assert "max_expanded_mb" in results["bomb.docx"].error
     assert store.current("parsed", "bomb.docx")["error"].startswith("bomb.docx: archive expands to")
+
+
+def test_a_document_over_a_limit_is_planned_again_once_the_limit_changes(tmp_path):
+    from rag_assets.core.planning import plan_sweep
+    from rag_assets.core.sources import DocumentRef
+
+    store = StageStore(tmp_path)
+    document = raw("many.txt", "".join(f"Paragraph {i}.\n\n" for i in range(50)).encode())
+    snapshot_raw(store, document)
+    strict = ParseLimits(max_elements=10)
+    assert parse_stage(store, "many.txt", strict).status == "failed"
+    store.set_current("index", "many.txt", key=None, error="failed", content_hash=document.content_hash,
+                      profile_hash="p", model="m")  # what the later stages record for a failed parse
+    ref = DocumentRef("many.txt", document.uri, document.size, document.source_version)
+
+    def work(limits):
+        return plan_sweep([ref], lambda d: document, store, ["many.txt"], "p", "m", limits=limits).work
+
+    assert work(strict) == []  # not retried on every sweep
+    assert work(ParseLimits(max_elements=1000)) == ["many.txt"]
+    assert parse_stage(store, "many.txt", limits=ParseLimits(max_elements=1000)).status == "computed"
+
+
+FORK_BESIDE_LANCEDB = """
+import sys, lancedb, pyarrow as pa
+from rag_assets.core.parsing.limits import ParseLimits, run_bounded
+lancedb.connect(sys.argv[1]).create_table("t", schema=pa.schema([pa.field("a", pa.int64())]))  # its runtime runs
+print(run_bounded(len, ("abc",), ParseLimits()))
+"""
+
+
+def test_forking_beside_lancedb_prints_no_warning_to_the_operator(tmp_path):
+    # In a plain interpreter: pytest would record the child's warnings instead of printing them.
+    out = subprocess.run([sys.executable, "-c", FORK_BESIDE_LANCEDB, str(tmp_path)], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "3" and out.stderr == ""

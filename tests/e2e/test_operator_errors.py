@@ -6,6 +6,7 @@ import errno
 import pytest
 
 from rag_assets.cli import main, operator_error
+from rag_assets.core.index import IndexUnreadable
 from rag_assets.core.locking import IngestLocked
 from rag_assets.core.planning import MassDeleteRefused
 from tests.conftest import env, make_project
@@ -22,9 +23,10 @@ def test_missing_source_folder_is_one_line_and_exit_2_and_debug_shows_the_traceb
             main(["--debug", "ingest"])
 
 
-LANCE_ENOSPC = ("lance error: LanceError(IO): Generic LocalFileSystem error: Unable to copy file from "
-                "/data/lancedb/sample__m.lance/data/.tmp_1.lance: No space left on device (os error 28), "
-                "/home/build/lance/rust/lance-io/src/local.rs:104:31")
+# What lancedb 0.40 raised writing to a full 200 kB tmpfs (the path is lance's own source file).
+LANCE_ENOSPC = ("lance error: LanceError(IO): Generic LocalFileSystem error: Unable to copy data to file: No space "
+                "left on device (os error 28), /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/"
+                "lance-table-13.0.0/src/io/commit.rs:1663:50")
 
 
 def chained(outer: Exception, inner: Exception) -> Exception:
@@ -38,9 +40,10 @@ def chained(outer: Exception, inner: Exception) -> Exception:
 
 
 @pytest.mark.parametrize("exc, path", [
-    (RuntimeError(LANCE_ENOSPC), "/data/lancedb/sample__m.lance/data/.tmp_1.lance"),
+    (RuntimeError(LANCE_ENOSPC), None),
     (OSError(errno.ENOSPC, "No space left on device", "/data/stages/raw/ab/x.bin"), "/data/stages/raw/ab/x.bin"),
     (chained(ValueError("run failed"), OSError(errno.ENOSPC, "No space left on device")), None),
+    (chained(IndexUnreadable("cannot read the LanceDB table"), RuntimeError(LANCE_ENOSPC)), None),
 ])
 def test_disk_full_is_one_line_naming_the_path_and_the_fix(exc, path):
     message, code = operator_error(exc, "/nonexistent/project")
@@ -48,6 +51,7 @@ def test_disk_full_is_one_line_naming_the_path_and_the_fix(exc, path):
     assert message.startswith("no space left on device" + (f" writing {path}" if path else " (under"))
     assert "free space there or move it to a larger disk, then run `rag ingest` again" in message
     assert "rag_project.yml data_dir" in message  # where it writes, when the config cannot be read
+    assert ".cargo" not in message
 
 
 def test_exit_codes_follow_the_readme():

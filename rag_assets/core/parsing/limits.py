@@ -4,7 +4,10 @@ Rich formats run in a forked child process: the parent waits at most ``max_secon
 the child after that, and the child's address space may grow by at most ``max_memory_mb`` over
 the parent's (``RLIMIT_AS``), so neither a slow nor a memory-hungry parser can stall or sink the
 batch. A fork (not a fresh interpreter) keeps the per-document cost at milliseconds: the parser
-modules and the spaCy model are loaded once, in the parent, and shared copy-on-write. Archives
+modules and the spaCy model are loaded once, in the parent, and shared copy-on-write. The parent
+may run other threads (Dagster, LanceDB's runtime); the child only parses and exits, and should a
+lock held at fork time ever block it, the time limit still ends it. A forkserver would avoid that
+at the price of loading the parsers once more per process (seconds per Dagster step). Archives
 (DOCX) are checked before any parser sees them: the sum of the members' uncompressed sizes, as
 the zip directory declares them, must stay under ``max_expanded_mb``; Python's zipfile never
 inflates a member past its declared size (it stops there and fails the CRC check), so the
@@ -20,8 +23,9 @@ import resource
 import select
 import signal
 import time
+import warnings
 import zipfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 MB = 2**20
@@ -44,6 +48,10 @@ class ParseLimits:
     max_elements: int = 100_000
     max_text_mb: float = 32.0
     max_memory_mb: int = 2048
+
+    def fingerprint(self) -> str:
+        """Changes whenever a limit does: a document that failed a limit is retried after it."""
+        return ",".join(f"{k}={v}" for k, v in sorted(asdict(self).items()))
 
     def check_archive(self, data: bytes) -> None:
         """Raise ParseLimitExceeded when the zip's members (media/ images excluded: parsers do not
@@ -83,10 +91,13 @@ def run_bounded(fn: Callable[..., Any], args: tuple, limits: ParseLimits) -> Any
     SIGTERM) kill the child before they propagate.
     """
     read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into the caller's code
-        os.close(read_fd)
-        _child(fn, args, limits.max_seconds, limits.max_memory_mb * MB, write_fd)
+    with warnings.catch_warnings():
+        # LanceDB warns that a forked child using it could deadlock; the child never uses it.
+        warnings.filterwarnings("ignore", message="lancedb fork support", category=RuntimeWarning)
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the caller's code
+            os.close(read_fd)
+            _child(fn, args, limits.max_seconds, limits.max_memory_mb * MB, write_fd)
     os.close(write_fd)
     reaped = False
     try:
