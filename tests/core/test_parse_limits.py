@@ -126,7 +126,7 @@ def test_a_document_over_a_limit_is_planned_again_once_the_limit_changes(tmp_pat
     document = raw("many.txt", "".join(f"Paragraph {i}.\n\n" for i in range(50)).encode())
     snapshot_raw(store, document)
     strict = ParseLimits(max_elements=10)
-    assert parse_stage(store, "many.txt", strict).status == "failed"
+    assert parse_stage(store, "many.txt", limits=strict).status == "failed"
     store.set_current("index", "many.txt", key=None, error="failed", content_hash=document.content_hash,
                       profile_hash="p", model="m")  # what the later stages record for a failed parse
     ref = DocumentRef("many.txt", document.uri, document.size, document.source_version)
