@@ -1,7 +1,7 @@
 """The ``rag`` command line: ingest documents through the Dagster asset graph, then query them.
 
 Exit codes: 0 success; 1 the command ran but part of its work failed or found nothing; 2 bad
-usage, config or input; 130 interrupted. Tables for people by default, ``--json`` for scripts.
+usage, config or input; 130 interrupted (143 on SIGTERM). Tables for people by default, ``--json`` for scripts.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import re
+import signal
 import warnings
 from pathlib import Path
 
@@ -24,7 +25,8 @@ EXIT_CODES = """exit codes:
   2    bad usage, config or input (unknown option, key, corpus, profile or filter value; a file
        or source folder that cannot be read; a corpus with tenants queried without --tenant; a
        mass delete refused)
-  130  interrupted (Ctrl-C)
+  130  interrupted (Ctrl-C): the running batch is abandoned, nothing after it starts
+  143  terminated (SIGTERM): the same
 Errors are one line; `rag --debug COMMAND` shows the traceback.
 """
 
@@ -461,15 +463,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminate_as_interrupt() -> int:
+    """SIGTERM takes the same path as Ctrl-C: a batch being executed is abandoned cleanly and
+    nothing after it starts (Dagster maps SIGTERM to its SIGINT handler while a run executes).
+    Every handled signal's number is also written to the returned pipe, so the exit code can
+    tell SIGTERM (143) from Ctrl-C (130)."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    os.set_blocking(write, False)
+    signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    return read
+
+
+def _was_terminated(signals: int) -> bool:
+    try:
+        return signal.SIGTERM in os.read(signals, 4096)
+    except BlockingIOError:
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # Dagster marks data versions as beta; that is not news to a `rag` user on every document.
     warnings.filterwarnings("ignore", message=".*currently in beta.*")
+    signals = _terminate_as_interrupt()
     try:
         return args.func(args)
     except KeyboardInterrupt:
-        print("rag: interrupted", file=sys.stderr)
-        return 130
+        print("rag: interrupted; documents of the batch that was running keep their last good rows, and the "
+              "next `rag ingest` redoes them", file=sys.stderr)
+        return 143 if _was_terminated(signals) else 130
     except Exception as exc:
         if args.debug:
             raise

@@ -28,8 +28,8 @@ from rag_assets.defs.factory import (
     partitions_name,
     resource_keys,
 )
-from rag_assets.defs.runs import run_job, stale_status
-from rag_assets.defs.sensors import PARTITION, RANGE_END, RANGE_START, Sweep, in_flight, sweep
+from rag_assets.defs.runs import fail_abandoned_runs, interrupted, run_job, stale_status
+from rag_assets.defs.sensors import PARTITION, RANGE_END, RANGE_START, Sweep, in_flight, materialized, sweep
 from rag_assets.progress import Progress
 
 COUNTS = ("documents_seen", "documents_hashed", "documents_changed", "documents_new", "documents_deleted",
@@ -72,7 +72,8 @@ def _sweep(corpus: Corpus, resources, instance: dg.DagsterInstance, dry_run: boo
     seen = SnapshotSeen(fallback=StoreSeen(store)) if dry_run else None
     return sweep(corpus, source.list_documents(), source.read, store, partition_keys, seen=seen,
                  keep_bytes=not dry_run, busy=in_flight(instance, corpus, partition_keys),
-                 complete=index.complete_documents(), allow_mass_delete=allow_mass_delete)
+                 complete=index.complete_documents(), allow_mass_delete=allow_mass_delete,
+                 materialized=materialized(instance, corpus))
 
 
 def _record(instance: dg.DagsterInstance, corpus: Corpus, corpus_sweep: Sweep) -> None:
@@ -93,7 +94,8 @@ def _redo(corpus: Corpus, store, corpus_sweep: Sweep) -> list[dict]:
     new = {doc_id_for(pk) for pk in corpus_sweep.new_keys}
     profile_hash = chunking_profile(corpus).fingerprint()
     out = []
-    for doc_id in plan.work:
+    work = list(plan.work) + [d for d in (doc_id_for(pk) for pk in corpus_sweep.wanted) if d not in set(plan.work)]
+    for doc_id in work:
         indexed = store.current("index", doc_id) or {}
         if doc_id in new:
             reason, stages = "new", list(STAGES)
@@ -103,8 +105,10 @@ def _redo(corpus: Corpus, store, corpus_sweep: Sweep) -> list[dict]:
             reason, stages = "chunk profile changed", list(STAGES[1:])
         elif indexed.get("model") not in (None, corpus.embedding_model.name):
             reason, stages = "embedding model changed", list(STAGES[2:])
-        else:
+        elif doc_id in plan.work:
             reason, stages = "not indexed yet", list(STAGES)
+        else:
+            reason, stages = "not materialised in Dagster", list(STAGES)
         out.append({"doc_id": doc_id, "reason": reason, "stages": stages,
                     "queued_or_running": doc_id in {doc_id_for(pk) for pk in corpus_sweep.busy}})
     out.extend({"doc_id": doc_id, "reason": "deleted from the source", "stages": ["lancedb_table"],
@@ -119,6 +123,7 @@ def ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instan
     if dry_run:
         return _ingest_corpus(project, corpus, defs, instance, progress, True, allow_mass_delete)
     with ingest_lock(corpus.stage_store, corpus.name, wait_seconds=LOCK_WAIT_SECONDS):
+        fail_abandoned_runs(instance, [ingest_job_name(corpus.name), maintenance_job_name(corpus.name)])
         return _ingest_corpus(project, corpus, defs, instance, progress, False, allow_mass_delete)
 
 
@@ -135,7 +140,8 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
                            model.dimensions)
         corpus_sweep = _sweep(corpus, resources, instance, dry_run, allow_mass_delete)
         plan = corpus_sweep.plan
-        report.update(documents_seen=len(plan.listed), documents_hashed=plan.hashed, documents_changed=len(plan.work),
+        report.update(documents_seen=len(plan.listed), documents_hashed=plan.hashed,
+                      documents_changed=len(corpus_sweep.wanted),
                       documents_new=len(corpus_sweep.new_keys), documents_deleted=len(plan.deleted))
         if dry_run:
             report["rows_in_index"] = index.count_rows()
@@ -147,6 +153,8 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             tags = {PARTITION: first} if first == last else {RANGE_START: first, RANGE_END: last}
             result = run_job(project, defs, ingest_job_name(corpus.name), instance, tags)
             report["runs"] += 1
+            if interrupted(result):  # stop at once: no further batch, no maintenance
+                raise KeyboardInterrupt
             if not result.success:
                 failures.append({"corpus": corpus.name, "doc_id": f"{first} .. {last}", "error": _failure_message(result)})
                 continue
@@ -165,6 +173,8 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             # The table: prune deleted documents, compact, run the data tests.
             result = run_job(project, defs, maintenance_job_name(corpus.name), instance)
             report["runs"] += 1
+            if interrupted(result):
+                raise KeyboardInterrupt
             if not result.success:
                 failures.append({"corpus": corpus.name, "doc_id": "(table)", "error": _failure_message(result)})
             checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}

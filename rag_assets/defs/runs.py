@@ -36,7 +36,10 @@ LOCATION = "rag_assets"
 MODULE = "rag_assets.definitions"
 REPOSITORY = "__repository__"
 IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
-QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# Failures reach the user through `rag`'s own summary; the full logs are in the run (UI).
+QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+LAUNCHED_BY = "rag/launched_by"  # runs `rag ingest` created and executes in its own process
+INTERRUPTED = {"KeyboardInterrupt", "DagsterExecutionInterruptedError"}
 
 
 def remote_origin(job_name: str) -> RemoteJobOrigin:
@@ -55,10 +58,37 @@ def run_job(project: Project, defs: dg.Definitions, job_name: str, instance: dg.
     celery = project.executor.kind == "celery"
     run_config = QUIET if celery else {**QUIET, **IN_PROCESS}
     job = defs.resolve_job_def(job_name)
-    run = instance.create_run_for_job(job, run_config=run_config, tags={**job.tags, **(tags or {})},
+    run = instance.create_run_for_job(job, run_config=run_config,
+                                      tags={**job.tags, **(tags or {}), LAUNCHED_BY: "rag ingest"},
                                       remote_job_origin=remote_origin(job_name),
                                       job_code_origin=recon.get_python_origin())
     return execute_run(recon if celery else InMemoryJob(job), run, instance)
+
+
+def interrupted(result) -> bool:
+    """Whether a run ended because this process was interrupted (Ctrl-C or SIGTERM): Dagster turns
+    the interrupt into the run's failure and returns."""
+    for event in result.all_events:
+        error = getattr(event.event_specific_data, "error", None)
+        while error is not None:
+            if error.cls_name in INTERRUPTED:
+                return True
+            error = error.cause
+    return False
+
+
+def fail_abandoned_runs(instance: dg.DagsterInstance, job_names: list[str]) -> int:
+    """Mark failed the runs of ``job_names`` that a `rag ingest` process created and never finished
+    (it was killed). Call only while holding the corpus' ingest lock, which proves that no
+    `rag ingest` of it is alive; a run the daemon launched is left alone. Returns how many."""
+    from rag_assets.defs.sensors import IN_FLIGHT
+
+    runs = [run for name in job_names
+            for run in instance.get_runs(dg.RunsFilter(job_name=name, statuses=IN_FLIGHT,
+                                                       tags={LAUNCHED_BY: "rag ingest"}))]
+    for run in runs:
+        instance.report_run_failed(run, message="the `rag ingest` process running it ended before it finished")
+    return len(runs)
 
 
 def stale_status(defs: dg.Definitions, instance: dg.DagsterInstance, key: dg.AssetKey,

@@ -56,15 +56,19 @@ class Sweep:
     new_keys: list[str] = field(default_factory=list)
     deleted_keys: list[str] = field(default_factory=list)
     batches: list[tuple[str, str]] = field(default_factory=list)
+    wanted: list[str] = field(default_factory=list)  # partition keys of the documents that need a run
     batch_versions: list[list] = field(default_factory=list)  # per batch: (partition key, content hash)
     busy: list[str] = field(default_factory=list)  # needing work, but a queued or running run has them
 
 
 def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=None, keep_bytes: bool = True,
-          busy: set[str] = frozenset(), complete: set[str] | None = None, allow_mass_delete: bool = False) -> Sweep:
+          busy: set[str] = frozenset(), complete: set[str] | None = None, allow_mass_delete: bool = False,
+          materialized: set[str] | None = None) -> Sweep:
     """Compare a source listing (``refs``; ``read`` fetches a document) with the partitions, what
     was seen before (``seen``, default the store's raw pointers) and the documents whose rows are
     all in the index (``complete``); documents in ``busy`` (partition keys) need no new request.
+    A listed document whose ``lancedb_index`` partition Dagster has not recorded as materialized
+    (``materialized``: partition keys) is redone too, from the stage store's caches.
     Raises MassDeleteRefused where it would delete over ``+max_delete_fraction`` of the corpus."""
     profile = chunking_profile(corpus)
     known = [doc_id_for(pk) for pk in partition_keys]
@@ -81,12 +85,21 @@ def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=Non
     gone = set(result.deleted_keys)
     order = [pk for pk in partition_keys if pk not in gone] + result.new_keys
     wanted = [partition_key_for(d) for d in plan.work]
+    if materialized is not None:
+        work = set(wanted)
+        wanted += [pk for pk in (partition_key_for(d) for d in plan.listed) if pk not in materialized and pk not in work]
+    result.wanted = wanted
     result.busy = [pk for pk in wanted if pk in busy]
     result.batches = contiguous_batches(order, [pk for pk in wanted if pk not in busy], corpus.batch_size)
     position = {pk: i for i, pk in enumerate(order)}
     result.batch_versions = [[(pk, plan.versions.get(doc_id_for(pk))) for pk in order[position[a]:position[b] + 1]]
                              for a, b in result.batches]
     return result
+
+
+def materialized(instance: dg.DagsterInstance, corpus: Corpus) -> set[str]:
+    """Partition keys of the documents Dagster holds an ``lancedb_index`` materialisation for."""
+    return instance.get_materialized_partitions(asset_key(corpus.name, "lancedb_index"))
 
 
 def in_flight(instance: dg.DagsterInstance, corpus: Corpus, order: list[str]) -> set[str]:
@@ -158,7 +171,8 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
                            model.dimensions)
         try:
             corpus_sweep = sweep(corpus, refs, source.read, store, partition_keys, seen=seen, busy=busy,
-                                 complete=index.complete_documents())
+                                 complete=index.complete_documents(), materialized=materialized(context.instance,
+                                                                                                corpus))
         except MassDeleteRefused as refused:
             return dg.SkipReason(str(refused))
         seen_key = settings_hash(seen.records)

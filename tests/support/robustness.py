@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import dagster as dg
 import lancedb
 import yaml
 
@@ -25,6 +27,7 @@ from rag_assets.config.profiles import profile_from_config
 from rag_assets.core.chunking import chunk_document
 from rag_assets.core.hashing import row_id, text_hash
 from rag_assets.core.index import table_name
+from rag_assets.core.keys import doc_id_for
 from rag_assets.core.parsing import DocumentError, parse_document
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
@@ -302,6 +305,44 @@ def sigkill_mid_write(tmp: Path, documents: int = 12) -> dict:
                and len(manifest) == documents and not any("Revision one" in r["text"] for r in rows))
     return result("SIGKILL while writing, then rerun", f"killed after {killed_at} table commits "
                   f"({old_left} old rows left); rerun wrote {report['chunks_embedded']} chunks", lost, dup, handled)
+
+
+def interrupted_ingest(tmp: Path, signum: int = signal.SIGINT, documents: int = 16) -> dict:
+    """``rag ingest`` (runs of 2 documents) gets SIGINT or SIGTERM once it has written two
+    batches: it stops at once with 130 or 143, runs no further batch and no maintenance, and the
+    next ingest redoes exactly the documents it had not finished."""
+    docs = tmp / "docs"
+    write_notes(docs, documents, "one")
+    values = project_over(tmp / "p", docs, batch_size=2)
+    with env(**values):
+        start = _table_versions(load_project())
+    child = subprocess.Popen([RAG, "ingest", "--json"], env={**os.environ, **values}, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    with env(**values):
+        project = load_project()
+        while child.poll() is None and _table_versions(project) < start + 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    child.send_signal(signum)
+    sent = time.monotonic()
+    _, err = child.communicate(timeout=120)
+    stopped_s = time.monotonic() - sent
+    with env(**values), dg.DagsterInstance.get() as instance:
+        project = load_project()
+        finished = {doc_id_for(pk) for pk in instance.get_materialized_partitions(
+            dg.AssetKey(["sample", "lancedb_index"]))}
+        maintenance = instance.get_runs_count(dg.RunsFilter(job_name="maintain_sample"))
+        dry = ingest_project(project, dry_run=True)["corpora"]["sample"]["documents"]
+        report = ingest_project(project)
+        lost, dup = compare(index_rows(project), expected_ids(project))
+    redo = {d["doc_id"] for d in dry}
+    expected_code = 130 if signum == signal.SIGINT else 143
+    handled = (child.returncode == expected_code and "Traceback" not in err and maintenance == 0
+               and redo == {f"note {i:03d}.md" for i in range(documents)} - finished
+               and report["documents_changed"] == len(redo) and report["documents_failed"] == 0)
+    return result(f"{signal.Signals(signum).name} mid-ingest, then rerun",
+                  f"exit {child.returncode} in {stopped_s:.1f}s with {len(finished)} of {documents} documents indexed, "
+                  f"{maintenance} maintenance runs; rerun redid {report['documents_changed']}", lost, dup, handled)
 
 
 def _concurrent_writer(uri: str, tag: str, documents: int, dimensions: int) -> None:
