@@ -81,13 +81,18 @@ def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=Non
                           [raw_observation(corpus, unreadable=u) for u in plan.unreadable]
     registered = set(partition_keys)
     result.new_keys = [partition_key_for(d) for d in plan.listed if partition_key_for(d) not in registered]
-    result.deleted_keys = [partition_key_for(d) for d in plan.deleted]
+    # A partition registered under an older key format is replaced by the document's current key
+    # (its rows stay: the document is live); a deleted document's partition goes under its own key.
+    registered_as = {doc_id_for(pk): pk for pk in partition_keys}
+    rekeyed = [pk for pk in partition_keys if partition_key_for(doc_id_for(pk)) != pk]
+    deleted = [registered_as[d] for d in plan.deleted]
+    result.deleted_keys = deleted + [pk for pk in rekeyed if pk not in set(deleted)]
     gone = set(result.deleted_keys)
     order = [pk for pk in partition_keys if pk not in gone] + result.new_keys
     wanted = [partition_key_for(d) for d in plan.work]
     if materialized is not None:
         work = set(wanted)
-        wanted += [pk for pk in (partition_key_for(d) for d in plan.listed) if pk not in materialized and pk not in work]
+        wanted += [pk for pk in map(partition_key_for, plan.listed) if pk not in materialized and pk not in work]
     result.wanted = wanted
     result.busy = [pk for pk in wanted if pk in busy]
     result.batches = contiguous_batches(order, [pk for pk in wanted if pk not in busy], corpus.batch_size)

@@ -142,3 +142,20 @@ def test_sensor_preview_changes_nothing_and_queued_work_is_not_requested_twice(p
         second, cursor = tick(defs, sensor, instance, cursor)
         assert not second.run_requests and not second.asset_events
         assert "1 already queued or running" in second.skip_message
+
+
+def test_a_partition_under_an_old_key_format_is_rekeyed_without_losing_rows(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "incident review, march.md").write_text("# Incident\n\nThe dock lost power at 09:12.\n")
+    values = make_project(tmp_path / "p", docs=docs)
+    with env(**values):
+        project = load_project()
+        with dg.DagsterInstance.get() as instance:  # as an older release registered it
+            instance.add_dynamic_partitions("sample_documents", ["incident review%2C march.md"])
+        report = ingest_project(project)
+        assert report["documents_failed"] == 0 and report["rows_in_index"] > 0
+        with dg.DagsterInstance.get() as instance:
+            assert instance.get_dynamic_partitions("sample_documents") == ["incident review， march.md"]
+        assert stale(project) == {stage: [] for stage in STAGES}
+        assert ingest_project(project)["runs"] == 0
