@@ -188,6 +188,7 @@ def load_project(project_dir: str | Path | None = None) -> Project:
                 min_recall_at_5=settings.min_recall_at_5,
                 max_delete_fraction=next((f for f in (settings.max_delete_fraction,
                                                       project.defaults.max_delete_fraction) if f is not None), 0.5),
+                automation=settings.automation or project.defaults.automation or "sensor",
             )
         )
     return Project(

@@ -221,6 +221,11 @@ DATA_TESTS = Literal[
 ]
 
 
+# sensor: the source sensor requests batched runs; declarative: the daemon materialises exactly the
+# unsynced partitions (Dagster automation conditions), the sensor only reports what changed.
+AUTOMATION = Literal["sensor", "declarative"]
+
+
 class CorpusSettings(_Strict):
     """dbt-style settings: '+key' entries; the most specific level wins, tags add up, meta merges."""
 
@@ -237,6 +242,7 @@ class CorpusSettings(_Strict):
     eval_profiles: tuple[str, ...] | None = Field(None, alias="+eval_profiles")
     min_recall_at_5: float | None = Field(None, alias="+min_recall_at_5", ge=0, le=100)
     max_delete_fraction: float | None = Field(None, alias="+max_delete_fraction", gt=0, le=1)
+    automation: AUTOMATION | None = Field(None, alias="+automation")
 
 
 class ExecutorConfig(_Strict):
@@ -300,6 +306,8 @@ class Corpus(_Strict):
     max_delete_fraction: float = Field(0.5, description="A sweep that would delete more than this share of the "
                                        "corpus' documents, or all of them, is refused (`rag ingest "
                                        "--allow-mass-delete` overrides).")
+    automation: AUTOMATION = Field("sensor", description="Who starts ingest runs: the source sensor, in batches "
+                                   "(sensor), or Dagster's automation conditions, per unsynced partition (declarative).")
 
 
     @property

@@ -128,6 +128,8 @@ def observed_raw(instance: dg.DagsterInstance, corpus: Corpus, partition_key: st
         return None
     observation = record.event_log_entry.asset_observation
     meta = {k: v.value for k, v in observation.metadata.items()}
+    if "uri" not in meta:  # observed by the UI's "Observe" run, which recorded the document itself
+        return None
     base = {"uri": meta.get("uri"), "size": meta.get("bytes"), "source_version": meta.get("modified")}
     if "error" in meta:
         return {"key": None, "error": meta["error"], **base}
@@ -245,10 +247,10 @@ def _chunk_views(store, results, limit: int) -> list[int]:
     return batch
 
 
-def build_corpus_assets(corpus: Corpus) -> list:
-    """The stages of one corpus. Each carries a code_version built from what it depends on
-    (parser version, chunk profile and tokenizer, embedding model), so Dagster's staleness shows
-    what a config change will redo."""
+def build_corpus_assets(corpus: Corpus, observe) -> list:
+    """The stages of one corpus (``observe``: the observation function of its raw_documents).
+    Each carries a code_version built from what it depends on (parser version, chunk profile and
+    tokenizer, embedding model), so Dagster's staleness shows what a config change will redo."""
     name = corpus.name
     keys = resource_keys(name)
     partitions = dg.DynamicPartitionsDefinition(name=partitions_name(name))
@@ -257,19 +259,23 @@ def build_corpus_assets(corpus: Corpus) -> list:
     versions = code_versions(corpus)
     tags = {f"rag/{t}": "" for t in corpus.tags}
     common = dict(group_name=name, partitions_def=partitions, owners=owners_of(corpus), tags=tags)
+    stage = dict(common, automation_condition=STAGE_CONDITION if corpus.automation == "declarative" else None)
     raw_key = asset_key(name, "raw_documents")
 
-    raw_documents = dg.AssetSpec(
-        key=asset_key(name, "raw_documents"),
-        description="Bytes of each source document, reported by the source's sensor or `rag ingest`; "
+    # Observable: "Observe" in the UI runs ``observe`` (the sweep); the sensor, `rag observe` and
+    # `rag ingest` report the same observations without a run.
+    raw_documents = dg.observable_source_asset(
+        key=raw_key, partitions_def=partitions, group_name=name,
+        description="Bytes of each source document, observed by the source's sensor, `rag observe` or `rag ingest`; "
                     "the data version is the xxh3 hash of the bytes.",
-        kinds={"file"}, metadata={"source": corpus.source.name, "source_kind": corpus.source.kind}, **common,
-    )
+        tags={**tags, "dagster/kind/file": ""}, required_resource_keys={keys["source"], keys["store"]},
+        metadata={"source": corpus.source.name, "source_kind": corpus.source.kind},
+    )(observe)
 
     limit = min(profile.max_tokens, model.max_input_tokens)
 
     @dg.asset(key=asset_key(name, "parsed_documents"), deps=[raw_documents], code_version=versions["parsed_documents"],
-              kinds={"unstructured"}, required_resource_keys={keys["store"]}, **common,
+              kinds={"unstructured"}, required_resource_keys={keys["store"]}, **stage,
               description="Text and structural elements of each document (unstructured; pdfminer for PDF pages).")
     def parsed_documents(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         store = getattr(context.resources, keys["store"]).get_store()
@@ -284,7 +290,7 @@ def build_corpus_assets(corpus: Corpus) -> list:
 
     @dg.asset(key=asset_key(name, "chunks"), deps=[raw_documents, parsed_documents],
               code_version=versions["chunks"], kinds={"python"},
-              required_resource_keys={keys["store"], keys["embedder"]}, **common,
+              required_resource_keys={keys["store"], keys["embedder"]}, **stage,
               description="Token-bounded chunks with exact char offsets, heading paths and contextual headers: "
                           f"profile {profile.name!r} ({profile.strategy}, at most {limit} {model.tokenizer} tokens, "
                           f"overlap {profile.overlap}).")
@@ -304,7 +310,7 @@ def build_corpus_assets(corpus: Corpus) -> list:
 
     @dg.asset(key=asset_key(name, "embeddings"), deps=[raw_documents, chunks], code_version=versions["embeddings"],
               kinds={"onnx" if model.provider == "local" else "openai"},
-              required_resource_keys={keys["store"], keys["embedder"], keys["lancedb"]}, **common,
+              required_resource_keys={keys["store"], keys["embedder"], keys["lancedb"]}, **stage,
               description="One vector per chunk; only embedded texts the cache has not seen reach the model "
                           f"({model.provider} {model.model}, {model.dimensions} dimensions).")
     def embeddings(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
@@ -328,7 +334,7 @@ def build_corpus_assets(corpus: Corpus) -> list:
 
     @dg.asset(key=asset_key(name, "lancedb_index"), deps=[raw_documents, embeddings],
               code_version=versions["lancedb_index"], kinds={"lancedb"},
-              required_resource_keys={keys["store"], keys["lancedb"]}, **common,
+              required_resource_keys={keys["store"], keys["lancedb"]}, **stage,
               description="Each document's rows in the corpus' LanceDB table (new rows written, then its stale "
                           f"rows removed) at {corpus.index_uri}.")
     def lancedb_index(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
@@ -347,6 +353,18 @@ def build_corpus_assets(corpus: Corpus) -> list:
 
     return [raw_documents, parsed_documents, chunks, embeddings, lancedb_index]
 
+
+# `+automation: declarative`: a stage's partition runs when it is missing, when an input changed (a new
+# observation of the document, or the stage before it) or when its code version changed, once per
+# change, and not while it runs. Every stage reads the source, so an edit requests all four stages
+# of that document in one tick.
+# (Unlike eager(), an external input without materialisations, raw_documents, does not count as missing.)
+STAGE_CONDITION = (
+    (dg.AutomationCondition.newly_missing() | dg.AutomationCondition.any_deps_updated()
+     | dg.AutomationCondition.code_version_changed()).since_last_handled()
+    & ~dg.AutomationCondition.any_deps_in_progress()
+    & ~dg.AutomationCondition.in_progress()
+).with_label("unsynced")
 
 # Maintenance (prune, compact, data tests) after any batch, however it was launched (sensor, UI,
 # schedule, `rag ingest`): the daemon's automation sensor materialises the table once a document's
@@ -414,12 +432,12 @@ def build_definitions(project: Project) -> dg.Definitions:
     from rag_assets.defs.checks import build_corpus_checks
     from rag_assets.defs.evaluation import build_eval_asset
     from rag_assets.defs.executors import build_executor, job_run_config
-    from rag_assets.defs.sensors import build_corpus_automation
+    from rag_assets.defs.sensors import build_corpus_automation, observe_source
 
     assets, jobs, resources, sensors, schedules, checks = [], [], {}, [], [], []
     for corpus in project.corpora:
         checks.extend(build_corpus_checks(corpus))
-        assets.extend(build_corpus_assets(corpus))
+        assets.extend(build_corpus_assets(corpus, observe_source(corpus)))
         assets.append(build_table_asset(corpus))
         assets.extend(build_eval_asset(project, corpus))
         corpus_jobs = build_corpus_jobs(corpus, job_run_config(project.executor))

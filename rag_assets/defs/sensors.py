@@ -31,6 +31,7 @@ from rag_assets.core.planning import (
     plan_sweep,
 )
 from rag_assets.defs.factory import (
+    DATA_VERSION,
     asset_key,
     chunking_profile,
     ingest_job_name,
@@ -102,6 +103,24 @@ def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=Non
     return result
 
 
+def observe_source(corpus: Corpus):
+    """The observation function of the corpus' raw_documents (the UI's "Observe"): the sweep's
+    new and changed documents as data versions by partition, new partitions added first. Deleted
+    documents are left to the sensor and `rag ingest`, which prune the table too."""
+    keys = resource_keys(corpus.name)
+
+    def observe(context) -> dg.DataVersionsByPartition:
+        source = getattr(context.resources, keys["source"])
+        store = getattr(context.resources, keys["store"]).get_store()
+        partition_keys = list(context.instance.get_dynamic_partitions(partitions_name(corpus.name)))
+        corpus_sweep = sweep(corpus, source.list_documents(), source.read, store, partition_keys)
+        if corpus_sweep.new_keys:
+            context.instance.add_dynamic_partitions(partitions_name(corpus.name), corpus_sweep.new_keys)
+        return dg.DataVersionsByPartition({o.partition: o.tags[DATA_VERSION] for o in corpus_sweep.observations})
+
+    return observe
+
+
 def materialized(instance: dg.DagsterInstance, corpus: Corpus) -> set[str]:
     """Partition keys of the documents Dagster holds an ``lancedb_index`` materialisation for."""
     return instance.get_materialized_partitions(asset_key(corpus.name, "lancedb_index"))
@@ -154,7 +173,10 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
     @dg.sensor(
         name=f"{corpus.name}_source_sensor",
         description=f"Lists source {corpus.source.name!r} ({corpus.source.kind}), reports new and changed "
-                    "documents as raw_documents observations and requests runs for them; removes deleted ones.",
+                    "documents as raw_documents observations and "
+                    + ("requests runs for them" if corpus.automation == "sensor" else
+                       "leaves their runs to Dagster's automation conditions (+automation: declarative)")
+                    + "; removes deleted ones.",
         minimum_interval_seconds=corpus.source.sensor_interval_seconds,
         jobs=jobs,
         required_resource_keys={keys["source"], keys["store"], keys["lancedb"]},
@@ -196,8 +218,11 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
         if corpus_sweep.deleted_keys:
             partition_requests.append(
                 dg.DeleteDynamicPartitionsRequest(partitions_name(corpus.name), corpus_sweep.deleted_keys))
+        # Under declarative automation the daemon starts the ingest runs; the sensor only reports.
+        run_requests = [r for r in requests(corpus_sweep, previous.get("seen", ""))
+                        if corpus.automation == "sensor" or r.job_name != ingest_job_name(corpus.name)]
         return dg.SensorResult(
-            run_requests=requests(corpus_sweep, previous.get("seen", "")),
+            run_requests=run_requests,
             dynamic_partitions_requests=partition_requests,
             asset_events=corpus_sweep.observations,
             cursor=cursor,

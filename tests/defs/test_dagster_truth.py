@@ -15,7 +15,7 @@ from rag_assets.defs.factory import build_definitions
 from rag_assets.defs.runs import remote_origin
 from rag_assets.ingest import ingest_project, observe_project, status_project
 from tests.conftest import env, make_project
-from tests.defs.sensor_helpers import tick
+from tests.defs.sensor_helpers import apply, tick
 
 pytestmark = pytest.mark.slow
 STAGES = ("parsed_documents", "chunks", "embeddings", "lancedb_index")
@@ -159,3 +159,57 @@ def test_a_partition_under_an_old_key_format_is_rekeyed_without_losing_rows(tmp_
             assert instance.get_dynamic_partitions("sample_documents") == ["incident review， march.md"]
         assert stale(project) == {stage: [] for stage in STAGES}
         assert ingest_project(project)["runs"] == 0
+
+
+def test_declarative_automation_requests_exactly_the_unsynced_partitions(tmp_path):
+    values = make_project(tmp_path / "p")
+    edit_config(values, "rag_project.yml", lambda d: d["defaults"].update({"+automation": "declarative"}))
+    with env(**values), dg.DagsterInstance.get() as instance:
+        project = load_project()
+        defs = build_definitions(project)
+        keys = [dg.AssetKey(["sample", stage]) for stage in STAGES]
+
+        def requested(automation_cursor):
+            result = dg.evaluate_automation_conditions(defs=defs, instance=instance,
+                                                       asset_selection=dg.AssetSelection.assets(*keys),
+                                                       cursor=automation_cursor)
+            return {key.path[-1]: set(result.get_requested_partitions(key)) for key in keys}, result.cursor
+
+        _, automation_cursor = requested(None)  # the daemon's first tick, before any document
+        # The sensor reports documents but leaves the ingest runs to the automation conditions.
+        first, cursor = tick(defs, "sample_source_sensor", instance, None)
+        assert first.asset_events and not [r for r in first.run_requests if r.job_name == "ingest_sample"]
+        apply(defs, instance, first)
+        everything = set(instance.get_dynamic_partitions("sample_documents"))
+        wanted, automation_cursor = requested(automation_cursor)
+        assert wanted == {stage: everything for stage in STAGES}
+        ingest_project(project)  # what the daemon's runs would do; the next evaluation asks for nothing
+        wanted, automation_cursor = requested(automation_cursor)
+        assert wanted == {stage: set() for stage in STAGES}
+
+        doc = Path(values["RAG_SAMPLE_DOCS"]) / DOC
+        doc.write_text(doc.read_text() + "\nRemote work needs a manager's approval.\n")
+        edited, cursor = tick(defs, "sample_source_sensor", instance, cursor)
+        apply(defs, instance, edited)
+        wanted, automation_cursor = requested(automation_cursor)
+        assert wanted == {stage: {partition_key_for(DOC)} for stage in STAGES}
+
+
+def test_observing_raw_documents_reports_exactly_the_edited_document(project_env):
+    values = project_env
+    project = load_project()
+    defs = build_definitions(project)
+    raw = dg.AssetKey(["sample", "raw_documents"])
+    doc = Path(values["RAG_SAMPLE_DOCS"]) / DOC
+    doc.write_text(doc.read_text() + "\nThe canteen opens at 07:30.\n")
+    with dg.DagsterInstance.get() as instance:
+        # What the UI's "Observe" runs: the observation function, in a run.
+        job = defs.resolve_implicit_job_def_def_for_assets([raw]).get_subset(asset_selection={raw})
+        result = job.execute_in_process(instance=instance)
+        assert result.success
+        observed = [e.event_specific_data.asset_observation.partition for e in result.all_events
+                    if e.event_type_value == "ASSET_OBSERVATION"]
+    assert observed == [partition_key_for(DOC)]
+    assert stale(project) == {stage: [partition_key_for(DOC)] for stage in STAGES}
+    assert ingest_project(project)["documents_changed"] == 1
+    assert stale(project) == {stage: [] for stage in STAGES}

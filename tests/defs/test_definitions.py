@@ -29,7 +29,8 @@ def test_five_stages_per_corpus_in_order_with_code_versions():
             # Raw bytes are reported with their content hash as data version; the stages after
             # them carry code versions built from parser, profile and model.
             assert (node.code_version is None) == (key == keys[0]), key
-        assert not graph.get(keys[0]).is_executable
+        # The source is observed (its versions come from observations), never materialised.
+        assert graph.get(keys[0]).is_observable and not graph.get(keys[0]).is_materializable
         assert "lancedb" in graph.get(keys[-1]).kinds
         table = graph.get(dg.AssetKey([corpus.name, "lancedb_table"]))
         assert table.partitions_def is None and table.parent_keys == {keys[-1]}
