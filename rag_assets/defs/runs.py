@@ -40,6 +40,8 @@ IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 LAUNCHED_BY = "rag/launched_by"  # runs `rag ingest` created and executes in its own process
 INTERRUPTED = {"KeyboardInterrupt", "DagsterExecutionInterruptedError"}
+IN_FLIGHT = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
+             dg.DagsterRunStatus.STARTED]
 
 
 def remote_origin(job_name: str) -> RemoteJobOrigin:
@@ -81,8 +83,6 @@ def fail_abandoned_runs(instance: dg.DagsterInstance, job_names: list[str]) -> i
     """Mark failed the runs of ``job_names`` that a `rag ingest` process created and never finished
     (it was killed). Call only while holding the corpus' ingest lock, which proves that no
     `rag ingest` of it is alive; a run the daemon launched is left alone. Returns how many."""
-    from rag_assets.defs.sensors import IN_FLIGHT
-
     runs = [run for name in job_names
             for run in instance.get_runs(dg.RunsFilter(job_name=name, statuses=IN_FLIGHT,
                                                        tags={LAUNCHED_BY: "rag ingest"}))]

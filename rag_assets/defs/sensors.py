@@ -40,12 +40,11 @@ from rag_assets.defs.factory import (
     raw_observation,
     resource_keys,
 )
+from rag_assets.defs.runs import IN_FLIGHT
 
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
 PARTITION = "dagster/partition"
-IN_FLIGHT = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
-             dg.DagsterRunStatus.STARTED]
 
 
 @dataclass
