@@ -31,7 +31,7 @@ def openai_project(tmp_path: Path, base_url: str, **model_overrides) -> dict:
         "name": "e5_endpoint", "provider": "openai", "model": "multilingual-e5-small", "dimensions": 384,
         "max_input_tokens": 512, "tokenizer": "cl100k_base", "price_per_million_tokens": 0.02,
         "base_url": base_url, "api_key_env": "RAG_TEST_OPENAI_KEY", "batch_size": 4, "max_concurrency": 2,
-        "timeout_s": 6.0, "max_retries": 6, **model_overrides})
+        "timeout_s": 8.0, "max_retries": 6, **model_overrides})
     (cfg / "profiles" / "embedding_models.yml").write_text(yaml.safe_dump(models))
     project = yaml.safe_load((cfg / "rag_project.yml").read_text())
     project["corpora"]["sample"]["+embedding_model"] = "e5_endpoint"
@@ -46,7 +46,7 @@ def index_rows(project):
 
 def test_faults_end_with_every_chunk_embedded_exactly_once(tmp_path, e5_server, caplog):
     caplog.set_level(logging.DEBUG)
-    with FaultProxy(e5_server, ["429", "500", "slow", "429", "500"], slow_s=9.0) as proxy:
+    with FaultProxy(e5_server, ["429", "500", "slow", "429", "500"], slow_s=12.0) as proxy:
         values = openai_project(tmp_path, proxy.base_url)
         with env(**values):
             report = ingest_project(load_project())
