@@ -23,6 +23,7 @@ import argparse
 import json
 import statistics
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,10 +40,14 @@ DEVSETS = REPO / "benchmarks" / "devsets"
 BASELINES = ["fixed_200_0", "recursive_200_0", "recursive_400_0", "default"]
 OURS = ["recommended"]
 # Query-time variants of `recommended` (overrides of its settings); none may change its chunks.
+# `recommended` itself is a candidate too; `rec_0.17_windows` is its previous setting.
 CANDIDATES: dict[str, dict] = {
-    "rec_m0.17": {"score_margin": 0.17},
-    "rec_m0.20": {"score_margin": 0.20},
-    "rec_m0.25": {"score_margin": 0.25},
+    "rec_0.17_windows": {"score_margin": 0.17, "group_context": None, "lone_hit_context": None},
+    "rec_0.18_lone0": {"score_margin": 0.18},
+    "rec_0.19_lone0": {"score_margin": 0.19},
+    "rec_0.21_lone0": {"score_margin": 0.21},
+    "rec_0.20_c1": {"score_margin": 0.20, "lone_hit_context": None},
+    "rec_0.20_c2_lone0": {"score_margin": 0.20, "group_context": 2},
 }
 
 
@@ -62,7 +67,8 @@ def with_candidates(project, names: list[str]):
     variants = []
     for name in names:
         variant = base.model_copy(update={"name": name, **CANDIDATES[name]})
-        if profile_from_config(variant).fingerprint() != profile_from_config(base).fingerprint():
+        same_name = replace(profile_from_config(variant), name=base.name)  # the name is part of the fingerprint
+        if same_name.fingerprint() != profile_from_config(base).fingerprint():
             raise SystemExit(f"candidate {name} changes the chunks; only query-time settings may differ")
         variants.append(variant)
     return project.model_copy(update={"chunking_profiles": (*project.chunking_profiles, *variants)})
@@ -80,7 +86,7 @@ def run(sets: dict, profiles: list[str], modes: list[str], k: int, candidates: l
                     r.start < ref.end and ref.start < r.end for ref in question.references)]
                 records.append({"set": set_name, "mode": mode, "profile": profile, "corpus": question.corpus_id,
                                 "recall": 100 * recall, "iou": 100 * iou, "rank": ranks[0] if ranks else None,
-                                "results": len(retrieved[:k])})
+                                "results": len(retrieved[:k]), "chars": sum(r.end - r.start for r in retrieved[:k])})
 
             print(f"[quality] {set_name} {mode}", file=sys.stderr, flush=True)
             evaluate(project, questions, profiles, corpora=corpora, mode=mode, k=k, on_question=seen)
@@ -193,7 +199,7 @@ def main(argv=None) -> int:
     candidates = list(CANDIDATES) if args.candidates else []
     if args.load:
         records = json.loads(args.load.read_text())
-        candidates = [c for c in dict.fromkeys(r["profile"] for r in records) if c in CANDIDATES or c in OURS] \
+        candidates = [c for c in dict.fromkeys(r["profile"] for r in records) if c in CANDIDATES] \
             if args.candidates else []
     else:
         sets = discover()
@@ -209,7 +215,7 @@ def main(argv=None) -> int:
             args.save.write_text(json.dumps(records))
     summary = report(records, BASELINES)
     if candidates:
-        summary["selection"] = select(records, BASELINES, candidates)
+        summary["selection"] = select(records, BASELINES, [*OURS, *candidates])
     if args.json:
         print(json.dumps(summary, indent=2, default=list))
     return 0
