@@ -168,7 +168,7 @@ def select(records: list[dict], baselines: list[str], candidates: list[str], bar
               for u, row in scores.items()}
     held = leave_one_corpus_out(candidates, scores, baselines, bar)
     print("\n## leave-one-corpus-out: the candidate chosen on every other corpus, scored on the held-out one")
-    print(f"{'held-out corpus':<32}{'chosen':<14}{'mode':<8}{'recall':>7}{'best base':>10}{'iou':>6}{'best base':>10}  bar")
+    print(f"{'held-out corpus':<32}{'chosen':<21}{'mode':<8}{'recall':>7}{'best base':>10}{'iou':>6}{'best base':>10}  bar")
     out = {"held_out": {}, "chosen_on_all": choose(candidates, scores, baselines, bar=bar)}
     for corpus, chosen in held.items():
         for (c, mode), row in sorted(scores.items()):
@@ -179,7 +179,7 @@ def select(records: list[dict], baselines: list[str], candidates: list[str], bar
             met = bar.met((recall, iou), best)
             out["held_out"][f"{corpus}/{mode}"] = {"chosen": chosen, "recall": recall, "iou": iou,
                                                    "best_recall": best[0], "best_iou": best[1], "bar": met}
-            print(f"{corpus:<32}{chosen:<14}{mode:<8}{recall:>7.1f}{best[0]:>10.1f}{iou:>6.1f}{best[1]:>10.1f}"
+            print(f"{corpus:<32}{chosen:<20} {mode:<8}{recall:>7.1f}{best[0]:>10.1f}{iou:>6.1f}{best[1]:>10.1f}"
                   f"  {'met' if met else 'NOT met'}")
     print(f"chosen on all corpora: {out['chosen_on_all']}")
     return out
