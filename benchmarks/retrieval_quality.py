@@ -190,7 +190,8 @@ def select(records: list[dict], baselines: list[str], candidates: list[str], bar
               for u, row in scores.items()}
     held = leave_one_corpus_out(candidates, scores, baselines, bar)
     print("\n## leave-one-corpus-out: the candidate chosen on every other corpus, scored on the held-out one")
-    print(f"{'held-out corpus':<32}{'chosen':<21}{'mode':<8}{'recall':>7}{'best base':>10}{'iou':>6}{'best base':>10}  bar")
+    print(f"{'held-out corpus':<32}{'chosen':<21}{'mode':<8}{'recall':>7}{'best base':>10}{'iou':>6}"
+          f"{'best base':>10}  bar")
     out = {"held_out": {}, "chosen_on_all": choose(candidates, scores, baselines, bar=bar)}
     for corpus, chosen in held.items():
         for (c, mode), row in sorted(scores.items()):
