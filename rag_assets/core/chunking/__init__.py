@@ -24,7 +24,7 @@ SECTION_TOKENS = 32
 STRATEGY_NAMES = tuple(sorted(STRATEGIES)) + ("auto",)
 
 
-QUERY_SETTINGS = ("group_gap", "group_candidates", "score_margin")
+QUERY_SETTINGS = ("group_gap", "group_candidates", "score_margin", "group_context", "lone_hit_context")
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,8 @@ class ChunkingProfile:
     group_gap: int = 0  # sentence_window: query hits this close (in sentences) form one result
     group_candidates: int = 20  # sentence_window: sentences retrieved before grouping
     score_margin: float | None = None  # query: vector candidates this far (cosine) below the best are dropped
+    group_context: int | None = None  # query: sentences returned around a group (None: the stored window)
+    lone_hit_context: int | None = None  # query: the same around a group of one hit (None: group_context)
 
     def fingerprint(self) -> str:
         """Changes whenever the chunks this profile produces could change (query-time settings
