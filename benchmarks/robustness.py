@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -53,6 +54,9 @@ SCENARIOS = {
     "empty source folder": scenarios.empty_source_folder,
     "missing source folder": scenarios.missing_source_folder,
     "concurrent ingests": scenarios.concurrent_ingests,
+    "SIGINT mid-ingest": lambda tmp: scenarios.interrupted_ingest(tmp, signal.SIGINT),
+    "SIGTERM mid-ingest": lambda tmp: scenarios.interrupted_ingest(tmp, signal.SIGTERM),
+    "disk full": scenarios.disk_full,
 }
 
 

@@ -150,9 +150,17 @@ def cmd_ingest(args) -> int:
         headers = ["corpus", "seen", "changed", "new", "deleted", "failed", "embedded", "cached", "rows", "checks"]
         print(_table(headers, [[name, *(c[k] for k in columns), _checks(c["checks"])]
                                for name, c in report["corpora"].items()]))
+        from rag_assets.core.errors import disk_full
+
+        # A full disk stops whole batches: one line with the folders and the fix, not one per document.
+        full = [f for f in report["failures"] if disk_full(RuntimeError(f["error"]), str)]
         for failure in report["failures"]:
-            print(f"FAILED {failure['corpus']}/{failure['doc_id']}: {failure['error']}", file=sys.stderr)
-        if report["failures"]:
+            if failure not in full:
+                print(f"FAILED {failure['corpus']}/{failure['doc_id']}: {failure['error']}", file=sys.stderr)
+        if full:
+            message = disk_full(RuntimeError(full[0]["error"]), lambda: _written_folders(args.project))
+            print(f"rag: {message} ({len(full)} documents or batches stopped by it)", file=sys.stderr)
+        elif report["failures"]:
             print("the other documents were indexed; a failed document keeps its last good rows. Fix the cause "
                   "and run `rag ingest` again (only the failed and changed documents are redone).", file=sys.stderr)
     return 1 if report["documents_failed"] else 0

@@ -28,3 +28,7 @@ def test_an_empty_source_folder_deletes_nothing_and_exits_non_zero(tmp_path):
 
 def test_two_ingests_at_once_embed_each_chunk_once(tmp_path):
     assert_handled([robustness.concurrent_ingests(tmp_path, documents=6)])
+
+
+def test_a_full_disk_is_one_line_and_nothing_indexed_is_lost(tmp_path):
+    assert_handled([robustness.disk_full(tmp_path)])

@@ -779,3 +779,39 @@ def concurrent_ingests(tmp: Path, documents: int = 30) -> dict:
     return result("two rag ingest at once on one corpus", f"{len(reports)} finished, {len(locked)} refused as "
                   f"locked; {embedded} chunks embedded for {len(rows)} rows", lost, dup,
                   len(reports) + len(locked) == 2 and embedded == len(rows))
+
+
+def disk_full(tmp: Path, documents: int = 12, added: int = 30) -> dict:
+    """The data dir and the index on a 2 MB tmpfs: an ingest that outgrows it exits 1 with one
+    line naming the folders and the fix (no traceback) and loses nothing indexed before; once
+    the filesystem has room again, one ingest indexes everything."""
+    docs, full = tmp / "docs", tmp / "small_disk"
+    write_notes(docs, documents, "one")
+    full.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(full)], check=True)
+    try:
+        values = {**project_over(tmp / "p", docs), "RAG_DATA_DIR": str(full / "data"),
+                  "RAG_LANCEDB_URI": str(full / "lancedb")}
+        first = _rag(values, "ingest")
+        with env(**values):
+            before = {r["id"] for r in index_rows(load_project())}
+        for i in range(added):  # ~40 kB each: more than the 2 MB hold once parsed, chunked and embedded
+            (docs / f"long {i:03d}.md").write_text(f"# Long {i}\n\n" + "".join(
+                f"Paragraph {j} of long note {i} explains refund rule {j * 7 + i}.\n\n" for j in range(600)))
+        out = _rag(values, "ingest")
+        with env(**values):
+            kept = before <= {r["id"] for r in index_rows(load_project())}
+        subprocess.run(["mount", "-o", "remount,size=256m", str(full)], check=True)
+        again = _rag(values, "ingest", "--json")
+        with env(**values):
+            project = load_project()
+            lost, dup = compare(index_rows(project), expected_ids(project))
+    finally:
+        subprocess.run(["umount", str(full)], check=False)
+    lines = [line for line in out.stderr.splitlines() if line.startswith("rag: ")]
+    handled = (first.returncode == 0 and out.returncode == 1 and "Traceback" not in out.stderr and kept
+               and any("no space left on device" in line and str(full) in line for line in lines)
+               and again.returncode == 0)
+    return result("disk full under the data dir and the index", f"exit {out.returncode}: "
+                  f"{(lines or [out.stderr.strip()[-200:]])[0][:160]}; after freeing space: exit {again.returncode}",
+                  lost, dup, handled)
