@@ -4,6 +4,7 @@ silently truncated."""
 from __future__ import annotations
 
 import threading
+from functools import lru_cache
 from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -199,3 +200,30 @@ class OpenAIEmbedder:
             if response.usage is not None:
                 self.usage_tokens += response.usage.total_tokens
         return [list(item.embedding) for item in data]
+
+
+@lru_cache(maxsize=4)
+def local_embedder(model: str, device: str = "auto", batch_size: int = 64) -> LocalMiniLMEmbedder:
+    """The process' one ONNX session for these settings, shared by every run and query."""
+    return LocalMiniLMEmbedder(model, device=device, batch_size=batch_size)
+
+
+def build_embedder(provider: str, model: str, dimensions: int, max_input_tokens: int, tokenizer: str,
+                   api_key: str | None = None, base_url: str | None = None, batch_size: int = 64,
+                   max_batch_tokens: int = 250_000, max_concurrency: int = 4, timeout_s: float = 60.0,
+                   max_retries: int = 6, device: str = "auto") -> Embedder:
+    """The embedder for one model's settings (those of ``embedding_models.yml``): the shared local
+    session, or an OpenAI-compatible client (which needs ``api_key``)."""
+    if provider == "local":
+        return local_embedder(model, device, batch_size)
+    from openai import OpenAI
+
+    from rag_assets.core.tokens import get_token_counter
+
+    if not api_key:
+        raise ValueError(f"embedding model {model!r} needs an API key: set the environment variable "
+                         "named by api_key_env in embedding_models.yml")
+    client = OpenAI(api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s)
+    return OpenAIEmbedder(client, model=model, dimensions=dimensions, counter=get_token_counter(tokenizer),
+                          max_input_tokens=max_input_tokens, batch_size=batch_size,
+                          max_batch_tokens=max_batch_tokens, max_concurrency=max_concurrency)

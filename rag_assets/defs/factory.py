@@ -76,10 +76,6 @@ def tenant_of(corpus: Corpus):
     return lambda doc_id: source.tenant
 
 
-def has_tenants(corpus: Corpus) -> bool:
-    return bool(corpus.source.tenant or corpus.source.tenant_from_path)
-
-
 def owners_of(corpus: Corpus) -> list[str]:
     """Dagster owners from ``+meta: {owner: ...}``: an e-mail address as is, a team name as ``team:NAME``."""
     owner = corpus.meta.get("owner")
@@ -163,12 +159,7 @@ def build_corpus_resources(corpus: Corpus) -> dict[str, dg.ConfigurableResource]
     return {
         keys["source"]: source_resource,
         keys["embedder"]: EmbedderResource(
-            provider=model.provider, model=model.model, dimensions=model.dimensions,
-            max_input_tokens=model.max_input_tokens, tokenizer=model.tokenizer, base_url=model.base_url,
-            api_key=dg.EnvVar(model.api_key_env) if model.provider == "openai" else None,
-            batch_size=model.batch_size, max_batch_tokens=model.max_batch_tokens,
-            max_concurrency=model.max_concurrency, timeout_s=model.timeout_s, max_retries=model.max_retries,
-        ),
+            **model.embedder_settings(), api_key=dg.EnvVar(model.api_key_env) if model.provider == "openai" else None),
         keys["lancedb"]: lancedb_resource(corpus),
         keys["store"]: StageStoreResource(root=corpus.stage_store),
     }
