@@ -38,6 +38,7 @@ class RagEventLogStorage(ConsolidatedSqliteEventLogStorage):
         self._engine = None
         self._engine_pid = None
         self._engine_lock = threading.Lock()
+        self._tables: set[str] = set()
         self._snapshot: ContextVar[dict[str, tuple[list[str], frozenset[str]]] | None] = ContextVar(
             "rag_partitions_snapshot", default=None)
         super().__init__(base_dir, inst_data)
@@ -55,6 +56,15 @@ class RagEventLogStorage(ConsolidatedSqliteEventLogStorage):
     def _connect(self):
         with self._process_engine().connect() as conn, conn.begin():
             yield conn
+
+    def has_table(self, table_name: str) -> bool:
+        # Dagster asks before most asset writes, each time on a new engine; a table, once
+        # migrated in, stays.
+        if table_name not in self._tables:
+            with self._process_engine().connect() as conn:
+                if conn.dialect.has_table(conn, table_name):
+                    self._tables.add(table_name)
+        return table_name in self._tables
 
     @contextmanager
     def partitions_snapshot(self):
