@@ -64,6 +64,8 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
     tenants and ``filters.tenant`` is unset: only that tenant's rows can come back."""
     if has_tenants(corpus) and not filters.tenant:
         raise TenantRequired(f"corpus {corpus.name!r} has tenants: name one with --tenant")
+    if corpus.embedding_model.provider == "local" and mode != "fts":
+        embedder_for(corpus.embedding_model).start_loading()  # while LanceDB is imported and opened
     db = database_for(corpus)
     model = serving_model(project, corpus, db)
     embedder = embedder_for(model)

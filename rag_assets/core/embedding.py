@@ -115,6 +115,19 @@ class LocalMiniLMEmbedder:
                 )
         return self._session
 
+    def start_loading(self) -> None:
+        """Build the ONNX session on a background thread, so that the caller's own start-up
+        (imports, opening the index) overlaps it: onnxruntime releases the GIL while it builds
+        the session. ``embed`` waits for it; a failure is raised there, by the same load."""
+        if self._session is None:
+            threading.Thread(target=self._load_quietly, daemon=True).start()
+
+    def _load_quietly(self) -> None:
+        try:
+            self._load()
+        except Exception:  # noqa: BLE001 - embed() loads again and raises the same error to its caller
+            pass
+
     @property
     def active_device(self) -> str:
         return "cuda" if CUDA in self._load().get_providers() else "cpu"

@@ -45,3 +45,16 @@ def test_cpu_embedder_batches_by_rows_and_matches_one_by_one():
     alone = [embedder.embed([t])[0] for t in texts]
     for a, b in zip(together, alone):
         assert max(abs(x - y) for x, y in zip(a, b)) < 1e-4
+
+
+def test_background_loading_overlaps_start_up_and_embed_still_raises_its_failure():
+    import onnxruntime as ort
+
+    embedder = LocalMiniLMEmbedder(device="cpu")
+    embedder.start_loading()
+    assert len(embedder.embed(["refund policy"])[0]) == 384
+    if CUDA not in ort.get_available_providers():
+        broken = LocalMiniLMEmbedder(device="cuda")
+        broken.start_loading()  # fails on its thread, quietly
+        with pytest.raises(RuntimeError, match="install onnxruntime-gpu"):
+            broken.embed(["refund policy"])
