@@ -38,7 +38,7 @@ import random  # noqa: E402
 
 import yaml  # noqa: E402
 
-from benchmarks.incremental import document, expected_chunks  # noqa: E402
+from benchmarks.incremental import document  # noqa: E402
 
 QUERIES = ["how do I reset the robot dock firmware", "refund policy for a broken battery",
            "shipping and return of an order", "cleaning schedule for each room", "suction sensor update"]
