@@ -33,9 +33,8 @@ system-deps:
 test: install-dev system-deps
 	$(PY) -m pytest -q
 
-$(DAGSTER_HOME)/dagster.yaml:
-	mkdir -p $(DAGSTER_HOME)
-	printf 'telemetry:\n  enabled: false\nnux:\n  enabled: false\n' > $@
+$(DAGSTER_HOME)/dagster.yaml: | $(VENV)/.installed
+	$(PY) -c 'from rag_assets.instance import write_instance_config; write_instance_config("$(DAGSTER_HOME)")'
 
 validate: install $(DAGSTER_HOME)/dagster.yaml
 	DAGSTER_HOME=$(DAGSTER_HOME) $(VENV)/bin/dagster definitions validate -w workspace.yaml

@@ -35,6 +35,7 @@ from rag_assets.core.models import RawDocument  # noqa: E402
 from rag_assets.core.parsing import parse_document  # noqa: E402
 from rag_assets.core.tokens import get_token_counter  # noqa: E402
 from rag_assets.ingest import ingest_project  # noqa: E402
+from rag_assets.instance import write_instance_config  # noqa: E402
 
 WORDS = ("robot dock firmware refund warranty battery schedule invoice customer support brush filter "
          "map room cleaning suction sensor update release wheel charge order shipping return policy").split()
@@ -96,8 +97,7 @@ def main(argv=None) -> int:
     models["embedding_models"].append(second)
     (project_dir / "profiles" / "embedding_models.yml").write_text(yaml.safe_dump(models, sort_keys=False))
     home = root / ".dagster_home"
-    home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    write_instance_config(home)  # the instance config `rag` writes
     os.environ.update(RAG_PROJECT_DIR=str(project_dir), RAG_SAMPLE_DOCS=str(docs_dir), DAGSTER_HOME=str(home),
                       RAG_LANCEDB_URI=str(root / "lancedb"), RAG_DATA_DIR=str(root / "data"))
 

@@ -109,17 +109,12 @@ def _checks(results: dict[str, bool]) -> str:
     return f"{len(results) - len(failed)}/{len(results)} passed" + (f" (failed: {', '.join(failed)})" if failed else "")
 
 
-# Telemetry off; no new-user dialog (sign-up prompt) when the UI opens.
-DAGSTER_YAML = "telemetry:\n  enabled: false\nnux:\n  enabled: false\n"
-
-
 def _prepare_instance(dagster_home: str) -> None:
-    """Use the project's Dagster instance (shared with `dagster dev`), telemetry off."""
-    home = Path(os.environ.setdefault("DAGSTER_HOME", dagster_home))
-    home.mkdir(parents=True, exist_ok=True)
-    config = home / "dagster.yaml"
-    if not config.exists():
-        config.write_text(DAGSTER_YAML)
+    """Use the project's Dagster instance (shared with `dagster dev`); a new one gets the
+    project's instance config (rag_assets.instance)."""
+    from rag_assets.instance import write_instance_config
+
+    write_instance_config(os.environ.setdefault("DAGSTER_HOME", dagster_home))
 
 
 def cmd_ingest(args) -> int:

@@ -7,13 +7,40 @@ the query), so a model change never serves a half-built index.
 
 from __future__ import annotations
 
-import dagster as dg
+import os
+from functools import lru_cache
 
 from rag_assets.config import Corpus, Project
 from rag_assets.config.schema import EmbeddingModelConfig
+from rag_assets.core.embedding import Embedder, build_embedder
 from rag_assets.core.index import LanceIndex, active_models
+from rag_assets.core.lance_connect import connect, storage_options
 from rag_assets.core.retrieval import Filters, Hit, search
-from rag_assets.defs.factory import build_corpus_resources, has_tenants, resource_keys
+
+
+@lru_cache(maxsize=8)
+def embedder_for(model: EmbeddingModelConfig) -> Embedder:
+    """The query embedder of ``model``, built once per process by the constructor the Dagster
+    resource calls (an openai model reads its key from the variable ``api_key_env`` names)."""
+    api_key = os.environ.get(model.api_key_env) if model.provider == "openai" else None
+    return build_embedder(**model.embedder_settings(), api_key=api_key)
+
+
+def database_for(corpus: Corpus):
+    """The corpus' LanceDB, opened once per process with the options the Dagster resource uses."""
+    index = corpus.index
+    keys = [os.environ.get(index.access_key_env or "", ""), os.environ.get(index.secret_key_env or "", "")]
+    options = storage_options(corpus.index_uri, index.endpoint_url, index.region, *keys)
+    return _database(corpus.index_uri, tuple(sorted((options or {}).items())))
+
+
+@lru_cache(maxsize=8)
+def _database(uri: str, options: tuple[tuple[str, str], ...]):
+    return connect(uri, dict(options) or None)
+
+
+def has_tenants(corpus: Corpus) -> bool:
+    return bool(corpus.source.tenant or corpus.source.tenant_from_path)
 
 
 def serving_model(project: Project, corpus: Corpus, db) -> EmbeddingModelConfig:
@@ -37,33 +64,29 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
     tenants and ``filters.tenant`` is unset: only that tenant's rows can come back."""
     if has_tenants(corpus) and not filters.tenant:
         raise TenantRequired(f"corpus {corpus.name!r} has tenants: name one with --tenant")
-    keys = resource_keys(corpus.name)
-    with dg.build_resources({keys["lancedb"]: build_corpus_resources(corpus)[keys["lancedb"]]}) as resources:
-        db = getattr(resources, keys["lancedb"]).get_connection()
+    if corpus.embedding_model.provider == "local" and mode != "fts":
+        embedder_for(corpus.embedding_model).start_loading()  # while LanceDB is imported and opened
+    db = database_for(corpus)
     model = serving_model(project, corpus, db)
-    serving = corpus.model_copy(update={"embedding_model": model})
-    with dg.build_resources({keys["embedder"]: build_corpus_resources(serving)[keys["embedder"]]}) as resources:
-        embedder = getattr(resources, keys["embedder"]).get_embedder()
-        index = LanceIndex(db, corpus.name, model.name, model.dimensions)
-        if index.count_rows() == 0:
-            return []
-        vector = embedder.embed([model.query_prefix + text])[0] if mode != "fts" else None
-        profile = corpus.chunking_profile
-        grouped = profile.strategy == "sentence_window" and profile.group_gap > 0
-        return search(index, text, vector, k=k, mode=mode, filters=filters,
-                      candidates=profile.group_candidates if grouped else corpus.index.search_candidates,
-                      rerank=rerank, neighbours=neighbours, version=as_of,
-                      whole_document_tokens=corpus.index.whole_document_tokens,
-                      group_gap=profile.group_gap if grouped else 0, score_margin=profile.score_margin,
-                      group_context=profile.group_context, lone_hit_context=profile.lone_hit_context)
+    embedder = embedder_for(model)
+    index = LanceIndex(db, corpus.name, model.name, model.dimensions)
+    if index.count_rows() == 0:
+        return []
+    vector = embedder.embed([model.query_prefix + text])[0] if mode != "fts" else None
+    profile = corpus.chunking_profile
+    grouped = profile.strategy == "sentence_window" and profile.group_gap > 0
+    return search(index, text, vector, k=k, mode=mode, filters=filters,
+                  candidates=profile.group_candidates if grouped else corpus.index.search_candidates,
+                  rerank=rerank, neighbours=neighbours, version=as_of,
+                  whole_document_tokens=corpus.index.whole_document_tokens,
+                  group_gap=profile.group_gap if grouped else 0, score_margin=profile.score_margin,
+                  group_context=profile.group_context, lone_hit_context=profile.lone_hit_context)
 
 
 def lineage(project: Project, row_id: str) -> dict | None:
     """Where an index row came from: source, versions, profile, model, run and table version."""
     for corpus in project.corpora:
-        keys = resource_keys(corpus.name)
-        with dg.build_resources({keys["lancedb"]: build_corpus_resources(corpus)[keys["lancedb"]]}) as resources:
-            db = getattr(resources, keys["lancedb"]).get_connection()
+        db = database_for(corpus)
         for model in project.embedding_models:
             index = LanceIndex(db, corpus.name, model.name, model.dimensions)
             if index.name not in db.list_tables().tables:

@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Literal
 
 import dagster as dg
 from pydantic import Field
 
-from rag_assets.core.embedding import Embedder, LocalMiniLMEmbedder, OpenAIEmbedder
+from rag_assets.core.embedding import Embedder, build_embedder
 from rag_assets.core.tokens import TokenCounter, get_token_counter
-
-
-@lru_cache(maxsize=4)
-def _local_embedder(model: str, device: str, batch_size: int) -> LocalMiniLMEmbedder:
-    # One ONNX session per process, shared by every run the process executes.
-    return LocalMiniLMEmbedder(model, device=device, batch_size=batch_size)
 
 
 class EmbedderResource(dg.ConfigurableResource):
@@ -39,22 +32,4 @@ class EmbedderResource(dg.ConfigurableResource):
         return get_token_counter(self.tokenizer)
 
     def get_embedder(self) -> Embedder:
-        if self.provider == "local":
-            return _local_embedder(self.model, self.device, self.batch_size)
-        from openai import OpenAI
-
-        if not self.api_key:
-            raise ValueError(f"embedding model {self.model!r} needs an API key: set the environment variable "
-                             "named by api_key_env in embedding_models.yml")
-        client = OpenAI(api_key=self.api_key, base_url=self.base_url, max_retries=self.max_retries,
-                        timeout=self.timeout_s)
-        return OpenAIEmbedder(
-            client,
-            model=self.model,
-            dimensions=self.dimensions,
-            counter=self.get_token_counter(),
-            max_input_tokens=self.max_input_tokens,
-            batch_size=self.batch_size,
-            max_batch_tokens=self.max_batch_tokens,
-            max_concurrency=self.max_concurrency,
-        )
+        return build_embedder(**self.model_dump())

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dagster as dg
-import lancedb
 from pydantic import Field
+
+from rag_assets.core.lance_connect import connect, storage_options
 
 
 class LanceDBResource(dg.ConfigurableResource):
@@ -17,19 +18,7 @@ class LanceDBResource(dg.ConfigurableResource):
     aws_access_key_id: str | None = Field(None, description="s3: access key id (set it with dg.EnvVar).")
     aws_secret_access_key: str | None = Field(None, description="s3: secret key (set it with dg.EnvVar).")
 
-    def _options(self) -> dict[str, str] | None:
-        options = dict(self.storage_options)
-        if self.uri.startswith("s3://"):
-            if self.endpoint_url:
-                options["aws_endpoint"] = self.endpoint_url
-                options["allow_http"] = str(self.endpoint_url.startswith("http://")).lower()
-            if self.region:
-                options["aws_region"] = self.region
-            if self.aws_access_key_id and self.aws_secret_access_key:
-                options["aws_access_key_id"] = self.aws_access_key_id
-                options["aws_secret_access_key"] = self.aws_secret_access_key
-        return options or None
-
     def get_connection(self):
         """A LanceDB connection (cheap; opened per call)."""
-        return lancedb.connect(self.uri, storage_options=self._options())
+        return connect(self.uri, storage_options(self.uri, self.endpoint_url, self.region, self.aws_access_key_id,
+                                                 self.aws_secret_access_key, self.storage_options))

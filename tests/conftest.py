@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from rag_assets.instance import write_instance_config
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DOCS = REPO / "sample_docs"
 CONFIGS = REPO / "dbt_like_configs"
@@ -38,8 +40,7 @@ def make_project(root: Path, docs: Path | None = None) -> dict[str, str]:
         docs = root / "docs"
         shutil.copytree(SAMPLE_DOCS, docs)
     home = root / ".dagster_home"
-    home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    write_instance_config(home)  # the instance config `rag` writes
     return {
         "RAG_PROJECT_DIR": str(root / "dbt_like_configs"),
         "RAG_SAMPLE_DOCS": str(docs),

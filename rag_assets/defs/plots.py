@@ -3,11 +3,14 @@ renders them inline; nothing is written to disk)."""
 
 import base64
 import io
+from functools import lru_cache
 
 from rag_assets.core.report import Bin
 
 
+@lru_cache(maxsize=1)
 def pyplot():
+    """matplotlib's pyplot on the Agg backend, imported once per process."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -120,8 +120,8 @@ def save(shot: Path) -> Path:
 
 def test_asset_graph_and_latest_materialisation_render(tmp_path):
     values = make_project(tmp_path / "project")
-    # The community sign-up dialog would cover the graph in a fresh browser.
-    Path(values["DAGSTER_HOME"], "dagster.yaml").write_text("telemetry:\n  enabled: false\nnux:\n  enabled: false\n")
+    # make_project writes the instance config `rag` writes: nux off, so the community sign-up
+    # dialog does not cover the graph in a fresh browser.
     (port,) = free_ports(1)
     base = f"http://127.0.0.1:{port}"
     log = tmp_path / "dagster_dev.log"

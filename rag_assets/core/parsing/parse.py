@@ -12,6 +12,7 @@ import importlib
 import io
 import posixpath
 import re
+from functools import lru_cache
 from importlib.metadata import version
 
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
@@ -56,8 +57,10 @@ class DocumentError(Exception):
         self.cause = cause
 
 
+@lru_cache(maxsize=1)
 def parser_version() -> str:
-    """Identifies the parsing code: our revision plus the unstructured and pdfminer versions."""
+    """Identifies the parsing code: our revision plus the unstructured and pdfminer versions
+    (read once per process: installed versions do not change under a running process)."""
     return f"p{PARSER_REVISION}-unstructured{version('unstructured')}-pdfminer{version('pdfminer.six')}"
 
 

@@ -1,0 +1,64 @@
+"""The one way to open a LanceDB database, for the Dagster resource and the query path alike.
+
+``import lancedb`` pulls in ``lance_namespace``, which re-exports the namespace request and response
+models of ``lance_namespace_urllib3_client``, whose package ``__init__`` also imports its whole
+REST client (about 1.4 s on a small machine). A local or S3 database never talks to a REST
+namespace, so the package is registered without running that ``__init__``: its submodules import
+as usual, and the first use of a name from the package itself (the REST client) runs the
+``__init__`` then, so a REST namespace still works, paying its price only when used.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import types
+
+REST_CLIENT = "lance_namespace_urllib3_client"
+
+
+def _defer_rest_client() -> None:
+    if REST_CLIENT in sys.modules:
+        return
+    spec = importlib.util.find_spec(REST_CLIENT)
+    if spec is None or spec.origin is None or not spec.submodule_search_locations:
+        return  # not installed, or not a plain package: let lancedb import it its own way
+    package = types.ModuleType(REST_CLIENT)
+    package.__file__, package.__path__, package.__spec__ = spec.origin, list(spec.submodule_search_locations), spec
+
+    def __getattr__(name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        del package.__getattr__  # runs once: the package's own __init__ defines its names
+        with open(spec.origin, encoding="utf-8") as source:
+            exec(compile(source.read(), spec.origin, "exec"), package.__dict__)
+        return getattr(package, name)
+
+    package.__getattr__ = __getattr__
+    sys.modules[REST_CLIENT] = package
+
+
+def storage_options(uri: str, endpoint_url: str | None = None, region: str | None = None,
+                    access_key_id: str | None = None, secret_access_key: str | None = None,
+                    extra: dict[str, str] | None = None) -> dict[str, str] | None:
+    """Object-store options for ``uri`` (only s3:// URIs take the endpoint, region and keys)."""
+    options = dict(extra or {})
+    if uri.startswith("s3://"):
+        if endpoint_url:
+            options["aws_endpoint"] = endpoint_url
+            options["allow_http"] = str(endpoint_url.startswith("http://")).lower()
+        if region:
+            options["aws_region"] = region
+        if access_key_id and secret_access_key:
+            options["aws_access_key_id"] = access_key_id
+            options["aws_secret_access_key"] = secret_access_key
+    return options or None
+
+
+def connect(uri: str, options: dict[str, str] | None = None):
+    """A LanceDB connection to ``uri`` (a folder or s3://bucket/path) with ``options``
+    (see ``storage_options``)."""
+    _defer_rest_client()
+    import lancedb
+
+    return lancedb.connect(uri, storage_options=options)

@@ -1,0 +1,38 @@
+"""The query path pays for no orchestrator: no Dagster, no boto3, no LanceDB REST client."""
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import make_project
+
+UNWANTED = ("dagster", "dagster_aws", "boto3", "botocore", "lance_namespace_urllib3_client.api")
+
+
+def test_query_imports_no_dagster_boto3_or_rest_client(tmp_path):
+    # A whole query in a fresh interpreter, as `rag query` runs it (the corpus has no index yet,
+    # so it answers nothing, having opened LanceDB and built the query embedder).
+    code = (
+        "import json, sys\n"
+        "from rag_assets.config import load_project\n"
+        "from rag_assets.query import embedder_for, query_corpus\n"
+        "project = load_project()\n"
+        "corpus = project.corpora[0]\n"
+        "hits = query_corpus(project, corpus, 'refund policy', mode='vector')\n"
+        "assert embedder_for(corpus.embedding_model) is embedder_for(corpus.embedding_model)\n"
+        f"print(json.dumps({{'hits': len(hits), 'loaded': [m for m in {UNWANTED!r} if m in sys.modules]}}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, **make_project(tmp_path)})
+    assert json.loads(out.stdout) == {"hits": 0, "loaded": []}
+
+
+def test_rest_client_still_loads_when_used():
+    # The REST client is deferred, not removed: a REST namespace user still finds every name.
+    code = ("from rag_assets.core.lance_connect import connect\n"
+            "import tempfile; connect(tempfile.mkdtemp())\n"
+            "import lancedb.namespace, lance_namespace_urllib3_client as client\n"
+            "print(client.ApiClient.__name__, client.TableApi.__name__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["ApiClient", "TableApi"]
