@@ -185,7 +185,9 @@ def load_project(project_dir: str | Path | None = None) -> Project:
                 stage_store=(f"{data_dir.rstrip('/')}/stages/{name}" if data_dir.startswith("s3://")
                              else str(Path(data_dir) / "stages" / name)),
                 stage_store_s3=project.data_dir_s3,
-                lock_dir=(str(dagster_home / "locks" / name) if data_dir.startswith("s3://")
+                # The instance rag uses ($DAGSTER_HOME wins, as in the cli) is local to this machine.
+                lock_dir=(str(Path(os.environ.get("DAGSTER_HOME") or dagster_home) / "locks" / name)
+                          if data_dir.startswith("s3://")
                           else str(Path(data_dir) / "stages" / name)),
                 batch_size=settings.batch_size or project.defaults.batch_size or 50,
                 data_tests=settings.data_tests if settings.data_tests is not None else (project.defaults.data_tests or ()),
