@@ -16,6 +16,9 @@ Figures (seconds):
   ui_partitions the GraphQL query of the UI's asset partitions page (PartitionHealthQuery) for the
                 corpus' lancedb_index, answered by a running dagster-webserver
 ``--profile`` prints where one steady sensor tick spends its time (cProfile, cumulative).
+``--instance postgres`` keeps the Dagster instance on a PostgreSQL server started for the run
+(deploy/postgres/dagster.yaml; needs Debian postgresql, as the distributed test does) instead of
+SQLite, whose event log opens a connection per event.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import tempfile
 import time
 import urllib.request
 import warnings
+from contextlib import ExitStack
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -137,7 +141,18 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--profile", action="store_true", help="print where a steady sensor tick spends its time")
     parser.add_argument("--skip-ui", action="store_true")
+    parser.add_argument("--instance", choices=("sqlite", "postgres"), default="sqlite")
     args = parser.parse_args(argv)
+    with ExitStack() as stack:
+        pg = {}
+        if args.instance == "postgres":
+            from tests.support.postgres import postgres_server
+
+            pg = stack.enter_context(postgres_server("rag-scale-bench"))
+        return run(args, pg)
+
+
+def run(args, pg: dict[str, str]) -> int:
 
     root = Path(tempfile.mkdtemp(prefix="rag-scale-"))
     docs, project_dir = root / "docs", root / "dbt_like_configs"
@@ -148,12 +163,16 @@ def main(argv=None) -> int:
     (project_dir / "rag_project.yml").write_text(yaml.safe_dump(project_yml, sort_keys=False))
     home = root / ".dagster_home"
     home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\nnux:\n  enabled: false\n")
+    if pg:
+        shutil.copy(REPO / "deploy" / "postgres" / "dagster.yaml", home / "dagster.yaml")
+        os.environ.update(pg)
+    else:
+        (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\nnux:\n  enabled: false\n")
     os.environ.update(RAG_PROJECT_DIR=str(project_dir), RAG_SAMPLE_DOCS=str(docs), DAGSTER_HOME=str(home),
                       RAG_LANCEDB_URI=str(root / "lancedb"), RAG_DATA_DIR=str(root / "data"))
     for i in range(args.docs):
         write_doc(docs, i)
-    out: dict = {"docs": args.docs}
+    out: dict = {"docs": args.docs, "instance": args.instance}
 
     def note(key: str, value) -> None:
         out[key] = round(value, 3) if isinstance(value, float) else value
