@@ -84,9 +84,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     corpus = project.corpora[0].model_copy(update={"embedding_model": model})
     keys = resource_keys(corpus.name)
     counter = get_token_counter(model.tokenizer)
-    data_dir = project.corpora[0].stage_store.rsplit("/stages/", 1)[0]
-    # A cache, so a machine whose stage store is on S3 keeps its own beside its Dagster instance.
-    cache_dir = Path(project.dagster_home) / "eval_cache" if "://" in data_dir else Path(data_dir) / "eval_cache"
+    cache_dir = Path(project.local_dir) / "eval_cache"
     cache = EmbeddingCache(lancedb.connect(str(cache_dir)), model.name, model.dimensions)
     results = []
     with dg.build_resources({keys["embedder"]: build_corpus_resources(corpus)[keys["embedder"]]}) as resources:

@@ -347,6 +347,8 @@ class Project(_Strict):
     name: str
     project_dir: str
     dagster_home: str
+    local_dir: str = Field(description="This machine's folder for caches (rag eval's embeddings): the data dir, "
+                                        "or beside the Dagster instance when the data dir is on S3.")
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     corpora: tuple[Corpus, ...]
     chunking_profiles: tuple[ChunkingProfileConfig, ...]
