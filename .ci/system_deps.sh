@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite starts for real (headless Chromium for the UI test,
-# redis-server for the distributed test) when they are missing. Needs root or passwordless sudo.
+# redis-server and postgresql for the distributed test) when they are missing. Needs root or passwordless sudo.
 set -euo pipefail
-packages=(chromium redis-server)
+packages=(chromium redis-server postgresql)
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

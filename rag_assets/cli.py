@@ -512,7 +512,8 @@ def _written_folders(project_dir: str | None) -> str:
         corpora = load_project(project_dir).corpora
     except Exception:  # the config may be what is broken; the message still says where to look
         return "the data dir and the LanceDB folder: rag_project.yml data_dir, profiles/indexes.yml uri"
-    return ", ".join(sorted({str(Path(c.stage_store).parent) for c in corpora} | {c.index_uri for c in corpora}))
+    # rsplit, not Path.parent: an s3:// stage store must keep its double slash.
+    return ", ".join(sorted({c.stage_store.rsplit("/", 1)[0] for c in corpora} | {c.index_uri for c in corpora}))
 
 
 def operator_error(exc: Exception, project_dir: str | None = None) -> tuple[str, int]:

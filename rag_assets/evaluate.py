@@ -1,7 +1,8 @@
 """`rag eval`: chunk, embed into a temporary index and score each profile side by side.
 
-Embeddings go through a persistent cache (``<data_dir>/eval_cache``, keyed by embedded text and
-model), so comparing profiles re-embeds only the chunks that differ between them.
+Embeddings go through a persistent cache (``<data_dir>/eval_cache``, or the Dagster home's when
+data_dir is on S3; keyed by embedded text and model), so comparing profiles re-embeds only the
+chunks that differ between them.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     corpus = project.corpora[0].model_copy(update={"embedding_model": model})
     keys = resource_keys(corpus.name)
     counter = get_token_counter(model.tokenizer)
-    cache_dir = Path(project.corpora[0].stage_store).parent.parent / "eval_cache"
+    cache_dir = Path(project.local_dir) / "eval_cache"
     cache = EmbeddingCache(lancedb.connect(str(cache_dir)), model.name, model.dimensions)
     results = []
     with dg.build_resources({keys["embedder"]: build_corpus_resources(corpus)[keys["embedder"]]}) as resources:

@@ -122,7 +122,7 @@ def ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instan
     stops with IngestLocked) unless it is a dry run."""
     if dry_run:
         return _ingest_corpus(project, corpus, defs, instance, progress, True, allow_mass_delete)
-    with ingest_lock(corpus.stage_store, corpus.name, wait_seconds=LOCK_WAIT_SECONDS):
+    with ingest_lock(corpus.lock_dir, corpus.name, wait_seconds=LOCK_WAIT_SECONDS):
         fail_abandoned_runs(instance, [ingest_job_name(corpus.name), maintenance_job_name(corpus.name)])
         return _ingest_corpus(project, corpus, defs, instance, progress, False, allow_mass_delete)
 

@@ -141,6 +141,11 @@ def load_project(project_dir: str | Path | None = None) -> Project:
         parsed = _validate(model, _read_yaml(path, variables), path)
         loaded[key] = (path, _by_name(getattr(parsed, key), path, key))
 
+    data_dir = _resolve_path(root, project.data_dir)
+    dagster_home = (root.parent / project.dagster_home).resolve()
+    # This machine's own state when the stage store is on S3: beside the instance rag actually
+    # uses ($DAGSTER_HOME wins, as in the cli).
+    local_dir = Path(os.environ.get("DAGSTER_HOME") or dagster_home)
     corpora = []
     for name, settings in project.corpora.items():
         merged = {}
@@ -180,7 +185,11 @@ def load_project(project_dir: str | Path | None = None) -> Project:
                 index=merged["index"],
                 source_root=_resolve_path(root, source.path) if source.kind == "disk" else None,
                 index_uri=_resolve_path(root, merged["index"].uri),
-                stage_store=str(Path(_resolve_path(root, project.data_dir)) / "stages" / name),
+                stage_store=(f"{data_dir.rstrip('/')}/stages/{name}" if data_dir.startswith("s3://")
+                             else str(Path(data_dir) / "stages" / name)),
+                stage_store_s3=project.data_dir_s3,
+                lock_dir=(str(local_dir / "locks" / name) if data_dir.startswith("s3://")
+                          else str(Path(data_dir) / "stages" / name)),
                 batch_size=settings.batch_size or project.defaults.batch_size or 50,
                 data_tests=settings.data_tests if settings.data_tests is not None else (project.defaults.data_tests or ()),
                 eval_questions=_resolve_path(root, settings.eval_questions) if settings.eval_questions else None,
@@ -194,7 +203,8 @@ def load_project(project_dir: str | Path | None = None) -> Project:
     return Project(
         name=project.name,
         project_dir=str(root),
-        dagster_home=str((root.parent / project.dagster_home).resolve()),
+        dagster_home=str(dagster_home),
+        local_dir=str(local_dir / "local") if data_dir.startswith("s3://") else data_dir,
         executor=project.executor,
         corpora=tuple(corpora),
         chunking_profiles=tuple(loaded["chunking_profiles"][1].values()),

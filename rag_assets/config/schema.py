@@ -224,6 +224,33 @@ class IndexConfig(_Strict):
         return self
 
 
+class ObjectStoreConfig(_Strict):
+    """Where an s3:// data_dir lives: the same settings as an S3 index."""
+
+    endpoint_url: str | None = Field(None, description="Endpoint of an S3-compatible server (unset: AWS).")
+    region: str | None = Field(None, description="Region name.")
+    access_key_env: str | None = Field(
+        None, description="Environment variable holding the access key id (unset: the default AWS credential "
+                          "chain, e.g. AWS_ACCESS_KEY_ID or an IAM role).")
+    secret_key_env: str | None = Field(None, description="Environment variable holding the secret key.")
+
+    @field_validator("endpoint_url", "region", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value):
+        return value or None
+
+    @field_validator("access_key_env", "secret_key_env")
+    @classmethod
+    def _key_env_names(cls, value: str | None) -> str | None:
+        return _check_env_name(value)
+
+    @model_validator(mode="after")
+    def _key_pair(self):
+        if (self.access_key_env is None) != (self.secret_key_env is None):
+            raise ValueError("set both 'access_key_env' and 'secret_key_env', or neither")
+        return self
+
+
 class IndexesFile(_Strict):
     indexes: tuple[IndexConfig, ...]
 
@@ -280,7 +307,10 @@ class ProjectFile(_Strict):
     config_version: int = Field(1, alias="config-version")
     version: str = "1"
     dagster_home: str = Field(".dagster_home", description="Dagster instance folder, relative to the repo root.")
-    data_dir: str = Field("../.rag_data", description="Stage store folder, relative to dbt_like_configs/.")
+    data_dir: str = Field("../.rag_data", description="Stage store: a folder relative to dbt_like_configs/, or "
+                                                      "s3://bucket/prefix (settings in data_dir_s3).")
+    data_dir_s3: ObjectStoreConfig = Field(default_factory=ObjectStoreConfig,
+                                           description="s3:// data_dir: endpoint, region and key variables.")
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     vars: dict = Field(default_factory=dict)
     defaults: CorpusSettings = Field(default_factory=CorpusSettings)
@@ -310,7 +340,11 @@ class Corpus(_Strict):
     index: IndexConfig
     source_root: str | None = Field(None, description="Absolute folder of a disk source.")
     index_uri: str = Field(description="Absolute LanceDB URI.")
-    stage_store: str = Field(description="Absolute folder of the corpus' stage outputs.")
+    stage_store: str = Field(description="Absolute folder or s3://bucket/prefix of the corpus' stage outputs.")
+    stage_store_s3: ObjectStoreConfig = Field(default_factory=ObjectStoreConfig,
+                                              description="s3:// stage_store: endpoint, region and key variables.")
+    lock_dir: str = Field(description="Local folder of the corpus' ingest lock (the stage store's folder, or "
+                                      "under the Dagster home when the stage store is on S3).")
     batch_size: int = Field(50, description="Documents per Dagster run.")
     data_tests: tuple[str, ...] = Field((), description="Asset checks on the corpus' table.")
     eval_questions: str | None = Field(None, description="Absolute path of the corpus' golden question set.")
@@ -334,6 +368,8 @@ class Project(_Strict):
     name: str
     project_dir: str
     dagster_home: str
+    local_dir: str = Field(description="This machine's folder for caches (rag eval's embeddings): the data dir, "
+                                        "or beside the Dagster instance when the data dir is on S3.")
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     corpora: tuple[Corpus, ...]
     chunking_profiles: tuple[ChunkingProfileConfig, ...]

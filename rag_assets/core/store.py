@@ -2,9 +2,13 @@
 
 An artifact is stored once under a key derived from everything that produced it (content hash,
 parser version, profile fingerprint...), so unchanged work is found and reused instead of redone.
-A per-stage pointer records which artifact is current for each document. Writes are atomic
-(write to a temp file, then rename); a concurrent reader sees the old or the new file, never half.
-An entry damaged anyway (a truncated or corrupt file, a disk error) is never trusted: ``load``,
+A per-stage pointer records which artifact is current for each document.
+
+The store keeps named blobs in one of two backends with the same guarantees: a local folder
+(``FolderBlobs``: write to a temp file, then rename) or an S3 bucket (``S3Blobs``: one PUT, which
+S3 publishes whole or not at all). A concurrent reader sees the old or the new blob, never half;
+two writers of one artifact key write the same content, so either one winning is correct.
+An entry damaged anyway (a truncated or corrupt blob, a disk error) is never trusted: ``load``,
 ``load_bytes`` and ``current`` treat it as missing and remove it, so its stage recomputes it.
 """
 
@@ -15,27 +19,42 @@ import os
 import pickle
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import xxhash
 
 STAGES = ("raw", "parsed", "chunks", "embeddings", "index")
 
 
-class StageStore:
-    """Artifacts and per-document pointers under one folder."""
+class Blobs(Protocol):
+    """Named byte strings (names are relative POSIX paths) with atomic publication."""
+
+    def read(self, name: str) -> bytes:
+        """The blob's bytes; FileNotFoundError when there is none."""
+
+    def write(self, name: str, data: bytes) -> None:
+        """Publish ``data`` under ``name`` atomically (readers see the old or the new blob)."""
+
+    def exists(self, name: str) -> bool: ...
+
+    def delete(self, name: str) -> None:
+        """Remove the blob; a missing one is not an error."""
+
+
+class FolderBlobs:
+    """Blobs as files under ``root`` (a local or shared POSIX folder)."""
 
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
 
-    def _artifact(self, stage: str, key: str) -> Path:
-        return self.root / stage / key[:2] / f"{key}.bin"
+    def __str__(self) -> str:
+        return str(self.root)
 
-    def _pointer(self, stage: str, doc_id: str) -> Path:
-        return self.root / "current" / stage / f"{xxhash.xxh3_128_hexdigest(doc_id.encode())}.json"
+    def read(self, name: str) -> bytes:
+        return (self.root / name).read_bytes()
 
-    @staticmethod
-    def _write(path: Path, data: bytes) -> None:
+    def write(self, name: str, data: bytes) -> None:
+        path = self.root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
@@ -46,64 +65,140 @@ class StageStore:
             Path(tmp).unlink(missing_ok=True)
             raise
 
+    def exists(self, name: str) -> bool:
+        return (self.root / name).exists()
+
+    def delete(self, name: str) -> None:
+        (self.root / name).unlink(missing_ok=True)
+
+
+class S3Blobs:
+    """Blobs as objects under ``prefix`` in ``bucket``, through a boto3 S3 client.
+
+    A PUT is published whole or not at all, and the client sends a checksum of the body so the
+    server refuses a cut-off upload: no temp object or rename is needed for atomicity.
+    """
+
+    MISSING = {"NoSuchKey", "404", "NotFound"}
+
+    def __init__(self, client, bucket: str, prefix: str = ""):
+        self.client = client
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+
+    def __str__(self) -> str:
+        return f"s3://{self.bucket}/{self.prefix}"
+
+    def _key(self, name: str) -> str:
+        return f"{self.prefix}/{name}" if self.prefix else name
+
+    def _missing(self, exc: Exception) -> bool:
+        response = getattr(exc, "response", None) or {}
+        return response.get("Error", {}).get("Code") in self.MISSING
+
+    def read(self, name: str) -> bytes:
+        try:
+            return self.client.get_object(Bucket=self.bucket, Key=self._key(name))["Body"].read()
+        except Exception as exc:
+            if self._missing(exc):
+                raise FileNotFoundError(f"{self}/{name}") from exc
+            raise
+
+    def write(self, name: str, data: bytes) -> None:
+        self.client.put_object(Bucket=self.bucket, Key=self._key(name), Body=data)
+
+    def exists(self, name: str) -> bool:
+        try:
+            self.client.head_object(Bucket=self.bucket, Key=self._key(name))
+        except Exception as exc:
+            if self._missing(exc):
+                return False
+            raise
+        return True
+
+    def delete(self, name: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self._key(name))  # idempotent in S3
+
+
+class StageStore:
+    """Artifacts and per-document pointers in one blob store (a folder path means FolderBlobs)."""
+
+    def __init__(self, blobs: Blobs | str | os.PathLike):
+        self.blobs = FolderBlobs(blobs) if isinstance(blobs, (str, os.PathLike)) else blobs
+
+    def __str__(self) -> str:
+        return str(self.blobs)
+
+    @staticmethod
+    def _artifact(stage: str, key: str) -> str:
+        return f"{stage}/{key[:2]}/{key}.bin"
+
+    @staticmethod
+    def _pointer(stage: str, doc_id: str) -> str:
+        return f"current/{stage}/{xxhash.xxh3_128_hexdigest(doc_id.encode())}.json"
+
     def has(self, stage: str, key: str) -> bool:
-        return self._artifact(stage, key).exists()
+        return self.blobs.exists(self._artifact(stage, key))
 
     def put_bytes(self, stage: str, key: str, data: bytes) -> None:
         if not self.has(stage, key):
-            self._write(self._artifact(stage, key), data)
+            self.blobs.write(self._artifact(stage, key), data)
 
     def get_bytes(self, stage: str, key: str) -> bytes:
-        return self._artifact(stage, key).read_bytes()
+        return self.blobs.read(self._artifact(stage, key))
 
     def put(self, stage: str, key: str, obj: Any) -> None:
-        self._write(self._artifact(stage, key), pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+        self.blobs.write(self._artifact(stage, key), pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
 
     def get(self, stage: str, key: str) -> Any:
-        with self._artifact(stage, key).open("rb") as f:
-            return pickle.load(f)
+        return pickle.loads(self.get_bytes(stage, key))
 
     def load(self, stage: str, key: str) -> Any | None:
-        """The artifact, or None when it is missing or cannot be unpickled (a damaged file is
+        """The artifact, or None when it is missing or cannot be unpickled (a damaged blob is
         removed, so ``has`` is False until it is recomputed)."""
         try:
-            return self.get(stage, key)
+            data = self.get_bytes(stage, key)
         except FileNotFoundError:
             return None
+        except OSError:  # a local disk error; S3 outages are not OSErrors and propagate
+            self.blobs.delete(self._artifact(stage, key))
+            return None
+        try:
+            return pickle.loads(data)
         except Exception:  # truncated or corrupt pickles raise many types (EOFError, UnpicklingError...)
-            self._artifact(stage, key).unlink(missing_ok=True)
+            self.blobs.delete(self._artifact(stage, key))
             return None
 
     def load_bytes(self, stage: str, key: str, digest) -> bytes | None:
         """Stored bytes whose ``digest(data)`` equals ``key`` (content-addressed), or None when
-        they are missing or damaged (a damaged file is removed)."""
+        they are missing or damaged (a damaged blob is removed)."""
         try:
             data = self.get_bytes(stage, key)
         except FileNotFoundError:
             return None
         if digest(data) != key:
-            self._artifact(stage, key).unlink(missing_ok=True)
+            self.blobs.delete(self._artifact(stage, key))
             return None
         return data
 
     def set_current(self, stage: str, doc_id: str, **record: Any) -> None:
         """Make ``record`` (at least ``key``) the current output of ``stage`` for ``doc_id``."""
-        self._write(self._pointer(stage, doc_id), json.dumps({"doc_id": doc_id, **record}).encode())
+        self.blobs.write(self._pointer(stage, doc_id), json.dumps({"doc_id": doc_id, **record}).encode())
 
     def current(self, stage: str, doc_id: str) -> dict | None:
         """The current record of ``stage`` for ``doc_id``; None when there is none or it is damaged
         (the document then counts as never processed by that stage)."""
-        path = self._pointer(stage, doc_id)
+        name = self._pointer(stage, doc_id)
         try:
-            record = json.loads(path.read_bytes())
+            record = json.loads(self.blobs.read(name))
         except FileNotFoundError:
             return None
         except ValueError:  # truncated or corrupt JSON
-            path.unlink(missing_ok=True)
+            self.blobs.delete(name)
             return None
         return record if isinstance(record, dict) and "key" in record else None
 
     def forget(self, doc_id: str) -> None:
         """Drop every stage's pointer for a deleted document (artifacts stay, shared by content)."""
         for stage in STAGES:
-            self._pointer(stage, doc_id).unlink(missing_ok=True)
+            self.blobs.delete(self._pointer(stage, doc_id))

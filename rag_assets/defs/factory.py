@@ -143,6 +143,16 @@ def lancedb_resource(corpus: Corpus) -> LanceDBResource:
     return LanceDBResource(uri=corpus.index_uri, endpoint_url=index.endpoint_url, region=index.region, **keys)
 
 
+def stage_store_resource(corpus: Corpus) -> StageStoreResource:
+    """The corpus' stage store; S3 keys (where data_dir_s3 names their variables) via dg.EnvVar."""
+    s3 = corpus.stage_store_s3
+    keys = {}
+    if s3.access_key_env and s3.secret_key_env:
+        keys = {"aws_access_key_id": dg.EnvVar(s3.access_key_env),
+                "aws_secret_access_key": dg.EnvVar(s3.secret_key_env)}
+    return StageStoreResource(root=corpus.stage_store, endpoint_url=s3.endpoint_url, region=s3.region, **keys)
+
+
 def build_corpus_resources(corpus: Corpus) -> dict[str, dg.ConfigurableResource]:
     keys = resource_keys(corpus.name)
     model = corpus.embedding_model
@@ -164,7 +174,7 @@ def build_corpus_resources(corpus: Corpus) -> dict[str, dg.ConfigurableResource]
         keys["embedder"]: EmbedderResource(
             **model.embedder_settings(), api_key=dg.EnvVar(model.api_key_env) if model.provider == "openai" else None),
         keys["lancedb"]: lancedb_resource(corpus),
-        keys["store"]: StageStoreResource(root=corpus.stage_store),
+        keys["store"]: stage_store_resource(corpus),
     }
 
 

@@ -97,7 +97,7 @@ def test_without_stored_vectors_a_lost_folder_re_embeds_every_chunk(corpus):
     """What the layout before stored vectors cost (the cache lived in the lost folder): every chunk."""
     rows, embedded = corpus.rows(), corpus.embed.texts
     shutil.rmtree(corpus.db_path)
-    shutil.rmtree(corpus.store.root / "vectors")
+    shutil.rmtree(corpus.store.blobs.root / "vectors")
     corpus.ingest()
     assert corpus.rows() == rows
     assert corpus.embed.texts - embedded == sum(rows.values())
@@ -126,10 +126,11 @@ def test_damaged_stage_store_entries_are_recomputed_never_trusted(corpus):
     store = corpus.store
     chunks_key = store.current("chunks", "note2.md")["key"]
     parsed_key = store.current("parsed", "note3.md")["key"]
-    store._artifact("chunks", chunks_key).write_bytes(b"\x80\x05truncated")
-    store._artifact("parsed", parsed_key).write_bytes(b"")
-    store._pointer("index", "note5.md").write_text('{"doc_id": "note5.md", "key": ')  # cut off mid-write
-    store._artifact("raw", store.current("raw", "note0.md")["key"]).unlink()
+    folder = store.blobs.root
+    (folder / store._artifact("chunks", chunks_key)).write_bytes(b"\x80\x05truncated")
+    (folder / store._artifact("parsed", parsed_key)).write_bytes(b"")
+    (folder / store._pointer("index", "note5.md")).write_text('{"doc_id": "note5.md", "key": ')  # cut off mid-write
+    (folder / store._artifact("raw", store.current("raw", "note0.md")["key"])).unlink()
     corpus.index().table().delete("doc_id IN ('note2.md', 'note3.md')")  # both need work again
     assert sorted(corpus.plan().work) == ["note0.md", "note2.md", "note3.md", "note5.md"]
     rows = dict(corpus.rows())

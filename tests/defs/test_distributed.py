@@ -6,12 +6,8 @@ from __future__ import annotations
 
 import gc
 import os
-import shutil
-import socket
-import subprocess
-import sys
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 import boto3
@@ -26,76 +22,13 @@ from rag_assets.core.index import table_name
 from rag_assets.defs.factory import build_corpus_resources, resource_keys
 from rag_assets.ingest import ingest_project
 from tests.conftest import REPO, env, make_project
-from tests.support.seaweed import free_ports, seaweed_s3, stop
+from tests.support.distributed import BIN, celery_workers, redis_server
+from tests.support.seaweed import seaweed_s3
 
 pytestmark = [pytest.mark.distributed, pytest.mark.slow]
 
-BIN = Path(sys.executable).parent
 WORKERS = ("worker1", "worker2")
 S3_KEY, S3_SECRET = "rag-dist-key", "rag-dist-secret"
-
-
-def _pong(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=2) as conn:
-            conn.sendall(b"PING\r\n")
-            return conn.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
-@contextmanager
-def redis_server(data_dir: Path, timeout_s: float = 20.0):
-    """Yield the URL of a Debian redis-server on a free 127.0.0.1 port, without persistence."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        raise RuntimeError("redis-server not found: run .ci/system_deps.sh (apt-get install redis-server)")
-    (port,) = free_ports(1)
-    data_dir.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--dir", str(data_dir)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + timeout_s
-        while not _pong(port):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"redis-server did not answer PING on port {port}")
-            time.sleep(0.2)
-        yield f"redis://127.0.0.1:{port}"
-    finally:
-        stop(proc)
-
-
-@contextmanager
-def celery_workers(names, worker_env: dict[str, str], log_dir: Path, timeout_s: float = 90.0):
-    """Start one `dagster-celery worker start` per name (the README's command) and wait until each
-    logs that it is ready; stop them all when the block ends."""
-    procs = {}
-    try:
-        for name in names:
-            log = (log_dir / f"{name}.log").open("wb")
-            procs[name] = subprocess.Popen(
-                [str(BIN / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app",
-                 "-y", str(REPO / "dbt_like_configs" / "celery_worker.yaml"), "-n", name, "-i", "rag_assets.defs.factory",
-                 "--", "--pool=solo", "--without-gossip", "--without-mingle"],
-                stdout=log, stderr=subprocess.STDOUT, env=worker_env, cwd=REPO, start_new_session=True)
-            log.close()
-        deadline = time.monotonic() + timeout_s
-        waiting = set(names)
-        while waiting:
-            for name in list(waiting):
-                text = (log_dir / f"{name}.log").read_text(errors="replace")
-                if f"{name}@" in text and " ready." in text:
-                    waiting.discard(name)
-                elif procs[name].poll() is not None:
-                    raise RuntimeError(f"celery worker {name} exited: {text[-3000:]}")
-            if waiting and time.monotonic() > deadline:
-                raise RuntimeError(f"celery workers {sorted(waiting)} not ready after {timeout_s}s")
-            time.sleep(0.3)
-        yield
-    finally:
-        for proc in procs.values():
-            stop(proc)
 
 
 def index_rows(values: dict[str, str]) -> dict[str, tuple]:
@@ -144,7 +77,7 @@ def test_celery_workers_build_the_same_index_on_s3_as_a_local_run(ingested_sampl
                       "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
         with env(**values), dg.DagsterInstance.get():
             pass  # create the instance's storage once, before two workers open it at the same time
-        stack.enter_context(celery_workers(WORKERS, worker_env, tmp_path))
+        stack.enter_context(celery_workers({name: (worker_env, REPO) for name in WORKERS}, tmp_path))
 
         started = time.monotonic()
         with env(**values):
