@@ -37,7 +37,7 @@ class Blobs(Protocol):
 
     def exists(self, name: str) -> bool: ...
 
-    def delete(self, name: str) -> None:
+    def remove(self, name: str) -> None:
         """Remove the blob; a missing one is not an error."""
 
 
@@ -68,7 +68,7 @@ class FolderBlobs:
     def exists(self, name: str) -> bool:
         return (self.root / name).exists()
 
-    def delete(self, name: str) -> None:
+    def remove(self, name: str) -> None:
         (self.root / name).unlink(missing_ok=True)
 
 
@@ -116,7 +116,7 @@ class S3Blobs:
             raise
         return True
 
-    def delete(self, name: str) -> None:
+    def remove(self, name: str) -> None:
         self.client.delete_object(Bucket=self.bucket, Key=self._key(name))  # idempotent in S3
 
 
@@ -161,12 +161,12 @@ class StageStore:
         except FileNotFoundError:
             return None
         except OSError:  # a local disk error; S3 outages are not OSErrors and propagate
-            self.blobs.delete(self._artifact(stage, key))
+            self.blobs.remove(self._artifact(stage, key))
             return None
         try:
             return pickle.loads(data)
         except Exception:  # truncated or corrupt pickles raise many types (EOFError, UnpicklingError...)
-            self.blobs.delete(self._artifact(stage, key))
+            self.blobs.remove(self._artifact(stage, key))
             return None
 
     def load_bytes(self, stage: str, key: str, digest) -> bytes | None:
@@ -177,7 +177,7 @@ class StageStore:
         except FileNotFoundError:
             return None
         if digest(data) != key:
-            self.blobs.delete(self._artifact(stage, key))
+            self.blobs.remove(self._artifact(stage, key))
             return None
         return data
 
@@ -194,11 +194,11 @@ class StageStore:
         except FileNotFoundError:
             return None
         except ValueError:  # truncated or corrupt JSON
-            self.blobs.delete(name)
+            self.blobs.remove(name)
             return None
         return record if isinstance(record, dict) and "key" in record else None
 
     def forget(self, doc_id: str) -> None:
         """Drop every stage's pointer for a deleted document (artifacts stay, shared by content)."""
         for stage in STAGES:
-            self.blobs.delete(self._pointer(stage, doc_id))
+            self.blobs.remove(self._pointer(stage, doc_id))
