@@ -191,20 +191,15 @@ def _check_env_name(value: str | None) -> str | None:
     return value
 
 
-class IndexConfig(_Strict):
-    name: str = Field(pattern=NAME)
-    uri: str = Field(description="LanceDB URI: a folder (relative to dbt_like_configs/) or s3://bucket/path.")
+class ObjectStoreConfig(_Strict):
+    """An S3-compatible location's settings: an s3:// index or data_dir."""
+
     endpoint_url: str | None = Field(None, description="s3 URIs: endpoint of an S3-compatible server (unset: AWS).")
     region: str | None = Field(None, description="s3 URIs: region name.")
     access_key_env: str | None = Field(
         None, description="s3 URIs: environment variable holding the access key id (unset: the default AWS "
                           "credential chain, e.g. AWS_ACCESS_KEY_ID or an IAM role).")
     secret_key_env: str | None = Field(None, description="s3 URIs: environment variable holding the secret key.")
-    metric: Literal["cosine", "l2", "dot"] = "cosine"
-    ann_min_rows: int = Field(10_000, ge=256, description="Build an ANN vector index from this many rows on.")
-    search_candidates: int = Field(50, ge=1, le=1000, description="Candidates reranked before the final k.")
-    whole_document_tokens: int = Field(0, ge=0, description="Return whole documents of at most this many tokens (0: off).")
-    description: str = ""
 
     @field_validator("endpoint_url", "region", mode="before")
     @classmethod
@@ -224,31 +219,16 @@ class IndexConfig(_Strict):
         return self
 
 
-class ObjectStoreConfig(_Strict):
-    """Where an s3:// data_dir lives: the same settings as an S3 index."""
+class IndexConfig(ObjectStoreConfig):
+    name: str = Field(pattern=NAME)
+    uri: str = Field(description="LanceDB URI: a folder (relative to dbt_like_configs/) or s3://bucket/path.")
+    metric: Literal["cosine", "l2", "dot"] = "cosine"
+    ann_min_rows: int = Field(10_000, ge=256, description="Build an ANN vector index from this many rows on.")
+    search_candidates: int = Field(50, ge=1, le=1000, description="Candidates reranked before the final k.")
+    whole_document_tokens: int = Field(0, ge=0, description="Return whole documents of at most this many tokens (0: off).")
+    description: str = ""
 
-    endpoint_url: str | None = Field(None, description="Endpoint of an S3-compatible server (unset: AWS).")
-    region: str | None = Field(None, description="Region name.")
-    access_key_env: str | None = Field(
-        None, description="Environment variable holding the access key id (unset: the default AWS credential "
-                          "chain, e.g. AWS_ACCESS_KEY_ID or an IAM role).")
-    secret_key_env: str | None = Field(None, description="Environment variable holding the secret key.")
 
-    @field_validator("endpoint_url", "region", mode="before")
-    @classmethod
-    def _blank_is_unset(cls, value):
-        return value or None
-
-    @field_validator("access_key_env", "secret_key_env")
-    @classmethod
-    def _key_env_names(cls, value: str | None) -> str | None:
-        return _check_env_name(value)
-
-    @model_validator(mode="after")
-    def _key_pair(self):
-        if (self.access_key_env is None) != (self.secret_key_env is None):
-            raise ValueError("set both 'access_key_env' and 'secret_key_env', or neither")
-        return self
 
 
 class IndexesFile(_Strict):

@@ -133,24 +133,23 @@ def observed_raw(instance: dg.DagsterInstance, corpus: Corpus, partition_key: st
     return {"key": observation.tags[DATA_VERSION], **base}
 
 
-def lancedb_resource(corpus: Corpus) -> LanceDBResource:
-    """The corpus' index; S3 keys (where the index profile names their variables) via dg.EnvVar."""
-    index = corpus.index
+def _s3_settings(location) -> dict:
+    """Endpoint, region and, where the config names their variables, keys via dg.EnvVar."""
     keys = {}
-    if index.access_key_env and index.secret_key_env:
-        keys = {"aws_access_key_id": dg.EnvVar(index.access_key_env),
-                "aws_secret_access_key": dg.EnvVar(index.secret_key_env)}
-    return LanceDBResource(uri=corpus.index_uri, endpoint_url=index.endpoint_url, region=index.region, **keys)
+    if location.access_key_env and location.secret_key_env:
+        keys = {"aws_access_key_id": dg.EnvVar(location.access_key_env),
+                "aws_secret_access_key": dg.EnvVar(location.secret_key_env)}
+    return {"endpoint_url": location.endpoint_url, "region": location.region, **keys}
+
+
+def lancedb_resource(corpus: Corpus) -> LanceDBResource:
+    """The corpus' index (on disk, or on S3 with the index profile's settings)."""
+    return LanceDBResource(uri=corpus.index_uri, **_s3_settings(corpus.index))
 
 
 def stage_store_resource(corpus: Corpus) -> StageStoreResource:
-    """The corpus' stage store; S3 keys (where data_dir_s3 names their variables) via dg.EnvVar."""
-    s3 = corpus.stage_store_s3
-    keys = {}
-    if s3.access_key_env and s3.secret_key_env:
-        keys = {"aws_access_key_id": dg.EnvVar(s3.access_key_env),
-                "aws_secret_access_key": dg.EnvVar(s3.secret_key_env)}
-    return StageStoreResource(root=corpus.stage_store, endpoint_url=s3.endpoint_url, region=s3.region, **keys)
+    """The corpus' stage store (a folder, or on S3 with data_dir_s3's settings)."""
+    return StageStoreResource(root=corpus.stage_store, **_s3_settings(corpus.stage_store_s3))
 
 
 def build_corpus_resources(corpus: Corpus) -> dict[str, dg.ConfigurableResource]:
