@@ -94,7 +94,9 @@ def _redo(corpus: Corpus, store, corpus_sweep: Sweep) -> list[dict]:
     new = {doc_id_for(pk) for pk in corpus_sweep.new_keys}
     profile_hash = chunking_profile(corpus).fingerprint()
     out = []
-    work = list(plan.work) + [d for d in (doc_id_for(pk) for pk in corpus_sweep.wanted) if d not in set(plan.work)]
+    planned = set(plan.work)
+    busy = {doc_id_for(pk) for pk in corpus_sweep.busy}
+    work = plan.work + [d for d in map(doc_id_for, corpus_sweep.wanted) if d not in planned]
     for doc_id in work:
         indexed = store.current("index", doc_id) or {}
         if doc_id in new:
@@ -110,7 +112,7 @@ def _redo(corpus: Corpus, store, corpus_sweep: Sweep) -> list[dict]:
         else:
             reason, stages = "not materialised in Dagster", list(STAGES)
         out.append({"doc_id": doc_id, "reason": reason, "stages": stages,
-                    "queued_or_running": doc_id in {doc_id_for(pk) for pk in corpus_sweep.busy}})
+                    "queued_or_running": doc_id in busy})
     out.extend({"doc_id": doc_id, "reason": "deleted from the source", "stages": ["lancedb_table"],
                 "queued_or_running": False} for doc_id in plan.deleted)
     return out

@@ -86,7 +86,7 @@ def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=Non
     registered_as = {doc_id_for(pk): pk for pk in partition_keys}
     rekeyed = [pk for pk in partition_keys if partition_key_for(doc_id_for(pk)) != pk]
     deleted = [registered_as[d] for d in plan.deleted]
-    result.deleted_keys = deleted + [pk for pk in rekeyed if pk not in set(deleted)]
+    result.deleted_keys = deleted + sorted(set(rekeyed) - set(deleted))
     gone = set(result.deleted_keys)
     order = [pk for pk in partition_keys if pk not in gone] + result.new_keys
     wanted = [partition_key_for(d) for d in plan.work]
