@@ -146,11 +146,6 @@ def run_request(corpus: Corpus, first: str, last: str, run_key: str | None = Non
                          tags={RANGE_START: first, RANGE_END: last})
 
 
-def _listing_fingerprint(corpus: Corpus, refs) -> str:
-    return settings_hash({"docs": [(r.doc_id, r.size, r.source_version) for r in refs],
-                          "profile": chunking_profile(corpus).fingerprint(), "model": corpus.embedding_model.name})
-
-
 def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
     """The source sensor of a corpus, and its scheduled sweep when the source declares a cron.
     ``jobs`` are the corpus' ingest and maintenance jobs."""
@@ -189,7 +184,6 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
             "listing", previous["seen"]) else None
         seen = SnapshotSeen(snapshot, fallback=StoreSeen(store))
         refs = source.list_documents()
-        fingerprint = _listing_fingerprint(corpus, refs)
         partition_keys = list(context.instance.get_dynamic_partitions(partitions_name(corpus.name)))
         busy = in_flight(context.instance, corpus, partition_keys)
         model = corpus.embedding_model
@@ -204,8 +198,7 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
         seen_key = settings_hash(seen.records)
         if not store.has("listing", seen_key):  # content-addressed: harmless in a preview
             store.put("listing", seen_key, seen.records)
-        cursor = json.dumps({"fingerprint": fingerprint, "documents": len(corpus_sweep.plan.listed),
-                             "seen": seen_key})
+        cursor = json.dumps({"documents": len(corpus_sweep.plan.listed), "seen": seen_key})
         if not (corpus_sweep.batches or corpus_sweep.deleted_keys or corpus_sweep.observations
                 or corpus_sweep.new_keys):
             busy_note = f"; {len(corpus_sweep.busy)} already queued or running" if corpus_sweep.busy else ""
