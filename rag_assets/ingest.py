@@ -30,6 +30,7 @@ from rag_assets.defs.factory import (
 )
 from rag_assets.defs.runs import fail_abandoned_runs, interrupted, run_job, stale_status
 from rag_assets.defs.sensors import PARTITION, RANGE_END, RANGE_START, Sweep, in_flight, materialized, sweep
+from rag_assets.defs.storage import batched_writes
 from rag_assets.progress import Progress
 
 COUNTS = ("documents_seen", "documents_hashed", "documents_changed", "documents_new", "documents_deleted",
@@ -79,12 +80,13 @@ def _sweep(corpus: Corpus, resources, instance: dg.DagsterInstance, dry_run: boo
 def _record(instance: dg.DagsterInstance, corpus: Corpus, corpus_sweep: Sweep) -> None:
     """Tell Dagster what the sweep found: new partitions, observations, deleted partitions."""
     partitions = partitions_name(corpus.name)
-    if corpus_sweep.new_keys:
-        instance.add_dynamic_partitions(partitions, corpus_sweep.new_keys)
-    for event in corpus_sweep.observations:
-        instance.report_runless_asset_event(event)
-    for key in corpus_sweep.deleted_keys:
-        instance.delete_dynamic_partition(partitions, key)
+    with batched_writes(instance):  # one commit, not one per document
+        if corpus_sweep.new_keys:
+            instance.add_dynamic_partitions(partitions, corpus_sweep.new_keys)
+        for event in corpus_sweep.observations:
+            instance.report_runless_asset_event(event)
+        for key in corpus_sweep.deleted_keys:
+            instance.delete_dynamic_partition(partitions, key)
 
 
 def _redo(corpus: Corpus, store, corpus_sweep: Sweep) -> list[dict]:

@@ -17,11 +17,14 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import tempfile
+import socket
+import threading
 from pathlib import Path
 from typing import Any, Protocol
 
 import xxhash
+
+HOST = socket.gethostname()
 
 STAGES = ("raw", "parsed", "chunks", "embeddings", "index")
 
@@ -54,15 +57,21 @@ class FolderBlobs:
         return (self.root / name).read_bytes()
 
     def write(self, name: str, data: bytes) -> None:
+        """Publish ``data`` whole or not at all: written to a temporary file of this host, process
+        and thread beside ``name``, then renamed over it."""
         path = self.root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        tmp = path.parent / f".tmp-{HOST}-{os.getpid()}-{threading.get_ident()}-{path.name}"
         try:
-            with os.fdopen(fd, "wb") as f:
+            try:
+                f = open(tmp, "wb")
+            except FileNotFoundError:  # the folder's first file
+                path.parent.mkdir(parents=True, exist_ok=True)
+                f = open(tmp, "wb")
+            with f:
                 f.write(data)
             os.replace(tmp, path)
         except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+            tmp.unlink(missing_ok=True)
             raise
 
     def exists(self, name: str) -> bool:

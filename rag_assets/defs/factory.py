@@ -117,13 +117,29 @@ def raw_observation(corpus: Corpus, raw: RawDocument | None = None, unreadable: 
                                tags={DATA_VERSION: version}, metadata=meta)
 
 
-def observed_raw(instance: dg.DagsterInstance, corpus: Corpus, partition_key: str) -> dict | None:
-    """The document version Dagster last observed for a partition, as a stage-store raw record
-    (None when it was never observed)."""
-    record = instance.get_latest_data_version_record(asset_key(corpus.name, "raw_documents"), True, partition_key)
-    if record is None or record.event_log_entry.asset_observation is None:
-        return None
-    observation = record.event_log_entry.asset_observation
+OBSERVATION_PAGE = 1000  # observation records read per query
+
+
+def observed_raws(instance: dg.DagsterInstance, corpus: Corpus, partition_keys: list[str]) -> dict[str, dict | None]:
+    """The document version Dagster last observed for each partition, as a stage-store raw record
+    (None when it was never observed); newest first, a page of records per query."""
+    out: dict[str, dict | None] = dict.fromkeys(partition_keys)
+    wanted, cursor = set(partition_keys), None
+    records_filter = dg.AssetRecordsFilter(asset_key=asset_key(corpus.name, "raw_documents"),
+                                           asset_partitions=list(partition_keys))
+    while wanted:
+        page = instance.fetch_observations(records_filter, limit=OBSERVATION_PAGE, cursor=cursor, ascending=False)
+        for record in page.records:
+            if record.partition_key in wanted:
+                wanted.discard(record.partition_key)
+                out[record.partition_key] = _raw_record(record.asset_observation)
+        if not page.has_more:
+            break
+        cursor = page.cursor
+    return out
+
+
+def _raw_record(observation: dg.AssetObservation) -> dict | None:
     meta = {k: v.value for k, v in observation.metadata.items()}
     if "uri" not in meta:  # observed by the UI's "Observe" run, which recorded the document itself
         return None
@@ -282,8 +298,8 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
     def parsed_documents(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         store = getattr(context.resources, keys["store"]).get_store()
         limits = corpus.source.parse_limits
-        results = [(pk, parse_stage(store, doc_id, observed_raw(context.instance, corpus, pk), limits))
-                   for pk, doc_id in _docs(context)]
+        observed = observed_raws(context.instance, corpus, context.partition_keys)
+        results = [(pk, parse_stage(store, doc_id, observed[pk], limits)) for pk, doc_id in _docs(context)]
         for _, result in results:
             raw = store.current("raw", result.doc_id)
             if raw and raw.get("uri"):

@@ -13,6 +13,7 @@ launch` and the webserver make (Dagster 1.13); they are kept to this module.
 from __future__ import annotations
 
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 import dagster as dg
@@ -30,6 +31,7 @@ from dagster._time import get_current_datetime
 
 from rag_assets.config.schema import Project
 from rag_assets.defs.executors import reconstructable_job
+from rag_assets.defs.storage import partitions_snapshot
 
 # workspace.yaml: `python_module: rag_assets.definitions`, `location_name: rag_assets`.
 LOCATION = "rag_assets"
@@ -56,15 +58,26 @@ def run_job(project: Project, defs: dg.Definitions, job_name: str, instance: dg.
             tags: dict[str, str] | None = None):
     """Create a run of ``job_name`` with the code location's origin and execute it: in this
     process, or through the celery executor's workers. Returns Dagster's execution result."""
-    recon = reconstructable_job(project.project_dir, job_name)
     celery = project.executor.kind == "celery"
     run_config = QUIET if celery else {**QUIET, **IN_PROCESS}
     job = defs.resolve_job_def(job_name)
-    run = instance.create_run_for_job(job, run_config=run_config,
-                                      tags={**job.tags, **(tags or {}), LAUNCHED_BY: "rag ingest"},
-                                      remote_job_origin=remote_origin(job_name),
-                                      job_code_origin=recon.get_python_origin())
-    return execute_run(recon if celery else InMemoryJob(job), run, instance)
+    # The run reads its partition keys many times (range checks, each partition's metadata): one
+    # read serves them all; partitions this process adds or deletes still show.
+    with partitions_snapshot(instance):
+        run = instance.create_run_for_job(job, run_config=run_config,
+                                          tags={**job.tags, **(tags or {}), LAUNCHED_BY: "rag ingest"},
+                                          remote_job_origin=remote_origin(job_name),
+                                          job_code_origin=python_origin(project.project_dir, job_name))
+        if celery:
+            return execute_run(reconstructable_job(project.project_dir, job_name), run, instance)
+        return execute_run(InMemoryJob(job), run, instance)
+
+
+@lru_cache(maxsize=32)
+def python_origin(project_dir: str, job_name: str):
+    """Where a worker process finds ``job_name`` (the module, function and arguments that rebuild
+    it): the same for every run of the job, and building it loads the whole project once."""
+    return reconstructable_job(project_dir, job_name).get_python_origin()
 
 
 def interrupted(result) -> bool:

@@ -10,9 +10,14 @@ insert on an open connection. WAL with ``synchronous=NORMAL`` makes a commit dur
 crash of any process; only an OS crash or power loss can lose the last commits (SQLite's own
 advice for WAL).
 
-``partitions_snapshot()`` reads each dynamic partitions definition once for a block of code: an
-asset reporting metadata for 50 document partitions otherwise makes Dagster re-read every
-partition key (and check the range's ends) once per document.
+``batched_writes()`` makes every write of a block one transaction (one commit instead of one per
+event). Dagster hands this storage the events it marks as a batch (the planned events of a new
+run, the per-partition materialisations of one step) through ``store_event_batch`` when
+``DAGSTER_EVENT_BATCH_SIZE`` is set, which this storage sets (unless the environment already
+does) in every process that opens it: `rag`, the webserver, the daemon and the run workers they
+start. ``partitions_snapshot()`` reads each dynamic partitions definition once for a block of
+code: an asset reporting metadata for 50 document partitions otherwise makes Dagster re-read
+every partition key (and check the range's ends) once per document.
 
 Dagster has no public import path for instance storage classes (its documented dagster.yaml
 names ``dagster._core.storage...``), hence the private import, kept to this module.
@@ -30,6 +35,10 @@ import sqlalchemy as db
 from dagster._core.storage.event_log import ConsolidatedSqliteEventLogStorage
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 
+# Events Dagster buffers per batch before handing them to store_event_batch: more than a run of
+# 50 documents plans (4 stages x 50 partitions), so a batch is flushed only at its end.
+EVENT_BATCH_SIZE = "1000"
+
 
 class RagEventLogStorage(ConsolidatedSqliteEventLogStorage):
     """Dagster's consolidated SQLite event log on one engine per process (see module docstring)."""
@@ -39,9 +48,12 @@ class RagEventLogStorage(ConsolidatedSqliteEventLogStorage):
         self._engine_pid = None
         self._engine_lock = threading.Lock()
         self._tables: set[str] = set()
+        self._columns: set[str] = set()
+        self._batch: ContextVar[db.Connection | None] = ContextVar("rag_batched_writes", default=None)
         self._snapshot: ContextVar[dict[str, tuple[list[str], frozenset[str]]] | None] = ContextVar(
             "rag_partitions_snapshot", default=None)
         super().__init__(base_dir, inst_data)
+        os.environ.setdefault("DAGSTER_EVENT_BATCH_SIZE", EVENT_BATCH_SIZE)
 
     def _process_engine(self):
         with self._engine_lock:
@@ -54,8 +66,32 @@ class RagEventLogStorage(ConsolidatedSqliteEventLogStorage):
 
     @contextmanager
     def _connect(self):
+        conn = self._batch.get()
+        if conn is not None:  # joins the block's transaction (see batched_writes)
+            yield conn
+            return
         with self._process_engine().connect() as conn, conn.begin():
             yield conn
+
+    @contextmanager
+    def batched_writes(self):
+        """Within the block (and only in this thread or task), every read and write of this
+        storage runs on one connection in one transaction, committed when the block ends and
+        rolled back if it raises."""
+        if self._batch.get() is not None:
+            yield
+            return
+        with self._process_engine().connect() as conn, conn.begin():
+            token = self._batch.set(conn)
+            try:
+                yield
+            finally:
+                self._batch.reset(token)
+
+    def store_event_batch(self, events) -> None:
+        with self.batched_writes():
+            for event in events:
+                self.store_event(event)
 
     def has_table(self, table_name: str) -> bool:
         # Dagster asks before most asset writes, each time on a new engine; a table, once
@@ -65,6 +101,13 @@ class RagEventLogStorage(ConsolidatedSqliteEventLogStorage):
                 if conn.dialect.has_table(conn, table_name):
                     self._tables.add(table_name)
         return table_name in self._tables
+
+    def _has_asset_key_col_on_connection(self, conn, column_name: str) -> bool:
+        # Dagster reflects the asset key table's columns on every asset event; a column, once
+        # migrated in, stays.
+        if column_name not in self._columns and super()._has_asset_key_col_on_connection(conn, column_name):
+            self._columns.add(column_name)
+        return column_name in self._columns
 
     @contextmanager
     def partitions_snapshot(self):
@@ -120,6 +163,13 @@ def partitions_snapshot(instance: dg.DagsterInstance):
     instance configured otherwise reads partitions as Dagster always does)."""
     storage = instance.event_log_storage
     return storage.partitions_snapshot() if isinstance(storage, RagEventLogStorage) else nullcontext()
+
+
+def batched_writes(instance: dg.DagsterInstance):
+    """``RagEventLogStorage.batched_writes`` where the instance's event log is ours (otherwise
+    each write commits on its own, as Dagster always does)."""
+    storage = instance.event_log_storage
+    return storage.batched_writes() if isinstance(storage, RagEventLogStorage) else nullcontext()
 
 
 def _pragmas(dbapi_connection, _record) -> None:

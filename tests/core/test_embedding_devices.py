@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag_assets.core.embedding import CPU, CUDA, CUDA_BATCH_TOKENS, LocalMiniLMEmbedder, choose_providers, length_batches
+from rag_assets.core.embedding import CPU, CPU_BATCH_TOKENS, CUDA, CUDA_BATCH_TOKENS, LocalMiniLMEmbedder, choose_providers, length_batches
 
 
 def test_providers_follow_the_device_setting():
@@ -40,6 +40,11 @@ def test_cpu_embedder_batches_by_rows_and_matches_one_by_one():
     embedder = LocalMiniLMEmbedder(device="cpu", batch_size=2)
     assert embedder.active_device == "cpu"
     assert [len(b) for b in embedder.batches([5, 3, 9, 4, 7])] == [2, 2, 1]
+    wide = LocalMiniLMEmbedder(device="cpu", batch_size=64)
+    lengths = [256] * 10 + [16] * 100
+    # Short rows are bounded by the row count, long ones by padded tokens.
+    assert [len(b) for b in wide.batches(lengths)] == [64, 36, 4, 4, 2]
+    assert all(len(b) * max(lengths[i] for i in b) <= CPU_BATCH_TOKENS for b in wide.batches(lengths))
     texts = ["refund policy", "the robot dock firmware update failed twice", "battery"]
     together = embedder.embed(texts)
     alone = [embedder.embed([t])[0] for t in texts]

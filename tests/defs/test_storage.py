@@ -2,13 +2,15 @@
 with partition keys read once inside a snapshot."""
 
 import os
+import sqlite3
 import subprocess
 import sys
 
 import dagster as dg
+import pytest
 from dagster._core.storage.event_log import ConsolidatedSqliteEventLogStorage
 
-from rag_assets.defs.storage import RagEventLogStorage, partitions_snapshot
+from rag_assets.defs.storage import RagEventLogStorage, batched_writes, partitions_snapshot
 from rag_assets.instance import write_instance_config
 from tests.conftest import env
 
@@ -56,3 +58,32 @@ def test_partitions_snapshot_reads_keys_once_and_sees_own_changes(tmp_path, monk
             instance.delete_dynamic_partition("docs", "a.md")
             assert instance.get_dynamic_partitions("docs") == ["b.md", "c.md"]
         assert not instance.has_dynamic_partition("docs", "a.md")  # outside: read as Dagster does
+
+
+def _observations(home) -> int:
+    with sqlite3.connect(home / "event_log.db") as conn:  # another connection, as another process reads
+        return conn.execute("SELECT COUNT(*) FROM event_logs WHERE dagster_event_type = 'ASSET_OBSERVATION'").fetchone()[0]
+
+
+def test_batched_writes_commit_once_at_the_end_or_not_at_all(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    write_instance_config(home)
+    monkeypatch.delenv("DAGSTER_EVENT_BATCH_SIZE", raising=False)
+    with env(DAGSTER_HOME=str(home)), dg.DagsterInstance.get() as instance:
+        # Opening the storage turns on Dagster's batched event writes for this process.
+        assert int(os.environ["DAGSTER_EVENT_BATCH_SIZE"]) >= 200
+        observe = lambda pk: instance.report_runless_asset_event(  # noqa: E731
+            dg.AssetObservation(asset_key="raw", partition=pk, tags={"dagster/data_version": pk}))
+        with batched_writes(instance):
+            instance.add_dynamic_partitions("docs", ["a.md", "b.md"])
+            observe("a.md")
+            observe("b.md")
+            assert _observations(home) == 0  # nothing committed yet
+            assert instance.has_dynamic_partition("docs", "b.md")  # but this block reads its own writes
+        assert _observations(home) == 2
+        with pytest.raises(RuntimeError), batched_writes(instance):
+            observe("c.md")
+            raise RuntimeError("the batch fails")
+        assert _observations(home) == 2
+        record = instance.get_latest_data_version_record(dg.AssetKey("raw"), True, "b.md")
+        assert record.event_log_entry.asset_observation.tags["dagster/data_version"] == "b.md"
