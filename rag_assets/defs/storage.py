@@ -50,6 +50,7 @@ class RagEventLogStorage(ConsolidatedSqliteEventLogStorage):
         self._tables: set[str] = set()
         self._columns: set[str] = set()
         self._batch: ContextVar[db.Connection | None] = ContextVar("rag_batched_writes", default=None)
+        self._superseded: ContextVar[frozenset[int] | set[int]] = ContextVar("rag_superseded", default=frozenset())
         self._snapshot: ContextVar[dict[str, tuple[list[str], frozenset[str]]] | None] = ContextVar(
             "rag_partitions_snapshot", default=None)
         super().__init__(base_dir, inst_data)
@@ -89,9 +90,24 @@ class RagEventLogStorage(ConsolidatedSqliteEventLogStorage):
                 self._batch.reset(token)
 
     def store_event_batch(self, events) -> None:
-        with self.batched_writes():
-            for event in events:
-                self.store_event(event)
+        # Each asset event also rewrites its asset's summary row (last materialisation, run and
+        # timestamp). Within a batch, an event followed by one of the same type for the same asset
+        # would have its row update overwritten column for column, so only the last of each is applied.
+        last = {(e.dagster_event.asset_key, e.dagster_event_type): i for i, e in enumerate(events)
+                if e.is_dagster_event and e.dagster_event.asset_key}
+        superseded = {id(e) for i, e in enumerate(events) if e.is_dagster_event and e.dagster_event.asset_key
+                      and last[(e.dagster_event.asset_key, e.dagster_event_type)] != i}
+        token = self._superseded.set(superseded)
+        try:
+            with self.batched_writes():
+                for event in events:
+                    self.store_event(event)
+        finally:
+            self._superseded.reset(token)
+
+    def _store_asset_event(self, conn, event, event_id: int) -> None:
+        if id(event) not in self._superseded.get():
+            super()._store_asset_event(conn, event, event_id)
 
     def has_table(self, table_name: str) -> bool:
         # Dagster asks before most asset writes, each time on a new engine; a table, once

@@ -8,7 +8,7 @@ import sys
 
 import dagster as dg
 import pytest
-from dagster._core.storage.event_log import ConsolidatedSqliteEventLogStorage
+from dagster._core.storage.event_log import ConsolidatedSqliteEventLogStorage, SqlEventLogStorage
 
 from rag_assets.defs.storage import RagEventLogStorage, batched_writes, partitions_snapshot
 from rag_assets.instance import write_instance_config
@@ -87,3 +87,39 @@ def test_batched_writes_commit_once_at_the_end_or_not_at_all(tmp_path, monkeypat
         assert _observations(home) == 2
         record = instance.get_latest_data_version_record(dg.AssetKey("raw"), True, "b.md")
         assert record.event_log_entry.asset_observation.tags["dagster/data_version"] == "b.md"
+
+
+def test_a_range_run_stores_each_partition_and_rewrites_the_asset_row_once_per_batch(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    write_instance_config(home)
+    written = []
+    dagster_write = SqlEventLogStorage._store_asset_event
+
+    def counting(self, conn, event, event_id):
+        written.append((event.dagster_event_type.value, event.dagster_event.partition))
+        return dagster_write(self, conn, event, event_id)
+
+    monkeypatch.setattr(SqlEventLogStorage, "_store_asset_event", counting)
+    parts = dg.DynamicPartitionsDefinition(name="docs")
+
+    @dg.asset(partitions_def=parts)
+    def doc(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+        for pk in context.partition_keys:
+            context.add_asset_metadata({"doc": pk}, partition_key=pk)
+        return dg.MaterializeResult()
+
+    with env(DAGSTER_HOME=str(home)), dg.DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("docs", ["a", "b", "c"])
+        result = dg.materialize([doc], instance=instance, tags={"dagster/asset_partition_range_start": "a",
+                                                                 "dagster/asset_partition_range_end": "c"})
+        assert result.success
+        records = instance.fetch_materializations(doc.key, limit=10).records
+        assert sorted(r.asset_materialization.metadata["doc"].value for r in records) == ["a", "b", "c"]
+        assert sorted(r.partition_key for r in records) == ["a", "b", "c"]  # each partition its own event
+        # The asset's summary row was written once per batch (planned events, materialisations),
+        # from the batch's last event, as three writes in a row would have left it.
+        last = max(records, key=lambda r: r.storage_id)
+        assert [w for w in written if w[0] == "ASSET_MATERIALIZATION"] == [("ASSET_MATERIALIZATION", last.partition_key)]
+        assert len([w for w in written if w[0] == "ASSET_MATERIALIZATION_PLANNED"]) == 1
+        summary = instance.get_asset_records([doc.key])[0].asset_entry.last_materialization_record
+        assert (summary.storage_id, summary.run_id) == (last.storage_id, result.run_id)
