@@ -2,9 +2,10 @@
 home: `rag`, `make ui` / `make validate` and the tests. Kept free of Dagster imports so `rag`
 can write it before loading anything.
 
-The event log is Dagster's consolidated SQLite storage on one engine per process
-(``rag_assets.defs.storage``, in ``$DAGSTER_HOME/event_log.db``): runs and the run queue keep
-Dagster's defaults. A home that already has a dagster.yaml is left as it is.
+The event log is Dagster's consolidated SQLite storage (``$DAGSTER_HOME/event_log.db``) and the
+run storage Dagster's SQLite one (``runs.db``), both on one engine per process
+(``rag_assets.defs.storage``); schedules and the run queue keep Dagster's defaults. A home that
+already has a dagster.yaml is left as it is.
 """
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ nux:
 event_log_storage:
   module: rag_assets.defs.storage
   class: RagEventLogStorage
+  config:
+    base_dir:
+      env: DAGSTER_HOME
+run_storage:
+  module: rag_assets.defs.storage
+  class: RagRunStorage
   config:
     base_dir:
       env: DAGSTER_HOME

@@ -10,6 +10,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from rag_assets.config.schema import (
+    DEFAULT_BATCH_SIZE,
     ChunkingFile,
     Corpus,
     CorpusSettings,
@@ -190,7 +191,7 @@ def load_project(project_dir: str | Path | None = None) -> Project:
                 stage_store_s3=project.data_dir_s3,
                 lock_dir=(str(local_dir / "locks" / name) if data_dir.startswith("s3://")
                           else str(Path(data_dir) / "stages" / name)),
-                batch_size=settings.batch_size or project.defaults.batch_size or 50,
+                batch_size=settings.batch_size or project.defaults.batch_size or DEFAULT_BATCH_SIZE,
                 data_tests=settings.data_tests if settings.data_tests is not None else (project.defaults.data_tests or ()),
                 eval_questions=_resolve_path(root, settings.eval_questions) if settings.eval_questions else None,
                 eval_profiles=settings.eval_profiles or (merged["chunking_profile"].name,),

@@ -7,6 +7,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+# Documents per Dagster run: the largest partition range whose inputs Dagster still versions per
+# partition (it treats 100 or more upstream partitions as one).
+DEFAULT_BATCH_SIZE = 99
+
 from rag_assets.core.parsing.limits import ParseLimits
 
 NAME = r"^[A-Za-z][A-Za-z0-9_\-]*$"
@@ -325,7 +329,7 @@ class Corpus(_Strict):
                                               description="s3:// stage_store: endpoint, region and key variables.")
     lock_dir: str = Field(description="Local folder of the corpus' ingest lock (the stage store's folder, or "
                                       "under the Dagster home when the stage store is on S3).")
-    batch_size: int = Field(50, description="Documents per Dagster run.")
+    batch_size: int = Field(DEFAULT_BATCH_SIZE, description="Documents per Dagster run.")
     data_tests: tuple[str, ...] = Field((), description="Asset checks on the corpus' table.")
     eval_questions: str | None = Field(None, description="Absolute path of the corpus' golden question set.")
     eval_profiles: tuple[str, ...] = Field((), description="Profiles the retrieval_eval asset compares.")

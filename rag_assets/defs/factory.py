@@ -320,10 +320,11 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
         results = [(pk, chunk_stage(store, doc_id, profile, counter, model.max_input_tokens, embed))
                    for pk, doc_id in _docs(context)]
         batch_tokens = _chunk_views(store, results, limit)
+        # A chart of the run's chunks; for one document its own token_histogram says the same.
+        chart = {"run_token_histogram": dg.MetadataValue.md(histogram_png(
+            token_histogram(batch_tokens, limit), limit, f"{len(batch_tokens)} chunks in this run"))} if len(results) > 1 else {}
         return _report(context, results, {
-            "profile": profile.name, "profile_hash": profile.fingerprint(), "token_limit": limit,
-            "run_token_histogram": dg.MetadataValue.md(histogram_png(
-                token_histogram(batch_tokens, limit), limit, f"{len(batch_tokens)} chunks in this run")),
+            "profile": profile.name, "profile_hash": profile.fingerprint(), "token_limit": limit, **chart,
             "upstream_stage": asset_key(name, "parsed_documents")}, versions["chunks"])
 
     @dg.asset(key=asset_key(name, "embeddings"), deps=[raw_documents, chunks], code_version=versions["embeddings"],

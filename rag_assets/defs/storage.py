@@ -1,4 +1,4 @@
-"""The project's Dagster event log: one SQLite database, one engine per process.
+"""The project's Dagster event log and run storage: SQLite, one engine per process.
 
 Dagster's default SQLite event log writes every event of a run to a database of its own and
 every asset event a second time to an index database, opening a new SQLAlchemy engine (NullPool)
@@ -6,7 +6,8 @@ for each statement: about 18 ms per event on a small machine, and a document is 
 Dagster's consolidated SQLite event log keeps every event in one database (``event_log.db``,
 WAL mode, shared by `rag`, `dagster dev` and the daemon like the default one); this subclass also
 keeps its engine and pooled connections for the life of the process, so an event costs one
-insert on an open connection. WAL with ``synchronous=NORMAL`` makes a commit durable against a
+insert on an open connection. The run storage (``runs.db``, Dagster's default) gets the same
+engine per process. WAL with ``synchronous=NORMAL`` makes a commit durable against a
 crash of any process; only an OS crash or power loss can lose the last commits (SQLite's own
 advice for WAL).
 
@@ -33,10 +34,11 @@ from contextvars import ContextVar
 import dagster as dg
 import sqlalchemy as db
 from dagster._core.storage.event_log import ConsolidatedSqliteEventLogStorage
+from dagster._core.storage.runs import SqliteRunStorage
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 
 # Events Dagster buffers per batch before handing them to store_event_batch: more than a run of
-# 50 documents plans (4 stages x 50 partitions), so a batch is flushed only at its end.
+# 99 documents plans (4 stages x 99 partitions), so a batch is flushed only at its end.
 EVENT_BATCH_SIZE = "1000"
 
 
@@ -44,9 +46,7 @@ class RagEventLogStorage(ConsolidatedSqliteEventLogStorage):
     """Dagster's consolidated SQLite event log on one engine per process (see module docstring)."""
 
     def __init__(self, base_dir, inst_data=None):
-        self._engine = None
-        self._engine_pid = None
-        self._engine_lock = threading.Lock()
+        self._engine = None  # set by super().__init__ through _conn_string; see _process_engine
         self._tables: set[str] = set()
         self._columns: set[str] = set()
         self._batch: ContextVar[db.Connection | None] = ContextVar("rag_batched_writes", default=None)
@@ -57,13 +57,9 @@ class RagEventLogStorage(ConsolidatedSqliteEventLogStorage):
         os.environ.setdefault("DAGSTER_EVENT_BATCH_SIZE", EVENT_BATCH_SIZE)
 
     def _process_engine(self):
-        with self._engine_lock:
-            if self._engine is None or self._engine_pid != os.getpid():  # a forked child opens its own
-                engine = db.create_engine(self._conn_string, pool_size=5, max_overflow=-1,
-                                          connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
-                db.event.listen(engine, "connect", _pragmas)
-                self._engine, self._engine_pid = engine, os.getpid()
-            return self._engine
+        if self._engine is None:
+            self._engine = ProcessEngine(self._conn_string)
+        return self._engine.get()
 
     @contextmanager
     def _connect(self):
@@ -169,9 +165,55 @@ class RagEventLogStorage(ConsolidatedSqliteEventLogStorage):
 
     def dispose(self):
         super().dispose()
-        if self._engine is not None and self._engine_pid == os.getpid():
+        if self._engine is not None:
             self._engine.dispose()
+
+
+class RagRunStorage(SqliteRunStorage):
+    """Dagster's SQLite run storage (``runs.db``) on one engine per process, not one per statement."""
+
+    def __init__(self, conn_string: str, inst_data=None):
+        self._engine = ProcessEngine(conn_string)
+        super().__init__(conn_string, inst_data)
+
+    @classmethod
+    def from_config_value(cls, inst_data, config_value):
+        return cls.from_local(inst_data=inst_data, **config_value)
+
+    @contextmanager
+    def connect(self):
+        with self._engine.get().connect() as conn, conn.begin():
+            yield conn
+
+    def dispose(self):
+        super().dispose()
+        self._engine.dispose()
+
+
+class ProcessEngine:
+    """One pooled SQLAlchemy engine for a SQLite database, per process (a forked child opens its
+    own), with ``synchronous=NORMAL`` on each connection (see the module docstring)."""
+
+    def __init__(self, conn_string: str):
+        self._conn_string = conn_string
         self._engine = None
+        self._pid = None
+        self._lock = threading.Lock()
+
+    def get(self) -> db.Engine:
+        with self._lock:
+            if self._engine is None or self._pid != os.getpid():
+                engine = db.create_engine(self._conn_string, pool_size=5, max_overflow=-1,
+                                          connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
+                db.event.listen(engine, "connect", _pragmas)
+                self._engine, self._pid = engine, os.getpid()
+            return self._engine
+
+    def dispose(self) -> None:
+        with self._lock:
+            if self._engine is not None and self._pid == os.getpid():
+                self._engine.dispose()
+            self._engine = None
 
 
 def partitions_snapshot(instance: dg.DagsterInstance):

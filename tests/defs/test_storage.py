@@ -10,28 +10,36 @@ import dagster as dg
 import pytest
 from dagster._core.storage.event_log import ConsolidatedSqliteEventLogStorage, SqlEventLogStorage
 
-from rag_assets.defs.storage import RagEventLogStorage, batched_writes, partitions_snapshot
+from rag_assets.defs.storage import RagEventLogStorage, RagRunStorage, batched_writes, partitions_snapshot
 from rag_assets.instance import write_instance_config
 from tests.conftest import env
 
 
-def test_instance_config_uses_one_event_log_shared_across_processes(tmp_path):
+def test_instance_config_uses_one_event_log_and_run_storage_shared_across_processes(tmp_path):
     home = tmp_path / "home"
     write_instance_config(home)
+
+    @dg.asset
+    def table() -> None:
+        pass
+
     with env(DAGSTER_HOME=str(home)), dg.DagsterInstance.get() as instance:
         assert isinstance(instance.event_log_storage, RagEventLogStorage)
+        assert isinstance(instance.run_storage, RagRunStorage)
         instance.add_dynamic_partitions("docs", ["a.md", "b.md"])
         instance.report_runless_asset_event(dg.AssetObservation(asset_key="raw", partition="a.md",
                                                                 tags={"dagster/data_version": "v1"}))
-        assert (home / "event_log.db").exists()
-    # Another process (the webserver, the daemon) reading the same home sees both.
+        run_id = dg.materialize([table], instance=instance).run_id
+        assert (home / "event_log.db").exists() and (home / "runs.db").exists()
+    # Another process (the webserver, the daemon) reading the same home sees all of it.
     code = ("import dagster as dg\n"
             "with dg.DagsterInstance.get() as i:\n"
             "    r = i.get_latest_data_version_record(dg.AssetKey('raw'), True, 'a.md')\n"
-            "    print(i.get_dynamic_partitions('docs'), r.event_log_entry.asset_observation.tags['dagster/data_version'])\n")
+            "    print(i.get_dynamic_partitions('docs'), r.event_log_entry.asset_observation.tags['dagster/data_version'])\n"
+            f"    print(i.get_run_by_id('{run_id}').status.value)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "DAGSTER_HOME": str(home)})
-    assert out.stdout.split("\n")[0] == "['a.md', 'b.md'] v1"
+    assert out.stdout.split("\n")[:2] == ["['a.md', 'b.md'] v1", "SUCCESS"]
 
 
 def test_partitions_snapshot_reads_keys_once_and_sees_own_changes(tmp_path, monkeypatch):
