@@ -18,7 +18,7 @@ Figures (seconds):
 ``--profile`` prints where one steady sensor tick spends its time (cProfile, cumulative).
 ``--instance postgres`` keeps the Dagster instance on a PostgreSQL server started for the run
 (deploy/postgres/dagster.yaml; needs Debian postgresql, as the distributed test does) instead of
-SQLite, whose event log opens a connection per event.
+the SQLite instance `rag` configures for a new home (rag_assets/instance.py).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ import yaml  # noqa: E402
 from rag_assets.config import load_project  # noqa: E402
 from rag_assets.defs.factory import build_definitions  # noqa: E402
 from rag_assets.ingest import ingest_project  # noqa: E402
+from rag_assets.instance import write_instance_config  # noqa: E402
 from tests.support.seaweed import free_ports  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -167,7 +168,7 @@ def run(args, pg: dict[str, str]) -> int:
         shutil.copy(REPO / "deploy" / "postgres" / "dagster.yaml", home / "dagster.yaml")
         os.environ.update(pg)
     else:
-        (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\nnux:\n  enabled: false\n")
+        write_instance_config(home)  # what `rag` writes for a new home
     os.environ.update(RAG_PROJECT_DIR=str(project_dir), RAG_SAMPLE_DOCS=str(docs), DAGSTER_HOME=str(home),
                       RAG_LANCEDB_URI=str(root / "lancedb"), RAG_DATA_DIR=str(root / "data"))
     for i in range(args.docs):

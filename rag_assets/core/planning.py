@@ -19,6 +19,12 @@ class SeenRecords(Protocol):
 
     def set(self, doc_id: str, record: dict) -> None: ...
 
+    def reported_elsewhere(self, doc_id: str, key: str) -> bool:
+        """Whether another sweep already reported version ``key`` of the document."""
+
+    def retain(self, doc_ids: set[str]) -> None:
+        """Forget what was seen of documents outside ``doc_ids`` (no longer listed)."""
+
 
 class StoreSeen:
     """Seen records kept as the stage store's ``raw`` pointers (what ``rag ingest`` and
@@ -33,22 +39,41 @@ class StoreSeen:
     def set(self, doc_id: str, record: dict) -> None:
         self.store.set_current("raw", doc_id, **{k: v for k, v in record.items() if k != "doc_id"})
 
+    def reported_elsewhere(self, doc_id: str, key: str) -> bool:
+        return False  # these pointers are the record every sweep of the store compares with
+
+    def retain(self, doc_ids: set[str]) -> None:
+        pass  # a deleted document's pointers go when the table's maintenance forgets it
+
 
 class SnapshotSeen:
-    """Seen records in memory, read from an earlier snapshot (the sensor's cursor) or a fallback,
-    written nowhere: ``records`` is the new snapshot for the caller to keep."""
+    """Seen records in memory, read from an earlier snapshot (the sensor's cursor) or, for a
+    document the snapshot lacks, once from a fallback; written nowhere: ``records`` is the new
+    snapshot for the caller to keep, holding every document it was asked about (so the next
+    sweep from it reads no fallback for unchanged documents)."""
 
     def __init__(self, records: dict[str, dict] | None = None, fallback: SeenRecords | None = None):
         self.records = dict(records or {})
         self.fallback = fallback
 
     def get(self, doc_id: str) -> dict | None:
-        if doc_id in self.records:
-            return self.records[doc_id]
-        return self.fallback.get(doc_id) if self.fallback else None
+        if doc_id not in self.records and self.fallback is not None:
+            record = self.fallback.get(doc_id)
+            if record is not None:
+                self.set(doc_id, record)
+        return self.records.get(doc_id)
 
     def set(self, doc_id: str, record: dict) -> None:
         self.records[doc_id] = {k: v for k, v in record.items() if k != "doc_id"}
+
+    def reported_elsewhere(self, doc_id: str, key: str) -> bool:
+        """True when the fallback (the store's pointers, which `rag ingest` and runs keep) already
+        holds ``key``: another sweep reported this version since the snapshot was taken."""
+        record = self.fallback.get(doc_id) if self.fallback is not None else None
+        return record is not None and record.get("key") == key
+
+    def retain(self, doc_ids: set[str]) -> None:
+        self.records = {d: r for d, r in self.records.items() if d in doc_ids}
 
 
 @dataclass
@@ -148,12 +173,15 @@ def plan_sweep(
             elif raw is None or raw["key"] != document.content_hash or not store.has("raw", raw["key"]):
                 if keep_bytes:
                     store.put_bytes("raw", document.content_hash, document.data)
-                seen.set(ref.doc_id, {"key": document.content_hash, "uri": document.uri, "size": document.size,
-                                      "source_version": document.source_version})
-                plan.snapshots.append(document)
-                plan.work.append(ref.doc_id)
-                plan.versions[ref.doc_id] = document.content_hash
-                continue
+                record = {"key": document.content_hash, "uri": document.uri, "size": document.size,
+                          "source_version": document.source_version}
+                seen.set(ref.doc_id, record)
+                if not seen.reported_elsewhere(ref.doc_id, document.content_hash):
+                    plan.snapshots.append(document)
+                    plan.work.append(ref.doc_id)
+                    plan.versions[ref.doc_id] = document.content_hash
+                    continue
+                raw = record  # reported by another sweep: the index decides, as for an unchanged document
             else:
                 raw = {**raw, "source_version": document.source_version}
                 seen.set(ref.doc_id, raw)
@@ -166,6 +194,7 @@ def plan_sweep(
                 limits is not None and indexed.get("error") and _over_other_limits(store, ref.doc_id, limits)):
             plan.work.append(ref.doc_id)
     live = set(plan.listed)
+    seen.retain(live)
     known = list(known)
     plan.known = len(known)
     plan.deleted = sorted(d for d in known if d not in live)

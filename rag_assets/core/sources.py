@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import time
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import quote_from_bytes
 
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
@@ -42,13 +45,19 @@ class DocumentRef:
 
 def matches(doc_id: str, include: tuple[str, ...], exclude: tuple[str, ...]) -> bool:
     """Glob match on the posix relative path; ``**/`` also matches the top level."""
+    return _matcher(include, exclude)(doc_id)
 
-    def hit(pattern: str) -> bool:
-        return fnmatch.fnmatchcase(doc_id, pattern) or (
-            pattern.startswith("**/") and fnmatch.fnmatchcase(doc_id, pattern[3:])
-        )
 
-    return any(hit(p) for p in include) and not any(hit(p) for p in exclude)
+@lru_cache(maxsize=64)
+def _matcher(include: tuple[str, ...], exclude: tuple[str, ...]):
+    """``matches`` for one pair of pattern lists, as two compiled regular expressions."""
+
+    def compile_any(patterns: tuple[str, ...]):
+        variants = [v for p in patterns for v in ([p, p[3:]] if p.startswith("**/") else [p])]
+        return re.compile("|".join(f"(?:{fnmatch.translate(v)})" for v in variants)) if variants else None
+
+    wanted, unwanted = compile_any(include), compile_any(exclude)
+    return lambda doc_id: bool(wanted and wanted.match(doc_id)) and not (unwanted and unwanted.match(doc_id))
 
 
 def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ...]) -> list[DocumentRef]:
@@ -59,26 +68,51 @@ def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ..
     if not base.is_dir():
         raise SourceFolderMissing(f"source folder {base} does not exist; fix the source's 'path' in sources.yml "
                                   "(or the environment variable it reads, e.g. RAG_SAMPLE_DOCS)")
+    wanted = _matcher(include, exclude)
     refs = []
-    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-        dirnames.sort()
-        for filename in filenames:
-            path = Path(dirpath) / filename
-            doc_id = PurePosixPath(path.relative_to(base).as_posix()).as_posix()
-            if not matches(doc_id, include, exclude):
-                continue
-            try:
-                resolved = path.resolve(strict=True)
+    for doc_id, entry in _entries(str(base)):
+        if not wanted(doc_id):
+            continue
+        try:
+            if entry.is_symlink():  # the only way out of the root: folders are not followed
+                resolved = Path(entry.path).resolve(strict=True)
                 if not resolved.is_relative_to(base):
-                    refs.append(DocumentRef(doc_id, path.as_uri(), 0, "refused", refused=OUTSIDE_ROOT))
+                    refs.append(DocumentRef(doc_id, _uri(entry.path), 0, "refused", refused=OUTSIDE_ROOT))
                     continue
                 if not resolved.is_file():
                     continue
                 stat = resolved.stat()
-            except OSError:
+            elif entry.is_file(follow_symlinks=False):
+                stat = entry.stat(follow_symlinks=False)
+            else:
                 continue
-            refs.append(DocumentRef(doc_id, path.as_uri(), stat.st_size, f"mtime:{stat.st_mtime_ns}"))
+        except OSError:
+            continue
+        refs.append(DocumentRef(doc_id, _uri(entry.path), stat.st_size, f"mtime:{stat.st_mtime_ns}"))
     return sorted(refs, key=lambda r: r.doc_id)
+
+
+def _entries(base: str):
+    """(posix path relative to ``base``, directory entry) of everything under ``base`` that is
+    neither a folder nor a link to one (as ``os.walk`` without ``followlinks``)."""
+    stack = [("", base)]
+    while stack:
+        prefix, folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:  # vanished or unreadable while listing
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((f"{prefix}{entry.name}/", entry.path))
+            elif not (entry.is_symlink() and entry.is_dir()):  # a link to a folder: neither entered nor listed
+                yield prefix + entry.name, entry
+
+
+def _uri(path: str) -> str:
+    """``Path(path).as_uri()`` of an absolute path, without building a Path."""
+    return "file://" + quote_from_bytes(os.fsencode(path))
 
 
 def read_disk(root: str | Path, doc_id: str, max_bytes: int | None = None) -> RawDocument:

@@ -4,7 +4,7 @@ import pytest
 
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
-from rag_assets.core.planning import MassDeleteRefused, guard_deletes, plan_sweep
+from rag_assets.core.planning import MassDeleteRefused, SnapshotSeen, StoreSeen, guard_deletes, plan_sweep
 from rag_assets.core.sources import DocumentRef
 from rag_assets.core.store import StageStore
 
@@ -53,3 +53,40 @@ def test_new_documents_do_not_count_toward_the_corpus_size(tmp_path):
     plan = plan_for(tmp_path, ["new1.md", "new2.md", "new3.md"], ["old.md"])
     with pytest.raises(MassDeleteRefused, match="1 of the 1 documents"):
         guard_deletes(plan, 0.5, "c", "s")
+
+
+def test_a_sweep_from_a_snapshot_reads_no_pointers_and_skips_what_another_sweep_reported(tmp_path, monkeypatch):
+    store = StageStore(tmp_path)
+    docs = {d: f"# {d}\n".encode() for d in ("a.md", "b.md", "c.md")}
+
+    def listing(versions):
+        return [DocumentRef(d, f"file:///{d}", len(docs[d]), versions.get(d, "v1")) for d in sorted(docs)]
+
+    def read_now(doc_id):
+        return RawDocument(doc_id, f"file:///{doc_id}", content_hash(docs[doc_id]), len(docs[doc_id]), "v1", docs[doc_id])
+
+    plan_sweep(listing({}), read_now, store, [], "profile", "model")  # `rag ingest` saw all three
+    first = SnapshotSeen(fallback=StoreSeen(store))
+    plan_sweep(listing({}), read_now, store, list(docs), "profile", "model", seen=first)
+    assert sorted(first.records) == sorted(docs)  # the snapshot holds every listed document
+
+    # Another sweep (`rag ingest`) reports an edit of b.md; c.md is deleted.
+    docs["b.md"] = b"# b, edited\n"
+    plan_sweep(listing({"b.md": "v2"}), read_now, store, list(docs), "profile", "model")
+    del docs["c.md"]
+    pointer_reads = []
+    store_current = StageStore.current
+    monkeypatch.setattr(StageStore, "current", lambda self, stage, doc_id: pointer_reads.append((stage, doc_id))
+                        or store_current(self, stage, doc_id))
+    second = SnapshotSeen(first.records, fallback=StoreSeen(store))
+    plan = plan_sweep(listing({"b.md": "v2"}), read_now, store, ["a.md", "b.md", "c.md"], "profile", "model", seen=second)
+    assert plan.snapshots == [] and plan.deleted == ["c.md"]  # b.md's new version is not reported twice
+    assert ("raw", "a.md") not in pointer_reads  # unchanged: decided from the snapshot
+    assert sorted(second.records) == ["a.md", "b.md"]
+    assert second.records["b.md"]["key"] == content_hash(docs["b.md"])
+    # Without the other sweep's report, the same edit is a change to report.
+    docs["a.md"] = b"# a, edited\n"
+    third = SnapshotSeen(second.records, fallback=StoreSeen(store))
+    plan = plan_sweep(listing({"b.md": "v2", "a.md": "v3"}), read_now, store, ["a.md", "b.md"], "profile", "model",
+                      seen=third)
+    assert [d.doc_id for d in plan.snapshots] == ["a.md"] and "a.md" in plan.work
