@@ -1,7 +1,7 @@
 """Chunk parsed documents under a profile, with exact spans and a contextual header.
 
 ``chunk_document`` guarantees for every chunk: ``doc.text[start:end] == chunk.text`` and
-``counter.count(chunk.embed_text) <= min(profile.max_tokens, model_limit)``, where
+``counter.count(chunk.embed_text) <= row_token_limit(profile, counter.name, model_limit)``, where
 ``embed_text`` = contextual header + strategy context + (cleaned) chunk text.
 """
 
@@ -57,10 +57,22 @@ class ChunkingProfile:
         settings = {k: v for k, v in asdict(self).items() if k not in QUERY_SETTINGS}
         return settings_hash({**settings, "revision": CHUNKER_REVISION})
 
+    def counts_in(self, tokenizer: str) -> bool:
+        """Whether ``max_tokens`` counts ``tokenizer``'s tokens (no ``size_tokenizer``, or that one)."""
+        return self.size_tokenizer in (None, tokenizer)
+
     def strategy_for(self, doc: ParsedDocument) -> str:
         """The profile's per-content-type choice, else its strategy (``auto`` decides by structure)."""
         chosen = dict(self.content_types).get(doc.content_type, self.strategy)
         return choose_strategy(doc) if chosen == "auto" else chosen
+
+
+def row_token_limit(profile: ChunkingProfile, model_tokenizer: str, model_limit: int) -> int:
+    """The most tokens a row's embedded text (contextual header included) may have, counted with
+    the embedding model's tokenizer: ``min(max_tokens, model_limit)`` when the profile counts
+    ``max_tokens`` in that tokenizer, else ``model_limit`` (a ``size_tokenizer`` of another
+    model counts other tokens, so only the model's input limit binds its rows)."""
+    return min(profile.max_tokens, model_limit) if profile.counts_in(model_tokenizer) else model_limit
 
 
 def make_chunker(strategy: str, profile: ChunkingProfile, max_tokens: int, counter: TokenCounter, embed=None, embed_limit=None):
@@ -114,17 +126,18 @@ def chunk_document(
 ) -> ChunkedDocument:
     """Split ``doc`` into chunks that fit both the profile and the embedding model's limit.
     Raises ValueError when the limit leaves no room for text after the contextual header."""
+    limit = row_token_limit(profile, counter.name, model_limit)
     sizer = get_token_counter(profile.size_tokenizer) if profile.size_tokenizer else counter
-    limit = min(profile.max_tokens, model_limit) if sizer is counter else profile.max_tokens
+    size_limit = limit if sizer is counter else profile.max_tokens
     headers = _Headers(doc.title, sizer)
     header_room = headers.room() if profile.contextual_header else 0
-    if limit - header_room < max(16, limit // 4):
+    if size_limit - header_room < max(16, size_limit // 4):
         raise ValueError(
-            f"{doc.doc_id}: contextual header takes up to {header_room} of {limit} tokens; "
+            f"{doc.doc_id}: contextual header takes up to {header_room} of {size_limit} tokens; "
             "raise max_tokens or set contextual_header: false in the profile"
         )
     strategy = profile.strategy_for(doc)
-    chunker = make_chunker(strategy, profile, limit - header_room, sizer, embed, model_limit)
+    chunker = make_chunker(strategy, profile, size_limit - header_room, sizer, embed, model_limit)
     elements = tuple(sorted(doc.elements, key=lambda el: el.start))
     starts = [el.start for el in elements]
     furniture = repeated_page_lines(doc.text, elements) if profile.cleaning.strip_page_furniture else frozenset()
@@ -135,7 +148,7 @@ def chunk_document(
     chunks: list[Chunk] = []
     for span in spans:
         chunks.append(_make_chunk(doc, span, len(chunks), elements, starts, headers, profile, counter,
-                                  model_limit if sizer is not counter else limit, furniture, strategy, fingerprint))
+                                  limit, furniture, strategy, fingerprint))
     return ChunkedDocument(
         doc_id=doc.doc_id,
         uri=doc.uri,
