@@ -1,7 +1,7 @@
 """Shared machinery of every chunker: one tokenisation of the whole text, exact span counts,
 separator cut points, greedy packing and the final exactness check.
 
-The text is tokenised once. A span whose two edges are "safe cuts" (``TokenCounter.is_safe_cut``)
+The text is tokenised once. A span whose two edges are "safe cuts" (``TokenCounter.safe_cut_rule``)
 tokenises on its own exactly as it does inside the whole text, so its token count is read off the
 token-end array without encoding it again. Spans with an unsafe edge (a cut inside a word, a
 trimmed start after indentation) are counted exactly and re-split if over: no span ever leaves the
