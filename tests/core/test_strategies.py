@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from rag_assets.core.chunking import ChunkingProfile, chunk_document, row_token_limit
 from rag_assets.core.chunking.sentences import sentence_spans
-from rag_assets.core.chunking.strategies import STRATEGIES
+from rag_assets.core.chunking import STRATEGIES
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import parse_document
