@@ -25,13 +25,34 @@ class FixedTokenChunker(Chunker):
         if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter)
-        if not self.overlap:
-            return self._chunk_no_overlap(index, text)
+        windows = self._windows(index)
+        # Token-aligned windows keep their whitespace; only an unsafe edge costs a re-count.
+        chars = index.to_chars([p for a, b, _ in windows for p in (a, b)])
+        out: list[Span] = []
+        for a, b, exact in windows:
+            cs, ce = chars[a], chars[b]
+            if exact is not None and exact <= self.max_tokens:
+                if not text[cs].isspace() or not text[ce - 1].isspace() or text[cs:ce].strip():
+                    out.append(Span(cs, ce, exact))
+            # An unsafe window is re-split as each mode always did (finalize keeps edges on safe
+            # cuts, fit_exact strips and counts the chars): one fix-up for both could change
+            # stored chunks under an unchanged fingerprint.
+            elif self.overlap:
+                out.extend(finalize(index, [(a, b)], self.max_tokens))
+            elif cs < ce:
+                out.extend(fit_exact(text, self.counter, cs, ce, self.max_tokens))
+        return out
+
+    def _windows(self, index: TokenIndex) -> list[tuple[int, int, int | None]]:
+        """``(start, end, tokens)`` of each window in index units; ``tokens`` counts it exactly
+        (specials included) when both edges are safe cuts, else is None. Each end moves back to a
+        safe cut within ``SNAP`` tokens when one is there; with overlap, each next window starts
+        ``overlap`` tokens back, moved forward to a safe cut within ``SNAP`` tokens."""
         ends = index.ends
         item = ends.item
         total = len(ends)
         size = max(1, self.budget - self.SLACK)
-        windows = []  # (start unit, end unit, exact tokens or None when an edge is not a safe cut)
+        windows = []
         first, start, start_safe = 0, 0, True
         while first < total:
             last = min(first + size, total)  # one past the last token
@@ -55,58 +76,7 @@ class FixedTokenChunker(Chunker):
                         nxt, start, start_safe = k, item(k - 1), True
                         break
             first = nxt
-        # Token-aligned windows keep their whitespace; only an unsafe edge costs a re-count.
-        chars = index.to_chars([p for a, b, _ in windows for p in (a, b)])
-        out: list[Span] = []
-        for a, b, exact in windows:
-            cs, ce = chars[a], chars[b]
-            if exact is not None and exact <= self.max_tokens:
-                if not text[cs].isspace() or not text[ce - 1].isspace() or text[cs:ce].strip():
-                    out.append(Span(cs, ce, exact))
-            else:
-                out.extend(finalize(index, [(a, b)], self.max_tokens))
-        return out
-
-
-    def _chunk_no_overlap(self, index: TokenIndex, text: str) -> list[Span]:
-        """Without overlap each window starts where the last ended: one pass over the
-        boundaries, each moved back to a safe cut within ``SNAP`` tokens when one is there."""
-        ends = index.ends
-        total = len(ends)
-        size = max(1, self.budget - self.SLACK)
-        safe = index.safe
-        item = ends.item
-        bounds = [0]
-        exact_edges = [True]
-        first = 0
-        while first + size < total:
-            k = first + size
-            for j in range(k, max(k - self.SNAP, first + 1) - 1, -1):
-                if safe(item(j - 1)):
-                    k = j
-                    exact_edges.append(True)
-                    break
-            else:
-                exact_edges.append(False)
-            bounds.append(k)
-            first = k
-        bounds.append(total)
-        exact_edges.append(True)
-        units = [0, *(item(b - 1) for b in bounds[1:-1]), index.n]
-        chars = index.to_chars(units)
-        specials = self.counter.special_tokens
-        out: list[Span] = []
-        for i in range(len(bounds) - 1):
-            cs, ce = chars[units[i]], chars[units[i + 1]]
-            if cs >= ce:
-                continue
-            tokens = bounds[i + 1] - bounds[i] + specials
-            if exact_edges[i] and exact_edges[i + 1] and tokens <= self.max_tokens:
-                if not text[cs].isspace() or not text[ce - 1].isspace() or text[cs:ce].strip():
-                    out.append(Span(cs, ce, tokens))
-            else:
-                out.extend(fit_exact(text, self.counter, cs, ce, self.max_tokens))
-        return out
+        return windows
 
 
 class RecursiveChunker(Chunker):
