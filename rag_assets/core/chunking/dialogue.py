@@ -7,7 +7,7 @@ from typing import Sequence
 
 from rag_assets.core.chunking.base import Chunker
 from rag_assets.core.chunking.engine import Span, TokenIndex
-from rag_assets.core.chunking.packing import Item, emit, pack_units
+from rag_assets.core.chunking.packing import Item, finalize_items, pack_units
 from rag_assets.core.chunking.sentences import sentence_spans
 from rag_assets.core.models import Element
 
@@ -58,7 +58,7 @@ class FAQChunker(Chunker):
                 continue
             merged.append(item)
             has_question.append(is_question)
-        return emit(index, merged, self.max_tokens)
+        return finalize_items(index, merged, self.max_tokens)
 
 
 TURN = re.compile(r"^[ \t]*(?:\[?\(?\d{1,2}:\d{2}(?::\d{2})?\)?\]?[ \t]*)?([A-Z][\w.'\- ]{0,40}?)[ \t]*:[ \t]+\S", re.M)
@@ -94,4 +94,4 @@ class TranscriptChunker(Chunker):
                 items.append(Item(x, y, meta, self.max_tokens - ctx_tokens))
         items.extend(Item(x, y) for x, y in pack_units(index, whole, self.budget, self.overlap))
         items.sort(key=lambda it: it.start)
-        return emit(index, items, self.max_tokens)
+        return finalize_items(index, items, self.max_tokens)

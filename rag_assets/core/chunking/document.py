@@ -63,7 +63,7 @@ def chunk_document(
     profile_hash = profile.fingerprint()
     spans = chunker.chunk(doc.text, elements)
     if sizer is not counter:
-        spans = _fit_model(doc.text, spans, profile, counter, model_limit, _Headers(doc.title, counter))
+        spans = _split_for_model(doc.text, spans, profile, counter, model_limit, _Headers(doc.title, counter))
     chunks: list[Chunk] = []
     for span in spans:
         chunks.append(_make_chunk(doc, span, len(chunks), elements, starts, headers, profile, counter,
@@ -81,7 +81,7 @@ def chunk_document(
     )
 
 
-def _fit_model(text: str, spans: list[Span], profile: ChunkingProfile, counter: TokenCounter, model_limit: int,
+def _split_for_model(text: str, spans: list[Span], profile: ChunkingProfile, counter: TokenCounter, model_limit: int,
                headers: "_Headers") -> list[Span]:
     """Spans sized with another tokenizer, re-split where the model's own tokenizer says they
     exceed its input limit (never truncated)."""

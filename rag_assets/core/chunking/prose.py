@@ -9,7 +9,7 @@ import numpy as np
 
 from rag_assets.core.chunking.base import Chunker, Embed
 from rag_assets.core.chunking.engine import Span, TokenIndex, finalize
-from rag_assets.core.chunking.packing import Item, emit, fit_units, merge_small, pack_units
+from rag_assets.core.chunking.packing import Item, finalize_items, merge_small, pack_units, split_units
 from rag_assets.core.chunking.sentences import sentence_spans
 from rag_assets.core.models import Element
 
@@ -50,9 +50,9 @@ class SemanticChunker(Chunker):
         if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter, chars=True)
-        sentences = fit_units(index, sentence_spans(text), self.budget)
+        sentences = split_units(index, sentence_spans(text), self.budget)
         if len(sentences) < 3:
-            return emit(index, [Item(a, b) for a, b in pack_units(index, sentences, self.budget)], self.max_tokens)
+            return finalize_items(index, [Item(a, b) for a, b in pack_units(index, sentences, self.budget)], self.max_tokens)
         # Compare the ``size`` sentences before each boundary with the ``size`` after it.
         size = self.buffer + 1
         windows = []
@@ -74,7 +74,7 @@ class SemanticChunker(Chunker):
             groups[-1].append(sentence)
         items = [Item(a, b) for group in groups for a, b in pack_units(index, group, self.budget)]
         items = merge_small(index, items, self.min_tokens, self.budget)
-        return emit(index, items, self.max_tokens)
+        return finalize_items(index, items, self.max_tokens)
 
 
 class SentenceWindowChunker(Chunker):
@@ -94,7 +94,7 @@ class SentenceWindowChunker(Chunker):
         if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter, chars=True)
-        spans = finalize(index, fit_units(index, sentence_spans(text), self.budget), self.max_tokens)
+        spans = finalize(index, split_units(index, sentence_spans(text), self.budget), self.max_tokens)
         last = len(spans) - 1
         out = []
         for i, span in enumerate(spans):

@@ -10,7 +10,7 @@ from typing import Sequence
 
 from rag_assets.core.chunking.base import Chunker
 from rag_assets.core.chunking.engine import Span, TokenIndex
-from rag_assets.core.chunking.packing import Item, emit, fit_units, merge_small, pack_units
+from rag_assets.core.chunking.packing import Item, finalize_items, merge_small, pack_units, split_units
 from rag_assets.core.models import Element
 from rag_assets.core.parsing.structure import markdown_elements
 
@@ -75,7 +75,7 @@ class MarkdownChunker(Chunker):
                 blocks.append((pos, b))
             items.extend(self._pack(index, blocks, meta))
         items = merge_small(index, items, self.min_tokens, self.budget)
-        return emit(index, items, self.max_tokens)
+        return finalize_items(index, items, self.max_tokens)
 
     def _pack(self, index: TokenIndex, blocks: list[tuple[int, int]], meta: dict) -> list[Item]:
         blocks = [(a, b) for a, b in blocks if index.text[a:b].strip()]
@@ -107,7 +107,7 @@ class TableChunker(Chunker):
             pos = max(pos, table.end)
         if pos < len(text) and text[pos:].strip():
             items.extend(Item(a, b) for a, b in pack_units(index, [(pos, len(text))], self.budget))
-        return emit(index, items, self.max_tokens)
+        return finalize_items(index, items, self.max_tokens)
 
     def table_items(self, index: TokenIndex, start: int, end: int, meta: dict) -> list[Item]:
         text = index.text
@@ -145,7 +145,7 @@ class TableChunker(Chunker):
             else:  # the first group holds the header row itself
                 items.append(Item(start, group[-1][1], item_meta, self.max_tokens - context_tokens))
 
-        for a, b in fit_units(index, body, room):
+        for a, b in split_units(index, body, room):
             row_text = _record(columns, _cells(text[a:b], is_md)) if self.records else text[a:b]
             n = self.counter.count(row_text) - self.counter.special_tokens + 1
             if group and group_tokens + n > room:
@@ -204,7 +204,7 @@ class CodeChunker(Chunker):
                 items.extend(Item(x, y, dict(meta), self.max_tokens - (self.budget - room))
                              for x, y in pack_units(index, [(a, b)], room))
         items = merge_small(index, items, self.min_tokens, self.budget)
-        return emit(index, items, self.max_tokens)
+        return finalize_items(index, items, self.max_tokens)
 
     def _python_units(self, index: TokenIndex, tree: ast.Module) -> list[tuple[int, int, dict]]:
         text = index.text

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from rag_assets.core.chunking.base import Chunker
-from rag_assets.core.chunking.engine import Span, TokenIndex, add_overlap, finalize, fit_exact, pack, pieces
+from rag_assets.core.chunking.engine import Span, TokenIndex, add_overlap, finalize, pack, pieces, split_exact
 from rag_assets.core.models import Element
 
 
@@ -35,12 +35,12 @@ class FixedTokenChunker(Chunker):
                 if not text[cs].isspace() or not text[ce - 1].isspace() or text[cs:ce].strip():
                     out.append(Span(cs, ce, exact))
             # An unsafe window is re-split as each mode always did (finalize keeps edges on safe
-            # cuts, fit_exact strips and counts the chars): one fix-up for both could change
+            # cuts, split_exact strips and counts the chars): one fix-up for both could change
             # stored chunks under an unchanged fingerprint.
             elif self.overlap:
                 out.extend(finalize(index, [(a, b)], self.max_tokens))
             elif cs < ce:
-                out.extend(fit_exact(text, self.counter, cs, ce, self.max_tokens))
+                out.extend(split_exact(text, self.counter, cs, ce, self.max_tokens))
         return out
 
     def _windows(self, index: TokenIndex) -> list[tuple[int, int, int | None]]:
