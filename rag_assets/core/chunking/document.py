@@ -81,8 +81,8 @@ def chunk_document(
     )
 
 
-def _split_for_model(text: str, spans: list[Span], profile: ChunkingProfile, counter: TokenCounter, model_limit: int,
-               headers: "_Headers") -> list[Span]:
+def _split_for_model(text: str, spans: list[Span], profile: ChunkingProfile, counter: TokenCounter,
+                     model_limit: int, headers: "_Headers") -> list[Span]:
     """Spans sized with another tokenizer, re-split where the model's own tokenizer says they
     exceed its input limit (never truncated)."""
     room = headers.room() if profile.contextual_header else 0

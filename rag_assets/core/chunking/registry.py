@@ -1,4 +1,4 @@
-"""The strategies by name: the one list the config schema, ``auto`` and the CLI read."""
+"""The strategies by name: the one list of them, which the config schema and the CLI read."""
 
 from __future__ import annotations
 
