@@ -21,8 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 DEFAULT_CORPUS = REPO.parent / "shared" / "benchmarks" / "chroma_chunking_eval" / "corpora"
 
-from rag_assets.core.chunking.recursive import RecursiveChunker  # noqa: E402
-from rag_assets.core.chunking.strategies import FixedTokenChunker  # noqa: E402
+from rag_assets.core.chunking.text import FixedTokenChunker, RecursiveChunker  # noqa: E402
 from rag_assets.core.tokens import get_token_counter  # noqa: E402
 
 

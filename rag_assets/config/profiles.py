@@ -8,25 +8,8 @@ from rag_assets.core.chunking.cleaning import Cleaning
 
 
 def profile_from_config(config: ChunkingProfileConfig) -> ChunkingProfile:
-    """The core ChunkingProfile a config entry declares."""
-    return ChunkingProfile(
-        name=config.name,
-        strategy=config.strategy,
-        max_tokens=config.max_tokens,
-        overlap=config.overlap,
-        contextual_header=config.contextual_header,
-        min_tokens=config.min_tokens,
-        table_records=config.table_records,
-        window=config.window,
-        semantic_percentile=config.semantic_percentile,
-        semantic_buffer=config.semantic_buffer,
-        cleaning=Cleaning(**config.cleaning.model_dump()),
-        content_types=tuple(sorted(config.content_types.items())),
-        size_tokenizer=config.size_tokenizer,
-        embed_window=config.embed_window,
-        group_gap=config.group_gap,
-        group_candidates=config.group_candidates,
-        score_margin=config.score_margin,
-        group_context=config.group_context,
-        lone_hit_context=config.lone_hit_context,
-    )
+    """The core ChunkingProfile a config entry declares: every setting but its description (a test
+    keeps the two field lists and their defaults the same)."""
+    settings = config.model_dump(exclude={"description"})
+    return ChunkingProfile(**{**settings, "cleaning": Cleaning(**settings["cleaning"]),
+                              "content_types": tuple(sorted(settings["content_types"].items()))})

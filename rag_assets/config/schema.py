@@ -7,11 +7,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from rag_assets.core.chunking import STRATEGY_NAMES
+from rag_assets.core.parsing import CONTENT_TYPE_NAMES
+from rag_assets.core.parsing.limits import ParseLimits
+
 # Documents per Dagster run: the largest partition range whose inputs Dagster still versions per
 # partition (it treats 100 or more upstream partitions as one).
 DEFAULT_BATCH_SIZE = 99
-
-from rag_assets.core.parsing.limits import ParseLimits
 
 NAME = r"^[A-Za-z][A-Za-z0-9_\-]*$"
 
@@ -91,11 +93,9 @@ class SourcesFile(_Strict):
     sources: tuple[SourceConfig, ...]
 
 
-STRATEGIES = Literal[
-    "auto", "fixed", "sentence", "recursive", "markdown", "code", "table", "faq", "transcript", "semantic",
-    "sentence_window",
-]
-CONTENT_TYPES = Literal["markdown", "text", "html", "pdf", "docx", "csv", "code"]
+# Read from the strategy registry and the parser's content types: adding one there is enough.
+STRATEGIES = Literal[STRATEGY_NAMES]
+CONTENT_TYPES = Literal[CONTENT_TYPE_NAMES]
 
 
 class CleaningConfig(_Strict):

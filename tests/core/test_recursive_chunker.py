@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from rag_assets.core.chunking import ChunkingProfile, chunk_document
 from rag_assets.core.chunking.cleaning import clean
-from rag_assets.core.chunking.recursive import RecursiveChunker
+from rag_assets.core.chunking.text import RecursiveChunker
 from rag_assets.core.models import Element, ParsedDocument
 from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter
 

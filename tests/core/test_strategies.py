@@ -7,9 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag_assets.core.chunking import ChunkingProfile, chunk_document
+from rag_assets.core.chunking import ChunkingProfile, chunk_document, row_token_limit
 from rag_assets.core.chunking.sentences import sentence_spans
-from rag_assets.core.chunking.strategies import STRATEGIES
+from rag_assets.core.chunking import STRATEGIES
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import parse_document
@@ -205,3 +205,23 @@ def test_sentence_window_embeds_each_sentence_in_its_context_within_the_limit():
     assert [c.text for c in tight] == [c.text for c in chunks]
     assert all(c.tokens <= 16 for c in tight)  # the context is dropped where it does not fit, never the sentence
     assert any(c.embed_text.strip() == c.text for c in tight)
+
+
+def test_a_profile_sized_with_another_tokenizer_keeps_rows_within_the_row_token_limit():
+    """fixed_200_0 counts 200 cl100k tokens: in MiniLM's wordpieces its rows run past 200, so
+    their limit is the model's input limit, which every row meets (header included)."""
+    from rag_assets.core.sources import read_disk
+
+    doc = parse_document(read_disk(SAMPLE, "handbook/employee_handbook.md"))
+    counter = COUNTERS[MINILM_TOKENIZER]
+    sized = ChunkingProfile("fixed_200_0", strategy="fixed", max_tokens=200, contextual_header=False,
+                            size_tokenizer="cl100k_base")
+    assert row_token_limit(sized, counter.name, 256) == 256
+    chunks = chunk_document(doc, sized, counter, model_limit=256).chunks
+    assert max(c.tokens for c in chunks) > 200
+    assert all(counter.count(c.embed_text) == c.tokens <= 256 for c in chunks)
+    cl100k = COUNTERS["cl100k_base"]
+    assert all(cl100k.count(c.text) <= 200 for c in chunks)
+    own = ChunkingProfile("own", max_tokens=200)
+    assert row_token_limit(own, counter.name, 256) == row_token_limit(sized, "cl100k_base", 8191) == 200
+    assert row_token_limit(own, counter.name, 128) == 128

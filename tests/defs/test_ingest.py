@@ -8,6 +8,8 @@ import lancedb
 import pytest
 
 from rag_assets.config import load_project
+from rag_assets.config.profiles import profile_from_config
+from rag_assets.core.chunking import row_token_limit
 from rag_assets.core.index import table_name
 from rag_assets.core.keys import partition_key_for
 from rag_assets.core.parsing import parse_document
@@ -15,7 +17,7 @@ from rag_assets.core.sources import read_disk
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.ingest import ingest_project
 from rag_assets.query import query_corpus
-from tests.conftest import env, make_project
+from tests.conftest import SAMPLE_DOCS, env, make_project
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +36,8 @@ def test_rows_slice_the_parsed_text_exactly_and_respect_the_limit(ingested_sampl
     corpus, index_rows = rows(values)
     assert report["rows_in_index"] == len(index_rows) == report["chunks_embedded"]
     counter = get_token_counter(corpus.embedding_model.tokenizer)
-    limit = min(corpus.chunking_profile.max_tokens, corpus.embedding_model.max_input_tokens)
+    model = corpus.embedding_model
+    limit = row_token_limit(profile_from_config(corpus.chunking_profile), model.tokenizer, model.max_input_tokens)
     parsed = {}
     for row in index_rows:
         if row["doc_id"] not in parsed:
@@ -129,3 +132,21 @@ def test_a_broken_document_fails_alone_and_keeps_nothing_half_written(tmp_path):
     assert failure["doc_id"] == "fake.md" and "binary" in failure["error"]
     _, index_rows = rows(values)
     assert {r["doc_id"] for r in index_rows} == {"good.md"}
+
+
+def test_a_profile_sized_in_cl100k_tokens_passes_every_data_test_with_minilm(tmp_path):
+    """fixed_200_0 counts 200 cl100k tokens, more than 200 MiniLM wordpieces: its rows are held
+    to the model's input limit, and a fresh corpus passes all its data tests."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(SAMPLE_DOCS / "handbook" / "employee_handbook.md", docs)
+    values = make_project(tmp_path, docs)
+    project_yml = Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml"
+    project_yml.write_text(project_yml.read_text().replace("+chunking_profile: default", "+chunking_profile: fixed_200_0"))
+    with env(**values):
+        report = ingest_project(load_project())
+    corpus, index_rows = rows(values)
+    assert corpus.chunking_profile.name == "fixed_200_0"
+    assert max(r["tokens"] for r in index_rows) > 200
+    assert report["checks"] and all(report["checks"].values()), report["checks"]
+    assert set(report["checks"]) == {f"sample.{test}" for test in corpus.data_tests}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from rag_assets.core.chunking.strategies import _QUESTION, _TURN
+from rag_assets.core.chunking.dialogue import QUESTION, TURN
 from rag_assets.core.models import ParsedDocument
 
 _LEGAL = re.compile(r"\b(?:hereinafter|pursuant to|notwithstanding|whereas|shall not|indemnif\w+)\b", re.I)
@@ -20,9 +20,9 @@ def choose_strategy(doc: ParsedDocument) -> str:
         return "table"
     text = doc.text
     lines = max(1, text.count("\n") + 1)
-    if len(_QUESTION.findall(text)) >= 3:
+    if len(QUESTION.findall(text)) >= 3:
         return "faq"
-    turns = len(_TURN.findall(text))
+    turns = len(TURN.findall(text))
     if turns >= 4 and turns >= 0.3 * sum(1 for line in text.splitlines() if line.strip()):
         return "transcript"
     categories = [el.category for el in doc.elements]

@@ -1,7 +1,7 @@
 """Shared machinery of every chunker: one tokenisation of the whole text, exact span counts,
 separator cut points, greedy packing and the final exactness check.
 
-The text is tokenised once. A span whose two edges are "safe cuts" (``TokenCounter.is_safe_cut``)
+The text is tokenised once. A span whose two edges are "safe cuts" (``TokenCounter.safe_cut_rule``)
 tokenises on its own exactly as it does inside the whole text, so its token count is read off the
 token-end array without encoding it again. Spans with an unsafe edge (a cut inside a word, a
 trimmed start after indentation) are counted exactly and re-split if over: no span ever leaves the
@@ -361,7 +361,7 @@ def finalize(index: TokenIndex, spans: list[tuple[int, int]], max_tokens: int, o
             if tokens <= max_tokens:
                 out.append(Span(cs, ce, tokens))
                 continue
-        out.extend(fit_exact(index.text, counter, cs, ce, max_tokens))
+        out.extend(split_exact(index.text, counter, cs, ce, max_tokens))
     return out
 
 
@@ -396,7 +396,7 @@ def _slice(index: TokenIndex, a: int, b: int) -> str:
     return piece.decode("utf-8", "surrogatepass") if index.is_bytes else piece
 
 
-def fit_exact(text: str, counter: TokenCounter, start: int, end: int, max_tokens: int) -> list[Span]:
+def split_exact(text: str, counter: TokenCounter, start: int, end: int, max_tokens: int) -> list[Span]:
     """Count ``text[start:end]`` exactly; if over, cut at the longest fitting prefix (snapped to
     whitespace when one is near) and continue with the rest."""
     s, e = _strip(text, start, end)
@@ -416,7 +416,7 @@ def fit_exact(text: str, counter: TokenCounter, start: int, end: int, max_tokens
     boundary = max(text.rfind(" ", s + 1, cut), text.rfind("\n", s + 1, cut))
     if boundary > s + (cut - s) // 2:
         cut = boundary
-    return [*fit_exact(text, counter, s, cut, max_tokens), *fit_exact(text, counter, cut, e, max_tokens)]
+    return [*split_exact(text, counter, s, cut, max_tokens), *split_exact(text, counter, cut, e, max_tokens)]
 
 
 def _strip(text: str, start: int, end: int) -> tuple[int, int]:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-
 from rag_assets.core.chunking.engine import Span, TokenIndex, finalize, pieces
 
 
-def fit_units(index: TokenIndex, units: list[tuple[int, int]], budget: int) -> list[tuple[int, int]]:
+def split_units(index: TokenIndex, units: list[tuple[int, int]], budget: int) -> list[tuple[int, int]]:
     """Units of at most ``budget`` tokens: an oversize unit is split recursively."""
     out = []
     for a, b in units:
@@ -22,7 +21,7 @@ def pack_units(index: TokenIndex, units: list[tuple[int, int]], budget: int, ove
     """Greedy packing of consecutive units up to ``budget`` tokens; with ``overlap``, each chunk
     after the first starts with whole trailing units of its predecessor (at most ``overlap``
     tokens of them)."""
-    units = fit_units(index, units, budget)
+    units = split_units(index, units, budget)
     spans: list[tuple[int, int]] = []
     i = 0
     while i < len(units):
@@ -118,7 +117,7 @@ def _merged(index: TokenIndex, a: Item, b: Item) -> Item:
     return Item(a.start, b.end, meta, a.max_tokens)
 
 
-def emit(index: TokenIndex, items: list[Item], max_tokens: int) -> list[Span]:
+def finalize_items(index: TokenIndex, items: list[Item], max_tokens: int) -> list[Span]:
     """Finalize items into exact spans; each keeps its item's metadata."""
     out: list[Span] = []
     for item in items:

@@ -1,7 +1,8 @@
 """Turn raw document bytes into a ParsedDocument whose element spans index its text exactly."""
 
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits
-from rag_assets.core.parsing.parse import DocumentError, content_type_for, parse_document, parser_version
+from rag_assets.core.parsing.parse import (CONTENT_TYPE_NAMES, DocumentError, content_type_for, parse_document,
+                                          parser_version)
 
-__all__ = ["DocumentError", "ParseLimitExceeded", "ParseLimits", "content_type_for", "parse_document",
+__all__ = ["CONTENT_TYPE_NAMES", "DocumentError", "ParseLimitExceeded", "ParseLimits", "content_type_for", "parse_document",
            "parser_version"]

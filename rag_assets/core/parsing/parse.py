@@ -46,6 +46,8 @@ CONTENT_TYPES = {
     ".yaml": "text",
     ".yml": "text",
 }
+#: every content type a document may have (what a profile's ``content_types`` may name)
+CONTENT_TYPE_NAMES = tuple(sorted(set(CONTENT_TYPES.values())))
 
 
 class DocumentError(Exception):

@@ -1,0 +1,145 @@
+"""Chunk one parsed document under a profile, with exact spans and a contextual header."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from functools import lru_cache
+
+from rag_assets.core.chunking.cleaning import clean, repeated_page_lines
+from rag_assets.core.chunking.engine import Span
+from rag_assets.core.chunking.profile import ChunkingProfile, row_token_limit
+from rag_assets.core.chunking.registry import make_chunker
+from rag_assets.core.chunking.text import RecursiveChunker
+from rag_assets.core.models import Chunk, ChunkedDocument, Element, ParsedDocument
+from rag_assets.core.tokens import TokenCounter, get_token_counter
+
+SECTION_TOKENS = 32
+
+
+class _Headers:
+    """Contextual headers with the section path cut to ``SECTION_TOKENS`` tokens (it is
+    metadata: shortening it never shortens the chunk)."""
+
+    def __init__(self, title: str, counter: TokenCounter):
+        self.title = " ".join(title.split())[:120]
+        self.counter = counter
+        self._section = lru_cache(maxsize=256)(self._section_line)
+
+    def _section_line(self, path: tuple[str, ...]) -> str:
+        section = " > ".join(" ".join(p.split()) for p in path)
+        while section and self.counter.count(section) - self.counter.special_tokens > SECTION_TOKENS:
+            section = section[: max(1, len(section) * 3 // 4)]
+        return f"Section: {section}\n" if section else ""
+
+    def header(self, path: tuple[str, ...]) -> str:
+        return f"Document: {self.title}\n{self._section(path)}\n"
+
+    def room(self) -> int:
+        """Upper bound of any header's tokens (specials excluded)."""
+        bare = self.counter.count(f"Document: {self.title}\nSection: \n\n") - self.counter.special_tokens
+        return bare + SECTION_TOKENS + 2
+
+
+def chunk_document(
+    doc: ParsedDocument, profile: ChunkingProfile, counter: TokenCounter, model_limit: int, embed=None
+) -> ChunkedDocument:
+    """Split ``doc`` into chunks that fit both the profile and the embedding model's limit.
+    Raises ValueError when the limit leaves no room for text after the contextual header."""
+    limit = row_token_limit(profile, counter.name, model_limit)
+    sizer = get_token_counter(profile.size_tokenizer) if profile.size_tokenizer else counter
+    size_limit = limit if sizer is counter else profile.max_tokens
+    headers = _Headers(doc.title, sizer)
+    header_room = headers.room() if profile.contextual_header else 0
+    if size_limit - header_room < max(16, size_limit // 4):
+        raise ValueError(
+            f"{doc.doc_id}: contextual header takes up to {header_room} of {size_limit} tokens; "
+            "raise max_tokens or set contextual_header: false in the profile"
+        )
+    strategy = profile.strategy_for(doc)
+    chunker = make_chunker(strategy, profile, size_limit - header_room, sizer, embed, model_limit)
+    elements = tuple(sorted(doc.elements, key=lambda el: el.start))
+    starts = [el.start for el in elements]
+    furniture = repeated_page_lines(doc.text, elements) if profile.cleaning.strip_page_furniture else frozenset()
+    profile_hash = profile.fingerprint()
+    spans = chunker.chunk(doc.text, elements)
+    if sizer is not counter:
+        spans = _split_for_model(doc.text, spans, profile, counter, model_limit, _Headers(doc.title, counter))
+    chunks: list[Chunk] = []
+    for span in spans:
+        chunks.append(_make_chunk(doc, span, len(chunks), elements, starts, headers, profile, counter,
+                                  limit, furniture, strategy, profile_hash))
+    return ChunkedDocument(
+        doc_id=doc.doc_id,
+        uri=doc.uri,
+        title=doc.title,
+        content_hash=doc.content_hash,
+        source_version=doc.source_version,
+        content_type=doc.content_type,
+        profile=profile.name,
+        profile_hash=profile_hash,
+        chunks=tuple(chunks),
+    )
+
+
+def _split_for_model(text: str, spans: list[Span], profile: ChunkingProfile, counter: TokenCounter,
+                     model_limit: int, headers: "_Headers") -> list[Span]:
+    """Spans sized with another tokenizer, re-split where the model's own tokenizer says they
+    exceed its input limit (never truncated)."""
+    room = headers.room() if profile.contextual_header else 0
+    splitter = RecursiveChunker(model_limit - room, 0, counter)
+    out: list[Span] = []
+    for span in spans:
+        body = span.context + text[span.start : span.end]
+        if counter.count(body) + room <= model_limit:
+            out.append(span)
+            continue
+        for start, end in splitter.chunk_spans(text[span.start : span.end]):
+            out.append(Span(span.start + start, span.start + end, counter.count(text[span.start + start : span.start + end]),
+                            heading_path=span.heading_path))
+    return out
+
+
+def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, counter, limit, furniture, strategy, profile_hash) -> Chunk:
+    covering = _overlapping(elements, starts, span.start, span.end)
+    path = span.heading_path if span.heading_path is not None else (covering[0].heading_path if covering else ())
+    text = doc.text[span.start : span.end]
+    body = span.context + (span.embed_override if span.embed_override is not None else text)
+    header = headers.header(path) if profile.contextual_header else ""
+    embed_text = header + clean(body, profile.cleaning, furniture)
+    tokens = counter.count(embed_text)
+    if span.embed_span is not None:  # the sentence in its context, when that fits the model
+        wide = header + clean(doc.text[span.embed_span[0] : span.embed_span[1]], profile.cleaning, furniture)
+        wide_tokens = counter.count(wide)
+        if wide_tokens <= limit:
+            embed_text, tokens = wide, wide_tokens
+    if tokens > limit:  # cleaning can change tokenisation: fall back to the raw text
+        embed_text = header + body
+        tokens = counter.count(embed_text)
+    if tokens > limit:
+        raise AssertionError(f"{doc.doc_id}: chunk {span.start}:{span.end} needs {tokens} > {limit} tokens")
+    return Chunk(
+        doc_id=doc.doc_id,
+        chunk_index=index,
+        start=span.start,
+        end=span.end,
+        text=text,
+        embed_text=embed_text,
+        tokens=tokens,
+        heading_path=tuple(path),
+        page=next((el.page for el in covering if el.page is not None), None),
+        element_types=tuple(dict.fromkeys(el.category for el in covering)),
+        strategy=strategy,
+        profile_hash=profile_hash,
+        window_start=span.window[0] if span.window else None,
+        window_end=span.window[1] if span.window else None,
+    )
+
+
+def _overlapping(elements: tuple[Element, ...], starts: list[int], start: int, end: int) -> list[Element]:
+    idx = max(0, bisect_right(starts, start) - 1)
+    found = []
+    while idx < len(elements) and elements[idx].start < end:
+        if elements[idx].end > start:
+            found.append(elements[idx])
+        idx += 1
+    return found

@@ -1,0 +1,63 @@
+"""A chunking profile's settings, its fingerprint and the token limit its rows keep."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from rag_assets.core.chunking.auto import choose_strategy
+from rag_assets.core.chunking.cleaning import Cleaning
+from rag_assets.core.hashing import settings_hash
+from rag_assets.core.models import ParsedDocument
+
+# Bump when the chunks of an unchanged profile change, so every stored chunk is redone.
+CHUNKER_REVISION = "2"
+
+QUERY_SETTINGS = ("group_gap", "group_candidates", "score_margin", "group_context", "lone_hit_context")
+
+
+@dataclass(frozen=True)
+class ChunkingProfile:
+    """The chunking settings a profile in ``profiles/chunking.yml`` declares."""
+
+    name: str
+    strategy: str = "recursive"
+    max_tokens: int = 256
+    overlap: int = 0
+    contextual_header: bool = True
+    min_tokens: int = 50
+    table_records: bool = False
+    window: int = 2
+    semantic_percentile: float = 90.0
+    semantic_buffer: int = 1
+    cleaning: Cleaning = field(default_factory=Cleaning)
+    content_types: tuple[tuple[str, str], ...] = ()
+    size_tokenizer: str | None = None  # count max_tokens with this tokenizer (the model's limit still holds)
+    embed_window: int = 0  # sentence_window: sentences embedded with each sentence, on each side
+    group_gap: int = 0  # sentence_window: query hits this close (in sentences) form one result
+    group_candidates: int = 20  # sentence_window: sentences retrieved before grouping
+    score_margin: float | None = None  # query: vector candidates this far (cosine) below the best are dropped
+    group_context: int | None = None  # query: sentences returned around a group (None: the stored window)
+    lone_hit_context: int | None = None  # query: the same around a group of one hit (None: group_context)
+
+    def fingerprint(self) -> str:
+        """Changes whenever the chunks this profile produces could change (query-time settings
+        such as grouping and the score margin do not count)."""
+        settings = {k: v for k, v in asdict(self).items() if k not in QUERY_SETTINGS}
+        return settings_hash({**settings, "revision": CHUNKER_REVISION})
+
+    def counts_in(self, tokenizer: str) -> bool:
+        """Whether ``max_tokens`` counts ``tokenizer``'s tokens (no ``size_tokenizer``, or that one)."""
+        return self.size_tokenizer in (None, tokenizer)
+
+    def strategy_for(self, doc: ParsedDocument) -> str:
+        """The profile's per-content-type choice, else its strategy (``auto`` decides by structure)."""
+        chosen = dict(self.content_types).get(doc.content_type, self.strategy)
+        return choose_strategy(doc) if chosen == "auto" else chosen
+
+
+def row_token_limit(profile: ChunkingProfile, model_tokenizer: str, model_limit: int) -> int:
+    """The most tokens a row's embedded text (contextual header included) may have, counted with
+    the embedding model's tokenizer: ``min(max_tokens, model_limit)`` when the profile counts
+    ``max_tokens`` in that tokenizer, else ``model_limit`` (a ``size_tokenizer`` of another
+    model counts other tokens, so only the model's input limit binds its rows)."""
+    return min(profile.max_tokens, model_limit) if profile.counts_in(model_tokenizer) else model_limit

@@ -1,0 +1,106 @@
+"""Chunkers built on sentences: whole sentences packed to the budget, semantic breakpoints between
+them, and one sentence per chunk carrying its window."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from rag_assets.core.chunking.base import Chunker, Embed
+from rag_assets.core.chunking.engine import Span, TokenIndex, finalize
+from rag_assets.core.chunking.packing import Item, finalize_items, merge_small, pack_units, split_units
+from rag_assets.core.chunking.sentences import sentence_spans
+from rag_assets.core.models import Element
+
+
+class SentenceChunker(Chunker):
+    """Whole sentences packed up to the budget; overlap repeats whole trailing sentences."""
+
+    name = "sentence"
+
+    def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
+        if not text or text.isspace():
+            return []
+        index = TokenIndex(text, self.counter, chars=True)
+        spans = pack_units(index, sentence_spans(text), self.budget, self.overlap)
+        return finalize(index, spans, self.max_tokens)
+
+
+class SemanticChunker(Chunker):
+    """Breakpoints where the embedding similarity of adjacent sentences drops (distance above
+    the ``percentile``-th percentile); groups over the limit are split by sentences, so the hard
+    maximum holds (which similarity-only chunkers do not guarantee)."""
+
+    name = "semantic"
+    profile_options = {"min_tokens": "min_tokens", "percentile": "semantic_percentile", "buffer": "semantic_buffer"}
+    uses_embedder = True
+
+    def __init__(self, max_tokens, overlap=0, token_counter=None, embed: Embed | None = None,
+                 percentile: float = 90.0, buffer: int = 1, min_tokens: int = 50, embed_limit: int | None = None):
+        super().__init__(max_tokens, overlap, token_counter, min_tokens)
+        if embed is None:
+            raise ValueError("semantic chunking needs an embedder (embed=...)")
+        self.embed = embed
+        self.percentile = percentile
+        self.buffer = buffer
+        self.embed_limit = embed_limit or max_tokens
+
+    def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
+        if not text or text.isspace():
+            return []
+        index = TokenIndex(text, self.counter, chars=True)
+        sentences = split_units(index, sentence_spans(text), self.budget)
+        if len(sentences) < 3:
+            return finalize_items(index, [Item(a, b) for a, b in pack_units(index, sentences, self.budget)], self.max_tokens)
+        # Compare the ``size`` sentences before each boundary with the ``size`` after it.
+        size = self.buffer + 1
+        windows = []
+        for k in range(len(sentences)):
+            a, b = sentences[k][0], sentences[min(len(sentences), k + size) - 1][1]
+            # The similarity signal only needs a window's head when it is longer than the model reads.
+            head = finalize(index, [(a, b)], self.embed_limit)[0]
+            windows.append(text[head.start : head.end])
+        vectors = np.asarray(self.embed(windows), dtype=np.float32)
+        vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+        left = vectors[[max(0, i - size + 1) for i in range(len(sentences) - 1)]]
+        right = vectors[1:]
+        distances = 1.0 - np.sum(left * right, axis=1)
+        threshold = float(np.percentile(distances, self.percentile))
+        groups: list[list[tuple[int, int]]] = [[sentences[0]]]
+        for sentence, distance in zip(sentences[1:], distances):
+            if distance > threshold:
+                groups.append([])
+            groups[-1].append(sentence)
+        items = [Item(a, b) for group in groups for a, b in pack_units(index, group, self.budget)]
+        items = merge_small(index, items, self.min_tokens, self.budget)
+        return finalize_items(index, items, self.max_tokens)
+
+
+class SentenceWindowChunker(Chunker):
+    """One sentence per chunk (the retrieval unit), each carrying the span of the ``window``
+    sentences around it for expansion at query time; with ``embed_window`` the sentence is
+    embedded together with that many sentences on each side (its meaning in context)."""
+
+    name = "sentence_window"
+    profile_options = {"window": "window", "embed_window": "embed_window"}
+
+    def __init__(self, max_tokens, overlap=0, token_counter=None, window: int = 2, embed_window: int = 0):
+        super().__init__(max_tokens, overlap, token_counter)
+        self.window = window
+        self.embed_window = embed_window
+
+    def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
+        if not text or text.isspace():
+            return []
+        index = TokenIndex(text, self.counter, chars=True)
+        spans = finalize(index, split_units(index, sentence_spans(text), self.budget), self.max_tokens)
+        last = len(spans) - 1
+        out = []
+        for i, span in enumerate(spans):
+            window = (spans[max(0, i - self.window)].start, spans[min(last, i + self.window)].end)
+            embed = None
+            if self.embed_window:
+                embed = (spans[max(0, i - self.embed_window)].start, spans[min(last, i + self.embed_window)].end)
+            out.append(Span(span.start, span.end, span.tokens, window=window, embed_span=embed))
+        return out

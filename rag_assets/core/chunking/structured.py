@@ -1,0 +1,262 @@
+"""Chunkers that follow a document's structure: heading sections, table rows, code definitions."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import re
+from typing import Sequence
+
+from rag_assets.core.chunking.base import Chunker
+from rag_assets.core.chunking.engine import Span, TokenIndex
+from rag_assets.core.chunking.packing import Item, finalize_items, merge_small, pack_units, split_units
+from rag_assets.core.models import Element
+from rag_assets.core.parsing.structure import markdown_elements
+
+
+def _sections(text: str, elements: Sequence[Element]) -> list[tuple[int, int, tuple[str, ...], list[Element]]]:
+    """Heading sections: (start, end, heading path, elements) from each Title to the next."""
+    elements = sorted(elements, key=lambda e: e.start)
+    starts = [0] + [e.start for e in elements if e.category == "Title" and e.start > 0]
+    bounds = sorted(set(starts)) + [len(text)]
+    out = []
+    ei = 0
+    for a, b in zip(bounds, bounds[1:]):
+        members = []
+        while ei < len(elements) and elements[ei].start < b:
+            if elements[ei].end > a:
+                members.append(elements[ei])
+            ei += 1
+        path = next((e.heading_path for e in members if e.category == "Title"), None)
+        if path is None:
+            path = members[0].heading_path if members else ()
+        out.append((a, b, path, members))
+    return out
+
+
+class MarkdownChunker(Chunker):
+    """Structure-aware: one section per heading (heading path kept); big sections are split by
+    their blocks (tables by rows with the header repeated), tiny ones merge with a neighbour."""
+
+    name = "markdown"
+    profile_options = {"min_tokens": "min_tokens", "table_records": "table_records"}
+
+    def __init__(self, max_tokens, overlap=0, token_counter=None, min_tokens: int = 50, table_records: bool = False):
+        super().__init__(max_tokens, overlap, token_counter, min_tokens)
+        self.table_records = table_records
+
+    def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
+        if not text or text.isspace():
+            return []
+        elements = tuple(elements) or markdown_elements(text)
+        index = TokenIndex(text, self.counter, chars=True)
+        items: list[Item] = []
+        tables = TableChunker(self.max_tokens, 0, self.counter, records=self.table_records)
+        for a, b, path, members in _sections(text, elements):
+            meta = {"heading_path": path}
+            if index.count(a, b) <= self.budget:
+                items.append(Item(a, b, meta))
+                continue
+            blocks: list[tuple[int, int]] = []
+            pos = a
+            for el in members:
+                if el.category == "Table" and index.count(el.start, el.end) > self.budget:
+                    if pos < el.start:
+                        blocks.append((pos, el.start))
+                    items.extend(self._pack(index, blocks, meta))
+                    blocks = []
+                    items.extend(tables.table_items(index, el.start, el.end, meta))
+                    pos = el.end
+                elif el.start > pos:
+                    blocks.append((pos, el.start))
+                    pos = el.start
+            if pos < b:
+                blocks.append((pos, b))
+            items.extend(self._pack(index, blocks, meta))
+        items = merge_small(index, items, self.min_tokens, self.budget)
+        return finalize_items(index, items, self.max_tokens)
+
+    def _pack(self, index: TokenIndex, blocks: list[tuple[int, int]], meta: dict) -> list[Item]:
+        blocks = [(a, b) for a, b in blocks if index.text[a:b].strip()]
+        return [Item(a, b, dict(meta)) for a, b in pack_units(index, blocks, self.budget, self.overlap)]
+
+
+class TableChunker(Chunker):
+    """Tables: whole when they fit; otherwise groups of rows, the header row repeated (as
+    embedding context) in every group. ``records=True`` embeds rows as ``column: value``."""
+
+    name = "table"
+    profile_options = {"records": "table_records"}
+
+    def __init__(self, max_tokens, overlap=0, token_counter=None, records: bool = False):
+        super().__init__(max_tokens, overlap, token_counter)
+        self.records = records
+
+    def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
+        if not text or text.isspace():
+            return []
+        index = TokenIndex(text, self.counter, chars=True)
+        tables = [e for e in elements if e.category == "Table"] or [Element(0, len(text), "Table")]
+        items: list[Item] = []
+        pos = 0
+        for table in sorted(tables, key=lambda e: e.start):
+            if table.start > pos and text[pos : table.start].strip():
+                items.extend(Item(a, b) for a, b in pack_units(index, [(pos, table.start)], self.budget))
+            items.extend(self.table_items(index, table.start, table.end, {}))
+            pos = max(pos, table.end)
+        if pos < len(text) and text[pos:].strip():
+            items.extend(Item(a, b) for a, b in pack_units(index, [(pos, len(text))], self.budget))
+        return finalize_items(index, items, self.max_tokens)
+
+    def table_items(self, index: TokenIndex, start: int, end: int, meta: dict) -> list[Item]:
+        text = index.text
+        rows = [(m.start(), m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", text[start:end])]
+        rows = [(start + a, start + b) for a, b in rows]
+        if not rows:
+            return []
+        is_md = text[rows[0][0] : rows[0][1]].lstrip().startswith("|")
+        n_header = 2 if is_md and len(rows) > 1 and re.fullmatch(r"\s*\|?[\s:|-]+\|?\s*", text[rows[1][0] : rows[1][1]]) else 1
+        header = text[rows[0][0] : rows[n_header - 1][1]]
+        columns = _cells(text[rows[0][0] : rows[0][1]], is_md)
+        if not self.records and index.count(start, end) <= self.budget:
+            return [Item(start, end, dict(meta))]
+        context = header + "\n"
+        context_tokens = self.counter.count(context) - self.counter.special_tokens
+        body = rows[n_header:] or rows
+        room = self.budget - context_tokens
+        if room < 8:
+            return [Item(a, b, dict(meta)) for a, b in pack_units(index, [(start, end)], self.budget)]
+        items: list[Item] = []
+        group: list[tuple[int, int]] = []
+        group_tokens = 0
+
+        def flush():
+            if not group:
+                return
+            item_meta = dict(meta)
+            if self.records:
+                item_meta["embed_override"] = "\n".join(
+                    _record(columns, _cells(text[a:b], is_md)) for a, b in group
+                )
+            if items:  # later groups repeat the header row as context
+                item_meta["context"] = context
+                items.append(Item(group[0][0], group[-1][1], item_meta, self.max_tokens - context_tokens))
+            else:  # the first group holds the header row itself
+                items.append(Item(start, group[-1][1], item_meta, self.max_tokens - context_tokens))
+
+        for a, b in split_units(index, body, room):
+            row_text = _record(columns, _cells(text[a:b], is_md)) if self.records else text[a:b]
+            n = self.counter.count(row_text) - self.counter.special_tokens + 1
+            if group and group_tokens + n > room:
+                flush()
+                group, group_tokens = [], 0
+            group.append((a, b))
+            group_tokens += n
+        flush()
+        return items
+
+
+def _cells(line: str, markdown: bool) -> list[str]:
+    if markdown:
+        return [c.strip() for c in line.strip().strip("|").split("|")]
+    try:
+        return next(csv.reader(io.StringIO(line)))
+    except (csv.Error, StopIteration):
+        return [line]
+
+
+def _record(columns: list[str], cells: list[str]) -> str:
+    return "; ".join(f"{c}: {v}" for c, v in zip(columns, cells) if v) or " ".join(cells)
+
+
+_DEF_LINE = re.compile(
+    r"^(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:def|class|function|func|fn|interface|struct|impl|enum|trait|module|"
+    r"(?:public|private|protected|static|final|abstract)\b[^\n]*\()",
+    re.M,
+)
+
+
+class CodeChunker(Chunker):
+    """Code by function and class: Python through ``ast`` (decorators and leading comments stay
+    with their definition, methods of a big class carry the class as path and context), other
+    languages by top-level definition lines. Imports join the next definition when it fits."""
+
+    name = "code"
+    profile_options = {"min_tokens": "min_tokens"}
+
+    def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
+        if not text or text.isspace():
+            return []
+        index = TokenIndex(text, self.counter, chars=True)
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            tree = None
+        units = self._python_units(index, tree) if tree is not None else self._generic_units(text)
+        items: list[Item] = []
+        for a, b, meta in units:
+            context = meta.get("context", "")
+            room = self.budget - (self.counter.count(context) - self.counter.special_tokens if context else 0)
+            if index.count(a, b) <= room:
+                items.append(Item(a, b, meta, self.max_tokens - (self.budget - room)))
+            else:
+                items.extend(Item(x, y, dict(meta), self.max_tokens - (self.budget - room))
+                             for x, y in pack_units(index, [(a, b)], room))
+        items = merge_small(index, items, self.min_tokens, self.budget)
+        return finalize_items(index, items, self.max_tokens)
+
+    def _python_units(self, index: TokenIndex, tree: ast.Module) -> list[tuple[int, int, dict]]:
+        text = index.text
+        line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+
+        def offset(lineno: int) -> int:
+            return line_starts[lineno - 1] if lineno - 1 < len(line_starts) else len(text)
+
+        def node_start(node) -> int:
+            line = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            while line > 1 and text[offset(line - 1) : offset(line)].lstrip().startswith("#"):
+                line -= 1  # comments directly above belong to the definition
+            return offset(line)
+
+        def node_end(node) -> int:
+            return offset(node.end_lineno + 1)
+
+        units: list[tuple[int, int, dict]] = []
+        pos = 0
+        for node in tree.body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            start, end = node_start(node), node_end(node)
+            if start > pos:
+                units.append((pos, start, {"heading_path": ()}))
+            if isinstance(node, ast.ClassDef) and index.count(start, end) > self.budget:
+                methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                signature = text[offset(node.lineno) : offset(node.lineno + 1)].rstrip() + "\n"
+                inner = start
+                for method in methods:
+                    m_start, m_end = node_start(method), node_end(method)
+                    if m_start > inner:
+                        units.append((inner, m_start, {"heading_path": (node.name,)}))
+                    units.append((m_start, m_end, {"heading_path": (node.name, method.name), "context": signature}))
+                    inner = m_end
+                if inner < end:
+                    units.append((inner, end, {"heading_path": (node.name,)}))
+            else:
+                units.append((start, end, {"heading_path": (node.name,)}))
+            pos = end
+        if pos < len(text):
+            units.append((pos, len(text), {"heading_path": ()}))
+        units = [u for u in units if text[u[0] : u[1]].strip()]
+        # Imports and module docstring never stand alone: they join the first definition.
+        if len(units) > 1 and units[0][2]["heading_path"] == () and "context" not in units[1][2]:
+            a, _, _ = units[0]
+            b_start, b_end, b_meta = units[1]
+            if index.count(a, b_end) <= self.budget:
+                units[:2] = [(a, b_end, b_meta)]
+        return units
+
+    def _generic_units(self, text: str) -> list[tuple[int, int, dict]]:
+        starts = sorted({0, *(m.start() for m in _DEF_LINE.finditer(text))})
+        bounds = starts + [len(text)]
+        return [(a, b, {}) for a, b in zip(bounds, bounds[1:]) if text[a:b].strip()]
