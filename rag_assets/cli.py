@@ -269,25 +269,21 @@ def cmd_lineage(args) -> int:
 
 
 def cmd_restore(args) -> int:
-    import dagster as dg
-
+    from rag_assets.clients import connect_index
     from rag_assets.config import load_project
     from rag_assets.core.index import LanceIndex
-    from rag_assets.defs.factory import build_corpus_resources, resource_keys
 
     corpus = load_project(args.project).corpus(args.corpus)
     model = corpus.embedding_model
-    key = resource_keys(corpus.name)["lancedb"]
-    with dg.build_resources({key: build_corpus_resources(corpus)[key]}) as resources:
-        index = LanceIndex(getattr(resources, key).get_connection(), corpus.name, model.name, model.dimensions)
-        try:
-            if args.as_of is None:
-                versions = index.versions()
-            else:
-                restored = index.restore(args.as_of)
-        except ValueError as exc:  # no such table or version
-            print(f"rag: {exc}", file=sys.stderr)
-            return 2
+    index = LanceIndex(connect_index(corpus), corpus.name, model.name, model.dimensions)
+    try:
+        if args.as_of is None:
+            versions = index.versions()
+        else:
+            restored = index.restore(args.as_of)
+    except ValueError as exc:  # no such table or version
+        print(f"rag: {exc}", file=sys.stderr)
+        return 2
     if args.as_of is None:
         rows = [{"version": v.version, "timestamp": v.timestamp.isoformat(timespec="seconds"), "rows": v.rows}
                 for v in versions]
@@ -353,9 +349,9 @@ def cmd_chunk(args) -> int:
         return 1
     embed = None
     if profile.strategy_for(doc) == "semantic":
-        from rag_assets.defs.factory import build_corpus_resources, resource_keys
+        from rag_assets.clients import open_embedder
 
-        embed = build_corpus_resources(corpus)[resource_keys(corpus.name)["embedder"]].get_embedder().embed
+        embed = open_embedder(model).embed
     try:
         chunked = chunk_document(doc, profile, counter, limit, embed=embed)
     except ValueError as exc:

@@ -18,18 +18,21 @@ from rag_assets.core.index import LanceIndex, mark_active
 from rag_assets.core.keys import doc_id_for
 from rag_assets.core.locking import ingest_lock
 from rag_assets.core.planning import SnapshotSeen, StoreSeen
-from rag_assets.defs.factory import (
+from rag_assets.defs.factory import build_definitions
+from rag_assets.defs.names import (
+    PARTITION,
+    RANGE_END,
+    RANGE_START,
     asset_key,
-    build_corpus_resources,
-    build_definitions,
-    chunking_profile,
     ingest_job_name,
     maintenance_job_name,
     partitions_name,
     resource_keys,
 )
+from rag_assets.defs.resources import build_corpus_resources
 from rag_assets.defs.runs import fail_abandoned_runs, interrupted, run_job, stale_status
-from rag_assets.defs.sensors import PARTITION, RANGE_END, RANGE_START, Sweep, in_flight, materialized, sweep
+from rag_assets.defs.sensors import Sweep, in_flight, materialized, sweep
+from rag_assets.defs.versions import chunking_profile
 from rag_assets.defs.storage import batched_writes
 from rag_assets.progress import Progress
 

@@ -7,36 +7,11 @@ the query), so a model change never serves a half-built index.
 
 from __future__ import annotations
 
-import os
-from functools import lru_cache
-
+from rag_assets.clients import connect_index, open_embedder
 from rag_assets.config import Corpus, Project
 from rag_assets.config.schema import EmbeddingModelConfig
-from rag_assets.core.embedding import Embedder, build_embedder
 from rag_assets.core.index import LanceIndex, active_models
-from rag_assets.core.lance_connect import connect, storage_options
 from rag_assets.core.retrieval import Filters, Hit, search
-
-
-@lru_cache(maxsize=8)
-def embedder_for(model: EmbeddingModelConfig) -> Embedder:
-    """The query embedder of ``model``, built once per process by the constructor the Dagster
-    resource calls (an openai model reads its key from the variable ``api_key_env`` names)."""
-    api_key = os.environ.get(model.api_key_env) if model.provider == "openai" else None
-    return build_embedder(**model.embedder_settings(), api_key=api_key)
-
-
-def database_for(corpus: Corpus):
-    """The corpus' LanceDB, opened once per process with the options the Dagster resource uses."""
-    index = corpus.index
-    keys = [os.environ.get(index.access_key_env or "", ""), os.environ.get(index.secret_key_env or "", "")]
-    options = storage_options(corpus.index_uri, index.endpoint_url, index.region, *keys)
-    return _database(corpus.index_uri, tuple(sorted((options or {}).items())))
-
-
-@lru_cache(maxsize=8)
-def _database(uri: str, options: tuple[tuple[str, str], ...]):
-    return connect(uri, dict(options) or None)
 
 
 def has_tenants(corpus: Corpus) -> bool:
@@ -65,10 +40,10 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
     if has_tenants(corpus) and not filters.tenant:
         raise TenantRequired(f"corpus {corpus.name!r} has tenants: name one with --tenant")
     if corpus.embedding_model.provider == "local" and mode != "fts":
-        embedder_for(corpus.embedding_model).start_loading()  # while LanceDB is imported and opened
-    db = database_for(corpus)
+        open_embedder(corpus.embedding_model).start_loading()  # while LanceDB is imported and opened
+    db = connect_index(corpus)
     model = serving_model(project, corpus, db)
-    embedder = embedder_for(model)
+    embedder = open_embedder(model)
     index = LanceIndex(db, corpus.name, model.name, model.dimensions)
     if index.count_rows() == 0:
         return []
@@ -86,7 +61,7 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
 def lineage(project: Project, row_id: str) -> dict | None:
     """Where an index row came from: source, versions, profile, model, run and table version."""
     for corpus in project.corpora:
-        db = database_for(corpus)
+        db = connect_index(corpus)
         for model in project.embedding_models:
             index = LanceIndex(db, corpus.name, model.name, model.dimensions)
             if index.name not in db.list_tables().tables:

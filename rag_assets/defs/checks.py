@@ -7,7 +7,8 @@ import pyarrow.compute as pc
 from rag_assets.config.schema import Corpus
 from rag_assets.core.index import LanceIndex, complete_documents
 from rag_assets.core.keys import doc_id_for
-from rag_assets.defs.factory import asset_key, chunking_profile, partitions_name, resource_keys
+from rag_assets.defs.names import asset_key, partitions_name, resource_keys
+from rag_assets.defs.versions import chunking_profile
 
 DESCRIPTIONS = {
     "max_tokens_per_chunk": "No row's embedded text exceeds min(profile max_tokens, model input limit).",

@@ -30,21 +30,20 @@ from rag_assets.core.planning import (
     guard_deletes,
     plan_sweep,
 )
-from rag_assets.defs.factory import (
+from rag_assets.defs.names import (
     DATA_VERSION,
+    PARTITION,
+    RANGE_END,
+    RANGE_START,
     asset_key,
-    chunking_profile,
     ingest_job_name,
     maintenance_job_name,
     partitions_name,
-    raw_observation,
     resource_keys,
 )
+from rag_assets.defs.observations import raw_observation
 from rag_assets.defs.runs import IN_FLIGHT
-
-RANGE_START = "dagster/asset_partition_range_start"
-RANGE_END = "dagster/asset_partition_range_end"
-PARTITION = "dagster/partition"
+from rag_assets.defs.versions import chunking_profile
 
 
 @dataclass
