@@ -24,10 +24,10 @@ from rag_assets.core.hashing import content_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import EmbeddedDocument, RawDocument
 from rag_assets.core.parsing import parse_document
-from rag_assets.core.retrieval import candidate_hits, group_sentences
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.progress import Progress
+from rag_assets.query import retrieve
 
 
 def _documents(project: Project, questions: list[Question], questions_path: Path, corpora: Path | None) -> dict:
@@ -51,19 +51,6 @@ def _documents(project: Project, questions: list[Question], questions_path: Path
     return docs
 
 
-def _merged(hits: list[Retrieved]) -> list[Retrieved]:
-    """Results as the query path returns them: overlapping spans of one document become one."""
-    out: list[Retrieved] = []
-    for hit in hits:
-        for i, kept in enumerate(out):
-            if kept.corpus_id == hit.corpus_id and hit.start < kept.end and kept.start < hit.end:
-                out[i] = Retrieved(kept.corpus_id, min(kept.start, hit.start), max(kept.end, hit.end), kept.heading_path)
-                break
-        else:
-            out.append(hit)
-    return out
-
-
 def evaluate(project: Project, questions_path: str | Path, profiles: list[str], corpora: str | Path | None = None,
              embedder: str | None = None, mode: str = "vector", k: int = 5, progress: TextIO | None = None,
              on_question: Callable[[str, Question, list[Retrieved]], None] | None = None) -> list[dict]:
@@ -80,6 +67,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     models = {m.name: m for m in project.embedding_models}
     model = models[embedder] if embedder else project.corpora[0].embedding_model
     docs = _documents(project, questions, questions_path, Path(corpora) if corpora else None)
+    settings = project.corpora[0].index  # the search settings `rag query` uses on that corpus
     counter = get_token_counter(model.tokenizer)
     cache_dir = Path(project.local_dir) / "eval_cache"
     cache = EmbeddingCache(lancedb.connect(str(cache_dir)), model.name, model.dimensions)
@@ -121,27 +109,13 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
             if mode == "hybrid":
                 index.ensure_search_indexes(ann_min_rows=10**9)
             spans = {d: [Retrieved(d, c.start, c.end) for c in ch.chunks] for d, ch in chunked.items()}
-            # Sentence-window chunks are retrieved by their sentence and returned as their window.
-            windows = {(d, c.start, c.end): (c.window_start, c.window_end) for d, ch in chunked.items()
-                       for c in ch.chunks if c.window_start is not None}
-            grouped = profile.strategy == "sentence_window" and profile.group_gap > 0
-            pool = profile.group_candidates if grouped else 50
             depth = max(k, *RECALL_AT)  # results asked for: token metrics use the first k
             scores = Scores()
             bar = Progress(progress, f"[eval] {name}: questions", len(questions), every=50)
             for n, (question, vector) in enumerate(zip(questions, question_vectors), start=1):
                 bar.start(n)
-                hits = candidate_hits(index, question.question, vector, mode, pool, profile.score_margin)
-                if grouped:
-                    hits = group_sentences(index, hits, profile.group_gap, depth, context=profile.group_context,
-                                            lone_context=profile.lone_hit_context)
-                    retrieved = [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
-                else:
-                    retrieved = [Retrieved(h.doc_id, *windows.get((h.doc_id, h.start, h.end), (h.start, h.end)),
-                                           h.heading_path) for h in hits]
-                    if windows:  # expanded windows overlap: the query path returns each stretch once
-                        retrieved = _merged(retrieved)
-                    retrieved = retrieved[:depth]
+                hits = retrieve(index, question.question, vector, declared[name], settings, k=depth, mode=mode)
+                retrieved = [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
                 omega = precision_omega(question, spans.get(question.corpus_id, [])) if question.references else None
                 scores.add(question, retrieved, k, omega)
                 if on_question:

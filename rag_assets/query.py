@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from rag_assets.clients import connect_index, open_embedder
 from rag_assets.config import Corpus, Project
-from rag_assets.config.schema import EmbeddingModelConfig
+from rag_assets.config.schema import ChunkingProfileConfig, EmbeddingModelConfig, IndexConfig
 from rag_assets.core.index import LanceIndex, active_models
 from rag_assets.core.retrieval import Filters, Hit, search
 
@@ -48,12 +48,21 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
     if index.count_rows() == 0:
         return []
     vector = embedder.embed([model.query_prefix + text])[0] if mode != "fts" else None
-    profile = corpus.chunking_profile
+    return retrieve(index, text, vector, corpus.chunking_profile, corpus.index, k=k, mode=mode, filters=filters,
+                    rerank=rerank, neighbours=neighbours, version=as_of)
+
+
+def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: ChunkingProfileConfig,
+             settings: IndexConfig, k: int = 5, mode: str = "hybrid", filters: Filters = Filters(),
+             rerank: str = "rrf", neighbours: int = 0, version: int | None = None) -> list[Hit]:
+    """The results of ``text`` (embedded as ``vector``) from ``index``, chunked with ``profile``,
+    under the index settings ``settings``: the one retrieval path of `rag query`, `rag eval` and
+    the retrieval_eval asset, so evaluation scores exactly the spans a user gets."""
     grouped = profile.strategy == "sentence_window" and profile.group_gap > 0
     return search(index, text, vector, k=k, mode=mode, filters=filters,
-                  candidates=profile.group_candidates if grouped else corpus.index.search_candidates,
-                  rerank=rerank, neighbours=neighbours, version=as_of,
-                  whole_document_tokens=corpus.index.whole_document_tokens,
+                  candidates=profile.group_candidates if grouped else settings.search_candidates,
+                  rerank=rerank, neighbours=neighbours, version=version,
+                  whole_document_tokens=settings.whole_document_tokens,
                   group_gap=profile.group_gap if grouped else 0, score_margin=profile.score_margin,
                   group_context=profile.group_context, lone_hit_context=profile.lone_hit_context)
 
