@@ -14,7 +14,7 @@ from typing import TextIO
 import dagster as dg
 
 from rag_assets.config import Corpus, Project
-from rag_assets.core.index import LanceIndex, mark_active
+from rag_assets.core.index import LanceIndex
 from rag_assets.core.keys import doc_id_for
 from rag_assets.core.locking import ingest_lock
 from rag_assets.core.planning import SnapshotSeen, StoreSeen
@@ -31,9 +31,8 @@ from rag_assets.defs.names import (
 )
 from rag_assets.defs.resources import build_corpus_resources
 from rag_assets.defs.runs import fail_abandoned_runs, interrupted, run_job, stale_status
-from rag_assets.defs.sensors import Sweep, in_flight, materialized, sweep
+from rag_assets.defs.sensors import Sweep, apply_sweep, in_flight, materialized, record, sweep
 from rag_assets.defs.versions import chunking_profile
-from rag_assets.defs.storage import batched_writes
 from rag_assets.progress import Progress
 
 COUNTS = ("documents_seen", "documents_hashed", "documents_changed", "documents_new", "documents_deleted",
@@ -78,18 +77,6 @@ def _sweep(corpus: Corpus, resources, instance: dg.DagsterInstance, dry_run: boo
                  keep_bytes=not dry_run, busy=in_flight(instance, corpus, partition_keys),
                  complete=index.complete_documents(), allow_mass_delete=allow_mass_delete,
                  materialized=materialized(instance, corpus))
-
-
-def _record(instance: dg.DagsterInstance, corpus: Corpus, corpus_sweep: Sweep) -> None:
-    """Tell Dagster what the sweep found: new partitions, observations, deleted partitions."""
-    partitions = partitions_name(corpus.name)
-    with batched_writes(instance):  # one commit, not one per document
-        if corpus_sweep.new_keys:
-            instance.add_dynamic_partitions(partitions, corpus_sweep.new_keys)
-        for event in corpus_sweep.observations:
-            instance.report_runless_asset_event(event)
-        for key in corpus_sweep.deleted_keys:
-            instance.delete_dynamic_partition(partitions, key)
 
 
 def _redo(corpus: Corpus, store, corpus_sweep: Sweep) -> list[dict]:
@@ -153,7 +140,7 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
         if dry_run:
             report["rows_in_index"] = index.count_rows()
             return {**report, "failures": [], "checks": {}, "documents": _redo(corpus, store, corpus_sweep)}
-        _record(instance, corpus, corpus_sweep)
+        record(instance, apply_sweep(corpus, corpus_sweep, "", ingest_runs=False))  # runs below, in this process
         bar = Progress(progress, f"[{corpus.name}] batches", len(corpus_sweep.batches))
         for n, (first, last) in enumerate(corpus_sweep.batches, start=1):
             bar.start(n, f"{first} .. {last}")
@@ -185,9 +172,6 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             if not result.success:
                 failures.append({"corpus": corpus.name, "doc_id": "(table)", "error": _failure_message(result)})
             checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-        indexed = index.indexed_documents()
-        if not failures and all(doc_id in indexed for doc_id in plan.listed):
-            mark_active(index.db, corpus.name, model.name, index.name, len(plan.listed))
         report.update(documents_failed=len(failures), rows_in_index=index.count_rows())
     report["failures"] = failures
     report["checks"] = checks
@@ -202,7 +186,7 @@ def observe_project(project: Project, corpora: list[str] | None = None) -> dict:
         for corpus in _selected(project, corpora):
             with dg.build_resources(build_corpus_resources(corpus)) as resources:
                 corpus_sweep = _sweep(corpus, resources, instance, dry_run=False)
-            _record(instance, corpus, corpus_sweep)
+            record(instance, apply_sweep(corpus, corpus_sweep, "", ingest_runs=False))
             out[corpus.name] = {"documents_seen": len(corpus_sweep.plan.listed),
                                 "documents_observed": len(corpus_sweep.observations),
                                 "documents_new": len(corpus_sweep.new_keys),
