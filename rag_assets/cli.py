@@ -516,16 +516,14 @@ def operator_error(exc: Exception, project_dir: str | None = None) -> tuple[str,
     """One line and the exit code for an error that ends a command (README: 2 config or usage,
     1 the command ran but could not finish its work)."""
     from rag_assets.config import ConfigError
-    from rag_assets.core.errors import disk_full
+    from rag_assets.core.errors import UsageError, disk_full
     from rag_assets.core.index import IndexUnreadable
     from rag_assets.core.locking import IngestLocked
     from rag_assets.core.planning import MassDeleteRefused
     from rag_assets.core.sources import SourceFolderMissing, SourceUnavailable
 
-    if isinstance(exc, (ConfigError, SourceFolderMissing, MassDeleteRefused)):
+    if isinstance(exc, (ConfigError, SourceFolderMissing, MassDeleteRefused, UsageError)):
         return str(exc), 2
-    if isinstance(exc, KeyError):  # unknown corpus or profile; str() of a KeyError is its repr
-        return (exc.args[0] if exc.args else str(exc)), 2
     full = disk_full(exc, lambda: _written_folders(project_dir))  # first: it may hide under IndexUnreadable
     if full:
         return full, 1

@@ -19,6 +19,7 @@ from rag_assets.config import Project
 from rag_assets.config.profiles import profile_from_config
 from rag_assets.core.chunking import chunk_document
 from rag_assets.core.embed_cache import EmbeddingCache
+from rag_assets.core.errors import UsageError
 from rag_assets.core.evaluation import RECALL_AT, Question, Retrieved, Scores, load_questions, precision_omega
 from rag_assets.core.hashing import content_hash, text_hash
 from rag_assets.core.index import LanceIndex
@@ -63,7 +64,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     declared = {p.name: p for p in project.chunking_profiles}
     unknown = [p for p in profiles if p not in declared]
     if unknown:
-        raise KeyError(f"unknown profile(s) {unknown}; declared: {sorted(declared)}")
+        raise UsageError(f"unknown profile(s) {unknown}; declared: {sorted(declared)}")
     models = {m.name: m for m in project.embedding_models}
     model = models[embedder] if embedder else project.corpora[0].embedding_model
     docs = _documents(project, questions, questions_path, Path(corpora) if corpora else None)

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from rag_assets.core.errors import UsageError
 from rag_assets.core.parsing.limits import ParseLimits
 
 NAME = r"^[A-Za-z][A-Za-z0-9_\-]*$"
@@ -359,4 +360,4 @@ class Project(_Strict):
         for corpus in self.corpora:
             if corpus.name == name:
                 return corpus
-        raise KeyError(f"no corpus {name!r}; declared: {[c.name for c in self.corpora]}")
+        raise UsageError(f"no corpus {name!r}; declared: {[c.name for c in self.corpora]}")
