@@ -341,7 +341,7 @@ def cmd_chunk(args) -> int:
     except OSError as exc:
         print(f"rag: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return 2
-    raw = RawDocument(path.name, path.resolve().as_uri(), content_hash(data), len(data), "cli", data)
+    raw = RawDocument(path.name, path.as_uri(), content_hash(data), len(data), "cli", data)
     try:
         doc = parse_document(raw, corpus.source.parse_limits)
     except DocumentError as exc:
@@ -377,12 +377,18 @@ def cmd_chunk(args) -> int:
     return 0
 
 
+def _path(value: str) -> str:
+    """A path the user typed, resolved against the working directory: every path argument goes
+    through here, so nothing downstream sees a relative path."""
+    return str(Path(value).expanduser().resolve())
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rag", description="Ingest documents into a LanceDB index with Dagster, and query it.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--project", help="config project folder (default: $RAG_PROJECT_DIR or dbt_like_configs/)")
+    parser.add_argument("--project", type=_path, help="config project folder (default: $RAG_PROJECT_DIR or dbt_like_configs/)")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error instead of one line")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -439,8 +445,8 @@ def build_parser() -> argparse.ArgumentParser:
     restore.set_defaults(func=cmd_restore)
 
     ev = command("eval", "score chunking profiles against golden questions, side by side")
-    ev.add_argument("--questions", required=True, help="Chroma-format CSV or dbt_like_configs/evals/*.yml")
-    ev.add_argument("--corpora", help="folder of <corpus_id>.md files (CSV format; default: beside the CSV)")
+    ev.add_argument("--questions", required=True, type=_path, help="Chroma-format CSV or dbt_like_configs/evals/*.yml")
+    ev.add_argument("--corpora", type=_path, help="folder of <corpus_id>.md files (CSV format; default: beside the CSV)")
     ev.add_argument("--profile", action="append", required=True, help="profile to evaluate (repeatable)")
     ev.add_argument("--embedder", help="embedding model name (default: the first corpus')")
     ev.add_argument("--mode", choices=["vector", "hybrid"], default="vector")
@@ -449,7 +455,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.set_defaults(func=cmd_eval)
 
     chunk = command("chunk", "parse a file like the pipeline does and print its chunks")
-    chunk.add_argument("file", help="document to chunk (md, txt, html, pdf, docx, py, csv...)")
+    chunk.add_argument("file", type=_path, help="document to chunk (md, txt, html, pdf, docx, py, csv...)")
     chunk.add_argument("--profile", help="chunking profile from profiles/chunking.yml (default: the corpus')")
     chunk.add_argument("--strategy", help="override the strategy (fixed, sentence, recursive, markdown, code, "
                                           "table, faq, transcript, semantic, sentence_window, auto)")
