@@ -33,7 +33,7 @@ def build_corpus_resources(corpus: Corpus) -> dict[str, dg.ConfigurableResource]
     source = corpus.source
     if source.kind == "disk":
         source_resource = DiskSourceResource(root=corpus.source_root or "", include=list(source.include),
-                                             exclude=list(source.exclude), tenant=source.tenant,
+                                             exclude=list(source.exclude),
                                              max_document_bytes=source.max_document_bytes)
     else:
         source_resource = S3SourceResource(
@@ -41,7 +41,7 @@ def build_corpus_resources(corpus: Corpus) -> dict[str, dg.ConfigurableResource]
                           aws_access_key_id=dg.EnvVar(source.access_key_env),
                           aws_secret_access_key=dg.EnvVar(source.secret_key_env)),
             bucket=source.bucket or "", prefix=source.prefix, include=list(source.include),
-            exclude=list(source.exclude), tenant=source.tenant, max_document_bytes=source.max_document_bytes,
+            exclude=list(source.exclude), max_document_bytes=source.max_document_bytes,
         )
     return {
         keys["source"]: source_resource,
