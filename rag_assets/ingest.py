@@ -27,9 +27,8 @@ from rag_assets.defs.names import (
     ingest_job_name,
     maintenance_job_name,
     partitions_name,
-    resource_keys,
 )
-from rag_assets.defs.resources import build_corpus_resources
+from rag_assets.defs.resources import CorpusResources, build_corpus_resources
 from rag_assets.defs.runs import fail_abandoned_runs, interrupted, run_job, stale_status
 from rag_assets.defs.sensors import Sweep, apply_sweep, in_flight, materialized, record, sweep
 from rag_assets.defs.versions import chunking_profile
@@ -65,11 +64,10 @@ def _sweep(corpus: Corpus, resources, instance: dg.DagsterInstance, dry_run: boo
            allow_mass_delete: bool = False) -> Sweep:
     """The corpus' sweep, against the stage store and the live index; a dry run reads what was
     seen but records nothing, not even bytes."""
-    keys = resource_keys(corpus.name)
-    source = getattr(resources, keys["source"])
-    store = getattr(resources, keys["store"]).get_store()
+    source = CorpusResources(resources, corpus.name).source
+    store = CorpusResources(resources, corpus.name).store.get_store()
     model = corpus.embedding_model
-    index = LanceIndex(getattr(resources, keys["lancedb"]).get_connection(), corpus.name, model.name,
+    index = LanceIndex(CorpusResources(resources, corpus.name).lancedb.get_connection(), corpus.name, model.name,
                        model.dimensions)
     partition_keys = list(instance.get_dynamic_partitions(partitions_name(corpus.name)))
     seen = SnapshotSeen(fallback=StoreSeen(store)) if dry_run else None
@@ -123,14 +121,13 @@ def ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instan
 
 def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInstance,
                    progress: TextIO | None, dry_run: bool, allow_mass_delete: bool) -> dict:
-    keys = resource_keys(corpus.name)
     model = corpus.embedding_model
     report = dict.fromkeys(COUNTS, 0)
     failures: list[dict] = []
     checks: dict[str, bool] = {}
     with dg.build_resources(build_corpus_resources(corpus)) as resources:
-        store = getattr(resources, keys["store"]).get_store()
-        index = LanceIndex(getattr(resources, keys["lancedb"]).get_connection(), corpus.name, model.name,
+        store = CorpusResources(resources, corpus.name).store.get_store()
+        index = LanceIndex(CorpusResources(resources, corpus.name).lancedb.get_connection(), corpus.name, model.name,
                            model.dimensions)
         corpus_sweep = _sweep(corpus, resources, instance, dry_run, allow_mass_delete)
         plan = corpus_sweep.plan

@@ -34,11 +34,10 @@ from rag_assets.defs.executors import build_executor, job_run_config
 from rag_assets.defs.names import asset_key, ingest_job_name, maintenance_job_name, partitions_name, resource_keys
 from rag_assets.defs.observations import observed_raws
 from rag_assets.defs.plots import histogram_png
-from rag_assets.defs.resources import build_corpus_resources
+from rag_assets.defs.resources import CorpusResources, build_corpus_resources
 from rag_assets.defs.sensors import build_corpus_automation, observe_source
 from rag_assets.defs.storage import partitions_snapshot
 from rag_assets.defs.versions import chunking_profile, code_versions
-from resources import EmbedderResource
 
 
 def tenant_of(corpus: Corpus):
@@ -159,7 +158,7 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
               kinds={"unstructured"}, required_resource_keys={keys["store"]}, **stage,
               description="Text and structural elements of each document (unstructured; pdfminer for PDF pages).")
     def parsed_documents(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        store = getattr(context.resources, keys["store"]).get_store()
+        store = CorpusResources(context.resources, name).store.get_store()
         limits = corpus.source.parse_limits
         observed = observed_raws(context.instance, corpus, context.partition_keys)
         results = [(pk, parse_stage(store, doc_id, observed[pk], limits)) for pk, doc_id in _docs(context)]
@@ -176,8 +175,8 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
                           f"profile {profile.name!r} ({profile.strategy}, at most {limit} {model.tokenizer} tokens, "
                           f"overlap {profile.overlap}).")
     def chunks(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        store = getattr(context.resources, keys["store"]).get_store()
-        embedder: EmbedderResource = getattr(context.resources, keys["embedder"])
+        store = CorpusResources(context.resources, name).store.get_store()
+        embedder = CorpusResources(context.resources, name).embedder
         counter = embedder.get_token_counter()
         embed = embedder.get_embedder().embed if "semantic" in (profile.strategy, *dict(profile.content_types).values()) else None
         results = [(pk, chunk_stage(store, doc_id, profile, counter, model.max_input_tokens, embed))
@@ -195,9 +194,9 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
               description="One vector per chunk; only embedded texts the cache has not seen reach the model "
                           f"({model.provider} {model.model}, {model.dimensions} dimensions).")
     def embeddings(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        store = getattr(context.resources, keys["store"]).get_store()
-        embedder = getattr(context.resources, keys["embedder"]).get_embedder()
-        cache = EmbeddingCache(getattr(context.resources, keys["lancedb"]).get_connection(), model.name,
+        store = CorpusResources(context.resources, name).store.get_store()
+        embedder = CorpusResources(context.resources, name).embedder.get_embedder()
+        cache = EmbeddingCache(CorpusResources(context.resources, name).lancedb.get_connection(), model.name,
                                model.dimensions)
         docs = _docs(context)
         results, totals = embed_stage(store, [d for _, d in docs], cache, embedder.embed, model.name,
@@ -219,8 +218,8 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
               description="Each document's rows in the corpus' LanceDB table (new rows written, then its stale "
                           f"rows removed) at {corpus.index_uri}.")
     def lancedb_index(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        store = getattr(context.resources, keys["store"]).get_store()
-        db = getattr(context.resources, keys["lancedb"]).get_connection()
+        store = CorpusResources(context.resources, name).store.get_store()
+        db = CorpusResources(context.resources, name).lancedb.get_connection()
         index = LanceIndex(db, name, model.name, model.dimensions)
         cache = EmbeddingCache(db, model.name, model.dimensions)
         docs = _docs(context)
@@ -270,8 +269,8 @@ def build_table_asset(corpus: Corpus):
               tags={f"rag/{t}": "" for t in corpus.tags}, automation_condition=TABLE_CONDITION)
     def lancedb_table(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         """The corpus' LanceDB table as a whole: rows of deleted documents removed, then compacted."""
-        store = getattr(context.resources, keys["store"]).get_store()
-        index = LanceIndex(getattr(context.resources, keys["lancedb"]).get_connection(), name, model.name,
+        store = CorpusResources(context.resources, name).store.get_store()
+        index = LanceIndex(CorpusResources(context.resources, name).lancedb.get_connection(), name, model.name,
                            model.dimensions)
         live = {doc_id_for(pk) for pk in context.instance.get_dynamic_partitions(partitions_name(name))}
         removed_docs = [doc_id for doc_id in index.indexed_documents() if doc_id not in live]

@@ -8,6 +8,30 @@ from rag_assets.defs.names import resource_keys
 from resources import DiskSourceResource, EmbedderResource, LanceDBResource, S3SourceResource, StageStoreResource
 
 
+class CorpusResources:
+    """A corpus' resources by role, typed: Dagster holds them under per-corpus keys
+    (``names.resource_keys``) of a context's ``resources``."""
+
+    def __init__(self, resources, corpus: str):
+        self._resources, self._keys = resources, resource_keys(corpus)
+
+    @property
+    def source(self) -> DiskSourceResource | S3SourceResource:
+        return getattr(self._resources, self._keys["source"])
+
+    @property
+    def embedder(self) -> EmbedderResource:
+        return getattr(self._resources, self._keys["embedder"])
+
+    @property
+    def lancedb(self) -> LanceDBResource:
+        return getattr(self._resources, self._keys["lancedb"])
+
+    @property
+    def store(self) -> StageStoreResource:
+        return getattr(self._resources, self._keys["store"])
+
+
 def _s3_settings(location) -> dict:
     """Endpoint, region and, where the config names their variables, keys via dg.EnvVar."""
     keys = {}

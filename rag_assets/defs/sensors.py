@@ -42,6 +42,7 @@ from rag_assets.defs.names import (
     resource_keys,
 )
 from rag_assets.defs.observations import raw_observation
+from rag_assets.defs.resources import CorpusResources
 from rag_assets.defs.runs import IN_FLIGHT
 from rag_assets.defs.storage import batched_writes
 from rag_assets.defs.versions import chunking_profile
@@ -106,11 +107,10 @@ def observe_source(corpus: Corpus):
     """The observation function of the corpus' raw_documents (the UI's "Observe"): the sweep's
     new and changed documents as data versions by partition, new partitions added first. Deleted
     documents are left to the sensor and `rag ingest`, which prune the table too."""
-    keys = resource_keys(corpus.name)
 
     def observe(context) -> dg.DataVersionsByPartition:
-        source = getattr(context.resources, keys["source"])
-        store = getattr(context.resources, keys["store"]).get_store()
+        source = CorpusResources(context.resources, corpus.name).source
+        store = CorpusResources(context.resources, corpus.name).store.get_store()
         partition_keys = list(context.instance.get_dynamic_partitions(partitions_name(corpus.name)))
         corpus_sweep = sweep(corpus, source.list_documents(), source.read, store, partition_keys)
         if corpus_sweep.new_keys:
@@ -214,8 +214,8 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
         default_status=dg.DefaultSensorStatus.STOPPED,
     )
     def source_sensor(context: dg.SensorEvaluationContext):
-        source = getattr(context.resources, keys["source"])
-        store = getattr(context.resources, keys["store"]).get_store()
+        source = CorpusResources(context.resources, corpus.name).source
+        store = CorpusResources(context.resources, corpus.name).store.get_store()
         previous = json.loads(context.cursor) if context.cursor else {}
         snapshot = store.get("listing", previous["seen"]) if previous.get("seen") and store.has(
             "listing", previous["seen"]) else None
@@ -224,8 +224,8 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
         partition_keys = list(context.instance.get_dynamic_partitions(partitions_name(corpus.name)))
         busy = in_flight(context.instance, corpus, partition_keys)
         model = corpus.embedding_model
-        index = LanceIndex(getattr(context.resources, keys["lancedb"]).get_connection(), corpus.name, model.name,
-                           model.dimensions)
+        index = LanceIndex(CorpusResources(context.resources, corpus.name).lancedb.get_connection(), corpus.name,
+                           model.name, model.dimensions)
         try:
             corpus_sweep = sweep(corpus, refs, source.read, store, partition_keys, seen=seen, busy=busy,
                                  complete=index.complete_documents(), materialized=materialized(context.instance,
@@ -259,8 +259,8 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
             # A schedule returns only runs of its job: it records the partitions and observations
             # itself, as the daemon records a sensor's. Deleted documents' rows are left to the
             # table's maintenance, which prunes rows without a partition.
-            source = getattr(context.resources, keys["source"])
-            store = getattr(context.resources, keys["store"]).get_store()
+            source = CorpusResources(context.resources, corpus.name).source
+            store = CorpusResources(context.resources, corpus.name).store.get_store()
             partition_keys = list(context.instance.get_dynamic_partitions(partitions_name(corpus.name)))
             corpus_sweep = sweep(corpus, source.list_documents(), source.read, store, partition_keys,
                                  busy=in_flight(context.instance, corpus, partition_keys))
