@@ -206,9 +206,9 @@ def main(argv=None) -> int:
         ingest_project(project)
         noop = time.perf_counter() - start
 
-        from rag_assets.query import embedder_for
+        from rag_assets.clients import open_embedder
 
-        embedder = embedder_for(project.corpus("bench").embedding_model)
+        embedder = open_embedder(project.corpus("bench").embedding_model)
         floor_texts = embedded_texts(texts, project)
         start = time.perf_counter()
         embedder.embed(floor_texts)

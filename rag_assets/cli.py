@@ -269,25 +269,21 @@ def cmd_lineage(args) -> int:
 
 
 def cmd_restore(args) -> int:
-    import dagster as dg
-
+    from rag_assets.clients import connect_index
     from rag_assets.config import load_project
     from rag_assets.core.index import LanceIndex
-    from rag_assets.defs.factory import build_corpus_resources, resource_keys
 
     corpus = load_project(args.project).corpus(args.corpus)
     model = corpus.embedding_model
-    key = resource_keys(corpus.name)["lancedb"]
-    with dg.build_resources({key: build_corpus_resources(corpus)[key]}) as resources:
-        index = LanceIndex(getattr(resources, key).get_connection(), corpus.name, model.name, model.dimensions)
-        try:
-            if args.as_of is None:
-                versions = index.versions()
-            else:
-                restored = index.restore(args.as_of)
-        except ValueError as exc:  # no such table or version
-            print(f"rag: {exc}", file=sys.stderr)
-            return 2
+    index = LanceIndex(connect_index(corpus), corpus.name, model.name, model.dimensions)
+    try:
+        if args.as_of is None:
+            versions = index.versions()
+        else:
+            restored = index.restore(args.as_of)
+    except ValueError as exc:  # no such table or version
+        print(f"rag: {exc}", file=sys.stderr)
+        return 2
     if args.as_of is None:
         rows = [{"version": v.version, "timestamp": v.timestamp.isoformat(timespec="seconds"), "rows": v.rows}
                 for v in versions]
@@ -310,7 +306,7 @@ def cmd_chunk(args) -> int:
 
     from rag_assets.config import load_project
     from rag_assets.config.profiles import profile_from_config
-    from rag_assets.core.chunking import STRATEGY_NAMES, chunk_document
+    from rag_assets.core.chunking import STRATEGY_NAMES, chunk_document, row_token_limit
     from rag_assets.core.hashing import content_hash
     from rag_assets.core.models import RawDocument
     from rag_assets.core.parsing import DocumentError, parse_document
@@ -345,7 +341,7 @@ def cmd_chunk(args) -> int:
     except OSError as exc:
         print(f"rag: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return 2
-    raw = RawDocument(path.name, path.resolve().as_uri(), content_hash(data), len(data), "cli", data)
+    raw = RawDocument(path.name, path.as_uri(), content_hash(data), len(data), "cli", data)
     try:
         doc = parse_document(raw, corpus.source.parse_limits)
     except DocumentError as exc:
@@ -353,9 +349,9 @@ def cmd_chunk(args) -> int:
         return 1
     embed = None
     if profile.strategy_for(doc) == "semantic":
-        from rag_assets.defs.factory import build_corpus_resources, resource_keys
+        from rag_assets.clients import open_embedder
 
-        embed = build_corpus_resources(corpus)[resource_keys(corpus.name)["embedder"]].get_embedder().embed
+        embed = open_embedder(model).embed
     try:
         chunked = chunk_document(doc, profile, counter, limit, embed=embed)
     except ValueError as exc:
@@ -372,7 +368,7 @@ def cmd_chunk(args) -> int:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     print(f"{path}: {doc.content_type}, {len(rows)} chunks, strategy {rows[0]['strategy'] if rows else profile.strategy}, "
-          f"limit {min(profile.max_tokens, limit)} {counter.name} tokens")
+          f"limit {row_token_limit(profile, args.tokenizer or model.tokenizer, limit)} {counter.name} tokens")
     for row in rows:
         preview = " ".join(row["text"].split())
         section = " > ".join(row["heading_path"])
@@ -381,12 +377,18 @@ def cmd_chunk(args) -> int:
     return 0
 
 
+def _path(value: str) -> str:
+    """A path the user typed, resolved against the working directory: every path argument goes
+    through here, so nothing downstream sees a relative path."""
+    return str(Path(value).expanduser().resolve())
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rag", description="Ingest documents into a LanceDB index with Dagster, and query it.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--project", help="config project folder (default: $RAG_PROJECT_DIR or dbt_like_configs/)")
+    parser.add_argument("--project", type=_path, help="config project folder (default: $RAG_PROJECT_DIR or dbt_like_configs/)")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error instead of one line")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -443,8 +445,8 @@ def build_parser() -> argparse.ArgumentParser:
     restore.set_defaults(func=cmd_restore)
 
     ev = command("eval", "score chunking profiles against golden questions, side by side")
-    ev.add_argument("--questions", required=True, help="Chroma-format CSV or dbt_like_configs/evals/*.yml")
-    ev.add_argument("--corpora", help="folder of <corpus_id>.md files (CSV format; default: beside the CSV)")
+    ev.add_argument("--questions", required=True, type=_path, help="Chroma-format CSV or dbt_like_configs/evals/*.yml")
+    ev.add_argument("--corpora", type=_path, help="folder of <corpus_id>.md files (CSV format; default: beside the CSV)")
     ev.add_argument("--profile", action="append", required=True, help="profile to evaluate (repeatable)")
     ev.add_argument("--embedder", help="embedding model name (default: the first corpus')")
     ev.add_argument("--mode", choices=["vector", "hybrid"], default="vector")
@@ -453,7 +455,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.set_defaults(func=cmd_eval)
 
     chunk = command("chunk", "parse a file like the pipeline does and print its chunks")
-    chunk.add_argument("file", help="document to chunk (md, txt, html, pdf, docx, py, csv...)")
+    chunk.add_argument("file", type=_path, help="document to chunk (md, txt, html, pdf, docx, py, csv...)")
     chunk.add_argument("--profile", help="chunking profile from profiles/chunking.yml (default: the corpus')")
     chunk.add_argument("--strategy", help="override the strategy (fixed, sentence, recursive, markdown, code, "
                                           "table, faq, transcript, semantic, sentence_window, auto)")
@@ -520,16 +522,14 @@ def operator_error(exc: Exception, project_dir: str | None = None) -> tuple[str,
     """One line and the exit code for an error that ends a command (README: 2 config or usage,
     1 the command ran but could not finish its work)."""
     from rag_assets.config import ConfigError
-    from rag_assets.core.errors import disk_full
+    from rag_assets.core.errors import UsageError, disk_full
     from rag_assets.core.index import IndexUnreadable
     from rag_assets.core.locking import IngestLocked
     from rag_assets.core.planning import MassDeleteRefused
     from rag_assets.core.sources import SourceFolderMissing, SourceUnavailable
 
-    if isinstance(exc, (ConfigError, SourceFolderMissing, MassDeleteRefused)):
+    if isinstance(exc, (ConfigError, SourceFolderMissing, MassDeleteRefused, UsageError)):
         return str(exc), 2
-    if isinstance(exc, KeyError):  # unknown corpus or profile; str() of a KeyError is its repr
-        return (exc.args[0] if exc.args else str(exc)), 2
     full = disk_full(exc, lambda: _written_folders(project_dir))  # first: it may hide under IndexUnreadable
     if full:
         return full, 1

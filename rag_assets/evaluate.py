@@ -12,23 +12,23 @@ import tempfile
 from pathlib import Path
 from typing import Callable, TextIO
 
-import dagster as dg
 import lancedb
 
+from rag_assets.clients import open_embedder
 from rag_assets.config import Project
 from rag_assets.config.profiles import profile_from_config
 from rag_assets.core.chunking import chunk_document
 from rag_assets.core.embed_cache import EmbeddingCache
+from rag_assets.core.errors import UsageError
 from rag_assets.core.evaluation import RECALL_AT, Question, Retrieved, Scores, load_questions, precision_omega
 from rag_assets.core.hashing import content_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import EmbeddedDocument, RawDocument
 from rag_assets.core.parsing import parse_document
-from rag_assets.core.retrieval import candidate_hits, group_sentences
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
-from rag_assets.defs.factory import build_corpus_resources, resource_keys
 from rag_assets.progress import Progress
+from rag_assets.query import retrieve
 
 
 def _documents(project: Project, questions: list[Question], questions_path: Path, corpora: Path | None) -> dict:
@@ -52,19 +52,6 @@ def _documents(project: Project, questions: list[Question], questions_path: Path
     return docs
 
 
-def _merged(hits: list[Retrieved]) -> list[Retrieved]:
-    """Results as the query path returns them: overlapping spans of one document become one."""
-    out: list[Retrieved] = []
-    for hit in hits:
-        for i, kept in enumerate(out):
-            if kept.corpus_id == hit.corpus_id and hit.start < kept.end and kept.start < hit.end:
-                out[i] = Retrieved(kept.corpus_id, min(kept.start, hit.start), max(kept.end, hit.end), kept.heading_path)
-                break
-        else:
-            out.append(hit)
-    return out
-
-
 def evaluate(project: Project, questions_path: str | Path, profiles: list[str], corpora: str | Path | None = None,
              embedder: str | None = None, mode: str = "vector", k: int = 5, progress: TextIO | None = None,
              on_question: Callable[[str, Question, list[Retrieved]], None] | None = None) -> list[dict]:
@@ -77,81 +64,65 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     declared = {p.name: p for p in project.chunking_profiles}
     unknown = [p for p in profiles if p not in declared]
     if unknown:
-        raise KeyError(f"unknown profile(s) {unknown}; declared: {sorted(declared)}")
+        raise UsageError(f"unknown profile(s) {unknown}; declared: {sorted(declared)}")
     models = {m.name: m for m in project.embedding_models}
     model = models[embedder] if embedder else project.corpora[0].embedding_model
     docs = _documents(project, questions, questions_path, Path(corpora) if corpora else None)
-    corpus = project.corpora[0].model_copy(update={"embedding_model": model})
-    keys = resource_keys(corpus.name)
+    settings = project.corpora[0].index  # the search settings `rag query` uses on that corpus
     counter = get_token_counter(model.tokenizer)
     cache_dir = Path(project.local_dir) / "eval_cache"
     cache = EmbeddingCache(lancedb.connect(str(cache_dir)), model.name, model.dimensions)
     results = []
-    with dg.build_resources({keys["embedder"]: build_corpus_resources(corpus)[keys["embedder"]]}) as resources:
-        embed = getattr(resources, keys["embedder"]).get_embedder().embed
+    embed = open_embedder(model).embed
 
-        def vectors_for(texts: list[str], label: str) -> list[list[float]]:
-            wanted = {text_hash(t): t for t in texts}
-            found = cache.get_many(list(wanted))
-            missing = [h for h in wanted if h not in found]
-            bar = Progress(progress, f"[eval] {label}: embedding {len(missing)} new texts", -(-len(missing) // 512),
-                           every=10)
-            for i in range(0, len(missing), 512):
-                bar.start(i // 512 + 1)
-                batch = missing[i : i + 512]
-                new = dict(zip(batch, embed([wanted[h] for h in batch])))
-                cache.put_many(new)
-                found.update(new)
-            if missing:
-                bar.finish()
-            return [found[text_hash(t)] for t in texts]
+    def vectors_for(texts: list[str], label: str) -> list[list[float]]:
+        wanted = {text_hash(t): t for t in texts}
+        found = cache.get_many(list(wanted))
+        missing = [h for h in wanted if h not in found]
+        bar = Progress(progress, f"[eval] {label}: embedding {len(missing)} new texts", -(-len(missing) // 512),
+                       every=10)
+        for i in range(0, len(missing), 512):
+            bar.start(i // 512 + 1)
+            batch = missing[i : i + 512]
+            new = dict(zip(batch, embed([wanted[h] for h in batch])))
+            cache.put_many(new)
+            found.update(new)
+        if missing:
+            bar.finish()
+        return [found[text_hash(t)] for t in texts]
 
-        question_vectors = vectors_for([model.query_prefix + q.question for q in questions], "questions")
-        for name in profiles:
-            profile = profile_from_config(declared[name])
-            if progress:
-                print(f"[eval] {name}: chunking {len(docs)} documents", file=progress, flush=True)
-            # Semantic breakpoints embed sentences through the same cache as the chunks.
-            chunked = {d: chunk_document(doc, profile, counter, model.max_input_tokens,
-                                          embed=lambda texts: vectors_for(texts, name))
-                       for d, doc in docs.items()}
-            all_chunks = [c for ch in chunked.values() for c in ch.chunks]
-            vectors = vectors_for([model.passage_prefix + c.embed_text for c in all_chunks], name)
-            by_chunk = iter(vectors)
-            with tempfile.TemporaryDirectory() as tmp:
-                index = LanceIndex(lancedb.connect(tmp), "eval", model.name, model.dimensions)
-                index.write_documents([EmbeddedDocument(ch, model.name, tuple(tuple(next(by_chunk)) for _ in ch.chunks))
-                                       for ch in chunked.values()], None, "eval")
-                if mode == "hybrid":
-                    index.ensure_search_indexes(ann_min_rows=10**9)
-                spans = {d: [Retrieved(d, c.start, c.end) for c in ch.chunks] for d, ch in chunked.items()}
-                # Sentence-window chunks are retrieved by their sentence and returned as their window.
-                windows = {(d, c.start, c.end): (c.window_start, c.window_end) for d, ch in chunked.items()
-                           for c in ch.chunks if c.window_start is not None}
-                grouped = profile.strategy == "sentence_window" and profile.group_gap > 0
-                pool = profile.group_candidates if grouped else 50
-                depth = max(k, *RECALL_AT)  # results asked for: token metrics use the first k
-                scores = Scores()
-                bar = Progress(progress, f"[eval] {name}: questions", len(questions), every=50)
-                for n, (question, vector) in enumerate(zip(questions, question_vectors), start=1):
-                    bar.start(n)
-                    hits = candidate_hits(index, question.question, vector, mode, pool, profile.score_margin)
-                    if grouped:
-                        hits = group_sentences(index, hits, profile.group_gap, depth, context=profile.group_context,
-                                                lone_context=profile.lone_hit_context)
-                        retrieved = [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
-                    else:
-                        retrieved = [Retrieved(h.doc_id, *windows.get((h.doc_id, h.start, h.end), (h.start, h.end)),
-                                               h.heading_path) for h in hits]
-                        if windows:  # expanded windows overlap: the query path returns each stretch once
-                            retrieved = _merged(retrieved)
-                        retrieved = retrieved[:depth]
-                    omega = precision_omega(question, spans.get(question.corpus_id, [])) if question.references else None
-                    scores.add(question, retrieved, k, omega)
-                    if on_question:
-                        on_question(name, question, retrieved)
-                bar.finish()
-            tokens = [c.tokens for c in all_chunks] or [0]
-            results.append({"profile": name, "mode": mode, "k": k, "model": model.name, "chunks": len(all_chunks),
-                            "mean_tokens": round(statistics.fmean(tokens), 1), **scores.summary()})
+    question_vectors = vectors_for([model.query_prefix + q.question for q in questions], "questions")
+    for name in profiles:
+        profile = profile_from_config(declared[name])
+        if progress:
+            print(f"[eval] {name}: chunking {len(docs)} documents", file=progress, flush=True)
+        # Semantic breakpoints embed sentences through the same cache as the chunks.
+        chunked = {d: chunk_document(doc, profile, counter, model.max_input_tokens,
+                                      embed=lambda texts: vectors_for(texts, name))
+                   for d, doc in docs.items()}
+        all_chunks = [c for ch in chunked.values() for c in ch.chunks]
+        vectors = vectors_for([model.passage_prefix + c.embed_text for c in all_chunks], name)
+        by_chunk = iter(vectors)
+        with tempfile.TemporaryDirectory() as tmp:
+            index = LanceIndex(lancedb.connect(tmp), "eval", model.name, model.dimensions)
+            index.write_documents([EmbeddedDocument(ch, model.name, tuple(tuple(next(by_chunk)) for _ in ch.chunks))
+                                   for ch in chunked.values()], None, "eval")
+            if mode == "hybrid":
+                index.ensure_search_indexes(ann_min_rows=10**9)
+            spans = {d: [Retrieved(d, c.start, c.end) for c in ch.chunks] for d, ch in chunked.items()}
+            depth = max(k, *RECALL_AT)  # results asked for: token metrics use the first k
+            scores = Scores()
+            bar = Progress(progress, f"[eval] {name}: questions", len(questions), every=50)
+            for n, (question, vector) in enumerate(zip(questions, question_vectors), start=1):
+                bar.start(n)
+                hits = retrieve(index, question.question, vector, declared[name], settings, k=depth, mode=mode)
+                retrieved = [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
+                omega = precision_omega(question, spans.get(question.corpus_id, [])) if question.references else None
+                scores.add(question, retrieved, k, omega)
+                if on_question:
+                    on_question(name, question, retrieved)
+            bar.finish()
+        tokens = [c.tokens for c in all_chunks] or [0]
+        results.append({"profile": name, "mode": mode, "k": k, "model": model.name, "chunks": len(all_chunks),
+                        "mean_tokens": round(statistics.fmean(tokens), 1), **scores.summary()})
     return results

@@ -14,23 +14,24 @@ from typing import TextIO
 import dagster as dg
 
 from rag_assets.config import Corpus, Project
-from rag_assets.core.index import LanceIndex, mark_active
+from rag_assets.core.index import LanceIndex
 from rag_assets.core.keys import doc_id_for
 from rag_assets.core.locking import ingest_lock
 from rag_assets.core.planning import SnapshotSeen, StoreSeen
-from rag_assets.defs.factory import (
+from rag_assets.defs.factory import build_definitions
+from rag_assets.defs.names import (
+    PARTITION,
+    RANGE_END,
+    RANGE_START,
     asset_key,
-    build_corpus_resources,
-    build_definitions,
-    chunking_profile,
     ingest_job_name,
     maintenance_job_name,
     partitions_name,
-    resource_keys,
 )
+from rag_assets.defs.resources import CorpusResources, build_corpus_resources
 from rag_assets.defs.runs import fail_abandoned_runs, interrupted, run_job, stale_status
-from rag_assets.defs.sensors import PARTITION, RANGE_END, RANGE_START, Sweep, in_flight, materialized, sweep
-from rag_assets.defs.storage import batched_writes
+from rag_assets.defs.sensors import Sweep, apply_sweep, in_flight, materialized, record, sweep
+from rag_assets.defs.versions import chunking_profile
 from rag_assets.progress import Progress
 
 COUNTS = ("documents_seen", "documents_hashed", "documents_changed", "documents_new", "documents_deleted",
@@ -63,11 +64,10 @@ def _sweep(corpus: Corpus, resources, instance: dg.DagsterInstance, dry_run: boo
            allow_mass_delete: bool = False) -> Sweep:
     """The corpus' sweep, against the stage store and the live index; a dry run reads what was
     seen but records nothing, not even bytes."""
-    keys = resource_keys(corpus.name)
-    source = getattr(resources, keys["source"])
-    store = getattr(resources, keys["store"]).get_store()
+    source = CorpusResources(resources, corpus.name).source
+    store = CorpusResources(resources, corpus.name).store.get_store()
     model = corpus.embedding_model
-    index = LanceIndex(getattr(resources, keys["lancedb"]).get_connection(), corpus.name, model.name,
+    index = LanceIndex(CorpusResources(resources, corpus.name).lancedb.get_connection(), corpus.name, model.name,
                        model.dimensions)
     partition_keys = list(instance.get_dynamic_partitions(partitions_name(corpus.name)))
     seen = SnapshotSeen(fallback=StoreSeen(store)) if dry_run else None
@@ -75,18 +75,6 @@ def _sweep(corpus: Corpus, resources, instance: dg.DagsterInstance, dry_run: boo
                  keep_bytes=not dry_run, busy=in_flight(instance, corpus, partition_keys),
                  complete=index.complete_documents(), allow_mass_delete=allow_mass_delete,
                  materialized=materialized(instance, corpus))
-
-
-def _record(instance: dg.DagsterInstance, corpus: Corpus, corpus_sweep: Sweep) -> None:
-    """Tell Dagster what the sweep found: new partitions, observations, deleted partitions."""
-    partitions = partitions_name(corpus.name)
-    with batched_writes(instance):  # one commit, not one per document
-        if corpus_sweep.new_keys:
-            instance.add_dynamic_partitions(partitions, corpus_sweep.new_keys)
-        for event in corpus_sweep.observations:
-            instance.report_runless_asset_event(event)
-        for key in corpus_sweep.deleted_keys:
-            instance.delete_dynamic_partition(partitions, key)
 
 
 def _redo(corpus: Corpus, store, corpus_sweep: Sweep) -> list[dict]:
@@ -133,14 +121,13 @@ def ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instan
 
 def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInstance,
                    progress: TextIO | None, dry_run: bool, allow_mass_delete: bool) -> dict:
-    keys = resource_keys(corpus.name)
     model = corpus.embedding_model
     report = dict.fromkeys(COUNTS, 0)
     failures: list[dict] = []
     checks: dict[str, bool] = {}
     with dg.build_resources(build_corpus_resources(corpus)) as resources:
-        store = getattr(resources, keys["store"]).get_store()
-        index = LanceIndex(getattr(resources, keys["lancedb"]).get_connection(), corpus.name, model.name,
+        store = CorpusResources(resources, corpus.name).store.get_store()
+        index = LanceIndex(CorpusResources(resources, corpus.name).lancedb.get_connection(), corpus.name, model.name,
                            model.dimensions)
         corpus_sweep = _sweep(corpus, resources, instance, dry_run, allow_mass_delete)
         plan = corpus_sweep.plan
@@ -150,7 +137,7 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
         if dry_run:
             report["rows_in_index"] = index.count_rows()
             return {**report, "failures": [], "checks": {}, "documents": _redo(corpus, store, corpus_sweep)}
-        _record(instance, corpus, corpus_sweep)
+        record(instance, apply_sweep(corpus, corpus_sweep, "", ingest_runs=False))  # runs below, in this process
         bar = Progress(progress, f"[{corpus.name}] batches", len(corpus_sweep.batches))
         for n, (first, last) in enumerate(corpus_sweep.batches, start=1):
             bar.start(n, f"{first} .. {last}")
@@ -182,9 +169,6 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             if not result.success:
                 failures.append({"corpus": corpus.name, "doc_id": "(table)", "error": _failure_message(result)})
             checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-        indexed = index.indexed_documents()
-        if not failures and all(doc_id in indexed for doc_id in plan.listed):
-            mark_active(index.db, corpus.name, model.name, index.name, len(plan.listed))
         report.update(documents_failed=len(failures), rows_in_index=index.count_rows())
     report["failures"] = failures
     report["checks"] = checks
@@ -199,7 +183,7 @@ def observe_project(project: Project, corpora: list[str] | None = None) -> dict:
         for corpus in _selected(project, corpora):
             with dg.build_resources(build_corpus_resources(corpus)) as resources:
                 corpus_sweep = _sweep(corpus, resources, instance, dry_run=False)
-            _record(instance, corpus, corpus_sweep)
+            record(instance, apply_sweep(corpus, corpus_sweep, "", ingest_runs=False))
             out[corpus.name] = {"documents_seen": len(corpus_sweep.plan.listed),
                                 "documents_observed": len(corpus_sweep.observations),
                                 "documents_new": len(corpus_sweep.new_keys),

@@ -7,36 +7,11 @@ the query), so a model change never serves a half-built index.
 
 from __future__ import annotations
 
-import os
-from functools import lru_cache
-
+from rag_assets.clients import connect_index, open_embedder
 from rag_assets.config import Corpus, Project
-from rag_assets.config.schema import EmbeddingModelConfig
-from rag_assets.core.embedding import Embedder, build_embedder
+from rag_assets.config.schema import ChunkingProfileConfig, EmbeddingModelConfig, IndexConfig
 from rag_assets.core.index import LanceIndex, active_models
-from rag_assets.core.lance_connect import connect, storage_options
 from rag_assets.core.retrieval import Filters, Hit, search
-
-
-@lru_cache(maxsize=8)
-def embedder_for(model: EmbeddingModelConfig) -> Embedder:
-    """The query embedder of ``model``, built once per process by the constructor the Dagster
-    resource calls (an openai model reads its key from the variable ``api_key_env`` names)."""
-    api_key = os.environ.get(model.api_key_env) if model.provider == "openai" else None
-    return build_embedder(**model.embedder_settings(), api_key=api_key)
-
-
-def database_for(corpus: Corpus):
-    """The corpus' LanceDB, opened once per process with the options the Dagster resource uses."""
-    index = corpus.index
-    keys = [os.environ.get(index.access_key_env or "", ""), os.environ.get(index.secret_key_env or "", "")]
-    options = storage_options(corpus.index_uri, index.endpoint_url, index.region, *keys)
-    return _database(corpus.index_uri, tuple(sorted((options or {}).items())))
-
-
-@lru_cache(maxsize=8)
-def _database(uri: str, options: tuple[tuple[str, str], ...]):
-    return connect(uri, dict(options) or None)
 
 
 def has_tenants(corpus: Corpus) -> bool:
@@ -65,20 +40,29 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
     if has_tenants(corpus) and not filters.tenant:
         raise TenantRequired(f"corpus {corpus.name!r} has tenants: name one with --tenant")
     if corpus.embedding_model.provider == "local" and mode != "fts":
-        embedder_for(corpus.embedding_model).start_loading()  # while LanceDB is imported and opened
-    db = database_for(corpus)
+        open_embedder(corpus.embedding_model).start_loading()  # while LanceDB is imported and opened
+    db = connect_index(corpus)
     model = serving_model(project, corpus, db)
-    embedder = embedder_for(model)
+    embedder = open_embedder(model)
     index = LanceIndex(db, corpus.name, model.name, model.dimensions)
     if index.count_rows() == 0:
         return []
     vector = embedder.embed([model.query_prefix + text])[0] if mode != "fts" else None
-    profile = corpus.chunking_profile
+    return retrieve(index, text, vector, corpus.chunking_profile, corpus.index, k=k, mode=mode, filters=filters,
+                    rerank=rerank, neighbours=neighbours, version=as_of)
+
+
+def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: ChunkingProfileConfig,
+             settings: IndexConfig, k: int = 5, mode: str = "hybrid", filters: Filters = Filters(),
+             rerank: str = "rrf", neighbours: int = 0, version: int | None = None) -> list[Hit]:
+    """The results of ``text`` (embedded as ``vector``) from ``index``, chunked with ``profile``,
+    under the index settings ``settings``: the one retrieval path of `rag query`, `rag eval` and
+    the retrieval_eval asset, so evaluation scores exactly the spans a user gets."""
     grouped = profile.strategy == "sentence_window" and profile.group_gap > 0
     return search(index, text, vector, k=k, mode=mode, filters=filters,
-                  candidates=profile.group_candidates if grouped else corpus.index.search_candidates,
-                  rerank=rerank, neighbours=neighbours, version=as_of,
-                  whole_document_tokens=corpus.index.whole_document_tokens,
+                  candidates=profile.group_candidates if grouped else settings.search_candidates,
+                  rerank=rerank, neighbours=neighbours, version=version,
+                  whole_document_tokens=settings.whole_document_tokens,
                   group_gap=profile.group_gap if grouped else 0, score_margin=profile.score_margin,
                   group_context=profile.group_context, lone_hit_context=profile.lone_hit_context)
 
@@ -86,7 +70,7 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
 def lineage(project: Project, row_id: str) -> dict | None:
     """Where an index row came from: source, versions, profile, model, run and table version."""
     for corpus in project.corpora:
-        db = database_for(corpus)
+        db = connect_index(corpus)
         for model in project.embedding_models:
             index = LanceIndex(db, corpus.name, model.name, model.dimensions)
             if index.name not in db.list_tables().tables:

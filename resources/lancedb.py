@@ -12,7 +12,6 @@ class LanceDBResource(dg.ConfigurableResource):
     """A LanceDB database on disk or on S3 (any S3-compatible server through ``endpoint_url``)."""
 
     uri: str = Field(description="Folder path or s3://bucket/path of the LanceDB database.")
-    storage_options: dict[str, str] = Field(default_factory=dict, description="Object-store options (S3 endpoint, region...).")
     endpoint_url: str | None = Field(None, description="s3: endpoint of an S3-compatible server (unset: AWS).")
     region: str | None = Field(None, description="s3: region name.")
     aws_access_key_id: str | None = Field(None, description="s3: access key id (set it with dg.EnvVar).")
@@ -21,4 +20,4 @@ class LanceDBResource(dg.ConfigurableResource):
     def get_connection(self):
         """A LanceDB connection (cheap; opened per call)."""
         return connect(self.uri, storage_options(self.uri, self.endpoint_url, self.region, self.aws_access_key_id,
-                                                 self.aws_secret_access_key, self.storage_options))
+                                                 self.aws_secret_access_key))

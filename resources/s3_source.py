@@ -23,7 +23,6 @@ class S3SourceResource(dg.ConfigurableResource):
     prefix: str = Field("", description="Key prefix to list under.")
     include: list[str] = Field(default_factory=lambda: ["**/*"], description="Globs of documents to index.")
     exclude: list[str] = Field(default_factory=list, description="Globs to leave out.")
-    tenant: str | None = Field(None, description="Tenant of every document in this source.")
     max_document_bytes: int | None = Field(None, description="Larger objects are refused, never downloaded.")
 
     def _unavailable(self, action: str, exc: Exception) -> SourceUnavailable:

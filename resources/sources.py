@@ -15,7 +15,6 @@ class DiskSourceResource(dg.ConfigurableResource):
     root: str = Field(description="Absolute folder of the source.")
     include: list[str] = Field(default_factory=lambda: ["**/*"], description="Globs of documents to index.")
     exclude: list[str] = Field(default_factory=list, description="Globs to leave out.")
-    tenant: str | None = Field(None, description="Tenant of every document in this source.")
     max_document_bytes: int | None = Field(None, description="Larger documents are refused, never read.")
 
     def list_documents(self) -> list[DocumentRef]:

@@ -16,11 +16,12 @@ def test_query_imports_no_dagster_boto3_or_rest_client(tmp_path):
     code = (
         "import json, sys\n"
         "from rag_assets.config import load_project\n"
-        "from rag_assets.query import embedder_for, query_corpus\n"
+        "from rag_assets.clients import open_embedder\n"
+        "from rag_assets.query import query_corpus\n"
         "project = load_project()\n"
         "corpus = project.corpora[0]\n"
         "hits = query_corpus(project, corpus, 'refund policy', mode='vector')\n"
-        "assert embedder_for(corpus.embedding_model) is embedder_for(corpus.embedding_model)\n"
+        "assert open_embedder(corpus.embedding_model) is open_embedder(corpus.embedding_model)\n"
         f"print(json.dumps({{'hits': len(hits), 'loaded': [m for m in {UNWANTED!r} if m in sys.modules]}}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

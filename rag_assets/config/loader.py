@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
+import jinja2
 import yaml
+from jinja2.sandbox import SandboxedEnvironment
 from pydantic import BaseModel, ValidationError
 
 from rag_assets.config.schema import (
@@ -22,7 +23,8 @@ from rag_assets.config.schema import (
 )
 
 DEFAULT_PROJECT_DIR = Path(__file__).resolve().parents[2] / "dbt_like_configs"
-_TEMPLATE = re.compile(r"\{\{\s*(env_var|var)\(\s*'([^']*)'\s*(?:,\s*'([^']*)'\s*)?\)\s*\}\}")
+# dbt's templating grammar; the sandbox exposes only env_var and var to a config file.
+_JINJA = SandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
 
 
 class ConfigError(ValueError):
@@ -39,27 +41,32 @@ def project_dir_from_env() -> Path:
 
 
 def _render(value, file: Path, key: str, variables: dict):
-    """Expand dbt-style ``{{ env_var('NAME', 'default') }}`` and ``{{ var('name') }}`` in strings."""
+    """Render strings as dbt does, with Jinja: ``{{ env_var('NAME', 'default') }}`` and
+    ``{{ var('name', 'default') }}`` (either quotes; an unset name without a default is a ConfigError)."""
     if isinstance(value, dict):
         return {k: _render(v, file, f"{key}.{k}" if key else str(k), variables) for k, v in value.items()}
     if isinstance(value, list):
         return [_render(v, file, f"{key}[{i}]", variables) for i, v in enumerate(value)]
-    if not isinstance(value, str):
+    if not isinstance(value, str) or "{" not in value:
         return value
 
-    def substitute(match: re.Match) -> str:
-        func, name, default = match.groups()
-        source = os.environ if func == "env_var" else variables
-        if name in source:
-            return str(source[name])
-        if default is not None:
-            return default
-        raise ConfigError(
-            file, key, f"{func}('{name}') is not set",
-            f"set {'the environment variable' if func == 'env_var' else 'vars.'}{name} or give a default: {func}('{name}', '...')",
-        )
+    def lookup(func: str, source):
+        def get(name: str, default: str | None = None) -> str:
+            if name in source:
+                return str(source[name])
+            if default is not None:
+                return default
+            where = "the environment variable" if func == "env_var" else "vars."
+            raise ConfigError(file, key, f"{func}('{name}') is not set",
+                              f"set {where}{name} or give a default: {func}('{name}', '...')")
+        return get
 
-    return _TEMPLATE.sub(substitute, value)
+    try:
+        template = _JINJA.from_string(value)
+    except jinja2.TemplateSyntaxError as exc:
+        raise ConfigError(file, key, f"not a valid template: {exc.message}",
+                          "write it as dbt does: {{ env_var('NAME', 'default') }}") from exc
+    return template.render(env_var=lookup("env_var", os.environ), var=lookup("var", variables))
 
 
 def _read_yaml(path: Path, variables: dict) -> dict:

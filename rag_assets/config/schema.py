@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rag_assets.core.chunking import STRATEGY_NAMES
+from rag_assets.core.errors import UsageError
 from rag_assets.core.parsing import CONTENT_TYPE_NAMES
 from rag_assets.core.parsing.limits import ParseLimits
 
@@ -363,4 +364,4 @@ class Project(_Strict):
         for corpus in self.corpora:
             if corpus.name == name:
                 return corpus
-        raise KeyError(f"no corpus {name!r}; declared: {[c.name for c in self.corpora]}")
+        raise UsageError(f"no corpus {name!r}; declared: {[c.name for c in self.corpora]}")

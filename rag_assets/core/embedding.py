@@ -193,7 +193,6 @@ class OpenAIEmbedder:
         batch_size: int = 256,
         max_batch_tokens: int = 250_000,
         max_concurrency: int = 4,
-        request_dimensions: bool = False,
     ):
         self.client = client
         self.model_id = model
@@ -203,7 +202,6 @@ class OpenAIEmbedder:
         self.batch_size = batch_size
         self.max_batch_tokens = max_batch_tokens
         self.max_concurrency = max_concurrency
-        self.request_dimensions = request_dimensions
         self.usage_tokens = 0
         self.requests = 0
         self._lock = threading.Lock()
@@ -238,9 +236,8 @@ class OpenAIEmbedder:
     def _request(self, batch: list[str]) -> list[list[float]]:
         """One batch; an answer missing inputs is asked again (``INCOMPLETE_ATTEMPTS`` in all),
         a vector of the wrong dimension fails at once (a config mistake, not a transient fault)."""
-        kwargs = {"dimensions": self.dimensions} if self.request_dimensions else {}
         for _ in range(INCOMPLETE_ATTEMPTS):
-            response = self.client.embeddings.create(model=self.model_id, input=batch, **kwargs)
+            response = self.client.embeddings.create(model=self.model_id, input=batch)
             data = sorted(response.data, key=lambda d: d.index)
             if [d.index for d in data] == list(range(len(batch))):
                 break

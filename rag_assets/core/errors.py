@@ -1,9 +1,15 @@
-"""Failures of the machine rather than of a document, turned into one line an operator can act on."""
+"""Errors that end a command with one line an operator can act on: a name the user gave that the
+project does not declare, and failures of the machine rather than of a document."""
 
 from __future__ import annotations
 
 import errno
 from typing import Callable
+
+
+class UsageError(Exception):
+    """A name the user gave that the project does not declare (a corpus, a profile); the message
+    lists what is declared. `rag` exits 2 with it."""
 
 
 def disk_full(exc: BaseException, where: Callable[[], str]) -> str | None:

@@ -39,10 +39,9 @@ def _defer_rest_client() -> None:
 
 
 def storage_options(uri: str, endpoint_url: str | None = None, region: str | None = None,
-                    access_key_id: str | None = None, secret_access_key: str | None = None,
-                    extra: dict[str, str] | None = None) -> dict[str, str] | None:
+                    access_key_id: str | None = None, secret_access_key: str | None = None) -> dict[str, str] | None:
     """Object-store options for ``uri`` (only s3:// URIs take the endpoint, region and keys)."""
-    options = dict(extra or {})
+    options = {}
     if uri.startswith("s3://"):
         if endpoint_url:
             options["aws_endpoint"] = endpoint_url

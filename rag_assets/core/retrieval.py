@@ -283,6 +283,27 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, k: int, versio
     return out
 
 
+def sentence_windows(index: LanceIndex, hits: list[Hit], k: int, version: int | None = None) -> list[Hit]:
+    """The first ``k`` results of ranked ``hits``: a sentence-window hit (retrieved by its sentence)
+    spans its window, and results of one document that overlap or touch become one
+    (``merge_overlapping``); other hits are kept as they are."""
+    if all(h.window_start is None for h in hits):
+        return merge_overlapping(hits)[:k]
+    retrieved = {h.id: h for h in hits}
+    spans = merge_overlapping([h if h.window_start is None else replace(h, start=h.window_start, end=h.window_end)
+                               for h in hits])[:k]
+    table = _table(index, version)
+    out = []
+    for span in spans:
+        if span.window_start is None:
+            out.append(span)
+            continue
+        where = f"doc_id = {sql_str(span.doc_id)} AND start >= {int(span.start)} AND end <= {int(span.end)}"
+        rows = table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()
+        out.append(replace(_absorb(retrieved[span.id], rows), score=span.score))
+    return out
+
+
 def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, version: int | None = None) -> list[Hit]:
     """Hits from documents of at most ``max_tokens`` tokens become the whole document."""
     if max_tokens <= 0:
@@ -315,9 +336,10 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, k: int = 5,
            version: int | None = None, whole_document_tokens: int = 0, group_gap: int = 0,
            score_margin: float | None = None, group_context: int | None = None,
            lone_hit_context: int | None = None) -> list[Hit]:
-    """The query path: candidates (``candidate_hits``), MMR if asked, merging of overlapping
-    spans, neighbour expansion, then whole documents for short ones; or, with ``group_gap``,
-    sentence-window grouping of the candidates. ``mode`` is vector, fts or hybrid."""
+    """The query path: candidates (``candidate_hits``), MMR if asked, sentence windows and merging
+    of overlapping spans (``sentence_windows``), neighbour expansion, then whole documents for
+    short ones; or, with ``group_gap``, sentence-window grouping of the candidates. ``mode`` is
+    vector, fts or hybrid."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     pool = max(k, candidates)
@@ -326,5 +348,5 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, k: int = 5,
         hits = mmr(hits, vector, pool)
     if group_gap:
         return group_sentences(index, hits, group_gap, k, version, group_context, lone_hit_context)
-    hits = merge_overlapping(hits)[:k]
+    hits = sentence_windows(index, hits, k, version)
     return whole_documents(index, expand(index, hits, neighbours, version), whole_document_tokens, version)

@@ -8,8 +8,10 @@ import dagster as dg
 from rag_assets.config.profiles import profile_from_config
 from rag_assets.config.schema import Corpus, Project
 from rag_assets.core.hashing import content_hash, settings_hash
-from rag_assets.defs.factory import asset_key, model_fingerprint
+from rag_assets.defs.names import asset_key
 from rag_assets.defs.plots import png_markdown, pyplot
+from rag_assets.defs.versions import model_fingerprint
+from rag_assets.evaluate import evaluate
 
 
 def _plot(rows: list[dict]) -> str:
@@ -44,8 +46,6 @@ def build_eval_asset(project: Project, corpus: Corpus) -> list:
               if corpus.min_recall_at_5 is not None else None)
     def retrieval_eval(context: dg.AssetExecutionContext):
         """Golden-question scores of the corpus' chunking profiles (token-level and recall@k)."""
-        from rag_assets.evaluate import evaluate
-
         rows = evaluate(project, corpus.eval_questions, list(corpus.eval_profiles))
         table = "\n".join(f"| {r['profile']} | {r['chunks']} | {r['mean_tokens']} | {r['recall_at_1']} | "
                           f"{r['recall_at_5']} | {r['mrr']} |" for r in rows)

@@ -3,13 +3,14 @@
 ``multiprocess`` (the default) runs each step in its own process on the run's machine, at most
 ``max_concurrent`` at once. ``celery`` sends each step to Celery workers through a broker
 (dagster-celery); the workers rebuild the job from the same config project with
-``project_job``, so they need the project's code, config and environment variables.
+``factory.project_job``, so they need the project's code, config and environment variables.
 """
 
 import dagster as dg
 
-from rag_assets.config import load_project
 from rag_assets.config.schema import ExecutorConfig
+
+RECONSTRUCTOR = ("rag_assets.defs.factory", "project_job")  # module and function that rebuild a job
 
 
 def build_executor(config: ExecutorConfig) -> dg.ExecutorDefinition:
@@ -34,15 +35,8 @@ def job_run_config(config: ExecutorConfig) -> dict:
     return {}
 
 
-def project_job(project_dir: str, job_name: str) -> dg.JobDefinition:
-    """``job_name`` of the config project at ``project_dir``, rebuilt in the process that runs a step
-    (a reconstructable job for ``dg.build_reconstructable_job``). Nothing is cached, so a
-    long-lived worker always runs the current config."""
-    from rag_assets.defs.factory import build_definitions
-
-    return build_definitions(load_project(project_dir)).resolve_job_def(job_name)
-
-
 def reconstructable_job(project_dir: str, job_name: str):
-    """A pointer to ``job_name`` that out-of-process executors (celery) rebuild with ``project_job``."""
-    return dg.build_reconstructable_job(__name__, project_job.__name__, (project_dir, job_name))
+    """A pointer to ``job_name`` that out-of-process executors (celery) rebuild with
+    ``factory.project_job``. Dagster imports the reconstructor by its module's name, so this module
+    names it rather than importing the factory that imports it."""
+    return dg.build_reconstructable_job(RECONSTRUCTOR[0], RECONSTRUCTOR[1], (project_dir, job_name))

@@ -19,54 +19,26 @@ from urllib.parse import quote
 
 import dagster as dg
 
-from rag_assets.config.profiles import profile_from_config
+from rag_assets.config import load_project
 from rag_assets.config.schema import Corpus, Project
-from rag_assets.core.chunking import ChunkingProfile, row_token_limit
+from rag_assets.core.chunking import row_token_limit
 from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.hashing import settings_hash
 from rag_assets.core.index import LanceIndex, mark_active
-from rag_assets.core.keys import doc_id_for, partition_key_for
-from rag_assets.core.models import RawDocument
-from rag_assets.core.sources import describe_source_version
-from rag_assets.core.parsing import parser_version
+from rag_assets.core.keys import doc_id_for
 from rag_assets.core.pipeline import chunk_stage, embed_stage, index_stage, parse_stage
 from rag_assets.core.pipeline import StageResult
 from rag_assets.core.report import histogram_markdown, sample_chunks_markdown, token_histogram
+from rag_assets.defs.checks import build_corpus_checks
+from rag_assets.defs.evaluation import build_eval_asset
+from rag_assets.defs.executors import build_executor, job_run_config
+from rag_assets.defs.names import asset_key, ingest_job_name, maintenance_job_name, partitions_name, resource_keys
+from rag_assets.defs.observations import observed_raws
 from rag_assets.defs.plots import histogram_png
+from rag_assets.defs.resources import CorpusResources, build_corpus_resources
+from rag_assets.defs.sensors import build_corpus_automation, observe_source
 from rag_assets.defs.storage import partitions_snapshot
-from dagster_aws.s3 import S3Resource
-
-from resources import DiskSourceResource, EmbedderResource, LanceDBResource, S3SourceResource, StageStoreResource
-
-
-def partitions_name(corpus: str) -> str:
-    return f"{corpus}_documents"
-
-
-def ingest_job_name(corpus: str) -> str:
-    return f"ingest_{corpus}"
-
-
-def maintenance_job_name(corpus: str) -> str:
-    return f"maintain_{corpus}"
-
-
-def resource_keys(corpus: str) -> dict[str, str]:
-    return {"source": f"{corpus}_source", "embedder": f"{corpus}_embedder", "lancedb": f"{corpus}_lancedb",
-            "store": f"{corpus}_stage_store"}
-
-
-def asset_key(corpus: str, stage: str) -> dg.AssetKey:
-    return dg.AssetKey([corpus, stage])
-
-
-def chunking_profile(corpus: Corpus) -> ChunkingProfile:
-    return profile_from_config(corpus.chunking_profile)
-
-
-def model_fingerprint(corpus: Corpus) -> str:
-    m = corpus.embedding_model
-    return settings_hash({"provider": m.provider, "model": m.model, "dimensions": m.dimensions, "prefix": m.passage_prefix})
+from rag_assets.defs.versions import chunking_profile, code_versions
 
 
 def tenant_of(corpus: Corpus):
@@ -82,115 +54,6 @@ def owners_of(corpus: Corpus) -> list[str]:
     owner = corpus.meta.get("owner")
     names = owner if isinstance(owner, list) else [owner] if owner else []
     return [str(o) if "@" in str(o) else f"team:{o}" for o in names]
-
-
-def code_versions(corpus: Corpus) -> dict[str, str]:
-    """Each stage's code version: what it depends on, including every stage before it, so a
-    change marks exactly the stages it will redo (see the module docstring)."""
-    profile = chunking_profile(corpus)
-    model = corpus.embedding_model
-    parsed = parser_version()
-    chunks = settings_hash({"parser": parsed, "profile": profile.fingerprint(), "tokenizer": model.tokenizer,
-                            "limit": model.max_input_tokens})
-    embeddings = settings_hash({"chunks": chunks, "model": model_fingerprint(corpus)})
-    index = settings_hash({"embeddings": embeddings, "uri": corpus.index_uri, "model": model.name})
-    return {"parsed_documents": parsed, "chunks": chunks, "embeddings": embeddings, "lancedb_index": index,
-            "lancedb_table": settings_hash({"index": corpus.index.model_dump(), "model": model.name})}
-
-
-DATA_VERSION = "dagster/data_version"
-
-
-def raw_observation(corpus: Corpus, raw: RawDocument | None = None, unreadable: dict | None = None) -> dg.AssetObservation:
-    """The runless observation that reports a document's bytes (data version = their xxh3 hash),
-    or, with ``unreadable`` (a seen record with ``error``), that it cannot be read."""
-    if raw is not None:
-        version, meta = raw.content_hash, {"uri": raw.uri, "bytes": raw.size, "content_hash": raw.content_hash,
-                                           "modified": describe_source_version(raw.source_version)}
-        doc_id = raw.doc_id
-    else:
-        doc_id = unreadable["doc_id"]
-        version = "unreadable-" + settings_hash(unreadable["error"])[:16]
-        meta = {"uri": unreadable["uri"], "bytes": unreadable["size"], "error": unreadable["error"],
-                "modified": describe_source_version(unreadable["source_version"])}
-    return dg.AssetObservation(asset_key=asset_key(corpus.name, "raw_documents"), partition=partition_key_for(doc_id),
-                               tags={DATA_VERSION: version}, metadata=meta)
-
-
-OBSERVATION_PAGE = 1000  # observation records read per query
-
-
-def observed_raws(instance: dg.DagsterInstance, corpus: Corpus, partition_keys: list[str]) -> dict[str, dict | None]:
-    """The document version Dagster last observed for each partition, as a stage-store raw record
-    (None when it was never observed); newest first, a page of records per query."""
-    out: dict[str, dict | None] = dict.fromkeys(partition_keys)
-    wanted, cursor = set(partition_keys), None
-    records_filter = dg.AssetRecordsFilter(asset_key=asset_key(corpus.name, "raw_documents"),
-                                           asset_partitions=list(partition_keys))
-    while wanted:
-        page = instance.fetch_observations(records_filter, limit=OBSERVATION_PAGE, cursor=cursor, ascending=False)
-        for record in page.records:
-            if record.partition_key in wanted:
-                wanted.discard(record.partition_key)
-                out[record.partition_key] = _raw_record(record.asset_observation)
-        if not page.has_more:
-            break
-        cursor = page.cursor
-    return out
-
-
-def _raw_record(observation: dg.AssetObservation) -> dict | None:
-    meta = {k: v.value for k, v in observation.metadata.items()}
-    if "uri" not in meta:  # observed by the UI's "Observe" run, which recorded the document itself
-        return None
-    base = {"uri": meta.get("uri"), "size": meta.get("bytes"), "source_version": meta.get("modified")}
-    if "error" in meta:
-        return {"key": None, "error": meta["error"], **base}
-    return {"key": observation.tags[DATA_VERSION], **base}
-
-
-def _s3_settings(location) -> dict:
-    """Endpoint, region and, where the config names their variables, keys via dg.EnvVar."""
-    keys = {}
-    if location.access_key_env and location.secret_key_env:
-        keys = {"aws_access_key_id": dg.EnvVar(location.access_key_env),
-                "aws_secret_access_key": dg.EnvVar(location.secret_key_env)}
-    return {"endpoint_url": location.endpoint_url, "region": location.region, **keys}
-
-
-def lancedb_resource(corpus: Corpus) -> LanceDBResource:
-    """The corpus' index (on disk, or on S3 with the index profile's settings)."""
-    return LanceDBResource(uri=corpus.index_uri, **_s3_settings(corpus.index))
-
-
-def stage_store_resource(corpus: Corpus) -> StageStoreResource:
-    """The corpus' stage store (a folder, or on S3 with data_dir_s3's settings)."""
-    return StageStoreResource(root=corpus.stage_store, **_s3_settings(corpus.stage_store_s3))
-
-
-def build_corpus_resources(corpus: Corpus) -> dict[str, dg.ConfigurableResource]:
-    keys = resource_keys(corpus.name)
-    model = corpus.embedding_model
-    source = corpus.source
-    if source.kind == "disk":
-        source_resource = DiskSourceResource(root=corpus.source_root or "", include=list(source.include),
-                                             exclude=list(source.exclude), tenant=source.tenant,
-                                             max_document_bytes=source.max_document_bytes)
-    else:
-        source_resource = S3SourceResource(
-            s3=S3Resource(endpoint_url=source.endpoint_url, region_name=source.region,
-                          aws_access_key_id=dg.EnvVar(source.access_key_env),
-                          aws_secret_access_key=dg.EnvVar(source.secret_key_env)),
-            bucket=source.bucket or "", prefix=source.prefix, include=list(source.include),
-            exclude=list(source.exclude), tenant=source.tenant, max_document_bytes=source.max_document_bytes,
-        )
-    return {
-        keys["source"]: source_resource,
-        keys["embedder"]: EmbedderResource(
-            **model.embedder_settings(), api_key=dg.EnvVar(model.api_key_env) if model.provider == "openai" else None),
-        keys["lancedb"]: lancedb_resource(corpus),
-        keys["store"]: stage_store_resource(corpus),
-    }
 
 
 RUN_TOTALS = {"chunks_embedded", "cache_hits", "embed_tokens", "estimated_cost_usd"}
@@ -298,7 +161,7 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
               kinds={"unstructured"}, required_resource_keys={keys["store"]}, **stage,
               description="Text and structural elements of each document (unstructured; pdfminer for PDF pages).")
     def parsed_documents(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        store = getattr(context.resources, keys["store"]).get_store()
+        store = CorpusResources(context.resources, name).store.get_store()
         limits = corpus.source.parse_limits
         observed = observed_raws(context.instance, corpus, context.partition_keys)
         results = [(pk, parse_stage(store, doc_id, observed[pk], limits)) for pk, doc_id in _docs(context)]
@@ -315,8 +178,8 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
                           f"profile {profile.name!r} ({profile.strategy}, at most {limit} {model.tokenizer} tokens"
                           f"{sized_by}, overlap {profile.overlap}).")
     def chunks(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        store = getattr(context.resources, keys["store"]).get_store()
-        embedder: EmbedderResource = getattr(context.resources, keys["embedder"])
+        store = CorpusResources(context.resources, name).store.get_store()
+        embedder = CorpusResources(context.resources, name).embedder
         counter = embedder.get_token_counter()
         embed = embedder.get_embedder().embed if "semantic" in (profile.strategy, *dict(profile.content_types).values()) else None
         results = [(pk, chunk_stage(store, doc_id, profile, counter, model.max_input_tokens, embed))
@@ -335,9 +198,9 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
               description="One vector per chunk; only embedded texts the cache has not seen reach the model "
                           f"({model.provider} {model.model}, {model.dimensions} dimensions).")
     def embeddings(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        store = getattr(context.resources, keys["store"]).get_store()
-        embedder = getattr(context.resources, keys["embedder"]).get_embedder()
-        cache = EmbeddingCache(getattr(context.resources, keys["lancedb"]).get_connection(), model.name,
+        store = CorpusResources(context.resources, name).store.get_store()
+        embedder = CorpusResources(context.resources, name).embedder.get_embedder()
+        cache = EmbeddingCache(CorpusResources(context.resources, name).lancedb.get_connection(), model.name,
                                model.dimensions)
         docs = _docs(context)
         results, totals = embed_stage(store, [d for _, d in docs], cache, embedder.embed, model.name,
@@ -359,8 +222,8 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
               description="Each document's rows in the corpus' LanceDB table (new rows written, then its stale "
                           f"rows removed) at {corpus.index_uri}.")
     def lancedb_index(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        store = getattr(context.resources, keys["store"]).get_store()
-        db = getattr(context.resources, keys["lancedb"]).get_connection()
+        store = CorpusResources(context.resources, name).store.get_store()
+        db = CorpusResources(context.resources, name).lancedb.get_connection()
         index = LanceIndex(db, name, model.name, model.dimensions)
         cache = EmbeddingCache(db, model.name, model.dimensions)
         docs = _docs(context)
@@ -410,8 +273,8 @@ def build_table_asset(corpus: Corpus):
               tags={f"rag/{t}": "" for t in corpus.tags}, automation_condition=TABLE_CONDITION)
     def lancedb_table(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         """The corpus' LanceDB table as a whole: rows of deleted documents removed, then compacted."""
-        store = getattr(context.resources, keys["store"]).get_store()
-        index = LanceIndex(getattr(context.resources, keys["lancedb"]).get_connection(), name, model.name,
+        store = CorpusResources(context.resources, name).store.get_store()
+        index = LanceIndex(CorpusResources(context.resources, name).lancedb.get_connection(), name, model.name,
                            model.dimensions)
         live = {doc_id_for(pk) for pk in context.instance.get_dynamic_partitions(partitions_name(name))}
         removed_docs = [doc_id for doc_id in index.indexed_documents() if doc_id not in live]
@@ -450,11 +313,6 @@ def build_corpus_jobs(corpus: Corpus, run_config: dict) -> list:
 
 def build_definitions(project: Project) -> dg.Definitions:
     """Assets, jobs, sensors, schedules and resources for every corpus of ``project``."""
-    from rag_assets.defs.checks import build_corpus_checks
-    from rag_assets.defs.evaluation import build_eval_asset
-    from rag_assets.defs.executors import build_executor, job_run_config
-    from rag_assets.defs.sensors import build_corpus_automation, observe_source
-
     assets, jobs, resources, sensors, schedules, checks = [], [], {}, [], [], []
     for corpus in project.corpora:
         checks.extend(build_corpus_checks(corpus))
@@ -477,3 +335,10 @@ def build_definitions(project: Project) -> dg.Definitions:
                     "and re-scores retrieval_eval when the table changed."))
     return dg.Definitions(assets=assets, asset_checks=checks, jobs=jobs, resources=resources, sensors=sensors,
                           schedules=schedules, executor=build_executor(project.executor))
+
+
+def project_job(project_dir: str, job_name: str) -> dg.JobDefinition:
+    """``job_name`` of the config project at ``project_dir``, rebuilt in the process that runs a step
+    (the reconstructor of ``executors.reconstructable_job``). Nothing is cached, so a long-lived
+    worker always runs the current config."""
+    return build_definitions(load_project(project_dir)).resolve_job_def(job_name)

@@ -30,21 +30,22 @@ from rag_assets.core.planning import (
     guard_deletes,
     plan_sweep,
 )
-from rag_assets.defs.factory import (
+from rag_assets.defs.names import (
     DATA_VERSION,
+    PARTITION,
+    RANGE_END,
+    RANGE_START,
     asset_key,
-    chunking_profile,
     ingest_job_name,
     maintenance_job_name,
     partitions_name,
-    raw_observation,
     resource_keys,
 )
+from rag_assets.defs.observations import raw_observation
+from rag_assets.defs.resources import CorpusResources
 from rag_assets.defs.runs import IN_FLIGHT
-
-RANGE_START = "dagster/asset_partition_range_start"
-RANGE_END = "dagster/asset_partition_range_end"
-PARTITION = "dagster/partition"
+from rag_assets.defs.storage import batched_writes
+from rag_assets.defs.versions import chunking_profile
 
 
 @dataclass
@@ -106,11 +107,10 @@ def observe_source(corpus: Corpus):
     """The observation function of the corpus' raw_documents (the UI's "Observe"): the sweep's
     new and changed documents as data versions by partition, new partitions added first. Deleted
     documents are left to the sensor and `rag ingest`, which prune the table too."""
-    keys = resource_keys(corpus.name)
 
     def observe(context) -> dg.DataVersionsByPartition:
-        source = getattr(context.resources, keys["source"])
-        store = getattr(context.resources, keys["store"]).get_store()
+        source = CorpusResources(context.resources, corpus.name).source
+        store = CorpusResources(context.resources, corpus.name).store.get_store()
         partition_keys = list(context.instance.get_dynamic_partitions(partitions_name(corpus.name)))
         corpus_sweep = sweep(corpus, source.list_documents(), source.read, store, partition_keys)
         if corpus_sweep.new_keys:
@@ -146,23 +146,60 @@ def run_request(corpus: Corpus, first: str, last: str, run_key: str | None = Non
                          tags={RANGE_START: first, RANGE_END: last})
 
 
+@dataclass
+class SweepActions:
+    """What Dagster is asked to do about a sweep."""
+
+    partition_requests: list = field(default_factory=list)  # add new documents' partitions, delete deleted ones'
+    observations: list[dg.AssetObservation] = field(default_factory=list)
+    run_requests: list[dg.RunRequest] = field(default_factory=list)
+
+
+def apply_sweep(corpus: Corpus, corpus_sweep: Sweep, tick: str, ingest_runs: bool) -> SweepActions:
+    """The partitions, observations and runs a sweep asks for, decided once for the sensor, the
+    schedule and `rag ingest`: a run per batch when ``ingest_runs`` (the sensor and schedule leave
+    them to the automation conditions under +automation: declarative), and the maintenance job
+    where documents were deleted. Run keys name what a run will produce (its documents' versions
+    and the settings) and the state it was planned from (``tick``), so a tick evaluated again after
+    a crash requests nothing twice."""
+    settings = {"profile": chunking_profile(corpus).fingerprint(), "model": corpus.embedding_model.name}
+    actions = SweepActions(observations=corpus_sweep.observations)
+    if corpus_sweep.new_keys:
+        actions.partition_requests.append(dg.AddDynamicPartitionsRequest(partitions_name(corpus.name),
+                                                                         corpus_sweep.new_keys))
+    if corpus_sweep.deleted_keys:
+        actions.partition_requests.append(dg.DeleteDynamicPartitionsRequest(partitions_name(corpus.name),
+                                                                            corpus_sweep.deleted_keys))
+    if ingest_runs:
+        for (first, last), versions in zip(corpus_sweep.batches, corpus_sweep.batch_versions):
+            run_key = settings_hash({"range": [first, last], "versions": versions, **settings, "after": tick})
+            actions.run_requests.append(run_request(corpus, first, last, run_key))
+    if corpus_sweep.deleted_keys:
+        actions.run_requests.append(dg.RunRequest(
+            run_key=settings_hash({"prune": corpus_sweep.deleted_keys, "after": tick}),
+            job_name=maintenance_job_name(corpus.name)))
+    return actions
+
+
+def record(instance: dg.DagsterInstance, actions: SweepActions) -> None:
+    """Record a sweep's partition changes and observations in ``instance`` as the daemon records a
+    sensor's result (where no daemon does: `rag ingest`, `rag observe`), in one commit."""
+    with batched_writes(instance):
+        for request in actions.partition_requests:
+            if isinstance(request, dg.AddDynamicPartitionsRequest):
+                instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+        for event in actions.observations:
+            instance.report_runless_asset_event(event)
+        for request in actions.partition_requests:
+            if isinstance(request, dg.DeleteDynamicPartitionsRequest):
+                for key in request.partition_keys:
+                    instance.delete_dynamic_partition(request.partitions_def_name, key)
+
+
 def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
     """The source sensor of a corpus, and its scheduled sweep when the source declares a cron.
     ``jobs`` are the corpus' ingest and maintenance jobs."""
     keys = resource_keys(corpus.name)
-    settings = {"profile": chunking_profile(corpus).fingerprint(), "model": corpus.embedding_model.name}
-
-    def requests(corpus_sweep: Sweep, tick: str) -> list[dg.RunRequest]:
-        """Run keys name what a run will produce (its documents' versions and the settings) and the
-        state it was planned from, so a tick evaluated again after a crash requests nothing twice."""
-        out = []
-        for (first, last), versions in zip(corpus_sweep.batches, corpus_sweep.batch_versions):
-            run_key = settings_hash({"range": [first, last], "versions": versions, **settings, "after": tick})
-            out.append(run_request(corpus, first, last, run_key))
-        if corpus_sweep.deleted_keys:
-            out.append(dg.RunRequest(run_key=settings_hash({"prune": corpus_sweep.deleted_keys, "after": tick}),
-                                     job_name=maintenance_job_name(corpus.name)))
-        return out
 
     @dg.sensor(
         name=f"{corpus.name}_source_sensor",
@@ -177,8 +214,8 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
         default_status=dg.DefaultSensorStatus.STOPPED,
     )
     def source_sensor(context: dg.SensorEvaluationContext):
-        source = getattr(context.resources, keys["source"])
-        store = getattr(context.resources, keys["store"]).get_store()
+        source = CorpusResources(context.resources, corpus.name).source
+        store = CorpusResources(context.resources, corpus.name).store.get_store()
         previous = json.loads(context.cursor) if context.cursor else {}
         snapshot = store.get("listing", previous["seen"]) if previous.get("seen") and store.has(
             "listing", previous["seen"]) else None
@@ -187,8 +224,8 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
         partition_keys = list(context.instance.get_dynamic_partitions(partitions_name(corpus.name)))
         busy = in_flight(context.instance, corpus, partition_keys)
         model = corpus.embedding_model
-        index = LanceIndex(getattr(context.resources, keys["lancedb"]).get_connection(), corpus.name, model.name,
-                           model.dimensions)
+        index = LanceIndex(CorpusResources(context.resources, corpus.name).lancedb.get_connection(), corpus.name,
+                           model.name, model.dimensions)
         try:
             corpus_sweep = sweep(corpus, refs, source.read, store, partition_keys, seen=seen, busy=busy,
                                  complete=index.complete_documents(), materialized=materialized(context.instance,
@@ -204,21 +241,9 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
             busy_note = f"; {len(corpus_sweep.busy)} already queued or running" if corpus_sweep.busy else ""
             return dg.SensorResult(skip_reason=dg.SkipReason(
                 f"no change in {len(corpus_sweep.plan.listed)} documents{busy_note}"), cursor=cursor)
-        partition_requests = []
-        if corpus_sweep.new_keys:
-            partition_requests.append(dg.AddDynamicPartitionsRequest(partitions_name(corpus.name), corpus_sweep.new_keys))
-        if corpus_sweep.deleted_keys:
-            partition_requests.append(
-                dg.DeleteDynamicPartitionsRequest(partitions_name(corpus.name), corpus_sweep.deleted_keys))
-        # Under declarative automation the daemon starts the ingest runs; the sensor only reports.
-        run_requests = [r for r in requests(corpus_sweep, previous.get("seen", ""))
-                        if corpus.automation == "sensor" or r.job_name != ingest_job_name(corpus.name)]
-        return dg.SensorResult(
-            run_requests=run_requests,
-            dynamic_partitions_requests=partition_requests,
-            asset_events=corpus_sweep.observations,
-            cursor=cursor,
-        )
+        actions = apply_sweep(corpus, corpus_sweep, previous.get("seen", ""), corpus.automation == "sensor")
+        return dg.SensorResult(run_requests=actions.run_requests, dynamic_partitions_requests=actions.partition_requests,
+                               asset_events=actions.observations, cursor=cursor)
 
     schedules = []
     if corpus.source.schedule:
@@ -227,31 +252,22 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
             cron_schedule=corpus.source.schedule,
             job=jobs[0],
             description=f"Sweeps source {corpus.source.name!r} on a cron, for sources without events.",
-            required_resource_keys={keys["source"], keys["store"], keys["lancedb"]},
+            required_resource_keys={keys["source"], keys["store"]},
             default_status=dg.DefaultScheduleStatus.STOPPED,
         )
         def scheduled_sweep(context: dg.ScheduleEvaluationContext):
-            # A schedule cannot return partition changes or asset events, so it records them itself.
-            source = getattr(context.resources, keys["source"])
-            store = getattr(context.resources, keys["store"]).get_store()
-            instance = context.instance
-            partition_keys = list(instance.get_dynamic_partitions(partitions_name(corpus.name)))
+            # A schedule returns only runs of its job: it records the partitions and observations
+            # itself, as the daemon records a sensor's. Deleted documents' rows are left to the
+            # table's maintenance, which prunes rows without a partition.
+            source = CorpusResources(context.resources, corpus.name).source
+            store = CorpusResources(context.resources, corpus.name).store.get_store()
+            partition_keys = list(context.instance.get_dynamic_partitions(partitions_name(corpus.name)))
             corpus_sweep = sweep(corpus, source.list_documents(), source.read, store, partition_keys,
-                                 busy=in_flight(instance, corpus, partition_keys))
-            if corpus_sweep.new_keys:
-                instance.add_dynamic_partitions(partitions_name(corpus.name), corpus_sweep.new_keys)
-            for event in corpus_sweep.observations:
-                instance.report_runless_asset_event(event)
-            if corpus_sweep.deleted_keys:
-                model = corpus.embedding_model
-                index = LanceIndex(getattr(context.resources, keys["lancedb"]).get_connection(), corpus.name,
-                                   model.name, model.dimensions)
-                for key in corpus_sweep.deleted_keys:
-                    index.delete_document(doc_id_for(key))
-                    store.forget(doc_id_for(key))
-                    instance.delete_dynamic_partition(partitions_name(corpus.name), key)
+                                 busy=in_flight(context.instance, corpus, partition_keys))
             tick = context.scheduled_execution_time.isoformat() if context.scheduled_execution_time else ""
-            return [r for r in requests(corpus_sweep, tick) if r.job_name == ingest_job_name(corpus.name)] or \
+            actions = apply_sweep(corpus, corpus_sweep, tick, corpus.automation == "sensor")
+            record(context.instance, actions)
+            return [r for r in actions.run_requests if r.job_name == ingest_job_name(corpus.name)] or \
                 dg.SkipReason(f"no change in {len(corpus_sweep.plan.listed)} documents")
 
         schedules.append(scheduled_sweep)

@@ -98,3 +98,16 @@ def test_parse_limits_and_delete_guard_have_defaults_and_follow_the_config(proje
     edit(project / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+max_delete_fraction": 0}))
     with pytest.raises(ConfigError, match=r"\+max_delete_fraction"):
         load_project(project)
+
+
+def test_templates_follow_dbt_grammar(project, monkeypatch, tmp_path):
+    # Jinja, as dbt: either quotes, and a default for an unset variable.
+    path = project / "profiles" / "indexes.yml"
+    path.write_text('indexes:\n  - name: local_lancedb\n    uri: "{{ env_var(\\"RAG_TEST_URI\\", \'' + str(tmp_path / "a")
+                    + '\') }}"\n')
+    assert load_project(project).corpus("sample").index_uri == str(tmp_path / "a")
+    monkeypatch.setenv("RAG_TEST_URI", str(tmp_path / "b"))
+    assert load_project(project).corpus("sample").index_uri == str(tmp_path / "b")
+    path.write_text("indexes:\n  - name: local_lancedb\n    uri: \"{{ env_var('RAG_TEST_URI' }}\"\n")
+    with pytest.raises(ConfigError, match=r"indexes\[0\].uri: not a valid template"):
+        load_project(project)

@@ -19,7 +19,8 @@ import yaml
 
 from rag_assets.config import load_project
 from rag_assets.core.index import table_name
-from rag_assets.defs.factory import build_corpus_resources, resource_keys
+from rag_assets.defs.names import resource_keys
+from rag_assets.defs.resources import build_corpus_resources
 from rag_assets.ingest import ingest_project
 from tests.conftest import REPO, env, make_project
 from tests.support.distributed import BIN, celery_workers, redis_server

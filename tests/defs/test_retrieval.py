@@ -170,3 +170,29 @@ def test_sentence_window_profile_groups_neighbouring_sentences_into_one_result(t
     for narrow, wider in zip(full, wide):
         assert wider.start <= narrow.start and wider.end >= narrow.end
     assert any(wider.end - wider.start > narrow.end - narrow.start for narrow, wider in zip(full, wide))
+
+
+def test_eval_scores_the_spans_rag_query_returns(tmp_path):
+    # An ungrouped sentence-window profile: each result is its sentence's window, and touching or
+    # overlapping windows of one document are one result, in `rag query` and in `rag eval` alike.
+    values = make_project(tmp_path)
+    project_yml = Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml"
+    data = yaml.safe_load(project_yml.read_text())
+    data["corpora"]["sample"]["+chunking_profile"] = "sentence_window"
+    project_yml.write_text(yaml.safe_dump(data))
+    questions = tmp_path / "questions.yml"
+    question = "How many weeks of parental leave do primary caregivers get?"
+    questions.write_text(yaml.safe_dump({"corpus": "sample", "questions": [
+        {"question": question, "document": "handbook/employee_handbook.md"}]}))
+    with env(**values):
+        from rag_assets.evaluate import evaluate
+
+        assert ingest_project(load_project())["documents_failed"] == 0
+        scored = []
+        evaluate(load_project(), questions, ["sentence_window"], k=10,
+                 on_question=lambda profile, q, retrieved: scored.extend(retrieved))
+    hits = ask(values, question, k=10, mode="vector")
+    assert [(h.doc_id, h.start, h.end) for h in hits] == [(r.corpus_id, r.start, r.end) for r in scored]
+    assert all(h.start <= h.window_start and h.window_end <= h.end for h in hits)
+    for i, a in enumerate(hits):
+        assert all(a.doc_id != b.doc_id or a.end < b.start or b.end < a.start for b in hits[i + 1:])

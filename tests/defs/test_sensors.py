@@ -1,6 +1,7 @@
 """The source sensors on a real Dagster instance: disk, and S3 against a real SeaweedFS server."""
 
 import shutil
+from datetime import datetime, timezone
 from pathlib import Path
 
 import boto3
@@ -130,3 +131,38 @@ def test_s3_sensor_drives_a_real_ingest(tmp_path, s3_server):
 
         idle, cursor = tick(defs, "sample_source_sensor", instance, cursor)
         assert idle.skip_message and not idle.run_requests
+
+
+def test_scheduled_sweep_records_the_sweep_and_leaves_rows_to_maintenance(tmp_path):
+    docs = tmp_path / "docs"
+    write_docs(docs, 3)
+    values = make_project(tmp_path / "p", docs=docs)
+    sources_yml = Path(values["RAG_PROJECT_DIR"]) / "sources.yml"
+    data = yaml.safe_load(sources_yml.read_text())
+    data["sources"][0]["schedule"] = "*/15 * * * *"
+    sources_yml.write_text(yaml.safe_dump(data))
+    with env(**values), dg.instance_for_test() as instance:
+        project = load_project()
+        corpus = project.corpus("sample")
+        defs = build_definitions(project)
+        schedule = defs.resolve_schedule_def("sample_scheduled_sweep")
+
+        def evaluate():
+            with dg.build_schedule_context(instance=instance, resources=defs.resources,
+                                           scheduled_execution_time=datetime.now(timezone.utc)) as context:
+                return schedule.evaluate_tick(context)
+
+        first = evaluate()
+        assert len(instance.get_dynamic_partitions("sample_documents")) == 3
+        for run in first.run_requests:
+            defs.resolve_job_def(run.job_name).execute_in_process(instance=instance, partition_key=run.partition_key,
+                                                                  tags=dict(run.tags))
+        assert len({r["doc_id"] for r in table_rows(corpus)}) == 3
+
+        (docs / "note 1, v1.md").unlink()
+        removed = evaluate()
+        assert removed.skip_message and not removed.run_requests
+        assert partition_key_for("note 1, v1.md") not in instance.get_dynamic_partitions("sample_documents")
+        assert "note 1, v1.md" in {r["doc_id"] for r in table_rows(corpus)}  # no rows deleted in an evaluation
+        defs.resolve_job_def("maintain_sample").execute_in_process(instance=instance)
+        assert "note 1, v1.md" not in {r["doc_id"] for r in table_rows(corpus)}

@@ -17,7 +17,7 @@ import yaml
 from rag_assets.config import load_project
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.store import FolderBlobs, S3Blobs, StageStore
-from rag_assets.defs.factory import stage_store_resource
+from rag_assets.defs.resources import stage_store_resource
 from tests.conftest import env, make_project
 
 KEY, SECRET = "rag-store-key", "rag-store-secret"

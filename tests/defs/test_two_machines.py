@@ -29,7 +29,8 @@ import yaml
 
 from rag_assets.config import load_project
 from rag_assets.core.index import table_name
-from rag_assets.defs.factory import build_corpus_resources, resource_keys
+from rag_assets.defs.names import resource_keys
+from rag_assets.defs.resources import build_corpus_resources
 from rag_assets.ingest import ingest_project
 from tests.conftest import REPO, SAMPLE_DOCS, env, make_project
 from tests.defs.test_distributed import index_rows, workers_per_step

@@ -1,5 +1,6 @@
 """The `rag` command as a user runs it: ingest twice, query with citations, helpful errors."""
 
+import csv
 import json
 import os
 import subprocess
@@ -112,3 +113,32 @@ def test_ingest_from_an_unreachable_s3_source_exits_1_with_the_cause_and_no_secr
     assert "Traceback" not in out.stderr
     assert f"127.0.0.1:{port}" in out.stderr and "s3://company-docs" in out.stderr
     assert secret not in out.stderr + out.stdout
+
+
+def test_every_command_takes_paths_relative_to_the_working_directory(tmp_path):
+    values = make_project(tmp_path / "p")
+    del values["RAG_PROJECT_DIR"]
+    project = ["--project", os.path.join("p", "dbt_like_configs")]
+    corpora = tmp_path / "corpora"
+    corpora.mkdir()
+    (corpora / "robots.md").write_text("The battery robot needs maintenance every 14 days. " * 5)
+    with (tmp_path / "questions.csv").open("w", newline="") as f:
+        csv.writer(f).writerows([["question", "references", "corpus_id"], [
+            "How often does the robot need maintenance?",
+            json.dumps([{"content": "maintenance", "start_index": 25, "end_index": 36}]), "robots"]])
+
+    def run(*args):
+        out = subprocess.run([RAG, *project, *args], env={**os.environ, **values}, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, (args, out.stderr[-3000:])
+        return out.stdout
+
+    assert json.loads(run("ingest", "--json"))["rows_in_index"] > 0
+    run("observe", "--json")
+    run("status", "--json")
+    hit = json.loads(run("query", "What does error E-217 mean?", "--json"))[0]
+    assert json.loads(run("lineage", hit["id"], "--json"))["doc_id"] == hit["doc_id"]
+    run("restore", "--corpus", "sample", "--json")
+    assert json.loads(run("eval", "--questions", "questions.csv", "--corpora", "corpora", "--profile",
+                          "fixed_200_0", "--json"))[0]["n_questions"] == 1
+    assert json.loads(run("chunk", os.path.join("corpora", "robots.md"), "--json"))

@@ -6,6 +6,7 @@ import errno
 import pytest
 
 from rag_assets.cli import main, operator_error
+from rag_assets.core.errors import UsageError
 from rag_assets.core.index import IndexUnreadable
 from rag_assets.core.locking import IngestLocked
 from rag_assets.core.planning import MassDeleteRefused
@@ -57,5 +58,7 @@ def test_disk_full_is_one_line_naming_the_path_and_the_fix(exc, path):
 def test_exit_codes_follow_the_readme():
     assert operator_error(MassDeleteRefused("refusing to delete 120 of the 120 documents"))[1] == 2
     assert operator_error(IngestLocked("corpus 'sample' is being ingested by process 42"))[1] == 1
+    assert operator_error(UsageError("no corpus 'x'; declared: ['sample']")) == ("no corpus 'x'; declared: ['sample']", 2)
+    assert operator_error(KeyError("vector"))[1] == 1  # an internal bug, not the user's mistake
     message, code = operator_error(ZeroDivisionError("division by zero\nsecond line"))
     assert (message, code) == ("ZeroDivisionError: division by zero (run `rag --debug ...` for the traceback)", 1)

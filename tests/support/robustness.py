@@ -771,13 +771,16 @@ def concurrent_ingests(tmp: Path, documents: int = 30) -> dict:
     outs = [(child.communicate(timeout=600), child.returncode) for child in children]
     reports = [json.loads(stdout) for (stdout, _), code in outs if code == 0]
     locked = [stderr for (_, stderr), code in outs if code == 1 and "is being ingested by process" in stderr]
+    other = [f"exit {code}: {stderr.strip()[-300:]}" for (_, stderr), code in outs
+             if code != 0 and not (code == 1 and "is being ingested by process" in stderr)]
     with env(**values):
         project = load_project()
         rows = index_rows(project)
         lost, dup = compare(rows, expected_ids(project))
     embedded = sum(r["chunks_embedded"] for r in reports)
-    return result("two rag ingest at once on one corpus", f"{len(reports)} finished, {len(locked)} refused as "
-                  f"locked; {embedded} chunks embedded for {len(rows)} rows", lost, dup,
+    outcome = (f"{len(reports)} finished, {len(locked)} refused as locked; {embedded} chunks embedded for "
+               f"{len(rows)} rows" + "".join(f"; {o}" for o in other))
+    return result("two rag ingest at once on one corpus", outcome, lost, dup,
                   len(reports) + len(locked) == 2 and embedded == len(rows))
 
 

@@ -1,0 +1,33 @@
+"""Dagster-free constructors of a corpus' clients: its embedding model and its LanceDB. `rag
+query`, `rag eval`, `rag restore` and the retrieval_eval asset open what they use here, without
+building the Dagster resources of the corpus."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+from rag_assets.config.schema import Corpus, EmbeddingModelConfig
+from rag_assets.core.embedding import Embedder, build_embedder
+from rag_assets.core.lance_connect import connect, storage_options
+
+
+@lru_cache(maxsize=8)
+def open_embedder(model: EmbeddingModelConfig) -> Embedder:
+    """The embedder of ``model``, built once per process by the constructor the Dagster resource
+    calls (an openai model reads its key from the variable ``api_key_env`` names)."""
+    api_key = os.environ.get(model.api_key_env) if model.provider == "openai" else None
+    return build_embedder(**model.embedder_settings(), api_key=api_key)
+
+
+def connect_index(corpus: Corpus):
+    """The corpus' LanceDB, opened once per process with the options the Dagster resource uses."""
+    index = corpus.index
+    keys = [os.environ.get(index.access_key_env or "", ""), os.environ.get(index.secret_key_env or "", "")]
+    options = storage_options(corpus.index_uri, index.endpoint_url, index.region, *keys)
+    return _database(corpus.index_uri, tuple(sorted((options or {}).items())))
+
+
+@lru_cache(maxsize=8)
+def _database(uri: str, options: tuple[tuple[str, str], ...]):
+    return connect(uri, dict(options) or None)

@@ -1,0 +1,76 @@
+"""The Dagster resources of a corpus, built from its config."""
+
+import dagster as dg
+from dagster_aws.s3 import S3Resource
+
+from rag_assets.config.schema import Corpus
+from rag_assets.defs.names import resource_keys
+from resources import DiskSourceResource, EmbedderResource, LanceDBResource, S3SourceResource, StageStoreResource
+
+
+class CorpusResources:
+    """A corpus' resources by role, typed: Dagster holds them under per-corpus keys
+    (``names.resource_keys``) of a context's ``resources``."""
+
+    def __init__(self, resources, corpus: str):
+        self._resources, self._keys = resources, resource_keys(corpus)
+
+    @property
+    def source(self) -> DiskSourceResource | S3SourceResource:
+        return getattr(self._resources, self._keys["source"])
+
+    @property
+    def embedder(self) -> EmbedderResource:
+        return getattr(self._resources, self._keys["embedder"])
+
+    @property
+    def lancedb(self) -> LanceDBResource:
+        return getattr(self._resources, self._keys["lancedb"])
+
+    @property
+    def store(self) -> StageStoreResource:
+        return getattr(self._resources, self._keys["store"])
+
+
+def _s3_settings(location) -> dict:
+    """Endpoint, region and, where the config names their variables, keys via dg.EnvVar."""
+    keys = {}
+    if location.access_key_env and location.secret_key_env:
+        keys = {"aws_access_key_id": dg.EnvVar(location.access_key_env),
+                "aws_secret_access_key": dg.EnvVar(location.secret_key_env)}
+    return {"endpoint_url": location.endpoint_url, "region": location.region, **keys}
+
+
+def lancedb_resource(corpus: Corpus) -> LanceDBResource:
+    """The corpus' index (on disk, or on S3 with the index profile's settings)."""
+    return LanceDBResource(uri=corpus.index_uri, **_s3_settings(corpus.index))
+
+
+def stage_store_resource(corpus: Corpus) -> StageStoreResource:
+    """The corpus' stage store (a folder, or on S3 with data_dir_s3's settings)."""
+    return StageStoreResource(root=corpus.stage_store, **_s3_settings(corpus.stage_store_s3))
+
+
+def build_corpus_resources(corpus: Corpus) -> dict[str, dg.ConfigurableResource]:
+    keys = resource_keys(corpus.name)
+    model = corpus.embedding_model
+    source = corpus.source
+    if source.kind == "disk":
+        source_resource = DiskSourceResource(root=corpus.source_root or "", include=list(source.include),
+                                             exclude=list(source.exclude),
+                                             max_document_bytes=source.max_document_bytes)
+    else:
+        source_resource = S3SourceResource(
+            s3=S3Resource(endpoint_url=source.endpoint_url, region_name=source.region,
+                          aws_access_key_id=dg.EnvVar(source.access_key_env),
+                          aws_secret_access_key=dg.EnvVar(source.secret_key_env)),
+            bucket=source.bucket or "", prefix=source.prefix, include=list(source.include),
+            exclude=list(source.exclude), max_document_bytes=source.max_document_bytes,
+        )
+    return {
+        keys["source"]: source_resource,
+        keys["embedder"]: EmbedderResource(
+            **model.embedder_settings(), api_key=dg.EnvVar(model.api_key_env) if model.provider == "openai" else None),
+        keys["lancedb"]: lancedb_resource(corpus),
+        keys["store"]: stage_store_resource(corpus),
+    }

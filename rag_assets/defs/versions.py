@@ -1,0 +1,31 @@
+"""What each stage's output depends on: the corpus' chunking profile, its model's fingerprint and
+the code versions Dagster compares to mark stages stale."""
+
+from rag_assets.config.profiles import profile_from_config
+from rag_assets.config.schema import Corpus
+from rag_assets.core.chunking import ChunkingProfile
+from rag_assets.core.hashing import settings_hash
+from rag_assets.core.parsing import parser_version
+
+
+def chunking_profile(corpus: Corpus) -> ChunkingProfile:
+    return profile_from_config(corpus.chunking_profile)
+
+
+def model_fingerprint(corpus: Corpus) -> str:
+    m = corpus.embedding_model
+    return settings_hash({"provider": m.provider, "model": m.model, "dimensions": m.dimensions, "prefix": m.passage_prefix})
+
+
+def code_versions(corpus: Corpus) -> dict[str, str]:
+    """Each stage's code version: what it depends on, including every stage before it, so a
+    change marks exactly the stages it will redo (see defs/factory.py's docstring)."""
+    profile = chunking_profile(corpus)
+    model = corpus.embedding_model
+    parsed = parser_version()
+    chunks = settings_hash({"parser": parsed, "profile": profile.fingerprint(), "tokenizer": model.tokenizer,
+                            "limit": model.max_input_tokens})
+    embeddings = settings_hash({"chunks": chunks, "model": model_fingerprint(corpus)})
+    index = settings_hash({"embeddings": embeddings, "uri": corpus.index_uri, "model": model.name})
+    return {"parsed_documents": parsed, "chunks": chunks, "embeddings": embeddings, "lancedb_index": index,
+            "lancedb_table": settings_hash({"index": corpus.index.model_dump(), "model": model.name})}
