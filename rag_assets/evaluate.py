@@ -56,8 +56,9 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
              embedder: str | None = None, mode: str = "vector", k: int = 5, progress: TextIO | None = None,
              on_question: Callable[[str, Question, list[Retrieved]], None] | None = None) -> list[dict]:
     """One summary per profile: token-level recall/precision/precision-omega/IoU at ``k`` with
-    bootstrap 95% intervals, recall@1/3/5/10 and MRR (over ``max(k, 10)`` results asked of the
-    retrieval path, so recall@10 is not capped at ``k``), chunk count and mean chunk tokens. ``on_question(profile, question,
+    bootstrap 95% intervals, recall@n for n in 1/3/5/10 (each from asking the retrieval path for n
+    results, so recall@10 is not capped at ``k``), MRR over 10 results, chunk count and mean chunk
+    tokens. ``on_question(profile, question,
     retrieved)`` sees every question's ranked results as they were scored."""
     questions_path = Path(questions_path)
     questions = load_questions(questions_path)
@@ -110,17 +111,19 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
             if mode == "hybrid":
                 index.ensure_search_indexes(ann_min_rows=10**9)
             spans = {d: [Retrieved(d, c.start, c.end) for c in ch.chunks] for d, ch in chunked.items()}
-            depth = max(k, *RECALL_AT)  # results asked for: token metrics use the first k
             scores = Scores()
             bar = Progress(progress, f"[eval] {name}: questions", len(questions), every=50)
             for n, (question, vector) in enumerate(zip(questions, question_vectors), start=1):
                 bar.start(n)
-                hits = retrieve(index, question.question, vector, declared[name], settings, k=depth, mode=mode)
-                retrieved = [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
+                # What a user asking for each number of results gets (merging depends on it).
+                asked = {depth: [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in
+                                   retrieve(index, question.question, vector, declared[name], settings, k=depth,
+                                            mode=mode)]
+                           for depth in sorted({k, *RECALL_AT})}
                 omega = precision_omega(question, spans.get(question.corpus_id, [])) if question.references else None
-                scores.add(question, retrieved, k, omega)
+                scores.add(question, asked, k, omega)
                 if on_question:
-                    on_question(name, question, retrieved)
+                    on_question(name, question, asked[k])
             bar.finish()
         tokens = [c.tokens for c in all_chunks] or [0]
         results.append({"profile": name, "mode": mode, "k": k, "model": model.name, "chunks": len(all_chunks),

@@ -17,7 +17,7 @@ import numpy as np
 import yaml
 
 Span = tuple[int, int]
-RECALL_AT = (1, 3, 5, 10)  # the ranks recall@k is reported at; evaluation retrieves max(k, 10) results
+RECALL_AT = (1, 3, 5, 10)  # recall@n is reported for these n, each from asking for n results
 
 
 def _total(spans: list[Span]) -> int:
@@ -161,17 +161,23 @@ class Scores:
     iou: list[float] = field(default_factory=list)
     precision_omega: list[float] = field(default_factory=list)
     ranks: list[int | None] = field(default_factory=list)  # rank of the first hit (1-based), None if none
+    hits_at: dict[int, list[bool]] = field(default_factory=dict)  # per k of RECALL_AT: a hit in k results
 
-    def add(self, question: Question, retrieved: list[Retrieved], k: int, omega: float | None) -> None:
-        """Token metrics over ``retrieved[:k]``; the first-hit rank over all of ``retrieved`` (pass
-        at least 10 results for recall@10 to mean what it says)."""
-        recall, precision, iou = token_scores(question, retrieved[:k])
+    def add(self, question: Question, results: dict[int, list[Retrieved]], k: int, omega: float | None) -> None:
+        """``results[n]``: what the retrieval path returns when asked for ``n`` results, for ``k``
+        and every n of RECALL_AT. Token metrics over ``results[k]``; recall@n over ``results[n]``
+        (asking for fewer results can merge differently); the first-hit rank (MRR) over the
+        deepest list."""
+        recall, precision, iou = token_scores(question, results[k])
         self.recall.append(recall)
         self.precision.append(precision)
         self.iou.append(iou)
         if omega is not None:
             self.precision_omega.append(omega)
-        self.ranks.append(next((i for i, c in enumerate(retrieved, start=1) if is_hit(question, c)), None))
+        deepest = results[max(results)]
+        self.ranks.append(next((i for i, c in enumerate(deepest, start=1) if is_hit(question, c)), None))
+        for n in RECALL_AT:
+            self.hits_at.setdefault(n, []).append(any(is_hit(question, c) for c in results[n]))
 
     def summary(self) -> dict:
         def mean(values):
@@ -188,7 +194,7 @@ class Scores:
                "precision_omega": mean(self.precision_omega), "precision_omega_std": std(self.precision_omega),
                "iou": mean(self.iou), "iou_std": std(self.iou), "recall_ci": ci(self.recall), "iou_ci": ci(self.iou)}
         for k in RECALL_AT:
-            out[f"recall_at_{k}"] = mean([1.0 if r is not None and r <= k else 0.0 for r in self.ranks])
+            out[f"recall_at_{k}"] = mean([1.0 if hit else 0.0 for hit in self.hits_at.get(k, [])])
         out["mrr"] = mean([1.0 / r if r else 0.0 for r in self.ranks])
         return out
 

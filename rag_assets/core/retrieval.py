@@ -284,14 +284,16 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, k: int, versio
 
 
 def sentence_windows(index: LanceIndex, hits: list[Hit], k: int, version: int | None = None) -> list[Hit]:
-    """The first ``k`` results of ranked ``hits``: a sentence-window hit (retrieved by its sentence)
-    spans its window, and results of one document that overlap or touch become one
-    (``merge_overlapping``); other hits are kept as they are."""
+    """The first ``k`` of ranked ``hits`` as results: a sentence-window hit (retrieved by its
+    sentence) spans its window, and those of one document that overlap or touch become one
+    (``merge_overlapping``), so the results never hold more text than the ``k`` best hits; other
+    hits are kept as they are."""
+    hits = hits[:k]
     if all(h.window_start is None for h in hits):
-        return merge_overlapping(hits)[:k]
+        return merge_overlapping(hits)
     retrieved = {h.id: h for h in hits}
     spans = merge_overlapping([h if h.window_start is None else replace(h, start=h.window_start, end=h.window_end)
-                               for h in hits])[:k]
+                               for h in hits])
     table = _table(index, version)
     out = []
     for span in spans:

@@ -48,11 +48,15 @@ def test_two_references_and_precision_omega():
     assert iou == pytest.approx(10 / (50 + 10))
 
 
+def same_at_every_depth(retrieved: list) -> dict:
+    return {n: retrieved[:n] for n in (1, 3, 5, 10)}
+
+
 def test_chunk_level_hits_recall_at_k_and_mrr():
     question = q((100, 120))
     scores = Scores()
-    scores.add(question, [Retrieved("c", 0, 50), Retrieved("c", 110, 200)], 5, None)
-    scores.add(question, [Retrieved("c", 0, 50)], 5, None)
+    scores.add(question, same_at_every_depth([Retrieved("c", 0, 50), Retrieved("c", 110, 200)]), 5, None)
+    scores.add(question, same_at_every_depth([Retrieved("c", 0, 50)]), 5, None)
     summary = scores.summary()
     assert summary["recall_at_1"] == 0.0 and summary["recall_at_3"] == 50.0
     assert summary["mrr"] == pytest.approx(100 * (0.5 + 0) / 2)
@@ -76,9 +80,15 @@ def test_summary_reports_intervals_and_recall_at_10_beyond_k():
     question = q((100, 120))
     scores = Scores()
     far = [Retrieved("c", 200 + 10 * i, 205 + 10 * i) for i in range(7)] + [Retrieved("c", 100, 120)]
-    scores.add(question, far, 5, None)  # the hit is 8th: outside the top 5 token metrics
-    scores.add(question, [Retrieved("c", 90, 130)], 5, None)
+    scores.add(question, {n: far[:n] for n in (1, 3, 5, 10)}, 5, None)  # the hit is 8th: outside the top 5
+    scores.add(question, same_at_every_depth([Retrieved("c", 90, 130)]), 5, None)
     summary = scores.summary()
     assert summary["recall"] == 50.0 and summary["recall_at_5"] == 50.0 and summary["recall_at_10"] == 100.0
+    # recall@n is read from asking for n results: a hit that asking for 3 merges away from the
+    # top does not count at 3 even when the 10-result list ranks it second.
+    merged = Scores()
+    merged.add(question, {1: [far[0]], 3: far[:3], 5: far[:5], 10: [far[0], far[7]]}, 5, None)
+    assert merged.summary()["recall_at_3"] == 0.0 and merged.summary()["recall_at_10"] == 100.0
+    assert merged.summary()["mrr"] == 50.0
     assert summary["recall_ci"][0] <= summary["recall"] <= summary["recall_ci"][1]
     assert summary["iou_ci"][0] <= summary["iou"] <= summary["iou_ci"][1]
