@@ -37,9 +37,9 @@ def _previous(instance: dg.DagsterInstance, corpus: Corpus, key: str) -> Decisio
     meta = event.asset_materialization.metadata if event and event.asset_materialization else {}
     if "promotion_key" not in meta or meta["promotion_key"].value != key:
         return None
-    value = lambda name: meta[name].value  # noqa: E731
-    return Decision(value("promotion_promoted"), value("promotion_rule"), value("promotion_candidate_score"),
-                    value("promotion_live_score"), value("promotion_reason"))
+    value = {name: entry.value for name, entry in meta.items()}
+    return Decision(value["promotion_promoted"], value["promotion_rule"], value["promotion_candidate_score"],
+                    value["promotion_live_score"], value["promotion_reason"])
 
 
 def gate(project: Project, corpus: Corpus, index: LanceIndex, instance: dg.DagsterInstance
