@@ -15,7 +15,7 @@ from typing import Callable, TextIO
 import lancedb
 
 from rag_assets.clients import open_embedder
-from rag_assets.config import Project
+from rag_assets.config import Corpus, Project
 from rag_assets.config.profiles import profile_from_config
 from rag_assets.core.chunking import chunk_document
 from rag_assets.core.embed_cache import EmbeddingCache
@@ -31,7 +31,7 @@ from rag_assets.progress import Progress
 from rag_assets.query import retrieve
 
 
-def _documents(project: Project, questions: list[Question], questions_path: Path, corpora: Path | None) -> dict:
+def _documents(corpus: Corpus, questions: list[Question], questions_path: Path, corpora: Path | None) -> dict:
     """doc id -> parsed document, for the corpora the questions are about."""
     if questions_path.suffix.lower() == ".csv":
         folder = corpora or questions_path.parent / "corpora"
@@ -43,7 +43,6 @@ def _documents(project: Project, questions: list[Question], questions_path: Path
             data = path.read_bytes()
             docs[corpus_id] = parse_document(RawDocument(corpus_id, path.as_uri(), content_hash(data), len(data), "eval", data))
         return docs
-    corpus = project.corpora[0]
     docs = {}
     for ref in list_disk(corpus.source_root, corpus.source.include, corpus.source.exclude):
         if ref.refused:
@@ -54,22 +53,25 @@ def _documents(project: Project, questions: list[Question], questions_path: Path
 
 def evaluate(project: Project, questions_path: str | Path, profiles: list[str], corpora: str | Path | None = None,
              embedder: str | None = None, mode: str = "vector", k: int = 5, progress: TextIO | None = None,
-             on_question: Callable[[str, Question, list[Retrieved]], None] | None = None) -> list[dict]:
+             on_question: Callable[[str, Question, list[Retrieved]], None] | None = None,
+             corpus: Corpus | None = None) -> list[dict]:
     """One summary per profile: token-level recall/precision/precision-omega/IoU at ``k`` with
     bootstrap 95% intervals, recall@n for n in 1/3/5/10 (each from asking the retrieval path for n
     results, so recall@10 is not capped at ``k``), MRR over 10 results, chunk count and mean chunk
-    tokens. ``on_question(profile, question,
-    retrieved)`` sees every question's ranked results as they were scored."""
+    tokens. ``on_question(profile, question, retrieved)`` sees every question's ``k`` results as
+    they were scored. ``corpus`` (default: the project's first) gives the documents of a YAML
+    question set, the default model and the search settings."""
     questions_path = Path(questions_path)
     questions = load_questions(questions_path)
     declared = {p.name: p for p in project.chunking_profiles}
     unknown = [p for p in profiles if p not in declared]
     if unknown:
         raise UsageError(f"unknown profile(s) {unknown}; declared: {sorted(declared)}")
+    corpus = corpus or project.corpora[0]
     models = {m.name: m for m in project.embedding_models}
-    model = models[embedder] if embedder else project.corpora[0].embedding_model
-    docs = _documents(project, questions, questions_path, Path(corpora) if corpora else None)
-    settings = project.corpora[0].index  # the search settings `rag query` uses on that corpus
+    model = models[embedder] if embedder else corpus.embedding_model
+    docs = _documents(corpus, questions, questions_path, Path(corpora) if corpora else None)
+    settings = corpus.index  # the search settings `rag query` uses on that corpus
     counter = get_token_counter(model.tokenizer)
     cache_dir = Path(project.local_dir) / "eval_cache"
     cache = EmbeddingCache(lancedb.connect(str(cache_dir)), model.name, model.dimensions)

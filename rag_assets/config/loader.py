@@ -21,6 +21,7 @@ from rag_assets.config.schema import (
     ProjectFile,
     SourcesFile,
 )
+from rag_assets.core.promotion import GRAMMAR, parse_rule
 
 DEFAULT_PROJECT_DIR = Path(__file__).resolve().parents[2] / "dbt_like_configs"
 # dbt's templating grammar; the sandbox exposes only env_var and var to a config file.
@@ -130,6 +131,23 @@ def _resolve_path(project_dir: Path, value: str) -> str:
     return str((project_dir / value).resolve())
 
 
+def _promote_if(project_path: Path, name: str, settings: CorpusSettings, defaults: CorpusSettings) -> str | None:
+    """The corpus' ``+promote_if`` rule (its own, else the defaults'), checked: it must parse and
+    the corpus must declare the golden questions it is scored on."""
+    rule, key = ((settings.promote_if, f"corpora.{name}.+promote_if") if settings.promote_if is not None
+                 else (defaults.promote_if, "defaults.+promote_if"))
+    if rule is None:
+        return None
+    try:
+        parse_rule(rule)
+    except ValueError as exc:
+        raise ConfigError(project_path, key, str(exc), f"write the rule as {GRAMMAR}") from exc
+    if not settings.eval_questions:
+        raise ConfigError(project_path, key, f"corpus {name!r} declares no +eval_questions to score the rule on",
+                          f"add '+eval_questions: evals/<file>.yml' to corpora.{name}, or remove +promote_if")
+    return rule
+
+
 def load_project(project_dir: str | Path | None = None) -> Project:
     """Read, validate and resolve every config file under ``project_dir``."""
     root = Path(project_dir).resolve() if project_dir else project_dir_from_env()
@@ -181,6 +199,7 @@ def load_project(project_dir: str | Path | None = None) -> Project:
             if profile_name not in known_profiles:
                 raise ConfigError(project_path, f"corpora.{name}.+eval_profiles", f"{profile_name!r} is not declared",
                                   f"use one of: {sorted(known_profiles)}")
+        promote_if = _promote_if(project_path, name, settings, project.defaults)
         corpora.append(
             Corpus(
                 name=name,
@@ -203,6 +222,7 @@ def load_project(project_dir: str | Path | None = None) -> Project:
                 eval_questions=_resolve_path(root, settings.eval_questions) if settings.eval_questions else None,
                 eval_profiles=settings.eval_profiles or (merged["chunking_profile"].name,),
                 min_recall_at_5=settings.min_recall_at_5,
+                promote_if=promote_if,
                 max_delete_fraction=next((f for f in (settings.max_delete_fraction,
                                                       project.defaults.max_delete_fraction) if f is not None), 0.5),
                 automation=settings.automation or project.defaults.automation or "sensor",

@@ -266,6 +266,7 @@ class CorpusSettings(_Strict):
     eval_questions: str | None = Field(None, alias="+eval_questions")
     eval_profiles: tuple[str, ...] | None = Field(None, alias="+eval_profiles")
     min_recall_at_5: float | None = Field(None, alias="+min_recall_at_5", ge=0, le=100)
+    promote_if: str | None = Field(None, alias="+promote_if")
     max_delete_fraction: float | None = Field(None, alias="+max_delete_fraction", gt=0, le=1)
     automation: AUTOMATION | None = Field(None, alias="+automation")
 
@@ -335,6 +336,8 @@ class Corpus(_Strict):
     eval_questions: str | None = Field(None, description="Absolute path of the corpus' golden question set.")
     eval_profiles: tuple[str, ...] = Field((), description="Profiles the retrieval_eval asset compares.")
     min_recall_at_5: float | None = Field(None, description="Asset check threshold on recall@5 (percent).")
+    promote_if: str | None = Field(None, description="Rule a new embedding model's table must meet on the golden "
+                                   "questions against the live one before queries switch to it (core/promotion.py).")
     max_delete_fraction: float = Field(0.5, description="A sweep that would delete more than this share of the "
                                        "corpus' documents, or all of them, is refused (`rag ingest "
                                        "--allow-mass-delete` overrides).")

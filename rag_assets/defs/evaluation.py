@@ -46,7 +46,7 @@ def build_eval_asset(project: Project, corpus: Corpus) -> list:
               if corpus.min_recall_at_5 is not None else None)
     def retrieval_eval(context: dg.AssetExecutionContext):
         """Golden-question scores of the corpus' chunking profiles (token-level and recall@k)."""
-        rows = evaluate(project, corpus.eval_questions, list(corpus.eval_profiles))
+        rows = evaluate(project, corpus.eval_questions, list(corpus.eval_profiles), corpus=corpus)
         table = "\n".join(f"| {r['profile']} | {r['chunks']} | {r['mean_tokens']} | {r['recall_at_1']} | "
                           f"{r['recall_at_5']} | {r['mrr']} |" for r in rows)
         metadata = {

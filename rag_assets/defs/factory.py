@@ -35,10 +35,12 @@ from rag_assets.defs.executors import build_executor, job_run_config
 from rag_assets.defs.names import asset_key, ingest_job_name, maintenance_job_name, partitions_name, resource_keys
 from rag_assets.defs.observations import observed_raws
 from rag_assets.defs.plots import histogram_png
+from rag_assets.defs.promotion import gate, promotion_result, promotion_specs
 from rag_assets.defs.resources import CorpusResources, build_corpus_resources
 from rag_assets.defs.sensors import build_corpus_automation, observe_source
 from rag_assets.defs.storage import partitions_snapshot
 from rag_assets.defs.versions import chunking_profile, code_versions
+from rag_assets.query import serving_model
 
 
 def tenant_of(corpus: Corpus):
@@ -261,8 +263,9 @@ TABLE_CONDITION = (
 ).with_label("after any index batch")
 
 
-def build_table_asset(corpus: Corpus):
-    """The unpartitioned table: removes rows of deleted documents and compacts."""
+def build_table_asset(project: Project, corpus: Corpus):
+    """The unpartitioned table: removes rows of deleted documents, compacts, and marks the table
+    active once complete (behind the ``+promote_if`` gate when it switches models)."""
     name = corpus.name
     keys = resource_keys(name)
     model = corpus.embedding_model
@@ -270,7 +273,8 @@ def build_table_asset(corpus: Corpus):
     @dg.asset(key=asset_key(name, "lancedb_table"), deps=[asset_key(name, "lancedb_index")], group_name=name,
               kinds={"lancedb"}, required_resource_keys={keys["store"], keys["lancedb"]},
               code_version=code_versions(corpus)["lancedb_table"], owners=owners_of(corpus),
-              tags={f"rag/{t}": "" for t in corpus.tags}, automation_condition=TABLE_CONDITION)
+              tags={f"rag/{t}": "" for t in corpus.tags}, automation_condition=TABLE_CONDITION,
+              check_specs=promotion_specs(corpus) or None)
     def lancedb_table(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         """The corpus' LanceDB table as a whole: rows of deleted documents removed, then compacted."""
         store = CorpusResources(context.resources, name).store.get_store()
@@ -285,9 +289,12 @@ def build_table_asset(corpus: Corpus):
         built = index.ensure_search_indexes(corpus.index.ann_min_rows)
         indexed = index.indexed_documents()
         complete = all(doc_id in indexed for doc_id in live)
-        if complete:
+        decision, recorded = gate(project, corpus, index, context.instance) if complete else (None, {})
+        if complete and (decision is None or decision.promote):
             mark_active(index.db, name, model.name, index.name, len(live))
-        return dg.MaterializeResult(metadata={
+        serving = serving_model(project, corpus, index.db).name
+        checks = [promotion_result(corpus, decision, complete, serving)] if corpus.promote_if else None
+        return dg.MaterializeResult(check_results=checks, metadata={**recorded, "serving_model": serving,
             "complete": complete, "indexes_built": ", ".join(built) or "none",
             "table": index.name, "table_version": index.version(), "rows": index.count_rows(),
             "documents": len(index.indexed_documents()), "deleted_documents": len(removed_docs),
@@ -317,7 +324,7 @@ def build_definitions(project: Project) -> dg.Definitions:
     for corpus in project.corpora:
         checks.extend(build_corpus_checks(corpus))
         assets.extend(build_corpus_assets(corpus, observe_source(corpus)))
-        assets.append(build_table_asset(corpus))
+        assets.append(build_table_asset(project, corpus))
         assets.extend(build_eval_asset(project, corpus))
         corpus_jobs = build_corpus_jobs(corpus, job_run_config(project.executor))
         jobs.extend(corpus_jobs)

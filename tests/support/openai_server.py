@@ -101,3 +101,34 @@ class FaultProxy(ThreadedServer):
                     pass
 
         self.base_url = f"http://127.0.0.1:{self._listen(Handler)}/v1"
+
+
+class MeaninglessEmbeddings(ThreadedServer):
+    """An OpenAI-compatible /v1/embeddings endpoint whose vectors carry no meaning: each input's
+    vector is drawn from a generator seeded by the input's hash (the same text, the same vector)."""
+
+    def __init__(self, dimensions: int):
+        import hashlib
+
+        import numpy as np
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def do_POST(self):
+                inputs = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))["input"]
+                data = []
+                for i, text in enumerate(inputs):
+                    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+                    data.append({"object": "embedding", "index": i,
+                                 "embedding": np.random.default_rng(seed).standard_normal(dimensions).tolist()})
+                body = json.dumps({"object": "list", "data": data, "model": "meaningless",
+                                   "usage": {"prompt_tokens": 0, "total_tokens": 0}}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.base_url = f"http://127.0.0.1:{self._listen(Handler)}/v1"

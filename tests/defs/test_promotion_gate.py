@@ -1,0 +1,89 @@
+"""The +promote_if gate with the real pipeline: a model that is worse on the golden questions is
+held back (queries stay on the live table), one that is as good goes live."""
+
+from pathlib import Path
+
+import dagster as dg
+import lancedb
+import pytest
+import yaml
+
+from rag_assets.config import load_project
+from rag_assets.core.index import LanceIndex
+from rag_assets.defs import promotion
+from rag_assets.defs.names import asset_key
+from rag_assets.ingest import ingest_project
+from rag_assets.query import query_corpus, serving_model
+from tests.conftest import env, make_project
+from tests.support.openai_server import MeaninglessEmbeddings
+
+pytestmark = pytest.mark.slow
+RULE = "recall_at_5 >= live - 1"
+
+
+def edit_yaml(path: Path, change) -> None:
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def use_model(cfg: Path, name: str) -> None:
+    edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+embedding_model": name}))
+
+
+def table_metadata() -> dict:
+    with dg.DagsterInstance.get() as instance:
+        event = instance.get_latest_materialization_event(asset_key("sample", "lancedb_table"))
+    return {k: v.value for k, v in event.asset_materialization.metadata.items()}
+
+
+def test_worse_model_is_held_back_and_an_equal_one_goes_live(tmp_path, monkeypatch):
+    values = make_project(tmp_path)
+    cfg = Path(values["RAG_PROJECT_DIR"])
+    with MeaninglessEmbeddings(384) as server:
+        def models(d):
+            minilm = d["embedding_models"][0]
+            d["embedding_models"] += [
+                dict(minilm, name="minilm_copy"),
+                {"name": "meaningless", "provider": "openai", "model": "noise", "dimensions": 384,
+                 "max_input_tokens": 256, "tokenizer": "cl100k_base", "base_url": server.base_url,
+                 "api_key_env": "RAG_TEST_OPENAI_KEY", "batch_size": 64, "max_retries": 0}]
+        edit_yaml(cfg / "profiles" / "embedding_models.yml", models)
+        edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+promote_if": RULE}))
+        with env(**values, RAG_TEST_OPENAI_KEY="test-key"):
+            first = ingest_project(load_project())  # no live table yet: the first build goes live
+            assert first["checks"]["sample.promotion"] is True
+            assert "promotion_key" not in table_metadata()
+
+            use_model(cfg, "meaningless")
+            project = load_project()
+            corpus = project.corpus("sample")
+            held = ingest_project(project)
+            db = lancedb.connect(corpus.index_uri)
+            assert LanceIndex(db, "sample", "meaningless", 384).count_rows() == held["rows_in_index"] > 0
+            assert held["checks"]["sample.promotion"] is False
+            meta = table_metadata()
+            assert meta["promotion_promoted"] is False and meta["serving_model"] == "all_minilm_l6_v2"
+            assert meta["promotion_candidate_score"] < meta["promotion_live_score"] - 1
+            assert "is below" in meta["promotion_reason"] and RULE in meta["promotion_reason"]
+            # Queries stay on the live table, embedded by the live model.
+            assert serving_model(project, corpus, db).name == "all_minilm_l6_v2"
+            hits = query_corpus(project, corpus, "guest Wi-Fi password", k=3, mode="vector")
+            assert hits and hits[0].doc_id == "notes/office_wifi.txt"
+
+            # The next maintenance run reuses the decision while nothing it depends on changed.
+            monkeypatch.setattr(promotion, "_scores", lambda *a: pytest.fail("re-scored unchanged models"))
+            with dg.DagsterInstance.get() as instance:
+                again, _ = promotion.gate(project, corpus, LanceIndex(db, "sample", "meaningless", 384), instance)
+            assert again.promote is False and again.candidate == meta["promotion_candidate_score"]
+            monkeypatch.undo()
+
+            use_model(cfg, "minilm_copy")
+            project = load_project()
+            corpus = project.corpus("sample")
+            promoted = ingest_project(project)
+            assert promoted["checks"]["sample.promotion"] is True
+            meta = table_metadata()
+            assert meta["promotion_promoted"] is True and meta["serving_model"] == "minilm_copy"
+            assert meta["promotion_candidate_score"] == meta["promotion_live_score"]
+            assert serving_model(project, corpus, db).name == "minilm_copy"
