@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from rag_assets.core.chunking.dialogue import QUESTION, TURN
+from rag_assets.core.chunking.markers import QUESTION, TURN
 from rag_assets.core.models import ParsedDocument
 
 _LEGAL = re.compile(r"\b(?:hereinafter|pursuant to|notwithstanding|whereas|shall not|indemnif\w+)\b", re.I)

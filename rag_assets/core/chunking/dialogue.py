@@ -7,14 +7,12 @@ from typing import Sequence
 
 from rag_assets.core.chunking.base import Chunker
 from rag_assets.core.chunking.engine import Span, TokenIndex
+from rag_assets.core.chunking.markers import QUESTION, TURN
 from rag_assets.core.chunking.packing import Item, finalize_items, pack_units
 from rag_assets.core.chunking.sentences import sentence_spans
 from rag_assets.core.models import Element
 
 
-QUESTION = re.compile(
-    r"^[ \t]*(?:Q\s*[:.)]|Question\s*\d*\s*[:.]|\*\*Q[:.]|#{1,6}[^\n]*\?[ \t]*$|\*\*[^\n]*\?\*\*[ \t]*$)", re.M | re.I
-)
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]", re.M)
 
 
@@ -59,9 +57,6 @@ class FAQChunker(Chunker):
             merged.append(item)
             has_question.append(is_question)
         return finalize_items(index, merged, self.max_tokens)
-
-
-TURN = re.compile(r"^[ \t]*(?:\[?\(?\d{1,2}:\d{2}(?::\d{2})?\)?\]?[ \t]*)?([A-Z][\w.'\- ]{0,40}?)[ \t]*:[ \t]+\S", re.M)
 
 
 class TranscriptChunker(Chunker):
