@@ -78,6 +78,25 @@ def set_setting(project_dir: Path, key: str, value: str) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
+def bench_project(root: Path, docs: int, rng: random.Random) -> dict[str, str]:
+    """Under ``root``: a copy of the config project with one corpus ``bench`` (markdown profile)
+    over ``docs`` documents generated with ``rng``; points this process' environment at it and
+    returns the texts by document id."""
+    docs_dir, project_dir = root / "docs", root / "dbt_like_configs"
+    docs_dir.mkdir()
+    shutil.copytree(REPO / "dbt_like_configs", project_dir)
+    project_yml = yaml.safe_load((project_dir / "rag_project.yml").read_text())
+    project_yml["corpora"] = {"bench": {"+source": "sample_docs", "+chunking_profile": "markdown"}}
+    (project_dir / "rag_project.yml").write_text(yaml.safe_dump(project_yml, sort_keys=False))
+    os.environ.update(RAG_PROJECT_DIR=str(project_dir), RAG_SAMPLE_DOCS=str(docs_dir),
+                      DAGSTER_HOME=str(root / ".dagster_home"), RAG_LANCEDB_URI=str(root / "lancedb"),
+                      RAG_DATA_DIR=str(root / "data"))
+    texts = {f"doc_{i:05d}.md": document(rng, i) for i in range(docs)}
+    for doc_id, text in texts.items():
+        (docs_dir / doc_id).write_text(text)
+    return texts
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=2000)
@@ -86,24 +105,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     root = Path(tempfile.mkdtemp(prefix="rag-incremental-"))
-    docs_dir, project_dir = root / "docs", root / "dbt_like_configs"
-    docs_dir.mkdir()
-    shutil.copytree(REPO / "dbt_like_configs", project_dir)
-    project_yml = yaml.safe_load((project_dir / "rag_project.yml").read_text())
-    project_yml["corpora"] = {"bench": {"+source": "sample_docs", "+chunking_profile": "markdown"}}
-    (project_dir / "rag_project.yml").write_text(yaml.safe_dump(project_yml, sort_keys=False))
+    texts = bench_project(root, args.docs, rng)
+    docs_dir, project_dir = Path(os.environ["RAG_SAMPLE_DOCS"]), Path(os.environ["RAG_PROJECT_DIR"])
     models = yaml.safe_load((project_dir / "profiles" / "embedding_models.yml").read_text())
     second = dict(models["embedding_models"][0], name="all_minilm_l6_v2_passage", passage_prefix="passage: ")
     models["embedding_models"].append(second)
     (project_dir / "profiles" / "embedding_models.yml").write_text(yaml.safe_dump(models, sort_keys=False))
-    home = root / ".dagster_home"
-    write_instance_config(home)  # the instance config `rag` writes
-    os.environ.update(RAG_PROJECT_DIR=str(project_dir), RAG_SAMPLE_DOCS=str(docs_dir), DAGSTER_HOME=str(home),
-                      RAG_LANCEDB_URI=str(root / "lancedb"), RAG_DATA_DIR=str(root / "data"))
-
-    texts = {f"doc_{i:05d}.md": document(rng, i) for i in range(args.docs)}
-    for doc_id, text in texts.items():
-        (docs_dir / doc_id).write_text(text)
+    write_instance_config(os.environ["DAGSTER_HOME"])  # the instance config `rag` writes
     embedded_before: dict[str, set[str]] = {}  # model -> embedded-text hashes it has seen
     steps = []
 

@@ -36,33 +36,13 @@ warnings.filterwarnings("ignore", message=".*currently in beta.*")
 
 import random  # noqa: E402
 
-import yaml  # noqa: E402
 
-from benchmarks.incremental import document  # noqa: E402
+from benchmarks.incremental import bench_project  # noqa: E402
 
 QUERIES = ["how do I reset the robot dock firmware", "refund policy for a broken battery",
            "shipping and return of an order", "cleaning schedule for each room", "suction sensor update"]
 IN_PROCESS_REPEATS = 20
 CLI_REPEATS = 5
-
-
-def make_project(root: Path, docs: int, seed: int) -> dict[str, str]:
-    """A temporary project with one corpus ``bench`` over ``docs`` generated documents; returns
-    the texts by document id (and points this process' environment at the project)."""
-    rng = random.Random(seed)
-    docs_dir, project_dir = root / "docs", root / "dbt_like_configs"
-    docs_dir.mkdir()
-    shutil.copytree(REPO / "dbt_like_configs", project_dir)
-    project_yml = yaml.safe_load((project_dir / "rag_project.yml").read_text())
-    project_yml["corpora"] = {"bench": {"+source": "sample_docs", "+chunking_profile": "markdown"}}
-    (project_dir / "rag_project.yml").write_text(yaml.safe_dump(project_yml, sort_keys=False))
-    os.environ.update(RAG_PROJECT_DIR=str(project_dir), RAG_SAMPLE_DOCS=str(docs_dir),
-                      DAGSTER_HOME=str(root / ".dagster_home"), RAG_LANCEDB_URI=str(root / "lancedb"),
-                      RAG_DATA_DIR=str(root / "data"))
-    texts = {f"doc_{i:05d}.md": document(rng, i) for i in range(docs)}
-    for doc_id, text in texts.items():
-        (docs_dir / doc_id).write_text(text)
-    return texts
 
 
 def embedded_texts(texts: dict[str, str], project) -> list[str]:
@@ -189,7 +169,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="rag-ingest-speed-"))
     try:
-        texts = make_project(root, args.docs, args.seed)
+        texts = bench_project(root, args.docs, random.Random(args.seed))
         from rag_assets.cli import _prepare_instance
         from rag_assets.config import load_project
         from rag_assets.ingest import ingest_project

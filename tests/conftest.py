@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import yaml
 
 from rag_assets.instance import write_instance_config
 
@@ -29,6 +30,13 @@ def env(**values: str):
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def edit_yaml(path: Path, change) -> None:
+    """Apply ``change`` to the YAML file's data in place."""
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 def make_project(root: Path, docs: Path | None = None) -> dict[str, str]:

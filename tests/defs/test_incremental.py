@@ -9,7 +9,6 @@ from pathlib import Path
 
 import lancedb
 import pytest
-import yaml
 
 from rag_assets.config import load_project
 from rag_assets.config.profiles import profile_from_config
@@ -21,7 +20,7 @@ from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.ingest import ingest_project
 from rag_assets.query import query_corpus, serving_model
-from tests.conftest import env, make_project
+from tests.conftest import edit_yaml, env, make_project
 
 pytestmark = pytest.mark.slow
 RAG = str(Path(sys.executable).parent / "rag")
@@ -39,12 +38,6 @@ def embed_texts(project) -> set[str]:
         out.update(text_hash(model.passage_prefix + c.embed_text)
                    for c in chunk_document(doc, profile, counter, model.max_input_tokens).chunks)
     return out
-
-
-def edit_yaml(path: Path, change) -> None:
-    data = yaml.safe_load(path.read_text())
-    change(data)
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 def rows(project):

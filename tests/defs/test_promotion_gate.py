@@ -6,7 +6,6 @@ from pathlib import Path
 import dagster as dg
 import lancedb
 import pytest
-import yaml
 
 from rag_assets.config import load_project
 from rag_assets.core.index import LanceIndex
@@ -14,17 +13,11 @@ from rag_assets.defs import promotion
 from rag_assets.defs.names import asset_key
 from rag_assets.ingest import ingest_project
 from rag_assets.query import query_corpus, serving_model
-from tests.conftest import env, make_project
+from tests.conftest import edit_yaml, env, make_project
 from tests.support.openai_server import MeaninglessEmbeddings
 
 pytestmark = pytest.mark.slow
 RULE = "recall_at_5 >= live - 1"
-
-
-def edit_yaml(path: Path, change) -> None:
-    data = yaml.safe_load(path.read_text())
-    change(data)
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 def use_model(cfg: Path, name: str) -> None:

@@ -12,7 +12,7 @@ from rag_assets.config import load_project
 from rag_assets.core.retrieval import Filters
 from rag_assets.ingest import ingest_project
 from rag_assets.query import TenantRequired, query_corpus
-from tests.conftest import SAMPLE_DOCS, env, make_project
+from tests.conftest import SAMPLE_DOCS, edit_yaml, env, make_project
 
 pytestmark = pytest.mark.slow
 RAG = str(Path(sys.executable).parent / "rag")
@@ -118,10 +118,8 @@ def test_short_documents_come_back_whole(tmp_path):
 
 def test_sentence_window_profile_groups_neighbouring_sentences_into_one_result(tmp_path):
     values = make_project(tmp_path)
-    project_yml = Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml"
-    data = yaml.safe_load(project_yml.read_text())
-    data["corpora"]["sample"]["+chunking_profile"] = "recommended"
-    project_yml.write_text(yaml.safe_dump(data))
+    edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml",
+              lambda d: d["corpora"]["sample"].update({"+chunking_profile": "recommended"}))
     with env(**values):
         assert ingest_project(load_project())["documents_failed"] == 0
     question = "How many weeks of parental leave do primary caregivers get?"
@@ -176,10 +174,8 @@ def test_eval_scores_the_spans_rag_query_returns(tmp_path):
     # An ungrouped sentence-window profile: each result is its sentence's window, and touching or
     # overlapping windows of one document are one result, in `rag query` and in `rag eval` alike.
     values = make_project(tmp_path)
-    project_yml = Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml"
-    data = yaml.safe_load(project_yml.read_text())
-    data["corpora"]["sample"]["+chunking_profile"] = "sentence_window"
-    project_yml.write_text(yaml.safe_dump(data))
+    edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml",
+              lambda d: d["corpora"]["sample"].update({"+chunking_profile": "sentence_window"}))
     questions = tmp_path / "questions.yml"
     question = "How many weeks of parental leave do primary caregivers get?"
     questions.write_text(yaml.safe_dump({"corpus": "sample", "questions": [

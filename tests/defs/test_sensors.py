@@ -14,7 +14,7 @@ from rag_assets.config import load_project
 from rag_assets.core.index import table_name
 from rag_assets.core.keys import partition_key_for
 from rag_assets.defs.factory import build_definitions
-from tests.conftest import env, make_project
+from tests.conftest import edit_yaml, env, make_project
 from tests.defs.sensor_helpers import apply, tick
 
 pytestmark = pytest.mark.slow
@@ -35,10 +35,7 @@ def test_disk_sensor_adds_changes_and_deletes_documents_in_batches(tmp_path):
     docs = tmp_path / "docs"
     write_docs(docs, 7)
     values = make_project(tmp_path / "p", docs=docs)
-    project_yml = Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml"
-    data = yaml.safe_load(project_yml.read_text())
-    data["defaults"]["+batch_size"] = 3
-    project_yml.write_text(yaml.safe_dump(data))
+    edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml", lambda d: d["defaults"].update({"+batch_size": 3}))
     with env(**values), dg.instance_for_test() as instance:
         project = load_project()
         corpus = project.corpus("sample")
@@ -137,10 +134,7 @@ def test_scheduled_sweep_records_the_sweep_and_leaves_rows_to_maintenance(tmp_pa
     docs = tmp_path / "docs"
     write_docs(docs, 3)
     values = make_project(tmp_path / "p", docs=docs)
-    sources_yml = Path(values["RAG_PROJECT_DIR"]) / "sources.yml"
-    data = yaml.safe_load(sources_yml.read_text())
-    data["sources"][0]["schedule"] = "*/15 * * * *"
-    sources_yml.write_text(yaml.safe_dump(data))
+    edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "sources.yml", lambda d: d["sources"][0].update(schedule="*/15 * * * *"))
     with env(**values), dg.instance_for_test() as instance:
         project = load_project()
         corpus = project.corpus("sample")

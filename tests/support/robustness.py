@@ -20,7 +20,6 @@ from pathlib import Path
 
 import dagster as dg
 import lancedb
-import yaml
 
 from rag_assets.config import load_project
 from rag_assets.config.profiles import profile_from_config
@@ -32,7 +31,7 @@ from rag_assets.core.parsing import DocumentError, parse_document
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.ingest import ingest_project
-from tests.conftest import env, make_project
+from tests.conftest import edit_yaml, env, make_project
 from tests.support.bad_inputs import SECRET, write_corpus, write_large_text
 
 RAG = str(Path(sys.executable).parent / "rag")
@@ -48,12 +47,6 @@ def assert_handled(results: list[dict]) -> None:
     wrong = [r for r in results if not r["ok"]]
     assert not wrong, "\n".join(f"{r['case']}: {r['outcome']} (lost {r['rows_lost']}, "
                                 f"duplicated {r['rows_duplicated']})" for r in wrong)
-
-
-def edit_yaml(path: Path, change) -> None:
-    data = yaml.safe_load(path.read_text())
-    change(data)
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 def project_over(tmp: Path, docs: Path, batch_size: int | None = None, **source) -> dict:
