@@ -131,3 +131,19 @@ def test_a_range_run_stores_each_partition_and_rewrites_the_asset_row_once_per_b
         assert len([w for w in written if w[0] == "ASSET_MATERIALIZATION_PLANNED"]) == 1
         summary = instance.get_asset_records([doc.key])[0].asset_entry.last_materialization_record
         assert (summary.storage_id, summary.run_id) == (last.storage_id, result.run_id)
+
+
+def test_processes_starting_on_a_new_home_create_its_databases_once(tmp_path):
+    home = tmp_path / "home"
+    code = ("import sys, dagster as dg\n"
+            "from rag_assets.instance import prepare_instance\n"
+            "prepare_instance(sys.argv[1])\n"
+            "with dg.DagsterInstance.get() as i:\n"
+            "    i.add_dynamic_partitions('docs', [sys.argv[2]])\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(home), f"doc{n}.md"], stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "DAGSTER_HOME": str(home)}) for n in range(4)]
+    errors = [proc.communicate(timeout=120)[1] for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0, 0, 0], errors
+    assert (home / ".rag_initialized").exists()
+    with env(DAGSTER_HOME=str(home)), dg.DagsterInstance.get() as instance:
+        assert sorted(instance.get_dynamic_partitions("docs")) == [f"doc{n}.md" for n in range(4)]
