@@ -60,15 +60,11 @@ def _batch_total(result, node: str, key: str) -> int:
     return int(events[0].metadata[key].value) if events and key in events[0].metadata else 0
 
 
-def _sweep(corpus: Corpus, resources, instance: dg.DagsterInstance, dry_run: bool,
-           allow_mass_delete: bool = False) -> Sweep:
-    """The corpus' sweep, against the stage store and the live index; a dry run reads what was
+def _sweep(corpus: Corpus, resources: CorpusResources, index: LanceIndex, instance: dg.DagsterInstance,
+           dry_run: bool, allow_mass_delete: bool = False) -> Sweep:
+    """The corpus' sweep, against the stage store and the live ``index``; a dry run reads what was
     seen but records nothing, not even bytes."""
-    source = CorpusResources(resources, corpus.name).source
-    store = CorpusResources(resources, corpus.name).store.get_store()
-    model = corpus.embedding_model
-    index = LanceIndex(CorpusResources(resources, corpus.name).lancedb.get_connection(), corpus.name, model.name,
-                       model.dimensions)
+    source, store = resources.source, resources.store.get_store()
     partition_keys = list(instance.get_dynamic_partitions(partitions_name(corpus.name)))
     seen = SnapshotSeen(fallback=StoreSeen(store)) if dry_run else None
     return sweep(corpus, source.list_documents(), source.read, store, partition_keys, seen=seen,
@@ -121,15 +117,13 @@ def ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instan
 
 def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInstance,
                    progress: TextIO | None, dry_run: bool, allow_mass_delete: bool) -> dict:
-    model = corpus.embedding_model
     report = dict.fromkeys(COUNTS, 0)
     failures: list[dict] = []
     checks: dict[str, bool] = {}
-    with dg.build_resources(build_corpus_resources(corpus)) as resources:
-        store = CorpusResources(resources, corpus.name).store.get_store()
-        index = LanceIndex(CorpusResources(resources, corpus.name).lancedb.get_connection(), corpus.name, model.name,
-                           model.dimensions)
-        corpus_sweep = _sweep(corpus, resources, instance, dry_run, allow_mass_delete)
+    with dg.build_resources(build_corpus_resources(corpus)) as built:
+        resources = CorpusResources(built, corpus)
+        store, index = resources.store.get_store(), resources.index()
+        corpus_sweep = _sweep(corpus, resources, index, instance, dry_run, allow_mass_delete)
         plan = corpus_sweep.plan
         report.update(documents_seen=len(plan.listed), documents_hashed=plan.hashed,
                       documents_changed=len(corpus_sweep.wanted),
@@ -181,8 +175,9 @@ def observe_project(project: Project, corpora: list[str] | None = None) -> dict:
     out = {}
     with dg.DagsterInstance.get() as instance:
         for corpus in _selected(project, corpora):
-            with dg.build_resources(build_corpus_resources(corpus)) as resources:
-                corpus_sweep = _sweep(corpus, resources, instance, dry_run=False)
+            with dg.build_resources(build_corpus_resources(corpus)) as built:
+                resources = CorpusResources(built, corpus)
+                corpus_sweep = _sweep(corpus, resources, resources.index(), instance, dry_run=False)
             record(instance, apply_sweep(corpus, corpus_sweep, "", ingest_runs=False))
             out[corpus.name] = {"documents_seen": len(corpus_sweep.plan.listed),
                                 "documents_observed": len(corpus_sweep.observations),

@@ -6,7 +6,7 @@ import pyarrow.compute as pc
 
 from rag_assets.config.schema import Corpus
 from rag_assets.core.chunking import row_token_limit
-from rag_assets.core.index import LanceIndex, complete_documents
+from rag_assets.core.index import complete_documents
 from rag_assets.core.keys import doc_id_for
 from rag_assets.defs.names import asset_key, partitions_name, resource_keys
 from rag_assets.defs.resources import CorpusResources
@@ -32,8 +32,7 @@ def build_corpus_checks(corpus: Corpus) -> list:
     target = asset_key(corpus.name, "lancedb_table")
 
     def load(context):
-        db = CorpusResources(context.resources, corpus.name).lancedb.get_connection()
-        index = LanceIndex(db, corpus.name, model.name, model.dimensions)
+        index = CorpusResources(context.resources, corpus).index()
         rows = index.table().search().select(["doc_id", "text", "tokens", "vector"]).limit(None).to_arrow()
         live = {doc_id_for(pk) for pk in context.instance.get_dynamic_partitions(partitions_name(corpus.name))}
         return index, rows, live
@@ -73,7 +72,7 @@ def build_corpus_checks(corpus: Corpus) -> list:
                                                                  "examples": ", ".join(orphans[:10])})
 
     def no_failed_documents(context, index, rows, live):
-        store = CorpusResources(context.resources, corpus.name).store.get_store()
+        store = CorpusResources(context.resources, corpus).store.get_store()
         failed = sorted(d for d in live if (store.current("index", d) or {}).get("error"))
         table = "\n".join(f"| {d} | {store.current('index', d)['error'][:200]} |" for d in failed[:20])
         return dg.AssetCheckResult(passed=not failed, metadata={

@@ -24,7 +24,7 @@ from rag_assets.config.schema import Corpus, Project
 from rag_assets.core.chunking import row_token_limit
 from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.hashing import settings_hash
-from rag_assets.core.index import LanceIndex, mark_active
+from rag_assets.core.index import mark_active
 from rag_assets.core.keys import doc_id_for
 from rag_assets.core.pipeline import chunk_stage, embed_stage, index_stage, parse_stage
 from rag_assets.core.pipeline import StageResult
@@ -163,7 +163,7 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
               kinds={"unstructured"}, required_resource_keys={keys["store"]}, **stage,
               description="Text and structural elements of each document (unstructured; pdfminer for PDF pages).")
     def parsed_documents(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        store = CorpusResources(context.resources, name).store.get_store()
+        store = CorpusResources(context.resources, corpus).store.get_store()
         limits = corpus.source.parse_limits
         observed = observed_raws(context.instance, corpus, context.partition_keys)
         results = [(pk, parse_stage(store, doc_id, observed[pk], limits)) for pk, doc_id in _docs(context)]
@@ -180,8 +180,9 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
                           f"profile {profile.name!r} ({profile.strategy}, at most {limit} {model.tokenizer} tokens"
                           f"{sized_by}, overlap {profile.overlap}).")
     def chunks(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        store = CorpusResources(context.resources, name).store.get_store()
-        embedder = CorpusResources(context.resources, name).embedder
+        resources = CorpusResources(context.resources, corpus)
+        store = resources.store.get_store()
+        embedder = resources.embedder
         counter = embedder.get_token_counter()
         embed = embedder.get_embedder().embed if "semantic" in (profile.strategy, *dict(profile.content_types).values()) else None
         results = [(pk, chunk_stage(store, doc_id, profile, counter, model.max_input_tokens, embed))
@@ -200,10 +201,10 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
               description="One vector per chunk; only embedded texts the cache has not seen reach the model "
                           f"({model.provider} {model.model}, {model.dimensions} dimensions).")
     def embeddings(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        store = CorpusResources(context.resources, name).store.get_store()
-        embedder = CorpusResources(context.resources, name).embedder.get_embedder()
-        cache = EmbeddingCache(CorpusResources(context.resources, name).lancedb.get_connection(), model.name,
-                               model.dimensions)
+        resources = CorpusResources(context.resources, corpus)
+        store = resources.store.get_store()
+        embedder = resources.embedder.get_embedder()
+        cache = EmbeddingCache(resources.lancedb.get_connection(), model.name, model.dimensions)
         docs = _docs(context)
         results, totals = embed_stage(store, [d for _, d in docs], cache, embedder.embed, model.name,
                                       model.passage_prefix)
@@ -224,10 +225,10 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
               description="Each document's rows in the corpus' LanceDB table (new rows written, then its stale "
                           f"rows removed) at {corpus.index_uri}.")
     def lancedb_index(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        store = CorpusResources(context.resources, name).store.get_store()
-        db = CorpusResources(context.resources, name).lancedb.get_connection()
-        index = LanceIndex(db, name, model.name, model.dimensions)
-        cache = EmbeddingCache(db, model.name, model.dimensions)
+        resources = CorpusResources(context.resources, corpus)
+        store = resources.store.get_store()
+        index = resources.index()
+        cache = EmbeddingCache(index.db, model.name, model.dimensions)
         docs = _docs(context)
         written = index_stage(store, [d for _, d in docs], index, cache, tenant_of(corpus), context.run_id,
                               profile.fingerprint(), model.name, model.passage_prefix, corpus.tags)
@@ -277,9 +278,9 @@ def build_table_asset(project: Project, corpus: Corpus):
               check_specs=promotion_specs(corpus) or None)
     def lancedb_table(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         """The corpus' LanceDB table as a whole: rows of deleted documents removed, then compacted."""
-        store = CorpusResources(context.resources, name).store.get_store()
-        index = LanceIndex(CorpusResources(context.resources, name).lancedb.get_connection(), name, model.name,
-                           model.dimensions)
+        resources = CorpusResources(context.resources, corpus)
+        store = resources.store.get_store()
+        index = resources.index()
         live = {doc_id_for(pk) for pk in context.instance.get_dynamic_partitions(partitions_name(name))}
         removed_docs = [doc_id for doc_id in index.indexed_documents() if doc_id not in live]
         removed_rows = sum(index.delete_document(doc_id) for doc_id in removed_docs)

@@ -4,6 +4,7 @@ import dagster as dg
 from dagster_aws.s3 import S3Resource
 
 from rag_assets.config.schema import Corpus
+from rag_assets.core.index import LanceIndex
 from rag_assets.defs.names import resource_keys
 from resources import DiskSourceResource, EmbedderResource, LanceDBResource, S3SourceResource, StageStoreResource
 
@@ -12,8 +13,8 @@ class CorpusResources:
     """A corpus' resources by role, typed: Dagster holds them under per-corpus keys
     (``names.resource_keys``) of a context's ``resources``."""
 
-    def __init__(self, resources, corpus: str):
-        self._resources, self._keys = resources, resource_keys(corpus)
+    def __init__(self, resources, corpus: Corpus):
+        self._resources, self._keys, self._corpus = resources, resource_keys(corpus.name), corpus
 
     @property
     def source(self) -> DiskSourceResource | S3SourceResource:
@@ -30,6 +31,11 @@ class CorpusResources:
     @property
     def store(self) -> StageStoreResource:
         return getattr(self._resources, self._keys["store"])
+
+    def index(self) -> LanceIndex:
+        """The corpus' table for its embedding model, on the lancedb resource's connection."""
+        model = self._corpus.embedding_model
+        return LanceIndex(self.lancedb.get_connection(), self._corpus.name, model.name, model.dimensions)
 
 
 def _s3_settings(location) -> dict:

@@ -19,7 +19,6 @@ import dagster as dg
 
 from rag_assets.config.schema import Corpus
 from rag_assets.core.hashing import settings_hash
-from rag_assets.core.index import LanceIndex
 from rag_assets.core.keys import doc_id_for, partition_key_for
 from rag_assets.core.planning import (
     MassDeleteRefused,
@@ -109,8 +108,8 @@ def observe_source(corpus: Corpus):
     documents are left to the sensor and `rag ingest`, which prune the table too."""
 
     def observe(context) -> dg.DataVersionsByPartition:
-        source = CorpusResources(context.resources, corpus.name).source
-        store = CorpusResources(context.resources, corpus.name).store.get_store()
+        resources = CorpusResources(context.resources, corpus)
+        source, store = resources.source, resources.store.get_store()
         partition_keys = list(context.instance.get_dynamic_partitions(partitions_name(corpus.name)))
         corpus_sweep = sweep(corpus, source.list_documents(), source.read, store, partition_keys)
         if corpus_sweep.new_keys:
@@ -214,8 +213,8 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
         default_status=dg.DefaultSensorStatus.STOPPED,
     )
     def source_sensor(context: dg.SensorEvaluationContext):
-        source = CorpusResources(context.resources, corpus.name).source
-        store = CorpusResources(context.resources, corpus.name).store.get_store()
+        resources = CorpusResources(context.resources, corpus)
+        source, store = resources.source, resources.store.get_store()
         previous = json.loads(context.cursor) if context.cursor else {}
         snapshot = store.get("listing", previous["seen"]) if previous.get("seen") and store.has(
             "listing", previous["seen"]) else None
@@ -223,9 +222,7 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
         refs = source.list_documents()
         partition_keys = list(context.instance.get_dynamic_partitions(partitions_name(corpus.name)))
         busy = in_flight(context.instance, corpus, partition_keys)
-        model = corpus.embedding_model
-        index = LanceIndex(CorpusResources(context.resources, corpus.name).lancedb.get_connection(), corpus.name,
-                           model.name, model.dimensions)
+        index = resources.index()
         try:
             corpus_sweep = sweep(corpus, refs, source.read, store, partition_keys, seen=seen, busy=busy,
                                  complete=index.complete_documents(), materialized=materialized(context.instance,
@@ -259,8 +256,8 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
             # A schedule returns only runs of its job: it records the partitions and observations
             # itself, as the daemon records a sensor's. Deleted documents' rows are left to the
             # table's maintenance, which prunes rows without a partition.
-            source = CorpusResources(context.resources, corpus.name).source
-            store = CorpusResources(context.resources, corpus.name).store.get_store()
+            resources = CorpusResources(context.resources, corpus)
+            source, store = resources.source, resources.store.get_store()
             partition_keys = list(context.instance.get_dynamic_partitions(partitions_name(corpus.name)))
             corpus_sweep = sweep(corpus, source.list_documents(), source.read, store, partition_keys,
                                  busy=in_flight(context.instance, corpus, partition_keys))
