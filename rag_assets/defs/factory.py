@@ -295,11 +295,12 @@ def build_table_asset(project: Project, corpus: Corpus):
             mark_active(index.db, name, model.name, index.name, len(live))
         serving = serving_model(project, corpus, index.db).name
         checks = [promotion_result(corpus, decision, complete, serving)] if corpus.promote_if else None
+        rows = index.count_rows()
         return dg.MaterializeResult(check_results=checks, metadata={**recorded, "serving_model": serving,
             "complete": complete, "indexes_built": ", ".join(built) or "none",
-            "table": index.name, "table_version": index.version(), "rows": index.count_rows(),
-            "documents": len(index.indexed_documents()), "deleted_documents": len(removed_docs),
-            "deleted_rows": removed_rows, "dagster/row_count": index.count_rows(), "lancedb_uri": corpus.index_uri,
+            "table": index.name, "table_version": index.version(), "rows": rows,
+            "documents": len(indexed), "deleted_documents": len(removed_docs),
+            "deleted_rows": removed_rows, "dagster/row_count": rows, "lancedb_uri": corpus.index_uri,
             "upstream": _link(name, "lancedb_index")})
 
     return lancedb_table
