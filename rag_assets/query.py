@@ -7,6 +7,8 @@ the query), so a model change never serves a half-built index.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from rag_assets.clients import connect_index, open_embedder
 from rag_assets.config import Corpus, Project
 from rag_assets.config.schema import ChunkingProfileConfig, EmbeddingModelConfig, IndexConfig
@@ -48,18 +50,19 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
     if index.count_rows() == 0:
         return []
     vector = embedder.embed([model.query_prefix + text])[0] if mode != "fts" else None
-    return retrieve(index, text, vector, corpus.chunking_profile, corpus.index, k=k, mode=mode, filters=filters,
-                    rerank=rerank, neighbours=neighbours, version=as_of)
+    return retrieve(index, text, vector, corpus.chunking_profile, corpus.index, ks=(k,), mode=mode, filters=filters,
+                    rerank=rerank, neighbours=neighbours, version=as_of)[k]
 
 
 def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: ChunkingProfileConfig,
-             settings: IndexConfig, k: int = 5, mode: str = "hybrid", filters: Filters = Filters(),
-             rerank: str = "rrf", neighbours: int = 0, version: int | None = None) -> list[Hit]:
+             settings: IndexConfig, ks: Sequence[int] = (5,), mode: str = "hybrid", filters: Filters = Filters(),
+             rerank: str = "rrf", neighbours: int = 0, version: int | None = None) -> dict[int, list[Hit]]:
     """The results of ``text`` (embedded as ``vector``) from ``index``, chunked with ``profile``,
-    under the index settings ``settings``: the one retrieval path of `rag query`, `rag eval` and
-    the retrieval_eval asset, so evaluation scores exactly the spans a user gets."""
+    under the index settings ``settings``, for each number of results in ``ks`` (by that number):
+    the one retrieval path of `rag query`, `rag eval` and the retrieval_eval asset, so evaluation
+    scores exactly the spans a user gets."""
     grouped = profile.strategy == "sentence_window" and profile.group_gap > 0
-    return search(index, text, vector, k=k, mode=mode, filters=filters,
+    return search(index, text, vector, ks=ks, mode=mode, filters=filters,
                   candidates=profile.group_candidates if grouped else settings.search_candidates,
                   rerank=rerank, neighbours=neighbours, version=version,
                   whole_document_tokens=settings.whole_document_tokens,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
+from typing import Sequence
 
 import numpy as np
 
@@ -333,22 +334,29 @@ def candidate_hits(index: LanceIndex, text: str, vector: list[float] | None, mod
     return rrf([close, fts_search(index, text, pool, version, where)], len(close) if score_margin else pool)
 
 
-def search(index: LanceIndex, text: str, vector: list[float] | None, k: int = 5, mode: str = "hybrid",
+def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequence[int] = (5,), mode: str = "hybrid",
            filters: Filters = Filters(), candidates: int = 50, rerank: str = "rrf", neighbours: int = 0,
            version: int | None = None, whole_document_tokens: int = 0, group_gap: int = 0,
            score_margin: float | None = None, group_context: int | None = None,
-           lone_hit_context: int | None = None) -> list[Hit]:
-    """The query path: candidates (``candidate_hits``), MMR if asked, sentence windows and merging
-    of overlapping spans (``sentence_windows``), neighbour expansion, then whole documents for
-    short ones; or, with ``group_gap``, sentence-window grouping of the candidates. ``mode`` is
-    vector, fts or hybrid."""
+           lone_hit_context: int | None = None) -> dict[int, list[Hit]]:
+    """The query path, for each number of results ``k`` in ``ks``: candidates (``candidate_hits``,
+    a pool of ``max(k, candidates)``, searched once per pool size), MMR if asked, sentence windows
+    and merging of overlapping spans (``sentence_windows``), neighbour expansion, then whole
+    documents for short ones; or, with ``group_gap``, sentence-window grouping of the candidates.
+    ``mode`` is vector, fts or hybrid. Returns the results by ``k``."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    pool = max(k, candidates)
-    hits = candidate_hits(index, text, vector, mode, pool, score_margin, version, build_where(filters))
-    if rerank == "mmr" and vector is not None:
-        hits = mmr(hits, vector, pool)
-    if group_gap:
-        return group_sentences(index, hits, group_gap, k, version, group_context, lone_hit_context)
-    hits = sentence_windows(index, hits, k, version)
-    return whole_documents(index, expand(index, hits, neighbours, version), whole_document_tokens, version)
+    pools: dict[int, list[Hit]] = {}
+    out: dict[int, list[Hit]] = {}
+    for k in sorted(set(ks)):
+        pool = max(k, candidates)
+        if pool not in pools:
+            hits = candidate_hits(index, text, vector, mode, pool, score_margin, version, build_where(filters))
+            pools[pool] = mmr(hits, vector, pool) if rerank == "mmr" and vector is not None else hits
+        hits = pools[pool]
+        if group_gap:
+            out[k] = group_sentences(index, hits, group_gap, k, version, group_context, lone_hit_context)
+            continue
+        hits = sentence_windows(index, hits, k, version)
+        out[k] = whole_documents(index, expand(index, hits, neighbours, version), whole_document_tokens, version)
+    return out
