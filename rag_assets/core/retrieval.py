@@ -232,11 +232,13 @@ def _union(a: Hit, b: Hit) -> Hit:
 
 
 def _absorb(hit: Hit, rows: list[dict]) -> Hit:
-    """``hit`` widened over ``rows`` of its document; it keeps its id, score, rank and mode."""
-    merged = hit
-    for row in sorted(rows, key=lambda r: r["start"]):
-        merged = _union(merged, _hit(row, hit.score, hit.mode))
-    return replace(merged, id=hit.id, score=hit.score, chunk_index=hit.chunk_index, mode=hit.mode)
+    """``hit`` widened over ``rows`` of its document, its text joined from the pieces in document
+    order; it keeps everything else (id, score, rank, mode, citation fields)."""
+    pieces = sorted([hit, *(_hit(row, hit.score, hit.mode) for row in rows)], key=lambda h: (h.start, h.end))
+    merged = pieces[0]
+    for piece in pieces[1:]:
+        merged = _union(merged, piece)
+    return replace(hit, text=merged.text, start=merged.start, end=merged.end)
 
 
 def expand(index: LanceIndex, hits: list[Hit], neighbours: int, version: int | None = None) -> list[Hit]:
@@ -252,13 +254,60 @@ def expand(index: LanceIndex, hits: list[Hit], neighbours: int, version: int | N
     return out
 
 
+def _cosines(hits: list[Hit], vector: list[float]) -> dict[str, float]:
+    """hit id -> cosine similarity of its vector to ``vector`` (whatever score fusion gave it)."""
+    q = np.asarray(vector, dtype=np.float32)
+    q /= max(float(np.linalg.norm(q)), 1e-12)
+    out = {}
+    for hit in hits:
+        v = np.asarray(hit.vector, dtype=np.float32)
+        out[hit.id] = float(v @ q) / max(float(np.linalg.norm(v)), 1e-12)
+    return out
+
+
+def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int) -> list[dict]:
+    """Rows of sentences ``lo``..``hi`` of a document, widened by whole sentences (one after, then
+    one before, in turn) until they span ``min_chars`` characters or the document ends."""
+    pad = 8 if min_chars else 0
+    for _ in range(16):  # the fetched range doubles each round: 16 rounds cover any document
+        where = f"doc_id = {sql_str(doc_id)} AND chunk_index >= {int(lo - pad)} AND chunk_index <= {int(hi + pad)}"
+        rows = {r["chunk_index"]: r for r in table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()}
+        if not rows:
+            return []
+        a, b = max(lo, min(rows)), min(hi, max(rows))
+
+        def short() -> bool:
+            return rows[b]["end"] - rows[a]["start"] < min_chars
+
+        def unfetched(i: int) -> bool:  # a sentence that may exist but lies outside the fetched range
+            return i not in rows and (i > hi + pad or 0 <= i < lo - pad)
+
+        while short() and not unfetched(b + 1) and (a - 1 in rows or b + 1 in rows):
+            if b + 1 in rows:
+                b += 1
+            if not short() or unfetched(a - 1):
+                break
+            if a - 1 in rows:
+                a -= 1
+        if not short() or not (unfetched(a - 1) or unfetched(b + 1)):
+            break
+        pad *= 2
+    return [rows[i] for i in range(a, b + 1)]
+
+
 def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, k: int, version: int | None = None,
-                    context: int | None = None, lone_context: int | None = None) -> list[Hit]:
+                    context: int | None = None, lone_context: int | None = None, group_margin: float | None = None,
+                    vector: list[float] | None = None, min_chars: int = 0,
+                    anchors: frozenset[str] = frozenset()) -> list[Hit]:
     """Sentence-window results: candidate sentences of one document at most ``gap`` sentences
     apart form one result, ranked by its best sentence and spanning its members' windows; or,
     with ``context`` (a query-time width), its members plus ``context`` sentences on each side,
     ``lone_context`` for a result of a single candidate sentence when given (a lone hit is most
-    often the answer itself; several close hits mark a passage)."""
+    often the answer itself; several close hits mark a passage). With ``group_margin`` and the
+    query ``vector``, a result after the first is kept only when its best sentence's cosine
+    similarity is within ``group_margin`` of the best candidate's or it holds one of ``anchors``
+    (hybrid search's best keyword hit); with ``min_chars``, a context-width result narrower than
+    that is widened by whole neighbouring sentences."""
     groups: list[list[Hit]] = []
     for hit in sorted(hits, key=lambda h: (h.doc_id, h.chunk_index)):
         if groups and groups[-1][-1].doc_id == hit.doc_id and hit.chunk_index - groups[-1][-1].chunk_index <= gap:
@@ -267,15 +316,21 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, k: int, versio
             groups.append([hit])
     rank = {h.id: i for i, h in enumerate(hits)}
     groups.sort(key=lambda g: min(rank[h.id] for h in g))
+    groups = groups[:k]
+    if group_margin is not None and vector is not None and groups and all(h.vector is not None for h in hits):
+        cosine = _cosines(hits, vector)
+        best = max(cosine.values())
+        groups = groups[:1] + [g for g in groups[1:] if any(h.id in anchors for h in g)
+                               or max(cosine[h.id] for h in g) >= best - group_margin]
     table = _table(index, version)
     out = []
-    for group in groups[:k]:
+    for group in groups:
         best = min(group, key=lambda h: rank[h.id])
         if context is not None:
             width = lone_context if len(group) == 1 and lone_context is not None else context
-            lo, hi = group[0].chunk_index - width, group[-1].chunk_index + width
-            where = f"doc_id = {sql_str(best.doc_id)} AND chunk_index >= {int(lo)} AND chunk_index <= {int(hi)}"
-            out.append(_absorb(best, table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()))
+            rows = _sentence_rows(table, best.doc_id, group[0].chunk_index - width, group[-1].chunk_index + width,
+                                  min_chars)
+            out.append(_absorb(best, rows))
             continue
         lo = min(h.window_start if h.window_start is not None else h.start for h in group)
         hi = max(h.window_end if h.window_end is not None else h.end for h in group)
@@ -322,40 +377,46 @@ def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, version
 
 def candidate_hits(index: LanceIndex, text: str, vector: list[float] | None, mode: str, pool: int,
                    score_margin: float | None = None, version: int | None = None,
-                   where: str | None = None) -> list[Hit]:
+                   where: str | None = None) -> tuple[list[Hit], frozenset[str]]:
     """Up to ``pool`` ranked candidates of a query: vector hits within ``score_margin`` of the best,
     full-text hits, or both fused; with a margin, hybrid keeps as many fused candidates as the
-    margin left on the vector side (it decides how many, fusion decides which)."""
+    margin left on the vector side (it decides how many, fusion decides which). Also the ids of the
+    keyword search's best hit in hybrid mode: the evidence a cosine margin must not overrule."""
     if mode == "fts":
-        return fts_search(index, text, pool, version, where)
+        return fts_search(index, text, pool, version, where), frozenset()
     close = within_margin(vector_search(index, vector, pool, version, where), score_margin)
     if mode == "vector":
-        return close
-    return rrf([close, fts_search(index, text, pool, version, where)], len(close) if score_margin else pool)
+        return close, frozenset()
+    keyword = fts_search(index, text, pool, version, where)
+    return rrf([close, keyword], len(close) if score_margin else pool), frozenset(h.id for h in keyword[:1])
 
 
 def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequence[int] = (5,), mode: str = "hybrid",
            filters: Filters = Filters(), candidates: int = 50, rerank: str = "rrf", neighbours: int = 0,
            version: int | None = None, whole_document_tokens: int = 0, group_gap: int = 0,
            score_margin: float | None = None, group_context: int | None = None,
-           lone_hit_context: int | None = None) -> dict[int, list[Hit]]:
+           lone_hit_context: int | None = None, group_margin: float | None = None,
+           min_result_chars: int = 0) -> dict[int, list[Hit]]:
     """The query path, for each number of results ``k`` in ``ks``: candidates (``candidate_hits``,
     a pool of ``max(k, candidates)``, searched once per pool size), MMR if asked, sentence windows
     and merging of overlapping spans (``sentence_windows``), neighbour expansion, then whole
-    documents for short ones; or, with ``group_gap``, sentence-window grouping of the candidates.
+    documents for short ones; or, with ``group_gap``, sentence-window grouping of the candidates
+    (``group_sentences``: ``group_margin`` and ``min_result_chars`` are its settings).
     ``mode`` is vector, fts or hybrid. Returns the results by ``k``."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    pools: dict[int, list[Hit]] = {}
+    pools: dict[int, tuple[list[Hit], frozenset[str]]] = {}
     out: dict[int, list[Hit]] = {}
     for k in sorted(set(ks)):
         pool = max(k, candidates)
         if pool not in pools:
-            hits = candidate_hits(index, text, vector, mode, pool, score_margin, version, build_where(filters))
-            pools[pool] = mmr(hits, vector, pool) if rerank == "mmr" and vector is not None else hits
-        hits = pools[pool]
+            hits, anchors = candidate_hits(index, text, vector, mode, pool, score_margin, version,
+                                           build_where(filters))
+            pools[pool] = (mmr(hits, vector, pool) if rerank == "mmr" and vector is not None else hits), anchors
+        hits, anchors = pools[pool]
         if group_gap:
-            out[k] = group_sentences(index, hits, group_gap, k, version, group_context, lone_hit_context)
+            out[k] = group_sentences(index, hits, group_gap, k, version, group_context, lone_hit_context,
+                                     group_margin, vector, min_result_chars, anchors)
             continue
         hits = sentence_windows(index, hits, k, version)
         out[k] = whole_documents(index, expand(index, hits, neighbours, version), whole_document_tokens, version)

@@ -139,12 +139,12 @@ def test_sentence_window_profile_groups_neighbouring_sentences_into_one_result(t
     check(cut)
     assert all(h.score >= cut[0].score - margin for h in cut)
 
-    # The margin is a query-time setting: dropping it re-embeds nothing and fills all k results.
+    # The margins are query-time settings: dropping them re-embeds nothing and fills all k results.
     chunking_yml = Path(values["RAG_PROJECT_DIR"]) / "profiles" / "chunking.yml"
     profiles = yaml.safe_load(chunking_yml.read_text())
     for profile in profiles["chunking_profiles"]:
         if profile["name"] == "recommended":
-            del profile["score_margin"]
+            del profile["score_margin"], profile["group_margin"]
     chunking_yml.write_text(yaml.safe_dump(profiles))
     with env(**values):
         again = ingest_project(load_project())

@@ -12,7 +12,8 @@ from rag_assets.core.models import ParsedDocument
 # Bump when the chunks of an unchanged profile change, so every stored chunk is redone.
 CHUNKER_REVISION = "2"
 
-QUERY_SETTINGS = ("group_gap", "group_candidates", "score_margin", "group_context", "lone_hit_context")
+QUERY_SETTINGS = ("group_gap", "group_candidates", "score_margin", "group_context", "lone_hit_context",
+                  "group_margin", "min_result_chars")
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ class ChunkingProfile:
     score_margin: float | None = None  # query: vector candidates this far (cosine) below the best are dropped
     group_context: int | None = None  # query: sentences returned around a group (None: the stored window)
     lone_hit_context: int | None = None  # query: the same around a group of one hit (None: group_context)
+    group_margin: float | None = None  # query: results after the first this far (cosine) below the best are dropped
+    min_result_chars: int = 0  # query: results narrower than this widen by whole sentences
 
     def fingerprint(self) -> str:
         """Changes whenever the chunks this profile produces could change (query-time settings

@@ -1,0 +1,143 @@
+"""Sentence-window grouping at query time, on a real LanceDB table: the group margin drops weak
+later results, and the minimum result width widens narrow results by whole sentences."""
+
+import lancedb
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rag_assets.core.index import LanceIndex
+from rag_assets.core.models import Chunk, ChunkedDocument, EmbeddedDocument
+from rag_assets.core.retrieval import group_sentences, search, vector_search
+
+DIM = 4
+QUERY = [1.0, 0.0, 0.0, 0.0]
+
+
+def unit(cosine: float) -> tuple[float, ...]:
+    """A unit vector whose cosine similarity to QUERY is ``cosine``."""
+    return (cosine, float(np.sqrt(max(0.0, 1 - cosine * cosine))), 0.0, 0.0)
+
+
+def build(tmp_path, sentences: list[str], cosines: list[float]) -> tuple[LanceIndex, str]:
+    text, chunks, pos = "", [], 0
+    for i, sentence in enumerate(sentences):
+        start = pos
+        text += sentence + " "
+        pos = len(text)
+        chunks.append(Chunk("doc.md", i, start, start + len(sentence), sentence, sentence, 5,
+                            window_start=start, window_end=start + len(sentence)))
+    doc = ChunkedDocument("doc.md", "file:///doc.md", "Doc", "h", "v", "text", "p", "ph", tuple(chunks))
+    index = LanceIndex(lancedb.connect(str(tmp_path / "db")), "c", "m", DIM)
+    index.write_documents([EmbeddedDocument(doc, "m", tuple(unit(c) for c in cosines))], None, "run")
+    return index, text
+
+
+def spans(hits):
+    return [(h.start, h.end) for h in hits]
+
+
+def test_group_margin_keeps_the_first_result_and_later_ones_close_to_the_best(tmp_path):
+    # Sentences 0, 10 and 20 are three separate groups (gap 2) scoring 0.9, 0.8 and 0.6.
+    cosines = [0.0] * 21
+    cosines[0], cosines[10], cosines[20] = 0.9, 0.8, 0.6
+    index, _ = build(tmp_path, [f"Sentence number {i} here." for i in range(21)], cosines)
+    hits = vector_search(index, QUERY, k=3)
+    every = group_sentences(index, hits, gap=2, k=5, context=0)
+    assert [h.chunk_index for h in every] == [0, 10, 20]
+    close = group_sentences(index, hits, gap=2, k=5, context=0, group_margin=0.15, vector=QUERY)
+    assert [h.chunk_index for h in close] == [0, 10]
+    assert spans(close) == spans(every[:2])
+    # The first result always stays, whatever the margin; without the query vector nothing is cut.
+    assert len(group_sentences(index, hits, gap=2, k=5, context=0, group_margin=0.01, vector=QUERY)) == 1
+    assert len(group_sentences(index, hits, gap=2, k=5, context=0, group_margin=0.01)) == 3
+
+
+def test_group_margin_compares_cosines_not_fused_scores(tmp_path):
+    # Hybrid scores are reciprocal ranks: the margin still reads each group's cosine similarity.
+    cosines = [0.0] * 21
+    cosines[0], cosines[10], cosines[20] = 0.9, 0.8, 0.6
+    words = ["alpha"] * 21
+    words[10] = "zebra zebra zebra"
+    index, _ = build(tmp_path, [f"{w} sentence {i}." for i, w in enumerate(words)], cosines)
+    index.ensure_search_indexes(ann_min_rows=10**9)
+    results = search(index, "zebra", QUERY, ks=(5,), mode="hybrid", candidates=3, group_gap=2, group_context=0,
+                     group_margin=0.15)[5]
+    # Fused ranks 10, 0, 20 (all three fused scores lie within 0.15 of each other); 20's cosine does not.
+    assert [h.chunk_index for h in results] == [10, 0]
+    assert all(h.mode == "hybrid" for h in results)
+
+
+def test_hybrid_keeps_the_keyword_searchs_best_hit_whatever_its_cosine(tmp_path):
+    # "zebra" is the keyword search's best match at sentence 20 (cosine 0.6, outside the margin):
+    # hybrid keeps its result, vector search (no keyword evidence) drops it.
+    cosines = [0.0] * 21
+    cosines[0], cosines[10], cosines[20] = 0.9, 0.8, 0.6
+    words = ["alpha"] * 21
+    words[0], words[20] = "zebra", "zebra zebra zebra"
+    index, _ = build(tmp_path, [f"{w} sentence {i}." for i, w in enumerate(words)], cosines)
+    index.ensure_search_indexes(ann_min_rows=10**9)
+    settings = dict(ks=(5,), candidates=3, group_gap=2, group_context=0, group_margin=0.15)
+    hybrid = search(index, "zebra", QUERY, mode="hybrid", **settings)[5]
+    assert [h.chunk_index for h in hybrid] == [0, 20, 10]
+    assert [h.chunk_index for h in search(index, "zebra", QUERY, mode="vector", **settings)[5]] == [0, 10]
+
+
+def test_narrow_results_widen_by_whole_sentences_after_then_before(tmp_path):
+    sentences = ["Aa.", "Bb.", "Cc.", "Dd.", "Ee.", "Ff.", "Gg."]  # 3 characters + a space each
+    cosines = [0.0] * 7
+    cosines[3] = 0.9
+    index, text = build(tmp_path, sentences, cosines)
+    hits = vector_search(index, QUERY, k=1)
+    alone = group_sentences(index, hits, gap=2, k=5, context=0)[0]
+    assert text[alone.start:alone.end] == "Dd."
+    after = group_sentences(index, hits, gap=2, k=5, context=0, min_chars=6)[0]
+    assert text[after.start:after.end] == "Dd. Ee."  # one after first: 7 >= 6 stops
+    wide = group_sentences(index, hits, gap=2, k=5, context=0, min_chars=9)[0]
+    assert text[wide.start:wide.end] == "Cc. Dd. Ee."  # then one before
+    wider = group_sentences(index, hits, gap=2, k=5, context=0, min_chars=12)[0]
+    assert text[wider.start:wider.end] == "Cc. Dd. Ee. Ff."
+    whole = group_sentences(index, hits, gap=2, k=5, context=0, min_chars=10_000)[0]
+    assert (whole.start, whole.end) == (0, len(text) - 1)  # the document ends it
+    assert whole.id == alone.id and whole.score == alone.score
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(1, 40), min_size=1, max_size=60), st.data())
+def test_widened_results_are_the_smallest_whole_sentence_span_grown_in_turn(tmp_path_factory, lengths, data):
+    """Property: the widened span starts and ends on sentence boundaries, contains the plain result,
+    reaches ``min_chars`` unless it is the whole document, and one sentence fewer would not."""
+    tmp_path = tmp_path_factory.mktemp("grow")
+    sentences = [chr(97 + i % 26) * n for i, n in enumerate(lengths)]
+    hit_at = data.draw(st.integers(0, len(lengths) - 1))
+    min_chars = data.draw(st.integers(0, sum(lengths) + 2 * len(lengths)))
+    cosines = [0.0] * len(lengths)
+    cosines[hit_at] = 0.9
+    index, text = build(tmp_path, sentences, cosines)
+    hits = [h for h in vector_search(index, QUERY, k=1)]
+    plain = group_sentences(index, hits, gap=0, k=1, context=0)[0]
+    wide = group_sentences(index, hits, gap=0, k=1, context=0, min_chars=min_chars)[0]
+    bounds = {(c_start, c_end) for c_start, c_end in zip(
+        [sum(lengths[:i]) + i for i in range(len(lengths))],
+        [sum(lengths[:i + 1]) + i for i in range(len(lengths))])}
+    assert wide.start in {a for a, _ in bounds} and wide.end in {b for _, b in bounds}
+    assert wide.start <= plain.start and plain.end <= wide.end
+    assert wide.text == text[wide.start:wide.end]
+    whole = (wide.start, wide.end) == (0, len(text) - 1)
+    assert wide.end - wide.start >= min_chars or whole
+    first, last = wide.start == plain.start, wide.end == plain.end
+    if not (first and last):
+        # Dropping the sentence added last leaves it short of min_chars.
+        starts = sorted(a for a, _ in bounds)
+        ends = sorted(b for _, b in bounds)
+        before_last = ends[ends.index(wide.end) - 1] if not last else None
+        after_first = starts[starts.index(wide.start) + 1] if not first else None
+        shorter = [(wide.start, e) for e in [before_last] if e] + [(s, wide.end) for s in [after_first] if s]
+        assert any(e - s < min_chars for s, e in shorter)
+
+
+@pytest.mark.parametrize("min_chars", [0, 50])
+def test_widening_needs_no_more_than_the_document(tmp_path, min_chars):
+    index, text = build(tmp_path, ["Only sentence."], [0.9])
+    result = group_sentences(index, vector_search(index, QUERY, k=1), gap=1, k=5, context=1, min_chars=min_chars)
+    assert [(r.start, r.end) for r in result] == [(0, len("Only sentence."))]
