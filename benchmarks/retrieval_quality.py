@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 from rag_assets.config import load_project  # noqa: E402
 from rag_assets.config.profiles import profile_from_config  # noqa: E402
 from rag_assets.core.evaluation import bootstrap_ci, bootstrap_ci_of_sets, token_scores  # noqa: E402
-from rag_assets.core.selection import Bar, choose, leave_one_corpus_out  # noqa: E402
+from rag_assets.core.selection import Bar, bar_probability, choose, leave_one_corpus_out  # noqa: E402
 from rag_assets.evaluate import evaluate  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "benchmarks" / "chroma_chunking_eval"
@@ -50,7 +50,7 @@ CANDIDATES: dict[str, dict] = {
     "rec_gap6": {"group_gap": 6},
     "rec_gap7": {"group_gap": 7},
     "rec_gm0.14": {"group_margin": 0.14},
-    "rec_gm0.18": {"group_margin": 0.18},
+    "rec_gm0.16": {"group_margin": 0.16},
     "rec_min200": {"min_result_chars": 200},
     "rec_m0.22_gm0.14": {"score_margin": 0.22, "group_margin": 0.14},
 }
@@ -120,6 +120,11 @@ def _values(records, key, **match):
     return [r[key] for r in records if all(r[m] == v for m, v in match.items())]
 
 
+def _pairs(records, **match):
+    """Per-question (recall, IoU), in question order."""
+    return list(zip(_values(records, "recall", **match), _values(records, "iou", **match)))
+
+
 def _fmt_ci(ci):
     return f"[{ci[0]:5.1f}, {ci[1]:5.1f}]"
 
@@ -150,7 +155,7 @@ def report(records: list[dict], baselines: list[str], bar: Bar = Bar()) -> dict:
             best_iou = max(rows[b]["iou"] for b in base) if base else None
             print(f"\n## {set_name}, {mode} ({rows[profiles[0]]['n']} questions)")
             print(f"{'profile':<18}{'recall':>7} {'95% CI':<15}{'iou':>6} {'95% CI':<15}{'R@5':>6}{'R@10':>6}"
-                  f"{'res':>5}  {'d recall vs ' + (best_recall or '-'):<32}{'iou x':>6}  bar")
+                  f"{'res':>5}  {'d recall vs ' + (best_recall or '-'):<32}{'iou x':>6}  bar     P(bar)")
             for p, row in rows.items():
                 extra = ""
                 if best_recall and p not in baselines:
@@ -161,8 +166,11 @@ def report(records: list[dict], baselines: list[str], bar: Bar = Bar()) -> dict:
                     row["d_recall_ci"] = bootstrap_ci(diff)
                     row["iou_ratio"] = row["iou"] / best_iou if best_iou else None
                     row["bar"] = bar.met((row["recall"], row["iou"]), (rows[best_recall]["recall"], best_iou))
+                    row["p_bar"] = bar_probability(_pairs(records, set=set_name, mode=mode, profile=p),
+                                                   {b: _pairs(records, set=set_name, mode=mode, profile=b)
+                                                    for b in base}, bar)
                     extra = (f"  {row['d_recall']:+5.1f} {_fmt_ci(row['d_recall_ci']):<25}{row['iou_ratio']:>6.2f}"
-                             f"  {'met' if row['bar'] else 'NOT met'}")
+                             f"  {'met' if row['bar'] else 'NOT met':<8}{row['p_bar']:>5.2f}")
                 print(f"{p:<18}{row['recall']:>7.1f} {_fmt_ci(row['recall_ci']):<15}{row['iou']:>6.1f} "
                       f"{_fmt_ci(row['iou_ci']):<15}{row['r_at_5']:>6.1f}{row['r_at_10']:>6.1f}{row['results']:>5.1f}"
                       f"{extra}")
@@ -184,15 +192,15 @@ def report(records: list[dict], baselines: list[str], bar: Bar = Bar()) -> dict:
 
 def select(records: list[dict], baselines: list[str], candidates: list[str], bar: Bar = Bar()) -> dict:
     """Leave-one-corpus-out choice among the candidates (units: corpus x mode)."""
-    scores: dict = {}
+    per_question: dict = {}
     for r in records:
-        scores.setdefault((r["corpus"], r["mode"]), {}).setdefault(r["profile"], []).append((r["recall"], r["iou"]))
+        per_question.setdefault((r["corpus"], r["mode"]), {}).setdefault(r["profile"], []).append((r["recall"], r["iou"]))
     scores = {u: {p: (statistics.fmean(a for a, _ in v), statistics.fmean(b for _, b in v)) for p, v in row.items()}
-              for u, row in scores.items()}
+              for u, row in per_question.items()}
     held = leave_one_corpus_out(candidates, scores, baselines, bar)
     print("\n## leave-one-corpus-out: the candidate chosen on every other corpus, scored on the held-out one")
     print(f"{'held-out corpus':<32}{'chosen':<21}{'mode':<8}{'recall':>7}{'best base':>10}{'iou':>6}"
-          f"{'best base':>10}  bar")
+          f"{'best base':>10}  bar     P(bar)")
     out = {"held_out": {}, "chosen_on_all": choose(candidates, scores, baselines, bar=bar)}
     for corpus, chosen in held.items():
         for (c, mode), row in sorted(scores.items()):
@@ -201,10 +209,13 @@ def select(records: list[dict], baselines: list[str], candidates: list[str], bar
             best = bar.best(row, baselines)
             recall, iou = row[chosen]
             met = bar.met((recall, iou), best)
+            p_bar = bar_probability(per_question[(c, mode)][chosen],
+                                    {b: per_question[(c, mode)][b] for b in baselines}, bar)
             out["held_out"][f"{corpus}/{mode}"] = {"chosen": chosen, "recall": recall, "iou": iou,
-                                                   "best_recall": best[0], "best_iou": best[1], "bar": met}
+                                                   "best_recall": best[0], "best_iou": best[1], "bar": met,
+                                                   "p_bar": p_bar}
             print(f"{corpus:<32}{chosen:<20} {mode:<8}{recall:>7.1f}{best[0]:>10.1f}{iou:>6.1f}{best[1]:>10.1f}"
-                  f"  {'met' if met else 'NOT met'}")
+                  f"  {'met' if met else 'NOT met':<8}{p_bar:>5.2f}")
     print(f"chosen on all corpora: {out['chosen_on_all']}")
     return out
 

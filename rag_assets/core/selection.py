@@ -11,6 +11,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+import numpy as np
+
 Unit = tuple[str, str]  # (corpus, mode)
 Scores = dict[Unit, dict[str, tuple[float, float]]]
 
@@ -36,6 +38,24 @@ class Bar:
 
     def met(self, score: tuple[float, float], best: tuple[float, float]) -> bool:
         return self.shortfall(score, best) == 0.0
+
+
+def bar_probability(candidate: list[tuple[float, float]], baselines: dict[str, list[tuple[float, float]]],
+                    bar: Bar = Bar(), resamples: int = 2000, seed: int = 0) -> float:
+    """How often the bar holds when one unit's questions are resampled with replacement (the same
+    resample for the candidate and every baseline: a paired bootstrap from a fixed ``seed``).
+    ``candidate`` and each baseline list hold per-question (recall, IoU) in question order. Near
+    1 the bar holds beyond the noise of the question sample; near 0.5 it is a coin toss."""
+    values = np.asarray(candidate, dtype=np.float64)
+    if not len(values) or not baselines or any(len(v) != len(values) for v in baselines.values()):
+        raise ValueError("need per-question scores of the candidate and of every baseline, on the same questions")
+    picks = np.random.default_rng(seed).integers(0, len(values), size=(resamples, len(values)))
+    base = np.stack([np.asarray(v, dtype=np.float64)[picks].mean(axis=1) for v in baselines.values()])
+    ours = values[picks].mean(axis=1)
+    tie = 1e-9  # a score equal to the bar meets it, whatever the float rounding of the means
+    met = (ours[:, 0] >= base[:, :, 0].max(axis=0) - bar.recall_slack - tie) & \
+          (ours[:, 1] >= bar.iou_ratio * base[:, :, 1].max(axis=0) - tie)
+    return float(met.mean())
 
 
 def choose(candidates: list[str], scores: Scores, baselines: list[str], units: list[Unit] | None = None,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag_assets.core.selection import Bar, choose, leave_one_corpus_out
+from rag_assets.core.selection import Bar, bar_probability, choose, leave_one_corpus_out
 
 BASE = ["fixed", "recursive"]
 
@@ -35,3 +35,19 @@ def test_leave_one_corpus_out_never_looks_at_the_held_out_corpus():
     assert choose(["x", "y"], scores, BASE) == "y"
     with pytest.raises(ValueError):
         leave_one_corpus_out(["x"], {("a", "vector"): scores[("a", "vector")]}, BASE)
+
+
+def test_bar_probability_is_how_often_the_bar_holds_over_resampled_questions():
+    base = {"fixed": [(100.0, 4.0), (0.0, 0.0)] * 20, "recursive": [(50.0, 2.0)] * 40}
+    assert bar_probability([(100.0, 9.0)] * 40, base) == 1.0  # above every resample
+    assert bar_probability([(0.0, 9.0)] * 40, base) == 0.0  # never the recall
+    # exactly the best baseline's recall question by question, IoU 1.5x: holds in every resample
+    assert bar_probability([(r, 1.5 * i) for r, i in base["fixed"]], {"fixed": base["fixed"]}) == 1.0
+    # a coin toss: the candidate differs from the baseline on a few questions, both ways
+    tossed = [(100.0, 9.0), (0.0, 9.0)] * 20
+    tossed[0], tossed[3] = (0.0, 9.0), (100.0, 9.0)
+    p = bar_probability(tossed, {"fixed": base["fixed"]})
+    assert 0.2 < p < 0.8
+    assert bar_probability(tossed, {"fixed": base["fixed"]}) == p  # fixed seed
+    with pytest.raises(ValueError):
+        bar_probability([(1.0, 1.0)], base)
