@@ -183,14 +183,19 @@ def within_margin(hits: list[Hit], margin: float | None) -> list[Hit]:
     return [h for h in hits if h.score >= best - margin]
 
 
+def _unit_vectors(hits: list[Hit], query_vector: list[float]) -> tuple[np.ndarray, np.ndarray]:
+    """The hits' vectors (one row each) and the query vector, scaled to unit length."""
+    vecs = np.asarray([h.vector for h in hits], dtype=np.float32)
+    vecs /= np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+    q = np.asarray(query_vector, dtype=np.float32)
+    return vecs, q / max(float(np.linalg.norm(q)), 1e-12)
+
+
 def mmr(hits: list[Hit], query_vector: list[float], k: int, diversity: float = 0.3) -> list[Hit]:
     """Maximal marginal relevance over candidates that carry vectors."""
     if not hits or any(h.vector is None for h in hits):
         return hits[:k]
-    vecs = np.asarray([h.vector for h in hits], dtype=np.float32)
-    vecs /= np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
-    q = np.asarray(query_vector, dtype=np.float32)
-    q /= max(float(np.linalg.norm(q)), 1e-12)
+    vecs, q = _unit_vectors(hits, query_vector)
     relevance = vecs @ q
     chosen: list[int] = []
     while len(chosen) < min(k, len(hits)):
@@ -254,17 +259,6 @@ def expand(index: LanceIndex, hits: list[Hit], neighbours: int, version: int | N
     return out
 
 
-def _cosines(hits: list[Hit], vector: list[float]) -> dict[str, float]:
-    """hit id -> cosine similarity of its vector to ``vector`` (whatever score fusion gave it)."""
-    q = np.asarray(vector, dtype=np.float32)
-    q /= max(float(np.linalg.norm(q)), 1e-12)
-    out = {}
-    for hit in hits:
-        v = np.asarray(hit.vector, dtype=np.float32)
-        out[hit.id] = float(v @ q) / max(float(np.linalg.norm(v)), 1e-12)
-    return out
-
-
 def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int) -> list[dict]:
     """Rows of sentences ``lo``..``hi`` of a document, widened by whole sentences (one after, then
     one before, in turn) until they span ``min_chars`` characters or the document ends."""
@@ -274,7 +268,8 @@ def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int) -> list
         rows = {r["chunk_index"]: r for r in table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()}
         if not rows:
             return []
-        a, b = max(lo, min(rows)), min(hi, max(rows))
+        a = min((i for i in rows if i >= lo), default=max(rows))
+        b = max((i for i in rows if i <= hi), default=a)
 
         def short() -> bool:
             return rows[b]["end"] - rows[a]["start"] < min_chars
@@ -292,7 +287,7 @@ def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int) -> list
         if not short() or not (unfetched(a - 1) or unfetched(b + 1)):
             break
         pad *= 2
-    return [rows[i] for i in range(a, b + 1)]
+    return [rows[i] for i in range(a, b + 1) if i in rows]
 
 
 def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, k: int, version: int | None = None,
@@ -318,7 +313,8 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, k: int, versio
     groups.sort(key=lambda g: min(rank[h.id] for h in g))
     groups = groups[:k]
     if group_margin is not None and vector is not None and groups and all(h.vector is not None for h in hits):
-        cosine = _cosines(hits, vector)
+        vecs, q = _unit_vectors(hits, vector)  # cosines, whatever score fusion gave the hits
+        cosine = dict(zip((h.id for h in hits), (vecs @ q).tolist()))
         best = max(cosine.values())
         groups = groups[:1] + [g for g in groups[1:] if any(h.id in anchors for h in g)
                                or max(cosine[h.id] for h in g) >= best - group_margin]
