@@ -128,7 +128,8 @@ class ChunkingProfileConfig(_Strict):
         "sentence_window query: sentences returned on each side of a result made of one hit; unset: group_context."))
     group_margin: float | None = Field(None, gt=0, le=2, description=(
         "sentence_window query: a result after the first is returned only when its best sentence scores "
-        "within this much (cosine) of the best candidate; unset returns every group. Changes no chunk."))
+        "within this much (cosine) of the best candidate or, in hybrid search, holds the keyword search's best "
+        "hit; unset returns every group. Changes no chunk."))
     min_result_chars: int = Field(0, ge=0, le=100_000, description=(
         "sentence_window query (with group_context): a result spanning fewer characters is widened by whole "
         "neighbouring sentences, one after then one before, until it spans this many. Changes no chunk."))
