@@ -290,10 +290,10 @@ def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int) -> list
     return [rows[i] for i in range(a, b + 1) if i in rows]
 
 
-def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, k: int, version: int | None = None,
+def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[int], version: int | None = None,
                     context: int | None = None, lone_context: int | None = None, group_margin: float | None = None,
                     vector: list[float] | None = None, min_chars: int = 0,
-                    anchors: frozenset[str] = frozenset()) -> list[Hit]:
+                    anchors: frozenset[str] = frozenset()) -> dict[int, list[Hit]]:
     """Sentence-window results: candidate sentences of one document at most ``gap`` sentences
     apart form one result, ranked by its best sentence and spanning its members' windows; or,
     with ``context`` (a query-time width), its members plus ``context`` sentences on each side,
@@ -302,7 +302,8 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, k: int, versio
     query ``vector``, a result after the first is kept only when its best sentence's cosine
     similarity is within ``group_margin`` of the best candidate's or it holds one of ``anchors``
     (hybrid search's best keyword hit); with ``min_chars``, a context-width result narrower than
-    that is widened by whole neighbouring sentences."""
+    that is widened by whole neighbouring sentences. Returns the results of the first ``k`` groups
+    for each ``k`` in ``ks`` (the groups do not depend on ``k``: each is read once)."""
     groups: list[list[Hit]] = []
     for hit in sorted(hits, key=lambda h: (h.doc_id, h.chunk_index)):
         if groups and groups[-1][-1].doc_id == hit.doc_id and hit.chunk_index - groups[-1][-1].chunk_index <= gap:
@@ -311,28 +312,28 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, k: int, versio
             groups.append([hit])
     rank = {h.id: i for i, h in enumerate(hits)}
     groups.sort(key=lambda g: min(rank[h.id] for h in g))
-    groups = groups[:k]
+    ranked = list(enumerate(groups[:max(ks)]))
     if group_margin is not None and vector is not None and groups and all(h.vector is not None for h in hits):
         vecs, q = _unit_vectors(hits, vector)  # cosines, whatever score fusion gave the hits
         cosine = dict(zip((h.id for h in hits), (vecs @ q).tolist()))
         best = max(cosine.values())
-        groups = groups[:1] + [g for g in groups[1:] if any(h.id in anchors for h in g)
+        ranked = ranked[:1] + [(i, g) for i, g in ranked[1:] if any(h.id in anchors for h in g)
                                or max(cosine[h.id] for h in g) >= best - group_margin]
     table = _table(index, version)
     out = []
-    for group in groups:
+    for i, group in ranked:
         best = min(group, key=lambda h: rank[h.id])
         if context is not None:
             width = lone_context if len(group) == 1 and lone_context is not None else context
             rows = _sentence_rows(table, best.doc_id, group[0].chunk_index - width, group[-1].chunk_index + width,
                                   min_chars)
-            out.append(_absorb(best, rows))
+            out.append((i, _absorb(best, rows)))
             continue
         lo = min(h.window_start if h.window_start is not None else h.start for h in group)
         hi = max(h.window_end if h.window_end is not None else h.end for h in group)
         where = f"doc_id = {sql_str(best.doc_id)} AND start >= {int(lo)} AND end <= {int(hi)}"
-        out.append(_absorb(best, table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()))
-    return out
+        out.append((i, _absorb(best, table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list())))
+    return {k: [result for i, result in out if i < k] for k in ks}
 
 
 def sentence_windows(index: LanceIndex, hits: list[Hit], k: int, version: int | None = None) -> list[Hit]:
@@ -409,11 +410,13 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
             hits, anchors = candidate_hits(index, text, vector, mode, pool, score_margin, version,
                                            build_where(filters))
             pools[pool] = (mmr(hits, vector, pool) if rerank == "mmr" and vector is not None else hits), anchors
-        hits, anchors = pools[pool]
         if group_gap:
-            out[k] = group_sentences(index, hits, group_gap, k, version, group_context, lone_hit_context,
-                                     group_margin, vector, min_result_chars, anchors)
             continue
-        hits = sentence_windows(index, hits, k, version)
+        hits = sentence_windows(index, pools[pool][0], k, version)
         out[k] = whole_documents(index, expand(index, hits, neighbours, version), whole_document_tokens, version)
+    if group_gap:  # one grouping per candidate pool, for every k searched with it
+        for pool, (hits, anchors) in pools.items():
+            out.update(group_sentences(index, hits, group_gap, [k for k in set(ks) if max(k, candidates) == pool],
+                                       version, group_context, lone_hit_context, group_margin, vector,
+                                       min_result_chars, anchors))
     return out

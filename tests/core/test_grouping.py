@@ -33,6 +33,11 @@ def build(tmp_path, sentences: list[str], cosines: list[float]) -> tuple[LanceIn
     return index, text
 
 
+def grouped(index, hits, k: int, **settings):
+    """``group_sentences``' results for one number of results ``k``."""
+    return group_sentences(index, hits, ks=[k], **settings)[k]
+
+
 def spans(hits):
     return [(h.start, h.end) for h in hits]
 
@@ -43,14 +48,19 @@ def test_group_margin_keeps_the_first_result_and_later_ones_close_to_the_best(tm
     cosines[0], cosines[10], cosines[20] = 0.9, 0.8, 0.6
     index, _ = build(tmp_path, [f"Sentence number {i} here." for i in range(21)], cosines)
     hits = vector_search(index, QUERY, k=3)
-    every = group_sentences(index, hits, gap=2, k=5, context=0)
+    every = grouped(index, hits, gap=2, k=5, context=0)
     assert [h.chunk_index for h in every] == [0, 10, 20]
-    close = group_sentences(index, hits, gap=2, k=5, context=0, group_margin=0.15, vector=QUERY)
+    close = grouped(index, hits, gap=2, k=5, context=0, group_margin=0.15, vector=QUERY)
     assert [h.chunk_index for h in close] == [0, 10]
     assert spans(close) == spans(every[:2])
     # The first result always stays, whatever the margin; without the query vector nothing is cut.
-    assert len(group_sentences(index, hits, gap=2, k=5, context=0, group_margin=0.01, vector=QUERY)) == 1
-    assert len(group_sentences(index, hits, gap=2, k=5, context=0, group_margin=0.01)) == 3
+    assert len(grouped(index, hits, gap=2, k=5, context=0, group_margin=0.01, vector=QUERY)) == 1
+    assert len(grouped(index, hits, gap=2, k=5, context=0, group_margin=0.01)) == 3
+    # Several result counts from one grouping: each is what asking for that count alone returns.
+    many = group_sentences(index, hits, gap=2, ks=[1, 2, 3], context=0, group_margin=0.15, vector=QUERY)
+    for k in (1, 2, 3):
+        assert spans(many[k]) == spans(grouped(index, hits, gap=2, k=k, context=0, group_margin=0.15, vector=QUERY))
+    assert [len(many[k]) for k in (1, 2, 3)] == [1, 2, 2]
 
 
 def test_group_margin_compares_cosines_not_fused_scores(tmp_path):
@@ -89,15 +99,15 @@ def test_narrow_results_widen_by_whole_sentences_after_then_before(tmp_path):
     cosines[3] = 0.9
     index, text = build(tmp_path, sentences, cosines)
     hits = vector_search(index, QUERY, k=1)
-    alone = group_sentences(index, hits, gap=2, k=5, context=0)[0]
+    alone = grouped(index, hits, gap=2, k=5, context=0)[0]
     assert text[alone.start:alone.end] == "Dd."
-    after = group_sentences(index, hits, gap=2, k=5, context=0, min_chars=6)[0]
+    after = grouped(index, hits, gap=2, k=5, context=0, min_chars=6)[0]
     assert text[after.start:after.end] == "Dd. Ee."  # one after first: 7 >= 6 stops
-    wide = group_sentences(index, hits, gap=2, k=5, context=0, min_chars=9)[0]
+    wide = grouped(index, hits, gap=2, k=5, context=0, min_chars=9)[0]
     assert text[wide.start:wide.end] == "Cc. Dd. Ee."  # then one before
-    wider = group_sentences(index, hits, gap=2, k=5, context=0, min_chars=12)[0]
+    wider = grouped(index, hits, gap=2, k=5, context=0, min_chars=12)[0]
     assert text[wider.start:wider.end] == "Cc. Dd. Ee. Ff."
-    whole = group_sentences(index, hits, gap=2, k=5, context=0, min_chars=10_000)[0]
+    whole = grouped(index, hits, gap=2, k=5, context=0, min_chars=10_000)[0]
     assert (whole.start, whole.end) == (0, len(text) - 1)  # the document ends it
     assert whole.id == alone.id and whole.score == alone.score
 
@@ -115,8 +125,8 @@ def test_widened_results_are_the_smallest_whole_sentence_span_grown_in_turn(tmp_
     cosines[hit_at] = 0.9
     index, text = build(tmp_path, sentences, cosines)
     hits = [h for h in vector_search(index, QUERY, k=1)]
-    plain = group_sentences(index, hits, gap=0, k=1, context=0)[0]
-    wide = group_sentences(index, hits, gap=0, k=1, context=0, min_chars=min_chars)[0]
+    plain = grouped(index, hits, gap=0, k=1, context=0)[0]
+    wide = grouped(index, hits, gap=0, k=1, context=0, min_chars=min_chars)[0]
     bounds = {(c_start, c_end) for c_start, c_end in zip(
         [sum(lengths[:i]) + i for i in range(len(lengths))],
         [sum(lengths[:i + 1]) + i for i in range(len(lengths))])}
@@ -139,5 +149,5 @@ def test_widened_results_are_the_smallest_whole_sentence_span_grown_in_turn(tmp_
 @pytest.mark.parametrize("min_chars", [0, 50])
 def test_widening_needs_no_more_than_the_document(tmp_path, min_chars):
     index, text = build(tmp_path, ["Only sentence."], [0.9])
-    result = group_sentences(index, vector_search(index, QUERY, k=1), gap=1, k=5, context=1, min_chars=min_chars)
+    result = grouped(index, vector_search(index, QUERY, k=1), gap=1, k=5, context=1, min_chars=min_chars)
     assert [(r.start, r.end) for r in result] == [(0, len("Only sentence."))]
