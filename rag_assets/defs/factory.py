@@ -24,7 +24,7 @@ from rag_assets.config.schema import Corpus, Project
 from rag_assets.core.chunking import row_token_limit
 from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.hashing import settings_hash
-from rag_assets.core.index import mark_active
+from rag_assets.core.index import LanceIndex, mark_active
 from rag_assets.core.keys import doc_id_for
 from rag_assets.core.pipeline import chunk_stage, embed_stage, index_stage, parse_stage
 from rag_assets.core.pipeline import StageResult
@@ -264,6 +264,12 @@ TABLE_CONDITION = (
 ).with_label("after any index batch")
 
 
+def _prune(index: LanceIndex, live: set[str]) -> tuple[list[str], int]:
+    """Remove from ``index`` every document not in ``live``: (documents removed, rows removed)."""
+    removed = [doc_id for doc_id in index.indexed_documents() if doc_id not in live]
+    return removed, sum(index.delete_document(doc_id) for doc_id in removed)
+
+
 def build_table_asset(project: Project, corpus: Corpus):
     """The unpartitioned table: removes rows of deleted documents, compacts, and marks the table
     active once complete (behind the ``+promote_if`` gate when it switches models)."""
@@ -282,8 +288,14 @@ def build_table_asset(project: Project, corpus: Corpus):
         store = resources.store.get_store()
         index = resources.index()
         live = {doc_id_for(pk) for pk in context.instance.get_dynamic_partitions(partitions_name(name))}
-        removed_docs = [doc_id for doc_id in index.indexed_documents() if doc_id not in live]
-        removed_rows = sum(index.delete_document(doc_id) for doc_id in removed_docs)
+        # While queries stay on another model's table (a switch not yet complete, or held back by
+        # the gate), a deleted document leaves that table too.
+        serving_before = serving_model(project, corpus, index.db)
+        tables = [index] + ([LanceIndex(index.db, name, serving_before.name, serving_before.dimensions)]
+                            if serving_before.name != model.name else [])
+        pruned = [_prune(table, live) for table in tables]
+        removed_docs = sorted({doc_id for docs, _ in pruned for doc_id in docs})
+        removed_rows = sum(rows for _, rows in pruned)
         for doc_id in removed_docs:
             store.forget(doc_id)
         index.optimize()

@@ -71,6 +71,16 @@ def test_worse_model_is_held_back_and_an_equal_one_goes_live(tmp_path, monkeypat
             assert again.promote is False and again.candidate == meta["promotion_candidate_score"]
             monkeypatch.undo()
 
+            # A document deleted while the candidate is held back leaves the table queries use.
+            (Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "office_wifi.txt").unlink()
+            pruned = ingest_project(project)
+            assert pruned["checks"]["sample.promotion"] is False
+            live_table = LanceIndex(db, "sample", "all_minilm_l6_v2", 384)
+            assert "notes/office_wifi.txt" not in live_table.indexed_documents()
+            assert live_table.count_doc_rows("notes/office_wifi.txt") == 0
+            hits = query_corpus(project, corpus, "guest Wi-Fi password", k=5, mode="hybrid")
+            assert hits and all(h.doc_id != "notes/office_wifi.txt" for h in hits)
+
             use_model(cfg, "minilm_copy")
             project = load_project()
             corpus = project.corpus("sample")
