@@ -21,6 +21,7 @@ import numpy as np
 
 from rag_assets.core.chunking import ChunkingProfile, chunk_document
 from rag_assets.core.embed_cache import EmbeddingCache
+from rag_assets.core.embedding import InputTooLong
 from rag_assets.core.hashing import content_hash, settings_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import ChunkedDocument, EmbeddedDocument, ParsedDocument, RawDocument
@@ -239,6 +240,48 @@ def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, ca
             "rows_written": result.rows_written, "rows_deleted": result.rows_deleted,
             "table_version": result.table_version})
     return [results[d] for d in doc_ids]
+
+
+def mirror_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, cache: EmbeddingCache,
+                 embed: Callable, tenant, run_id: str, model_name: str, prefix: str = "",
+                 tags: tuple[str, ...] = ()) -> dict[str, str]:
+    """Keep the table queries stay on (``index``, another model's) current while the corpus'
+    own model's table is built or held back: each document's current chunks, embedded by
+    ``model_name`` (vectors from ``cache``, the rest from ``embed``), replace its rows there.
+    Returns doc id -> "written", or why the document keeps its last good rows in that table
+    (its chunks failed, or one exceeds that model's input limit)."""
+    outcome: dict[str, str] = {}
+    ready: list[tuple[ChunkedDocument, list[str]]] = []
+    for doc_id in doc_ids:
+        ptr = store.current("chunks", doc_id) or {"error": "no chunks yet"}
+        chunked = store.load("chunks", ptr["key"]) if not ptr.get("error") else None
+        if chunked is None:
+            outcome[doc_id] = f"kept: {ptr.get('error') or StoreDamaged(doc_id, 'its chunks')}"
+            continue
+        ready.append((chunked, [text_hash(prefix + c.embed_text) for c in chunked.chunks]))
+    texts = {k: prefix + c.embed_text for chunked, keys in ready for k, c in zip(keys, chunked.chunks)}
+    found = cache.get_many(list(texts))
+
+    def fill(keys: list[str]) -> None:
+        missing = [k for k in dict.fromkeys(keys) if k not in found]
+        if missing:
+            vectors = embed([texts[k] for k in missing])
+            cache.put_many(dict(zip(missing, vectors)))
+            found.update(zip(missing, vectors))
+
+    try:
+        fill([k for _, keys in ready for k in keys])
+    except InputTooLong:  # find the documents whose chunks the model refuses; embed the rest
+        for chunked, keys in ready:
+            try:
+                fill(keys)
+            except InputTooLong as exc:
+                outcome[chunked.doc_id] = f"kept: {exc}"
+    docs = [EmbeddedDocument(chunked, model_name, tuple(tuple(found[k]) for k in keys))
+            for chunked, keys in ready if chunked.doc_id not in outcome]
+    index.write_documents(docs, tenant, run_id, tags)
+    outcome.update({doc.chunked.doc_id: "written" for doc in docs})
+    return outcome
 
 
 def _vectors(store: StageStore, ptr: dict, chunked: ChunkedDocument | None, cache: EmbeddingCache,

@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 import dagster as dg
 
+from rag_assets.clients import open_embedder
 from rag_assets.config import load_project
 from rag_assets.config.schema import Corpus, Project
 from rag_assets.core.chunking import row_token_limit
@@ -26,7 +27,7 @@ from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.hashing import settings_hash
 from rag_assets.core.index import LanceIndex, mark_active
 from rag_assets.core.keys import doc_id_for
-from rag_assets.core.pipeline import chunk_stage, embed_stage, index_stage, parse_stage
+from rag_assets.core.pipeline import chunk_stage, embed_stage, index_stage, mirror_stage, parse_stage
 from rag_assets.core.pipeline import StageResult
 from rag_assets.core.report import histogram_markdown, sample_chunks_markdown, token_histogram
 from rag_assets.defs.checks import build_corpus_checks
@@ -130,7 +131,7 @@ def _chunk_views(store, results, limit: int) -> list[int]:
     return batch
 
 
-def build_corpus_assets(corpus: Corpus, observe) -> list:
+def build_corpus_assets(project: Project, corpus: Corpus, observe) -> list:
     """The stages of one corpus (``observe``: the observation function of its raw_documents).
     Each carries a code_version built from what it depends on (parser version, chunk profile and
     tokenizer, embedding model), so Dagster's staleness shows what a config change will redo."""
@@ -233,10 +234,18 @@ def build_corpus_assets(corpus: Corpus, observe) -> list:
         written = index_stage(store, [d for _, d in docs], index, cache, tenant_of(corpus), context.run_id,
                               profile.fingerprint(), model.name, model.passage_prefix, corpus.tags)
         results = list(zip([pk for pk, _ in docs], written))
+        serving = serving_model(project, corpus, index.db)
+        if serving.name != model.name:  # queries stay on another model's table: keep it current too
+            mirrored = mirror_stage(store, [d for _, d in docs], LanceIndex(index.db, name, serving.name, serving.dimensions),
+                                    EmbeddingCache(index.db, serving.name, serving.dimensions),
+                                    open_embedder(serving).embed, tenant_of(corpus), context.run_id, serving.name,
+                                    serving.passage_prefix, corpus.tags)
+            for result in written:
+                result.metadata[f"serving_table_{serving.name}"] = mirrored[result.doc_id]
         return _report(context, results, {
             "table": index.name, "table_version": index.version(), "rows_in_table": index.count_rows(),
-            "lancedb_uri": corpus.index_uri, "upstream_stage": asset_key(name, "embeddings")},
-            versions["lancedb_index"])
+            "serving_model": serving.name, "lancedb_uri": corpus.index_uri,
+            "upstream_stage": asset_key(name, "embeddings")}, versions["lancedb_index"])
 
     return [raw_documents, parsed_documents, chunks, embeddings, lancedb_index]
 
@@ -337,7 +346,7 @@ def build_definitions(project: Project) -> dg.Definitions:
     assets, jobs, resources, sensors, schedules, checks = [], [], {}, [], [], []
     for corpus in project.corpora:
         checks.extend(build_corpus_checks(corpus))
-        assets.extend(build_corpus_assets(corpus, observe_source(corpus)))
+        assets.extend(build_corpus_assets(project, corpus, observe_source(corpus)))
         assets.append(build_table_asset(project, corpus))
         assets.extend(build_eval_asset(project, corpus))
         corpus_jobs = build_corpus_jobs(corpus, job_run_config(project.executor))

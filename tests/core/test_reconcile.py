@@ -12,7 +12,8 @@ import pytest
 from rag_assets.core.chunking import ChunkingProfile
 from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.index import IndexUnreadable, LanceIndex
-from rag_assets.core.pipeline import chunk_stage, embed_stage, index_stage, parse_stage, snapshot_raw
+from rag_assets.core.embedding import InputTooLong
+from rag_assets.core.pipeline import chunk_stage, embed_stage, index_stage, mirror_stage, parse_stage, snapshot_raw
 from rag_assets.core.planning import plan_sweep
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.store import StageStore
@@ -150,3 +151,34 @@ def test_unreadable_table_is_a_clear_error_naming_the_path_and_the_fix(corpus):
     with pytest.raises(IndexUnreadable) as info:
         corpus.plan()
     assert f"move {corpus.db_path}/c__m.lance aside" in str(info.value)
+
+
+def test_mirror_keeps_another_models_table_current_and_never_truncates(corpus):
+    """The table queries stay on during a model switch gets each document's current chunks,
+    embedded by its own model; a document that model refuses keeps its last good rows there."""
+    db = lancedb.connect(corpus.db_path)
+    serving, cache = LanceIndex(db, "c", "old", DIM), EmbeddingCache(db, "old", DIM)
+    docs = sorted(corpus.rows())
+    assert set(mirror_stage(corpus.store, docs, serving, cache, CountingEmbedder(), None, "r1", "old").values()) \
+        == {"written"}
+    assert serving.rows_per_document() == corpus.rows()
+    old_rows = serving.rows_per_document()
+
+    (corpus.docs / "note1.md").write_text("# Note 1\n\n" + "\n\n".join(f"New paragraph {j}." for j in range(9)))
+    (corpus.docs / "note3.md").write_text("# Note 3\n\nREFUSED by the old model.\n")
+    assert sorted(corpus.ingest()) == ["note1.md", "note3.md"]
+    sent = []
+
+    def refusing(texts):
+        if any("REFUSED" in t for t in texts):
+            raise InputTooLong("old: input of 300 tokens exceeds the limit of 256")
+        sent.extend(texts)
+        return CountingEmbedder()(texts)
+
+    outcome = mirror_stage(corpus.store, docs, serving, cache, refusing, None, "r2", "old")
+    assert outcome["note3.md"].startswith("kept: ") and "exceeds the limit" in outcome["note3.md"]
+    assert {d: o for d, o in outcome.items() if d != "note3.md"} == {d: "written" for d in docs if d != "note3.md"}
+    rows = serving.rows_per_document()
+    assert rows["note1.md"] == corpus.rows()["note1.md"] != old_rows["note1.md"]
+    assert rows["note3.md"] == old_rows["note3.md"]  # its last good rows, not a truncated version
+    assert sent and all("New paragraph" in t for t in sent)  # unchanged chunks came from the cache

@@ -71,15 +71,24 @@ def test_worse_model_is_held_back_and_an_equal_one_goes_live(tmp_path, monkeypat
             assert again.promote is False and again.candidate == meta["promotion_candidate_score"]
             monkeypatch.undo()
 
-            # A document deleted while the candidate is held back leaves the table queries use.
-            (Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "office_wifi.txt").unlink()
-            pruned = ingest_project(project)
-            assert pruned["checks"]["sample.promotion"] is False
+            # While the candidate is held back, the table queries use stays current: a deleted
+            # document leaves it, a new one reaches it (embedded by the live model).
+            docs = Path(values["RAG_SAMPLE_DOCS"])
+            (docs / "notes" / "office_wifi.txt").unlink()
+            (docs / "notes" / "visitor_parking.txt").write_text(
+                "Visitor parking\n\nVisitors park on level minus two of the Harbour Street garage, in bays "
+                "40 to 48. Ask reception for a validation ticket before you leave.\n")
+            changed = ingest_project(project)
+            assert changed["checks"]["sample.promotion"] is False
             live_table = LanceIndex(db, "sample", "all_minilm_l6_v2", 384)
-            assert "notes/office_wifi.txt" not in live_table.indexed_documents()
-            assert live_table.count_doc_rows("notes/office_wifi.txt") == 0
+            live_docs = live_table.indexed_documents()
+            assert "notes/office_wifi.txt" not in live_docs and live_table.count_doc_rows("notes/office_wifi.txt") == 0
+            assert live_docs["notes/visitor_parking.txt"]["embedding_model"] == "all_minilm_l6_v2"
+            assert serving_model(project, corpus, db).name == "all_minilm_l6_v2"
             hits = query_corpus(project, corpus, "guest Wi-Fi password", k=5, mode="hybrid")
             assert hits and all(h.doc_id != "notes/office_wifi.txt" for h in hits)
+            hits = query_corpus(project, corpus, "where do visitors park their car?", k=3, mode="vector")
+            assert hits and hits[0].doc_id == "notes/visitor_parking.txt"
 
             use_model(cfg, "minilm_copy")
             project = load_project()
