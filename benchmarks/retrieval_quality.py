@@ -197,6 +197,9 @@ def select(records: list[dict], baselines: list[str], candidates: list[str], bar
         per_question.setdefault((r["corpus"], r["mode"]), {}).setdefault(r["profile"], []).append((r["recall"], r["iou"]))
     scores = {u: {p: (statistics.fmean(a for a, _ in v), statistics.fmean(b for _, b in v)) for p, v in row.items()}
               for u, row in per_question.items()}
+    if len({corpus for corpus, _ in scores}) < 2:
+        print("\nleave-one-corpus-out needs two or more corpora: no selection (run more sets)")
+        return {}
     held = leave_one_corpus_out(candidates, scores, baselines, bar)
     print("\n## leave-one-corpus-out: the candidate chosen on every other corpus, scored on the held-out one")
     print(f"{'held-out corpus':<32}{'chosen':<21}{'mode':<8}{'recall':>7}{'best base':>10}{'iou':>6}"
