@@ -96,7 +96,7 @@ def latency(args, rng) -> list[dict]:
 
     with tempfile.TemporaryDirectory() as tmp:
         db = lancedb.connect(tmp)
-        index = LanceIndex(db, "bench", "random", 384)
+        index = LanceIndex(db, "bench", "random", 384, "bench")
         schema = chunk_schema(384)
         gen = np.random.default_rng(1)
         table = index.table()

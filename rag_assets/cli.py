@@ -274,8 +274,8 @@ def cmd_restore(args) -> int:
     from rag_assets.core.index import LanceIndex
 
     corpus = load_project(args.project).corpus(args.corpus)
-    model = corpus.embedding_model
-    index = LanceIndex(connect_index(corpus), corpus.name, model.name, model.dimensions)
+    model, profile = corpus.embedding_model, corpus.chunking_profile
+    index = LanceIndex(connect_index(corpus), corpus.name, model.name, model.dimensions, profile.name)
     try:
         if args.as_of is None:
             versions = index.versions()

@@ -107,7 +107,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
         vectors = vectors_for([model.passage_prefix + c.embed_text for c in all_chunks], name)
         by_chunk = iter(vectors)
         with tempfile.TemporaryDirectory() as tmp:
-            index = LanceIndex(lancedb.connect(tmp), "eval", model.name, model.dimensions)
+            index = LanceIndex(lancedb.connect(tmp), "eval", model.name, model.dimensions, name)
             index.write_documents([EmbeddedDocument(ch, model.name, tuple(tuple(next(by_chunk)) for _ in ch.chunks))
                                    for ch in chunked.values()], None, "eval")
             if mode == "hybrid":

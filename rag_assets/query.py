@@ -1,18 +1,19 @@
 """Answer a query against a corpus' index, and trace index rows back to their source.
 
-Queries use the configured embedding model's table once it holds every live document; while a
-new model's table is still being built, they stay on the last complete one (whose model embeds
-the query), so a model change never serves a half-built index.
+Queries use the table of the corpus' configured embedding model and chunking profile once it holds
+every live document (and passed the ``+promote_if`` gate); while a new model's or profile's table
+is still being built or is held back, they stay on the last complete one (whose model embeds the
+query and whose profile's query-time settings apply), so a switch never serves a half-built index.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from rag_assets.clients import connect_index, open_embedder
 from rag_assets.config import Corpus, Project
 from rag_assets.config.schema import ChunkingProfileConfig, EmbeddingModelConfig, IndexConfig
-from rag_assets.core.index import LanceIndex, active_models
+from rag_assets.core.index import LanceIndex, active_pairs
 from rag_assets.core.retrieval import Filters, Hit, search
 
 
@@ -20,13 +21,36 @@ def has_tenants(corpus: Corpus) -> bool:
     return bool(corpus.source.tenant or corpus.source.tenant_from_path)
 
 
-def serving_model(project: Project, corpus: Corpus, db) -> EmbeddingModelConfig:
-    """The model whose table queries use (see module docstring)."""
-    declared = {m.name: m for m in project.embedding_models}
-    complete = [name for name in active_models(db, corpus.name) if name in declared]
-    if not complete or corpus.embedding_model.name in complete:
-        return corpus.embedding_model
-    return declared[complete[0]]
+class Serving(NamedTuple):
+    """A table of a corpus: the embedding model and the chunking profile that built it."""
+
+    model: EmbeddingModelConfig
+    profile: ChunkingProfileConfig
+
+    def index(self, db, corpus: str) -> LanceIndex:
+        return LanceIndex(db, corpus, self.model.name, self.model.dimensions, self.profile.name)
+
+    @property
+    def label(self) -> str:
+        return f"{self.model.name} / {self.profile.name}"
+
+
+def own_table(corpus: Corpus) -> Serving:
+    """The table the corpus' configured model and profile build."""
+    return Serving(corpus.embedding_model, corpus.chunking_profile)
+
+
+def serving(project: Project, corpus: Corpus, db) -> Serving:
+    """The table queries use (see module docstring): the corpus' own once it was complete, else
+    the most recently complete one whose model and profile are still declared."""
+    models = {m.name: m for m in project.embedding_models}
+    profiles = {p.name: p for p in project.chunking_profiles}
+    own = own_table(corpus)
+    complete = [(m, p) for m, p in active_pairs(db, corpus.name) if m in models and p in profiles]
+    if not complete or (own.model.name, own.profile.name) in complete:
+        return own
+    model, profile = complete[0]
+    return Serving(models[model], profiles[profile])
 
 
 class TenantRequired(ValueError):
@@ -44,13 +68,14 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
     if corpus.embedding_model.provider == "local" and mode != "fts":
         open_embedder(corpus.embedding_model).start_loading()  # while LanceDB is imported and opened
     db = connect_index(corpus)
-    model = serving_model(project, corpus, db)
+    live = serving(project, corpus, db)
+    model = live.model
     embedder = open_embedder(model)
-    index = LanceIndex(db, corpus.name, model.name, model.dimensions)
+    index = live.index(db, corpus.name)
     if index.count_rows() == 0:
         return []
     vector = embedder.embed([model.query_prefix + text])[0] if mode != "fts" else None
-    return retrieve(index, text, vector, corpus.chunking_profile, corpus.index, ks=(k,), mode=mode, filters=filters,
+    return retrieve(index, text, vector, live.profile, corpus.index, ks=(k,), mode=mode, filters=filters,
                     rerank=rerank, neighbours=neighbours, version=as_of)[k]
 
 
@@ -75,9 +100,10 @@ def lineage(project: Project, row_id: str) -> dict | None:
     """Where an index row came from: source, versions, profile, model, run and table version."""
     for corpus in project.corpora:
         db = connect_index(corpus)
-        for model in project.embedding_models:
-            index = LanceIndex(db, corpus.name, model.name, model.dimensions)
-            if index.name not in db.list_tables().tables:
+        tables = set(db.list_tables().tables)
+        for table in (Serving(m, p) for m in project.embedding_models for p in project.chunking_profiles):
+            index = table.index(db, corpus.name)
+            if index.name not in tables:
                 continue
             row = index.row(row_id)
             if row is None:

@@ -1,4 +1,5 @@
-"""The LanceDB index: one chunks table per (corpus, embedding model) and a documents manifest.
+"""The LanceDB index: one chunks table per (corpus, embedding model, chunking profile) and a
+documents manifest beside it; a registry of the tables that were complete, which queries choose from.
 
 Writes are idempotent (row ids derive from content) and ordered so a document is never missing:
 new rows are upserted first, then the document's stale rows are deleted. Every filter is built
@@ -37,9 +38,10 @@ def sql_ids(ids: Iterable[str]) -> str:
     return "(" + ", ".join(f"'{v}'" for v in ids) + ")"
 
 
-def table_name(corpus: str, model_name: str) -> str:
-    """Chunks table of a corpus for one model: vectors of different models never share a table."""
-    return re.sub(r"[^A-Za-z0-9_]", "_", f"{corpus}__{model_name}")
+def table_name(corpus: str, model_name: str, profile_name: str) -> str:
+    """Chunks table of a corpus for one model and chunking profile: a model or profile switch
+    builds a new table beside the one queries use, which can go live once it is complete."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", f"{corpus}__{model_name}__{profile_name}")
 
 
 def chunk_schema(dimensions: int) -> pa.Schema:
@@ -93,8 +95,9 @@ MANIFEST_SCHEMA = pa.schema(
 
 ACTIVE_SCHEMA = pa.schema(
     [
-        pa.field("model", pa.string(), nullable=False),
-        pa.field("table", pa.string()),
+        pa.field("table", pa.string(), nullable=False),
+        pa.field("model", pa.string()),
+        pa.field("profile", pa.string()),
         pa.field("documents", pa.int64()),
         pa.field("completed_at", pa.timestamp("us", tz="UTC")),
     ]
@@ -158,12 +161,12 @@ class WriteResult:
 
 
 class LanceIndex:
-    """One corpus' chunks table (for one model) and its documents manifest, in one LanceDB."""
+    """One corpus' chunks table (for one model and profile) and its documents manifest, in one LanceDB."""
 
-    def __init__(self, db, corpus: str, model_name: str, dimensions: int):
+    def __init__(self, db, corpus: str, model_name: str, dimensions: int, profile_name: str):
         self.db = db
-        self.name = table_name(corpus, model_name)
-        self.manifest_name = re.sub(r"[^A-Za-z0-9_]", "_", corpus) + MANIFEST_SUFFIX + "__" + re.sub(r"[^A-Za-z0-9_]", "_", model_name)
+        self.name = table_name(corpus, model_name, profile_name)
+        self.manifest_name = self.name + MANIFEST_SUFFIX
         self.dimensions = dimensions
 
     def table(self):
@@ -340,7 +343,7 @@ class LanceIndex:
             return self.db.open_table(name)
         except ValueError as exc:
             raise ValueError(f"no table {name} in the LanceDB at {self.db.uri}: nothing to restore (has this "
-                             "corpus been ingested with this embedding model?)") from exc
+                             "corpus been ingested with this embedding model and chunking profile?)") from exc
 
     def count_doc_rows(self, doc_id: str) -> int:
         return self.table().count_rows(f"doc_id = {sql_str(doc_id)}")
@@ -364,19 +367,21 @@ def complete_documents(manifest: dict[str, dict[str, Any]], rows: dict[str, int]
 
 
 def active_table(db, corpus: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_]", "_", corpus) + "__active"
+    return re.sub(r"[^A-Za-z0-9_]", "_", corpus) + "__live_tables"
 
 
-def mark_active(db, corpus: str, model_name: str, table: str, documents: int) -> None:
-    """Record that ``model_name``'s table holds every live document: queries may switch to it."""
-    entry = {"model": model_name, "table": table, "documents": documents, "completed_at": datetime.now(timezone.utc)}
-    registry = db.create_table(active_table(db, corpus), schema=ACTIVE_SCHEMA, exist_ok=True)
-    registry.merge_insert("model").when_matched_update_all().when_not_matched_insert_all().execute(
+def mark_active(index: LanceIndex, corpus: str, model_name: str, profile_name: str, documents: int) -> None:
+    """Record that ``index`` (``model_name`` with ``profile_name``) holds every live document:
+    queries may switch to it."""
+    entry = {"table": index.name, "model": model_name, "profile": profile_name, "documents": documents,
+             "completed_at": datetime.now(timezone.utc)}
+    registry = index.db.create_table(active_table(index.db, corpus), schema=ACTIVE_SCHEMA, exist_ok=True)
+    registry.merge_insert("table").when_matched_update_all().when_not_matched_insert_all().execute(
         pa.Table.from_pylist([entry], schema=ACTIVE_SCHEMA))
 
 
-def active_models(db, corpus: str) -> list[str]:
-    """Models whose tables were complete, most recently completed first."""
+def active_pairs(db, corpus: str) -> list[tuple[str, str]]:
+    """(model, profile) of the tables that were complete, most recently completed first."""
     registry = db.create_table(active_table(db, corpus), schema=ACTIVE_SCHEMA, exist_ok=True)
     rows = registry.to_arrow().to_pylist()
-    return [r["model"] for r in sorted(rows, key=lambda r: r["completed_at"], reverse=True)]
+    return [(r["model"], r["profile"]) for r in sorted(rows, key=lambda r: r["completed_at"], reverse=True)]

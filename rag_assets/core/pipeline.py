@@ -120,27 +120,45 @@ def chunk_stage(store: StageStore, doc_id: str, profile: ChunkingProfile, counte
     if parsed_ptr.get("error"):
         return _fail(store, "chunks", doc_id, parsed_ptr["error"], content_hash=parsed_ptr.get("content_hash"),
                      retry=parsed_ptr.get("retry", False))
-    key = settings_hash({"parsed": parsed_ptr["key"], "profile": profile.fingerprint(), "tokenizer": counter.name,
-                         "limit": model_limit})
-    chunked: ChunkedDocument | None = store.load("chunks", key)
-    if chunked is not None:
-        status = "reused"
-    else:
-        parsed: ParsedDocument | None = store.load("parsed", parsed_ptr["key"])
-        if parsed is None:
-            return _fail(store, "chunks", doc_id, str(StoreDamaged(doc_id, "its parsed text")),
-                         content_hash=parsed_ptr["content_hash"], retry=True)
-        try:
-            chunked = chunk_document(parsed, profile, counter, model_limit, embed=embed)
-        except ValueError as exc:
-            return _fail(store, "chunks", doc_id, str(exc), content_hash=parsed_ptr["content_hash"])
-        store.put("chunks", key, chunked)
-        status = "computed"
+    try:
+        key, chunked, status = _chunked(store, doc_id, parsed_ptr, profile, counter, model_limit, embed)
+    except StoreDamaged as exc:
+        return _fail(store, "chunks", doc_id, str(exc), content_hash=parsed_ptr["content_hash"], retry=True)
+    except ValueError as exc:
+        return _fail(store, "chunks", doc_id, str(exc), content_hash=parsed_ptr["content_hash"])
     store.set_current("chunks", doc_id, key=key, content_hash=parsed_ptr["content_hash"])
     tokens = [c.tokens for c in chunked.chunks] or [0]
     return StageResult(doc_id, status, key, metadata={
         "chunks": len(chunked.chunks), "max_tokens": max(tokens), "mean_tokens": round(sum(tokens) / len(tokens), 1),
         "strategy": chunked.chunks[0].strategy if chunked.chunks else profile.strategy})
+
+
+def chunks_with(store: StageStore, doc_id: str, profile: ChunkingProfile, counter: TokenCounter, model_limit: int,
+                embed: Callable | None = None) -> ChunkedDocument:
+    """The document's current parsed text chunked with ``profile`` for a model with ``counter``
+    and ``model_limit``, stored under the key chunk_stage uses (each reuses the other's work),
+    without becoming the document's current chunks. Raises DocumentError (or ValueError) with
+    the cause when its text failed to parse or cannot be chunked."""
+    parsed_ptr = _upstream(store, "parsed", doc_id)
+    if parsed_ptr.get("error"):
+        raise DocumentError(doc_id, parsed_ptr["error"])
+    return _chunked(store, doc_id, parsed_ptr, profile, counter, model_limit, embed)[1]
+
+
+def _chunked(store: StageStore, doc_id: str, parsed_ptr: dict, profile: ChunkingProfile, counter: TokenCounter,
+             model_limit: int, embed: Callable | None) -> tuple[str, ChunkedDocument, str]:
+    """(key, chunks, "reused" or "computed") of the parsed text ``parsed_ptr`` points at."""
+    key = settings_hash({"parsed": parsed_ptr["key"], "profile": profile.fingerprint(), "tokenizer": counter.name,
+                         "limit": model_limit})
+    chunked: ChunkedDocument | None = store.load("chunks", key)
+    if chunked is not None:
+        return key, chunked, "reused"
+    parsed: ParsedDocument | None = store.load("parsed", parsed_ptr["key"])
+    if parsed is None:
+        raise StoreDamaged(doc_id, "its parsed text")
+    chunked = chunk_document(parsed, profile, counter, model_limit, embed=embed)
+    store.put("chunks", key, chunked)
+    return key, chunked, "computed"
 
 
 @dataclass
@@ -242,21 +260,22 @@ def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, ca
     return [results[d] for d in doc_ids]
 
 
-def mirror_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, cache: EmbeddingCache,
-                 embed: Callable, tenant, run_id: str, model_name: str, prefix: str = "",
+def mirror_stage(doc_ids: Sequence[str], chunks: Callable[[str], ChunkedDocument], index: LanceIndex,
+                 cache: EmbeddingCache, embed: Callable, tenant, run_id: str, model_name: str, prefix: str = "",
                  tags: tuple[str, ...] = ()) -> dict[str, str]:
-    """Keep the table queries stay on (``index``, another model's) current while the corpus'
-    own model's table is built or held back: each document's current chunks, embedded by
-    ``model_name`` (vectors from ``cache``, the rest from ``embed``), replace its rows there.
-    Returns doc id -> "written", or why the document keeps its last good rows in that table
-    (its chunks failed, or one exceeds that model's input limit)."""
+    """Keep the table queries stay on (``index``: another model's or profile's) current while the
+    corpus' own table is built or held back: each document's chunks for that table
+    (``chunks(doc_id)``), embedded by ``model_name`` (vectors from ``cache``, the rest from
+    ``embed``), replace its rows there. Returns doc id -> "written", or why the document keeps
+    its last good rows in that table (it cannot be chunked, or a chunk exceeds that model's input
+    limit: never truncated)."""
     outcome: dict[str, str] = {}
     ready: list[tuple[ChunkedDocument, list[str]]] = []
     for doc_id in doc_ids:
-        ptr = store.current("chunks", doc_id) or {"error": "no chunks yet"}
-        chunked = store.load("chunks", ptr["key"]) if not ptr.get("error") else None
-        if chunked is None:
-            outcome[doc_id] = f"kept: {ptr.get('error') or StoreDamaged(doc_id, 'its chunks')}"
+        try:
+            chunked = chunks(doc_id)
+        except (DocumentError, ValueError) as exc:
+            outcome[doc_id] = f"kept: {exc}"
             continue
         ready.append((chunked, [text_hash(prefix + c.embed_text) for c in chunked.chunks]))
     texts = {k: prefix + c.embed_text for chunked, keys in ready for k, c in zip(keys, chunked.chunks)}

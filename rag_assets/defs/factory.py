@@ -21,15 +21,17 @@ import dagster as dg
 
 from rag_assets.clients import open_embedder
 from rag_assets.config import load_project
+from rag_assets.config.profiles import profile_from_config
 from rag_assets.config.schema import Corpus, Project
 from rag_assets.core.chunking import row_token_limit
 from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.hashing import settings_hash
 from rag_assets.core.index import LanceIndex, mark_active
 from rag_assets.core.keys import doc_id_for
-from rag_assets.core.pipeline import chunk_stage, embed_stage, index_stage, mirror_stage, parse_stage
+from rag_assets.core.pipeline import chunk_stage, chunks_with, embed_stage, index_stage, mirror_stage, parse_stage
 from rag_assets.core.pipeline import StageResult
 from rag_assets.core.report import histogram_markdown, sample_chunks_markdown, token_histogram
+from rag_assets.core.tokens import get_token_counter
 from rag_assets.defs.checks import build_corpus_checks
 from rag_assets.defs.evaluation import build_eval_asset
 from rag_assets.defs.executors import build_executor, job_run_config
@@ -41,7 +43,7 @@ from rag_assets.defs.resources import CorpusResources, build_corpus_resources
 from rag_assets.defs.sensors import build_corpus_automation, observe_source
 from rag_assets.defs.storage import partitions_snapshot
 from rag_assets.defs.versions import chunking_profile, code_versions
-from rag_assets.query import serving_model
+from rag_assets.query import Serving, own_table, serving
 
 
 def tenant_of(corpus: Corpus):
@@ -234,17 +236,14 @@ def build_corpus_assets(project: Project, corpus: Corpus, observe) -> list:
         written = index_stage(store, [d for _, d in docs], index, cache, tenant_of(corpus), context.run_id,
                               profile.fingerprint(), model.name, model.passage_prefix, corpus.tags)
         results = list(zip([pk for pk, _ in docs], written))
-        serving = serving_model(project, corpus, index.db)
-        if serving.name != model.name:  # queries stay on another model's table: keep it current too
-            mirrored = mirror_stage(store, [d for _, d in docs], LanceIndex(index.db, name, serving.name, serving.dimensions),
-                                    EmbeddingCache(index.db, serving.name, serving.dimensions),
-                                    open_embedder(serving).embed, tenant_of(corpus), context.run_id, serving.name,
-                                    serving.passage_prefix, corpus.tags)
+        live = serving(project, corpus, index.db)
+        if live.label != own_table(corpus).label:  # queries stay on another table: keep it current too
+            mirrored = _mirror(store, [d for _, d in docs], live, index.db, corpus, context.run_id)
             for result in written:
-                result.metadata[f"serving_table_{serving.name}"] = mirrored[result.doc_id]
+                result.metadata["serving_table"] = f"{live.label}: {mirrored[result.doc_id]}"
         return _report(context, results, {
             "table": index.name, "table_version": index.version(), "rows_in_table": index.count_rows(),
-            "serving_model": serving.name, "lancedb_uri": corpus.index_uri,
+            "serving_table": live.label, "lancedb_uri": corpus.index_uri,
             "upstream_stage": asset_key(name, "embeddings")}, versions["lancedb_index"])
 
     return [raw_documents, parsed_documents, chunks, embeddings, lancedb_index]
@@ -273,6 +272,15 @@ TABLE_CONDITION = (
 ).with_label("after any index batch")
 
 
+def _mirror(store, doc_ids: list[str], live: Serving, db, corpus: Corpus, run_id: str) -> dict[str, str]:
+    """Write the documents to the table queries use (``live``), chunked and embedded as that table is."""
+    model, embed = live.model, open_embedder(live.model).embed
+    chunker, counter = profile_from_config(live.profile), get_token_counter(model.tokenizer)
+    return mirror_stage(doc_ids, lambda d: chunks_with(store, d, chunker, counter, model.max_input_tokens, embed),
+                        live.index(db, corpus.name), EmbeddingCache(db, model.name, model.dimensions), embed,
+                        tenant_of(corpus), run_id, model.name, model.passage_prefix, corpus.tags)
+
+
 def _prune(index: LanceIndex, live: set[str]) -> tuple[list[str], int]:
     """Remove from ``index`` every document not in ``live``: (documents removed, rows removed)."""
     removed = [doc_id for doc_id in index.indexed_documents() if doc_id not in live]
@@ -297,27 +305,28 @@ def build_table_asset(project: Project, corpus: Corpus):
         store = resources.store.get_store()
         index = resources.index()
         live = {doc_id_for(pk) for pk in context.instance.get_dynamic_partitions(partitions_name(name))}
-        # While queries stay on another model's table (a switch not yet complete, or held back by
-        # the gate), a deleted document leaves that table too.
-        serving_before = serving_model(project, corpus, index.db)
-        tables = [index] + ([LanceIndex(index.db, name, serving_before.name, serving_before.dimensions)]
-                            if serving_before.name != model.name else [])
+        # While queries stay on another table (a switch not yet complete, or held back by the
+        # gate), a deleted document leaves that table too.
+        before = serving(project, corpus, index.db)
+        tables = [index] + ([before.index(index.db, name)] if before.label != own_table(corpus).label else [])
         pruned = [_prune(table, live) for table in tables]
         removed_docs = sorted({doc_id for docs, _ in pruned for doc_id in docs})
         removed_rows = sum(rows for _, rows in pruned)
         for doc_id in removed_docs:
             store.forget(doc_id)
-        index.optimize()
+        for table in tables:
+            table.optimize()
         built = index.ensure_search_indexes(corpus.index.ann_min_rows)
         indexed = index.indexed_documents()
         complete = all(doc_id in indexed for doc_id in live)
         decision, recorded = gate(project, corpus, index, context.instance) if complete else (None, {})
         if complete and (decision is None or decision.promote):
-            mark_active(index.db, name, model.name, index.name, len(live))
-        serving = serving_model(project, corpus, index.db).name
-        checks = [promotion_result(corpus, decision, complete, serving)] if corpus.promote_if else None
+            mark_active(index, name, model.name, corpus.chunking_profile.name, len(live))
+        after = serving(project, corpus, index.db)
+        checks = [promotion_result(corpus, decision, complete, after.label)] if corpus.promote_if else None
         rows = index.count_rows()
-        return dg.MaterializeResult(check_results=checks, metadata={**recorded, "serving_model": serving,
+        return dg.MaterializeResult(check_results=checks, metadata={
+            **recorded, "serving_model": after.model.name, "serving_profile": after.profile.name,
             "complete": complete, "indexes_built": ", ".join(built) or "none",
             "table": index.name, "table_version": index.version(), "rows": rows,
             "documents": len(indexed), "deleted_documents": len(removed_docs),

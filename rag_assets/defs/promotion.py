@@ -1,18 +1,19 @@
-"""The quality gate of a model switch on a corpus' lancedb_table (``+promote_if``): a complete
-table of a new embedding model goes live only when the rule holds on the golden questions against
-the live model; the ``promotion`` check says what was decided and why."""
+"""The quality gate of a switch on a corpus' lancedb_table (``+promote_if``): a complete table of a
+new embedding model or chunking profile goes live only when the rule holds on the golden
+questions against the live table's model and profile; the ``promotion`` check says what was
+decided and why."""
 
 from pathlib import Path
 
 import dagster as dg
 
-from rag_assets.config.schema import Corpus, EmbeddingModelConfig, Project
+from rag_assets.config.schema import Corpus, Project
 from rag_assets.core.hashing import content_hash, settings_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.promotion import Decision, decide, parse_rule
 from rag_assets.defs.names import asset_key
 from rag_assets.evaluate import evaluate
-from rag_assets.query import serving_model
+from rag_assets.query import Serving, own_table, serving
 
 CHECK = "promotion"
 
@@ -22,13 +23,13 @@ def promotion_specs(corpus: Corpus) -> list[dg.AssetCheckSpec]:
     if not corpus.promote_if:
         return []
     return [dg.AssetCheckSpec(CHECK, asset=asset_key(corpus.name, "lancedb_table"),
-                              description=f"A new embedding model's table goes live only if {corpus.promote_if} "
+                              description=f"A new embedding model's or chunking profile's table goes live only if "
+                                          f"{corpus.promote_if} "
                                           "on the golden questions.")]
 
 
-def _scores(project: Project, corpus: Corpus, model: EmbeddingModelConfig) -> dict:
-    return evaluate(project, corpus.eval_questions, [corpus.chunking_profile.name], embedder=model.name,
-                    corpus=corpus)[0]
+def _scores(project: Project, corpus: Corpus, table: Serving) -> dict:
+    return evaluate(project, corpus.eval_questions, [table.profile.name], embedder=table.model.name, corpus=corpus)[0]
 
 
 def _previous(instance: dg.DagsterInstance, corpus: Corpus, key: str) -> Decision | None:
@@ -45,28 +46,28 @@ def _previous(instance: dg.DagsterInstance, corpus: Corpus, key: str) -> Decisio
 def gate(project: Project, corpus: Corpus, index: LanceIndex, instance: dg.DagsterInstance
          ) -> tuple[Decision | None, dict]:
     """Whether the corpus' complete table may be marked active: (None, {}) when nothing is gated
-    (no rule, no live table yet, or the corpus' model is already live), else the decision and the
-    metadata recording it. Scores are reused while the questions, profile, both models and the
-    indexed documents are unchanged."""
+    (no rule, no live table yet, or the corpus' own table is already live), else the decision and
+    the metadata recording it. Scores are reused while the questions, both tables' models and
+    profiles and the indexed documents are unchanged."""
     if not corpus.promote_if:
         return None, {}
-    live = serving_model(project, corpus, index.db)
-    candidate = corpus.embedding_model
-    if live.name == candidate.name:
+    live = serving(project, corpus, index.db)
+    candidate = own_table(corpus)
+    if live.label == candidate.label:
         return None, {}
     rule = parse_rule(corpus.promote_if)
     key = settings_hash({
         "questions": content_hash(Path(corpus.eval_questions).read_bytes()), "rule": str(rule),
-        "profile": corpus.chunking_profile.model_dump(), "index": corpus.index.model_dump(),
-        "models": [m.model_dump() for m in (candidate, live)],
+        "index": corpus.index.model_dump(),
+        "tables": [(t.model.model_dump(), t.profile.model_dump()) for t in (candidate, live)],
         "documents": sorted((d, e["content_hash"]) for d, e in index.indexed_documents().items())})
     decision = _previous(instance, corpus, key)
     if decision is None:
         decision = decide(rule, _scores(project, corpus, candidate), _scores(project, corpus, live),
-                          candidate.name, live.name)
+                          candidate.label, live.label)
     return decision, {
         "promotion_key": key, "promotion_promoted": decision.promote, "promotion_rule": decision.rule,
-        "promotion_candidate": candidate.name, "promotion_live": live.name,
+        "promotion_candidate": candidate.label, "promotion_live": live.label,
         "promotion_candidate_score": decision.candidate, "promotion_live_score": decision.live,
         "promotion_reason": decision.reason}
 
@@ -75,7 +76,7 @@ def promotion_result(corpus: Corpus, decision: Decision | None, complete: bool, 
     """The ``promotion`` check's result: fails only when a complete candidate was held back."""
     if decision is None:
         why = (f"{serving} is live" if complete
-               else f"{corpus.embedding_model.name}'s table is incomplete: queries stay on {serving}")
+               else f"{own_table(corpus).label}'s table is incomplete: queries stay on {serving}")
         return dg.AssetCheckResult(check_name=CHECK, passed=True, metadata={"reason": why, "serving": serving})
     return dg.AssetCheckResult(check_name=CHECK, passed=decision.promote, metadata={
         "reason": decision.reason, "rule": decision.rule, "serving": serving,

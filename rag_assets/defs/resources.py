@@ -33,9 +33,9 @@ class CorpusResources:
         return getattr(self._resources, self._keys["store"])
 
     def index(self) -> LanceIndex:
-        """The corpus' table for its embedding model, on the lancedb resource's connection."""
-        model = self._corpus.embedding_model
-        return LanceIndex(self.lancedb.get_connection(), self._corpus.name, model.name, model.dimensions)
+        """The corpus' table for its embedding model and chunking profile, on the lancedb resource's connection."""
+        model, profile = self._corpus.embedding_model, self._corpus.chunking_profile
+        return LanceIndex(self.lancedb.get_connection(), self._corpus.name, model.name, model.dimensions, profile.name)
 
 
 def _s3_settings(location) -> dict:

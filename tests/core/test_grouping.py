@@ -28,7 +28,7 @@ def build(tmp_path, sentences: list[str], cosines: list[float]) -> tuple[LanceIn
         chunks.append(Chunk("doc.md", i, start, start + len(sentence), sentence, sentence, 5,
                             window_start=start, window_end=start + len(sentence)))
     doc = ChunkedDocument("doc.md", "file:///doc.md", "Doc", "h", "v", "text", "p", "ph", tuple(chunks))
-    index = LanceIndex(lancedb.connect(str(tmp_path / "db")), "c", "m", DIM)
+    index = LanceIndex(lancedb.connect(str(tmp_path / "db")), "c", "m", DIM, "p")
     index.write_documents([EmbeddedDocument(doc, "m", tuple(unit(c) for c in cosines))], None, "run")
     return index, text
 

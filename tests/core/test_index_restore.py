@@ -20,7 +20,7 @@ def embedded(doc_id: str, chunks: int, dimensions: int = DIM) -> EmbeddedDocumen
 
 
 def test_restore_brings_deleted_rows_and_manifest_entries_back(tmp_path):
-    index = LanceIndex(lancedb.connect(tmp_path / "db"), "sample", "m", DIM)
+    index = LanceIndex(lancedb.connect(tmp_path / "db"), "sample", "m", DIM, "p")
     index.write_documents([embedded("a.md", 2), embedded("b.md", 3), embedded("c.md", 1)], None, "run1")
     before = index.version()
     assert index.count_rows() == 6
@@ -38,10 +38,10 @@ def test_restore_brings_deleted_rows_and_manifest_entries_back(tmp_path):
 
 
 def test_restore_to_a_version_that_does_not_exist_names_the_range(tmp_path):
-    index = LanceIndex(lancedb.connect(tmp_path / "db"), "sample", "m", DIM)
+    index = LanceIndex(lancedb.connect(tmp_path / "db"), "sample", "m", DIM, "p")
     index.write_documents([embedded("a.md", 1)], None, "run1")
     with pytest.raises(ValueError, match=r"has no version 99; it has versions 1 to \d+"):
         index.restore(99)
-    missing = LanceIndex(lancedb.connect(tmp_path / "db"), "other", "m", DIM)
-    with pytest.raises(ValueError, match="no table other__m .* nothing to restore"):
+    missing = LanceIndex(lancedb.connect(tmp_path / "db"), "other", "m", DIM, "p")
+    with pytest.raises(ValueError, match="no table other__m__p .* nothing to restore"):
         missing.restore(1)

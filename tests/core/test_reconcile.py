@@ -13,7 +13,8 @@ from rag_assets.core.chunking import ChunkingProfile
 from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.index import IndexUnreadable, LanceIndex
 from rag_assets.core.embedding import InputTooLong
-from rag_assets.core.pipeline import chunk_stage, embed_stage, index_stage, mirror_stage, parse_stage, snapshot_raw
+from rag_assets.core.pipeline import (chunk_stage, chunks_with, embed_stage, index_stage, mirror_stage, parse_stage,
+                                      snapshot_raw)
 from rag_assets.core.planning import plan_sweep
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.store import StageStore
@@ -47,7 +48,7 @@ class Corpus:
         self.embed = CountingEmbedder()
 
     def index(self) -> LanceIndex:
-        return LanceIndex(lancedb.connect(self.db_path), "c", "m", DIM)
+        return LanceIndex(lancedb.connect(self.db_path), "c", "m", DIM, "p")
 
     def plan(self, known=()):
         refs = list_disk(self.docs, ("**/*",), ())
@@ -145,28 +146,36 @@ def test_damaged_stage_store_entries_are_recomputed_never_trusted(corpus):
 
 
 def test_unreadable_table_is_a_clear_error_naming_the_path_and_the_fix(corpus):
-    table_dir = corpus.db_path / "c__m.lance"
+    table_dir = corpus.db_path / "c__m__p.lance"
     for data_file in (table_dir / "data").iterdir():
         data_file.write_bytes(b"not lance")
     with pytest.raises(IndexUnreadable) as info:
         corpus.plan()
-    assert f"move {corpus.db_path}/c__m.lance aside" in str(info.value)
+    assert f"move {corpus.db_path}/c__m__p.lance aside" in str(info.value)
 
 
-def test_mirror_keeps_another_models_table_current_and_never_truncates(corpus):
-    """The table queries stay on during a model switch gets each document's current chunks,
+def test_mirror_keeps_another_tables_rows_current_and_never_truncates(corpus):
+    """The table queries stay on during a switch gets each document chunked with its own profile and
     embedded by its own model; a document that model refuses keeps its last good rows there."""
     db = lancedb.connect(corpus.db_path)
-    serving, cache = LanceIndex(db, "c", "old", DIM), EmbeddingCache(db, "old", DIM)
+    serving, cache = LanceIndex(db, "c", "old", DIM, "small"), EmbeddingCache(db, "old", DIM)
+    small = ChunkingProfile(name="small", max_tokens=16, min_tokens=0, contextual_header=False)
+
+    def chunks(doc_id):
+        return chunks_with(corpus.store, doc_id, small, COUNTER, 64)
+
     docs = sorted(corpus.rows())
-    assert set(mirror_stage(corpus.store, docs, serving, cache, CountingEmbedder(), None, "r1", "old").values()) \
+    assert set(mirror_stage(docs, chunks, serving, cache, CountingEmbedder(), None, "r1", "old").values()) \
         == {"written"}
-    assert serving.rows_per_document() == corpus.rows()
     old_rows = serving.rows_per_document()
+    assert old_rows.keys() == corpus.rows().keys()
+    assert all(old_rows[d] > corpus.rows()[d] for d in docs)  # its own, smaller chunks
+    assert {r["chunk_profile"] for r in serving.table().to_arrow().to_pylist()} == {"small"}
 
     (corpus.docs / "note1.md").write_text("# Note 1\n\n" + "\n\n".join(f"New paragraph {j}." for j in range(9)))
     (corpus.docs / "note3.md").write_text("# Note 3\n\nREFUSED by the old model.\n")
-    assert sorted(corpus.ingest()) == ["note1.md", "note3.md"]
+    (corpus.docs / "note5.md").write_bytes(b"\x00\x01\xff" * 200)  # no longer parses
+    assert sorted(corpus.ingest()) == ["note1.md", "note3.md", "note5.md"]
     sent = []
 
     def refusing(texts):
@@ -175,10 +184,12 @@ def test_mirror_keeps_another_models_table_current_and_never_truncates(corpus):
         sent.extend(texts)
         return CountingEmbedder()(texts)
 
-    outcome = mirror_stage(corpus.store, docs, serving, cache, refusing, None, "r2", "old")
+    outcome = mirror_stage(docs, chunks, serving, cache, refusing, None, "r2", "old")
     assert outcome["note3.md"].startswith("kept: ") and "exceeds the limit" in outcome["note3.md"]
-    assert {d: o for d, o in outcome.items() if d != "note3.md"} == {d: "written" for d in docs if d != "note3.md"}
+    assert outcome["note5.md"].startswith("kept: ") and "note5.md" in outcome["note5.md"]
+    assert {d: o for d, o in outcome.items() if d not in ("note3.md", "note5.md")} \
+        == {d: "written" for d in docs if d not in ("note3.md", "note5.md")}
     rows = serving.rows_per_document()
-    assert rows["note1.md"] == corpus.rows()["note1.md"] != old_rows["note1.md"]
-    assert rows["note3.md"] == old_rows["note3.md"]  # its last good rows, not a truncated version
+    assert rows["note1.md"] == len(chunks("note1.md").chunks) != old_rows["note1.md"]
+    assert rows["note3.md"] == old_rows["note3.md"] and rows["note5.md"] == old_rows["note5.md"]  # last good rows
     assert sent and all("New paragraph" in t for t in sent)  # unchanged chunks came from the cache

@@ -34,7 +34,7 @@ def document(doc_id: str, salt: int) -> EmbeddedDocument:
 
 
 def writer(endpoint: str, name: str, barrier) -> None:
-    index = LanceIndex(lancedb.connect("s3://index/db", storage_options=options(endpoint)), "c", "m", DIM)
+    index = LanceIndex(lancedb.connect("s3://index/db", storage_options=options(endpoint)), "c", "m", DIM, "p")
     for round_ in range(ROUNDS):
         batch = [document(f"{name}/r{round_}/d{n}.md", n) for n in range(DOCS_PER_BATCH)]
         barrier.wait(timeout=120)  # both machines commit this round's batch at the same instant
@@ -47,7 +47,7 @@ def test_two_writers_commit_batches_to_one_s3_table_at_the_same_time(tmp_path):
     with seaweed_s3(tmp_path / "seaweed", KEY, SECRET) as endpoint:
         boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=KEY, aws_secret_access_key=SECRET,
                      region_name="us-east-1").create_bucket(Bucket="index")
-        index = LanceIndex(lancedb.connect("s3://index/db", storage_options=options(endpoint)), "c", "m", DIM)
+        index = LanceIndex(lancedb.connect("s3://index/db", storage_options=options(endpoint)), "c", "m", DIM, "p")
         index.table(), index.manifest()  # created once, as the first ingest does
         ctx = mp.get_context("spawn")
         barrier = ctx.Barrier(2)

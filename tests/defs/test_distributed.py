@@ -40,7 +40,7 @@ def index_rows(values: dict[str, str]) -> dict[str, tuple]:
         key = resource_keys("sample")["lancedb"]
         with dg.build_resources({key: build_corpus_resources(corpus)[key]}) as resources:
             db = getattr(resources, key).get_connection()
-        table = db.open_table(table_name("sample", corpus.embedding_model.name))
+        table = db.open_table(table_name("sample", corpus.embedding_model.name, corpus.chunking_profile.name))
         return {r["id"]: (r["doc_id"], xxhash.xxh3_64_hexdigest(r["text"].encode()), np.asarray(r["vector"]))
                 for r in table.to_arrow().to_pylist()}
 

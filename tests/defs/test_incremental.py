@@ -19,7 +19,7 @@ from rag_assets.core.parsing import parse_document
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.ingest import ingest_project
-from rag_assets.query import query_corpus, serving_model
+from rag_assets.query import query_corpus, serving
 from tests.conftest import edit_yaml, env, make_project
 
 pytestmark = pytest.mark.slow
@@ -43,7 +43,7 @@ def embed_texts(project) -> set[str]:
 def rows(project):
     corpus = project.corpus("sample")
     db = lancedb.connect(corpus.index_uri)
-    return db.open_table(table_name("sample", corpus.embedding_model.name)).to_arrow().to_pylist()
+    return db.open_table(table_name("sample", corpus.embedding_model.name, corpus.chunking_profile.name)).to_arrow().to_pylist()
 
 
 def test_profile_change_reembeds_only_changed_chunks_and_model_change_never_reparses(tmp_path):
@@ -72,13 +72,13 @@ def test_profile_change_reembeds_only_changed_chunks_and_model_change_never_repa
         corpus = project.corpus("sample")
         # The new model's table does not exist yet: queries stay on the complete one.
         db = lancedb.connect(corpus.index_uri)
-        assert serving_model(project, corpus, db).name == "all_minilm_l6_v2"
+        assert serving(project, corpus, db).model.name == "all_minilm_l6_v2"
         assert query_corpus(project, corpus, "refund policy", k=1)
         switched = ingest_project(project)
         assert switched["documents_parsed"] == 0
         assert switched["chunks_embedded"] == len(after) == switched["rows_in_index"]
-        assert serving_model(project, corpus, db).name == "minilm_passage"
-        old = db.open_table(table_name("sample", "all_minilm_l6_v2")).count_rows()
+        assert serving(project, corpus, db).model.name == "minilm_passage"
+        old = db.open_table(table_name("sample", "all_minilm_l6_v2", corpus.chunking_profile.name)).count_rows()
         assert old == changed["rows_in_index"]  # the old index is kept beside the new one
 
 

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 def rows(values):
     with env(**values):
         corpus = load_project().corpus("sample")
-        table = lancedb.connect(corpus.index_uri).open_table(table_name("sample", corpus.embedding_model.name))
+        table = lancedb.connect(corpus.index_uri).open_table(table_name("sample", corpus.embedding_model.name, corpus.chunking_profile.name))
         return corpus, table.to_arrow().to_pylist()
 
 

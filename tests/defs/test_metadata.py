@@ -34,7 +34,7 @@ def test_metadata_matches_the_index(ingested_sample):
     values, report = ingested_sample
     with env(**values), dg.DagsterInstance.get() as instance:
         corpus = load_project().corpus("sample")
-        table = lancedb.connect(corpus.index_uri).open_table(table_name("sample", corpus.embedding_model.name))
+        table = lancedb.connect(corpus.index_uri).open_table(table_name("sample", corpus.embedding_model.name, corpus.chunking_profile.name))
         rows = table.to_arrow().to_pylist()
         per_doc = Counter(r["doc_id"] for r in rows)
         price = corpus.embedding_model.price_per_million_tokens

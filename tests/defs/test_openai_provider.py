@@ -41,7 +41,7 @@ def openai_project(tmp_path: Path, base_url: str, **model_overrides) -> dict:
 
 def index_rows(project):
     corpus = project.corpus("sample")
-    return lancedb.connect(corpus.index_uri).open_table(table_name("sample", "e5_endpoint")).to_arrow().to_pylist()
+    return lancedb.connect(corpus.index_uri).open_table(table_name("sample", "e5_endpoint", corpus.chunking_profile.name)).to_arrow().to_pylist()
 
 
 def test_faults_end_with_every_chunk_embedded_exactly_once(tmp_path, e5_server, caplog):

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow
 
 def table_rows(corpus) -> list[dict]:
     db = lancedb.connect(corpus.index_uri)
-    return db.open_table(table_name(corpus.name, corpus.embedding_model.name)).to_arrow().to_pylist()
+    return db.open_table(table_name(corpus.name, corpus.embedding_model.name, corpus.chunking_profile.name)).to_arrow().to_pylist()
 
 
 def write_docs(folder: Path, count: int) -> None:

@@ -91,7 +91,7 @@ def table_ids(values: dict[str, str]) -> list[str]:
         key = resource_keys("sample")["lancedb"]
         with dg.build_resources({key: build_corpus_resources(corpus)[key]}) as resources:
             db = getattr(resources, key).get_connection()
-        return db.open_table(table_name("sample", corpus.embedding_model.name)).to_arrow().column("id").to_pylist()
+        return db.open_table(table_name("sample", corpus.embedding_model.name, corpus.chunking_profile.name)).to_arrow().column("id").to_pylist()
 
 
 def files_under(folder: Path) -> set[str]:

@@ -15,7 +15,8 @@ def test_rag_restore_lists_versions_and_brings_deleted_rows_back(tmp_path, capsy
     with env(**make_project(tmp_path)):
         corpus = load_project().corpus("sample")
         model = corpus.embedding_model
-        index = LanceIndex(lancedb.connect(corpus.index_uri), corpus.name, model.name, model.dimensions)
+        index = LanceIndex(lancedb.connect(corpus.index_uri), corpus.name, model.name, model.dimensions,
+                           corpus.chunking_profile.name)
         index.write_documents([embedded("a.md", 2, model.dimensions), embedded("b.md", 1, model.dimensions)],
                               None, "run")
         good = index.version()

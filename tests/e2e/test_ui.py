@@ -142,7 +142,7 @@ def test_asset_graph_and_latest_materialisation_render(tmp_path):
         corpus = project.corpus("sample")
         chunks_def = build_definitions(project).resolve_asset_graph().get(dg.AssetKey(["sample", "chunks"]))
         rows = sorted((r for r in lancedb.connect(corpus.index_uri)
-                       .open_table(table_name("sample", corpus.embedding_model.name)).to_arrow().to_pylist()
+                       .open_table(table_name("sample", corpus.embedding_model.name, corpus.chunking_profile.name)).to_arrow().to_pylist()
                        if r["doc_id"] == DOC), key=lambda r: r["chunk_index"])
         n_checks = len(report["checks"])
 

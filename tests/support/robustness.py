@@ -62,7 +62,7 @@ def project_over(tmp: Path, docs: Path, batch_size: int | None = None, **source)
 def index_rows(project) -> list[dict]:
     corpus = project.corpus("sample")
     try:
-        table = lancedb.connect(corpus.index_uri).open_table(table_name("sample", corpus.embedding_model.name))
+        table = lancedb.connect(corpus.index_uri).open_table(table_name("sample", corpus.embedding_model.name, corpus.chunking_profile.name))
     except ValueError:  # not created yet: nothing was ever written
         return []
     return table.search().select(["id", "doc_id", "text", "start", "embed_text_hash"]).limit(None).to_arrow().to_pylist()
@@ -255,7 +255,7 @@ def write_notes(docs: Path, count: int, version: str) -> None:
 
 def _table_versions(project) -> int:
     corpus = project.corpus("sample")
-    folder = Path(corpus.index_uri) / f"{table_name('sample', corpus.embedding_model.name)}.lance" / "_versions"
+    folder = Path(corpus.index_uri) / f"{table_name('sample', corpus.embedding_model.name, corpus.chunking_profile.name)}.lance" / "_versions"
     return len(list(folder.glob("*.manifest"))) if folder.exists() else 0
 
 
@@ -292,7 +292,7 @@ def sigkill_mid_write(tmp: Path, documents: int = 12) -> dict:
         from rag_assets.core.index import LanceIndex
 
         manifest = LanceIndex(lancedb.connect(corpus.index_uri), "sample", corpus.embedding_model.name,
-                              corpus.embedding_model.dimensions).indexed_documents()
+                              corpus.embedding_model.dimensions, corpus.chunking_profile.name).indexed_documents()
     old_left = sum("Revision one" in r["text"] for r in torn)
     handled = (child.returncode == -9 and report["documents_failed"] == 0 and 0 < old_left
                and len(manifest) == documents and not any("Revision one" in r["text"] for r in rows))
@@ -343,7 +343,7 @@ def _concurrent_writer(uri: str, tag: str, documents: int, dimensions: int) -> N
     from rag_assets.core.index import LanceIndex
     from rag_assets.core.models import Chunk, ChunkedDocument, EmbeddedDocument
 
-    index = LanceIndex(lancedb.connect(uri), "shared", "model", dimensions)
+    index = LanceIndex(lancedb.connect(uri), "shared", "model", dimensions, "p")
     for i in range(documents):
         doc_id = f"{tag}/{i}.md"
         for version in ("v1", "v2"):
@@ -369,7 +369,7 @@ def concurrent_writers(tmp: Path, documents: int = 12) -> dict:
     for writer in writers:
         writer.join(300)
     seconds = time.monotonic() - started
-    table = lancedb.connect(uri).open_table(table_name("shared", "model"))
+    table = lancedb.connect(uri).open_table(table_name("shared", "model", "p"))
     rows = table.search().select(["id", "doc_id", "text"]).limit(None).to_arrow().to_pylist()
     expected = {f"{tag}/{i}.md": {row_id(f"{tag}/{i}.md", text_hash(f"{tag}/{i}.md v2 chunk {j}"), "ph", j * 100)
                                   for j in range(3)} for tag in ("a", "b") for i in range(documents)}
