@@ -33,4 +33,4 @@ def test_rag_restore_lists_versions_and_brings_deleted_rows_back(tmp_path, capsy
         assert index.count_rows() == 3
         assert main(["restore", "--corpus", "sample", "--as-of", "999"]) == 2
         err = capsys.readouterr().err
-        assert err.startswith("rag: table sample__all_minilm_l6_v2 has no version 999") and err.count("\n") == 1
+        assert err.startswith("rag: table sample__all_minilm_l6_v2__default has no version 999") and err.count("\n") == 1

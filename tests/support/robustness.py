@@ -374,7 +374,7 @@ def concurrent_writers(tmp: Path, documents: int = 12) -> dict:
     expected = {f"{tag}/{i}.md": {row_id(f"{tag}/{i}.md", text_hash(f"{tag}/{i}.md v2 chunk {j}"), "ph", j * 100)
                                   for j in range(3)} for tag in ("a", "b") for i in range(documents)}
     lost, dup = compare(rows, expected)
-    manifest = lancedb.connect(uri).open_table("shared__documents__model").count_rows()
+    manifest = lancedb.connect(uri).open_table(table_name("shared", "model", "p") + "__documents").count_rows()
     handled = all(w.exitcode == 0 for w in writers) and manifest == 2 * documents
     return result("two writers on one table at once", f"{4 * documents} commits in {seconds:.1f}s; exit codes "
                   f"{[w.exitcode for w in writers]}; {manifest} manifest entries", lost, dup, handled)
