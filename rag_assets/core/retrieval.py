@@ -212,15 +212,23 @@ def mmr(hits: list[Hit], query_vector: list[float], k: int, diversity: float = 0
 
 
 def merge_overlapping(hits: list[Hit]) -> list[Hit]:
-    """Hits of one document whose spans overlap (or touch) become one result with the best score."""
+    """Hits of one document whose spans overlap (or touch) become one result with the best score,
+    at the rank of the first of them; a hit that bridges several earlier results joins them all."""
     merged: list[Hit] = []
     for hit in hits:
-        for i, kept in enumerate(merged):
-            if kept.doc_id == hit.doc_id and hit.start <= kept.end and kept.start <= hit.end:
-                merged[i] = _union(kept, hit)
-                break
-        else:
+        joined = [i for i, kept in enumerate(merged)
+                  if kept.doc_id == hit.doc_id and hit.start <= kept.end and kept.start <= hit.end]
+        if not joined:
             merged.append(hit)
+            continue
+        span = hit
+        for piece in sorted((merged[i] for i in joined), key=lambda h: h.start):
+            span = _union(span, piece)
+        first = merged[joined[0]]
+        merged[joined[0]] = replace(first, text=span.text, start=span.start, end=span.end,
+                                    score=max(first.score, span.score), chunk_index=span.chunk_index)
+        for i in reversed(joined[1:]):
+            del merged[i]
     return merged
 
 

@@ -5,7 +5,7 @@ from dataclasses import replace
 from hypothesis import given, strategies as st
 
 from rag_assets.core.chunking import ChunkingProfile
-from rag_assets.core.retrieval import Hit, within_margin
+from rag_assets.core.retrieval import Hit, merge_overlapping, within_margin
 
 
 def hit(i: int, score: float) -> Hit:
@@ -39,3 +39,29 @@ def test_profile_fingerprints_stay_put_across_refactors():
     fixed = ChunkingProfile("fixed_200_0", strategy="fixed", max_tokens=200, contextual_header=False,
                             size_tokenizer="cl100k_base")
     assert (default.fingerprint(), fixed.fingerprint()) == ("f1615cf57094", "4ea2bcceb978")
+
+
+TEXT = "Alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau."
+
+
+@given(st.lists(st.tuples(st.integers(0, len(TEXT) - 1), st.integers(1, 30), st.sampled_from(["d", "e"])),
+                min_size=1, max_size=12))
+def test_merged_results_never_overlap_and_keep_every_hits_text(spans):
+    """Hits of one document that overlap or touch become one result, however the hits arrive
+    (a later hit bridging two earlier results joins all three); the text is the document's."""
+    hits = [Hit(id=f"h{i}", doc_id=doc, text=TEXT[a:min(a + n, len(TEXT))], source="s", title="", heading_path="",
+                page=None, start=a, end=min(a + n, len(TEXT)), chunk_index=i, score=1 - i / 100)
+            for i, (a, n, doc) in enumerate(spans)]
+    merged = merge_overlapping(hits)
+    for r in merged:
+        assert r.text == TEXT[r.start:r.end]
+    for x in merged:
+        for y in merged:
+            if x is not y and x.doc_id == y.doc_id:
+                assert x.end < y.start or y.end < x.start  # neither overlapping nor touching
+    for h in hits:
+        assert any(r.doc_id == h.doc_id and r.start <= h.start and h.end <= r.end for r in merged)
+    # each result keeps the identity and rank of its best-ranked hit
+    assert [r.id for r in merged] == sorted((r.id for r in merged), key=lambda i: int(i[1:]))
+    assert all(r.score == max(h.score for h in hits if h.doc_id == r.doc_id and r.start <= h.start and h.end <= r.end)
+               for r in merged)
