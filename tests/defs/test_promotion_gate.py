@@ -24,6 +24,22 @@ def use_model(cfg: Path, name: str) -> None:
     edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+embedding_model": name}))
 
 
+PARKING = ("Visitor parking\n\nVisitors park on level minus two of the Harbour Street garage, in bays 40 to 48. "
+           "Ask reception for a validation ticket before you leave.\n")
+
+
+def assert_goes_live(key: str, name: str) -> None:
+    """Ingest the switched config: the new table scores as well as the live one and queries move to it."""
+    project = load_project()
+    corpus = project.corpus("sample")
+    assert ingest_project(project)["checks"]["sample.promotion"] is True
+    meta = table_metadata()
+    assert meta["promotion_promoted"] is True and meta[key] == name
+    assert meta["promotion_candidate_score"] == meta["promotion_live_score"]
+    live = serving(project, corpus, lancedb.connect(corpus.index_uri))
+    assert {"serving_model": live.model.name, "serving_profile": live.profile.name}[key] == name
+
+
 def table_metadata() -> dict:
     with dg.DagsterInstance.get() as instance:
         event = instance.get_latest_materialization_event(asset_key("sample", "lancedb_table"))
@@ -75,9 +91,7 @@ def test_worse_model_is_held_back_and_an_equal_one_goes_live(tmp_path, monkeypat
             # document leaves it, a new one reaches it (embedded by the live model).
             docs = Path(values["RAG_SAMPLE_DOCS"])
             (docs / "notes" / "office_wifi.txt").unlink()
-            (docs / "notes" / "visitor_parking.txt").write_text(
-                "Visitor parking\n\nVisitors park on level minus two of the Harbour Street garage, in bays "
-                "40 to 48. Ask reception for a validation ticket before you leave.\n")
+            (docs / "notes" / "visitor_parking.txt").write_text(PARKING)
             changed = ingest_project(project)
             assert changed["checks"]["sample.promotion"] is False
             live_table = LanceIndex(db, "sample", "all_minilm_l6_v2", 384, corpus.chunking_profile.name)
@@ -91,14 +105,7 @@ def test_worse_model_is_held_back_and_an_equal_one_goes_live(tmp_path, monkeypat
             assert hits and hits[0].doc_id == "notes/visitor_parking.txt"
 
             use_model(cfg, "minilm_copy")
-            project = load_project()
-            corpus = project.corpus("sample")
-            promoted = ingest_project(project)
-            assert promoted["checks"]["sample.promotion"] is True
-            meta = table_metadata()
-            assert meta["promotion_promoted"] is True and meta["serving_model"] == "minilm_copy"
-            assert meta["promotion_candidate_score"] == meta["promotion_live_score"]
-            assert serving(project, corpus, db).model.name == "minilm_copy"
+            assert_goes_live("serving_model", "minilm_copy")
 
 
 def use_profile(cfg: Path, name: str) -> None:
@@ -139,9 +146,7 @@ def test_worse_chunk_profile_is_held_back_and_an_equal_one_goes_live(tmp_path):
         assert all(default_table.row(h.id) is not None and candidate.row(h.id) is None for h in hits)
 
         # Held back, the live table still takes new documents, chunked with its own profile.
-        (Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "visitor_parking.txt").write_text(
-            "Visitor parking\n\nVisitors park on level minus two of the Harbour Street garage, in bays "
-            "40 to 48. Ask reception for a validation ticket before you leave.\n")
+        (Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "visitor_parking.txt").write_text(PARKING)
         ingest_project(project)
         new_rows = [r for r in default_table.table().to_arrow().to_pylist() if r["doc_id"] == "notes/visitor_parking.txt"]
         assert new_rows and {r["chunk_profile"] for r in new_rows} == {"default"}
@@ -149,11 +154,4 @@ def test_worse_chunk_profile_is_held_back_and_an_equal_one_goes_live(tmp_path):
         assert hits and hits[0].doc_id == "notes/visitor_parking.txt"
 
         use_profile(cfg, "default_copy")
-        project = load_project()
-        corpus = project.corpus("sample")
-        promoted = ingest_project(project)
-        assert promoted["checks"]["sample.promotion"] is True
-        meta = table_metadata()
-        assert meta["promotion_promoted"] is True and meta["serving_profile"] == "default_copy"
-        assert meta["promotion_candidate_score"] == meta["promotion_live_score"]
-        assert serving(project, corpus, db).profile.name == "default_copy"
+        assert_goes_live("serving_profile", "default_copy")
