@@ -190,6 +190,10 @@ def cmd_status(args) -> int:
     rows = [[name, stage, s["fresh"], s["stale"], s["missing"], ", ".join(s["stale_partitions"][:5])]
             for name, c in report["corpora"].items() for stage, s in c["stages"].items()]
     print(_table(["corpus", "stage", "fresh", "stale", "missing", "stale partitions"], rows))
+    for name, c in report["corpora"].items():
+        pending = "" if c["serving_table"] == c["configured_table"] else \
+            f" (configured: {c['configured_table']}, not live yet: incomplete or held back by +promote_if)"
+        print(f"{name}: queries use {c['serving_table']}{pending}")
     return 0
 
 

@@ -13,6 +13,7 @@ from typing import TextIO
 
 import dagster as dg
 
+from rag_assets.clients import connect_index
 from rag_assets.config import Corpus, Project
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.keys import doc_id_for
@@ -33,6 +34,7 @@ from rag_assets.defs.runs import fail_abandoned_runs, interrupted, run_job, stal
 from rag_assets.defs.sensors import Sweep, apply_sweep, in_flight, materialized, record, sweep
 from rag_assets.defs.versions import chunking_profile
 from rag_assets.progress import Progress
+from rag_assets.query import own_table, serving
 
 COUNTS = ("documents_seen", "documents_hashed", "documents_changed", "documents_new", "documents_deleted",
           "documents_failed",
@@ -187,7 +189,9 @@ def observe_project(project: Project, corpora: list[str] | None = None) -> dict:
 
 
 def status_project(project: Project, corpora: list[str] | None = None) -> dict:
-    """Per corpus and stage, the partitions Dagster itself reports as fresh, stale and missing."""
+    """Per corpus and stage, the partitions Dagster itself reports as fresh, stale and missing; and
+    per corpus the table queries use (``serving_table``, model / profile) and the one its config
+    builds (``configured_table``): they differ while a switch is incomplete or held back."""
     defs = build_definitions(project)
     out = {}
     with dg.DagsterInstance.get() as instance:
@@ -199,7 +203,9 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
                 stages[stage] = {"fresh": len(status["fresh"]), "stale": len(status["stale"]),
                                  "missing": len(status["missing"]), "stale_partitions": status["stale"],
                                  "missing_partitions": status["missing"]}
-            out[corpus.name] = {"partitions": len(partition_keys), "stages": stages}
+            out[corpus.name] = {"partitions": len(partition_keys), "stages": stages,
+                                "serving_table": serving(project, corpus, connect_index(corpus)).label,
+                                "configured_table": own_table(corpus).label}
     return {"corpora": out}
 
 

@@ -11,7 +11,7 @@ from rag_assets.config import load_project
 from rag_assets.core.index import LanceIndex
 from rag_assets.defs import promotion
 from rag_assets.defs.names import asset_key
-from rag_assets.ingest import ingest_project
+from rag_assets.ingest import ingest_project, status_project
 from rag_assets.query import query_corpus, serving
 from tests.conftest import edit_yaml, env, make_project
 from tests.support.openai_server import MeaninglessEmbeddings
@@ -140,6 +140,9 @@ def test_worse_chunk_profile_is_held_back_and_an_equal_one_goes_live(tmp_path):
         assert {r["chunk_profile"] for r in candidate.table().to_arrow().to_pylist()} == {"recursive"}
         live = serving(project, corpus, db)
         assert (live.model.name, live.profile.name) == ("all_minilm_l6_v2", "default")
+        status = status_project(project)["corpora"]["sample"]
+        assert (status["serving_table"], status["configured_table"]) == (
+            "all_minilm_l6_v2 / default", "all_minilm_l6_v2 / recursive")
         default_table = LanceIndex(db, "sample", "all_minilm_l6_v2", 384, "default")
         hits = query_corpus(project, corpus, "guest Wi-Fi password", k=3, mode="vector")
         assert hits and hits[0].doc_id == "notes/office_wifi.txt"
