@@ -4,7 +4,7 @@ embedded text did not change is never sent to the model again."""
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pyarrow as pa
 
@@ -33,6 +33,17 @@ class EmbeddingCache:
             rows = table.search().where(f"key IN {sql_ids(batch)}").select(["key", "vector"]).limit(len(batch)).to_list()
             found.update({row["key"]: row["vector"] for row in rows})
         return found
+
+    def embed_missing(self, texts: dict[str, str], cached: dict[str, Sequence[float]],
+                      embed: Callable) -> dict[str, Sequence[float]]:
+        """Embed the ``texts`` (key -> text) whose key ``cached`` lacks, in one ``embed`` call and in
+        the order given, store them, and return their vectors by key (empty when none was missing)."""
+        missing = [k for k in texts if k not in cached]
+        if not missing:
+            return {}
+        new = dict(zip(missing, embed([texts[k] for k in missing])))
+        self.put_many(new)
+        return new
 
     def put_many(self, vectors: dict[str, Sequence[float]]) -> None:
         if not vectors:

@@ -199,14 +199,10 @@ def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache
             todo[key] = prefix + chunk.embed_text
     totals = EmbedTotals(cached=sum(len(chunked.chunks) for _, chunked, _ in stored.values()))
     found = cache.get_many(list(todo))
-    missing = {k: t for k, t in todo.items() if k not in found}
+    missing = cache.embed_missing(todo, found, embed)
+    found.update(missing)
     totals.cached += len(todo) - len(missing)
-    if missing:
-        new_keys = list(missing)
-        new_vectors = embed([missing[k] for k in new_keys])
-        cache.put_many(dict(zip(new_keys, new_vectors)))
-        found.update(zip(new_keys, new_vectors))
-        totals.embedded = len(new_keys)
+    totals.embedded = len(missing)
     for doc_id, (ptr, chunked, keys, vectors_key) in pending.items():
         store.put("vectors", vectors_key, np.asarray([found[k] for k in keys], dtype=np.float32))
         stored[doc_id] = (ptr, chunked, vectors_key)
@@ -280,20 +276,12 @@ def mirror_stage(doc_ids: Sequence[str], chunks: Callable[[str], ChunkedDocument
         ready.append((chunked, [text_hash(prefix + c.embed_text) for c in chunked.chunks]))
     texts = {k: prefix + c.embed_text for chunked, keys in ready for k, c in zip(keys, chunked.chunks)}
     found = cache.get_many(list(texts))
-
-    def fill(keys: list[str]) -> None:
-        missing = [k for k in dict.fromkeys(keys) if k not in found]
-        if missing:
-            vectors = embed([texts[k] for k in missing])
-            cache.put_many(dict(zip(missing, vectors)))
-            found.update(zip(missing, vectors))
-
     try:
-        fill([k for _, keys in ready for k in keys])
+        found.update(cache.embed_missing(texts, found, embed))
     except InputTooLong:  # find the documents whose chunks the model refuses; embed the rest
         for chunked, keys in ready:
             try:
-                fill(keys)
+                found.update(cache.embed_missing({k: texts[k] for k in keys}, found, embed))
             except InputTooLong as exc:
                 outcome[chunked.doc_id] = f"kept: {exc}"
     docs = [EmbeddedDocument(chunked, model_name, tuple(tuple(found[k]) for k in keys))
