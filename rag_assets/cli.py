@@ -273,13 +273,11 @@ def cmd_lineage(args) -> int:
 
 
 def cmd_restore(args) -> int:
-    from rag_assets.clients import connect_index
+    from rag_assets.clients import connect_index, own_table
     from rag_assets.config import load_project
-    from rag_assets.core.index import LanceIndex
 
     corpus = load_project(args.project).corpus(args.corpus)
-    model, profile = corpus.embedding_model, corpus.chunking_profile
-    index = LanceIndex(connect_index(corpus), corpus.name, model.name, model.dimensions, profile.name)
+    index = own_table(corpus).index(connect_index(corpus), corpus.name)
     try:
         if args.as_of is None:
             versions = index.versions()

@@ -6,10 +6,31 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from typing import NamedTuple
 
-from rag_assets.config.schema import Corpus, EmbeddingModelConfig
+from rag_assets.config.schema import ChunkingProfileConfig, Corpus, EmbeddingModelConfig
 from rag_assets.core.embedding import Embedder, build_embedder
+from rag_assets.core.index import LanceIndex
 from rag_assets.core.lance_connect import connect, storage_options
+
+
+class CorpusTable(NamedTuple):
+    """A table of a corpus: the embedding model and the chunking profile that build it."""
+
+    model: EmbeddingModelConfig
+    profile: ChunkingProfileConfig
+
+    def index(self, db, corpus: str) -> LanceIndex:
+        return LanceIndex(db, corpus, self.model.name, self.model.dimensions, self.profile.name)
+
+    @property
+    def label(self) -> str:
+        return f"{self.model.name} / {self.profile.name}"
+
+
+def own_table(corpus: Corpus) -> CorpusTable:
+    """The table the corpus' configured model and profile build."""
+    return CorpusTable(corpus.embedding_model, corpus.chunking_profile)
 
 
 @lru_cache(maxsize=8)

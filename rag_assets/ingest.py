@@ -13,7 +13,7 @@ from typing import TextIO
 
 import dagster as dg
 
-from rag_assets.clients import connect_index
+from rag_assets.clients import connect_index, own_table
 from rag_assets.config import Corpus, Project
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.keys import doc_id_for
@@ -34,7 +34,7 @@ from rag_assets.defs.runs import fail_abandoned_runs, interrupted, run_job, stal
 from rag_assets.defs.sensors import Sweep, apply_sweep, in_flight, materialized, record, sweep
 from rag_assets.defs.versions import chunking_profile
 from rag_assets.progress import Progress
-from rag_assets.query import own_table, serving
+from rag_assets.query import serving
 
 COUNTS = ("documents_seen", "documents_hashed", "documents_changed", "documents_new", "documents_deleted",
           "documents_failed",

@@ -8,11 +8,11 @@ query and whose profile's query-time settings apply), so a switch never serves a
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import Sequence
 
-from rag_assets.clients import connect_index, open_embedder
+from rag_assets.clients import CorpusTable, connect_index, open_embedder, own_table
 from rag_assets.config import Corpus, Project
-from rag_assets.config.schema import ChunkingProfileConfig, EmbeddingModelConfig, IndexConfig
+from rag_assets.config.schema import ChunkingProfileConfig, IndexConfig
 from rag_assets.core.index import LanceIndex, active_pairs
 from rag_assets.core.retrieval import Filters, Hit, search
 
@@ -21,26 +21,7 @@ def has_tenants(corpus: Corpus) -> bool:
     return bool(corpus.source.tenant or corpus.source.tenant_from_path)
 
 
-class Serving(NamedTuple):
-    """A table of a corpus: the embedding model and the chunking profile that built it."""
-
-    model: EmbeddingModelConfig
-    profile: ChunkingProfileConfig
-
-    def index(self, db, corpus: str) -> LanceIndex:
-        return LanceIndex(db, corpus, self.model.name, self.model.dimensions, self.profile.name)
-
-    @property
-    def label(self) -> str:
-        return f"{self.model.name} / {self.profile.name}"
-
-
-def own_table(corpus: Corpus) -> Serving:
-    """The table the corpus' configured model and profile build."""
-    return Serving(corpus.embedding_model, corpus.chunking_profile)
-
-
-def serving(project: Project, corpus: Corpus, db) -> Serving:
+def serving(project: Project, corpus: Corpus, db) -> CorpusTable:
     """The table queries use (see module docstring): the corpus' own once it was complete, else
     the most recently complete one whose model and profile are still declared."""
     models = {m.name: m for m in project.embedding_models}
@@ -50,7 +31,7 @@ def serving(project: Project, corpus: Corpus, db) -> Serving:
     if not complete or (own.model.name, own.profile.name) in complete:
         return own
     model, profile = complete[0]
-    return Serving(models[model], profiles[profile])
+    return CorpusTable(models[model], profiles[profile])
 
 
 class TenantRequired(ValueError):
@@ -101,7 +82,7 @@ def lineage(project: Project, row_id: str) -> dict | None:
     for corpus in project.corpora:
         db = connect_index(corpus)
         tables = set(db.list_tables().tables)
-        for table in (Serving(m, p) for m in project.embedding_models for p in project.chunking_profiles):
+        for table in (CorpusTable(m, p) for m in project.embedding_models for p in project.chunking_profiles):
             index = table.index(db, corpus.name)
             if index.name not in tables:
                 continue

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 import dagster as dg
 
-from rag_assets.clients import open_embedder
+from rag_assets.clients import CorpusTable, open_embedder, own_table
 from rag_assets.config import load_project
 from rag_assets.config.profiles import profile_from_config
 from rag_assets.config.schema import Corpus, Project
@@ -43,7 +43,7 @@ from rag_assets.defs.resources import CorpusResources, build_corpus_resources
 from rag_assets.defs.sensors import build_corpus_automation, observe_source
 from rag_assets.defs.storage import partitions_snapshot
 from rag_assets.defs.versions import chunking_profile, code_versions
-from rag_assets.query import Serving, own_table, serving
+from rag_assets.query import serving
 
 
 def tenant_of(corpus: Corpus):
@@ -272,7 +272,7 @@ TABLE_CONDITION = (
 ).with_label("after any index batch")
 
 
-def _mirror(store, doc_ids: list[str], live: Serving, db, corpus: Corpus, run_id: str) -> dict[str, str]:
+def _mirror(store, doc_ids: list[str], live: CorpusTable, db, corpus: Corpus, run_id: str) -> dict[str, str]:
     """Write the documents to the table queries use (``live``), chunked and embedded as that table is."""
     model, embed = live.model, open_embedder(live.model).embed
     chunker, counter = profile_from_config(live.profile), get_token_counter(model.tokenizer)
@@ -319,7 +319,7 @@ def build_table_asset(project: Project, corpus: Corpus):
         built = index.ensure_search_indexes(corpus.index.ann_min_rows)
         indexed = index.indexed_documents()
         complete = all(doc_id in indexed for doc_id in live)
-        decision, recorded = gate(project, corpus, index, context.instance) if complete else (None, {})
+        decision, recorded = gate(project, corpus, index, before, context.instance) if complete else (None, {})
         if complete and (decision is None or decision.promote):
             mark_active(index, name, model.name, corpus.chunking_profile.name, len(live))
         after = serving(project, corpus, index.db)

@@ -13,7 +13,7 @@ from rag_assets.core.index import LanceIndex
 from rag_assets.core.promotion import Decision, decide, parse_rule
 from rag_assets.defs.names import asset_key
 from rag_assets.evaluate import evaluate
-from rag_assets.query import Serving, own_table, serving
+from rag_assets.clients import CorpusTable, own_table
 
 CHECK = "promotion"
 
@@ -28,7 +28,7 @@ def promotion_specs(corpus: Corpus) -> list[dg.AssetCheckSpec]:
                                           "on the golden questions.")]
 
 
-def _scores(project: Project, corpus: Corpus, table: Serving) -> dict:
+def _scores(project: Project, corpus: Corpus, table: CorpusTable) -> dict:
     return evaluate(project, corpus.eval_questions, [table.profile.name], embedder=table.model.name, corpus=corpus)[0]
 
 
@@ -43,15 +43,14 @@ def _previous(instance: dg.DagsterInstance, corpus: Corpus, key: str) -> Decisio
                     value["promotion_live_score"], value["promotion_reason"])
 
 
-def gate(project: Project, corpus: Corpus, index: LanceIndex, instance: dg.DagsterInstance
+def gate(project: Project, corpus: Corpus, index: LanceIndex, live: CorpusTable, instance: dg.DagsterInstance
          ) -> tuple[Decision | None, dict]:
-    """Whether the corpus' complete table may be marked active: (None, {}) when nothing is gated
-    (no rule, no live table yet, or the corpus' own table is already live), else the decision and
-    the metadata recording it. Scores are reused while the questions, both tables' models and
-    profiles and the indexed documents are unchanged."""
+    """Whether the corpus' complete table ``index`` may be marked active against ``live``, the table
+    queries use now: (None, {}) when nothing is gated (no rule, no live table yet, or the corpus'
+    own table is already live), else the decision and the metadata recording it. Scores are reused
+    while the questions, both tables' models and profiles and the indexed documents are unchanged."""
     if not corpus.promote_if:
         return None, {}
-    live = serving(project, corpus, index.db)
     candidate = own_table(corpus)
     if live.label == candidate.label:
         return None, {}

@@ -3,6 +3,7 @@
 import dagster as dg
 from dagster_aws.s3 import S3Resource
 
+from rag_assets.clients import own_table
 from rag_assets.config.schema import Corpus
 from rag_assets.core.index import LanceIndex
 from rag_assets.defs.names import resource_keys
@@ -34,8 +35,7 @@ class CorpusResources:
 
     def index(self) -> LanceIndex:
         """The corpus' table for its embedding model and chunking profile, on the lancedb resource's connection."""
-        model, profile = self._corpus.embedding_model, self._corpus.chunking_profile
-        return LanceIndex(self.lancedb.get_connection(), self._corpus.name, model.name, model.dimensions, profile.name)
+        return own_table(self._corpus).index(self.lancedb.get_connection(), self._corpus.name)
 
 
 def _s3_settings(location) -> dict:

@@ -83,7 +83,9 @@ def test_worse_model_is_held_back_and_an_equal_one_goes_live(tmp_path, monkeypat
             # The next maintenance run reuses the decision while nothing it depends on changed.
             monkeypatch.setattr(promotion, "_scores", lambda *a: pytest.fail("re-scored unchanged models"))
             with dg.DagsterInstance.get() as instance:
-                again, _ = promotion.gate(project, corpus, LanceIndex(db, "sample", "meaningless", 384, corpus.chunking_profile.name), instance)
+                again, _ = promotion.gate(project, corpus, LanceIndex(db, "sample", "meaningless", 384,
+                                                                      corpus.chunking_profile.name),
+                                          serving(project, corpus, db), instance)
             assert again.promote is False and again.candidate == meta["promotion_candidate_score"]
             monkeypatch.undo()
 
