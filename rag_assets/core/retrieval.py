@@ -163,14 +163,16 @@ def fts_search(index: LanceIndex, text: str, k: int = 5, version: int | None = N
 
 
 def rrf(rankings: list[list[Hit]], k: int) -> list[Hit]:
-    """Reciprocal-rank fusion: score = sum of 1 / (60 + rank) over the rankings a chunk is in."""
+    """Reciprocal-rank fusion: score = sum of 1 / (60 + rank) over the rankings a chunk is in.
+    Equal scores keep the order of first appearance (the first ranking's order, then the next's
+    for chunks only it found), so ties never depend on row ids, which change with a profile's name."""
     scores: dict[str, float] = {}
     first: dict[str, Hit] = {}
     for ranking in rankings:
         for rank, hit in enumerate(ranking, start=1):
             scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (RRF_K + rank)
             first.setdefault(hit.id, hit)
-    ordered = sorted(scores, key=lambda i: (-scores[i], i))[:k]
+    ordered = sorted(scores, key=lambda i: -scores[i])[:k]
     return [replace(first[i], score=round(scores[i], 6), mode="hybrid") for i in ordered]
 
 

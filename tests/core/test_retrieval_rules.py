@@ -1,11 +1,11 @@
-"""Pure retrieval rules: the relative score margin and what the profile fingerprint covers."""
+"""Pure retrieval rules: the relative score margin, rank fusion, and what the profile fingerprint covers."""
 
 from dataclasses import replace
 
 from hypothesis import given, strategies as st
 
 from rag_assets.core.chunking import ChunkingProfile
-from rag_assets.core.retrieval import Hit, merge_overlapping, within_margin
+from rag_assets.core.retrieval import RRF_K, Hit, merge_overlapping, rrf, within_margin
 
 
 def hit(i: int, score: float) -> Hit:
@@ -21,6 +21,21 @@ def test_margin_keeps_exactly_the_hits_close_to_the_best_in_rank_order(scores, m
     assert [h.id for h in kept] == [h.id for h in hits if h.score >= best - margin]
     assert any(h.score == best for h in kept)
     assert within_margin(hits, None) == hits
+
+
+@given(st.permutations(range(8)), st.permutations(range(8)), st.integers(3, 8), st.integers(3, 8),
+       st.permutations(range(8)))
+def test_fusion_orders_by_summed_reciprocal_rank_and_ties_by_first_appearance(ids_a, ids_b, len_a, len_b, names):
+    """Row ids never decide a tie: renaming every id (as a profile rename does) keeps the order."""
+    a, b = [hit(i, 0.0) for i in ids_a[:len_a]], [hit(i, 0.0) for i in ids_b[:len_b]]
+    fused = rrf([a, b], 16)
+    score = {h.id: sum(1 / (RRF_K + r) for r, x in [*enumerate(a, 1), *enumerate(b, 1)] if x.id == h.id)
+             for h in fused}
+    appearance = [h.id for h in a] + [h.id for h in b if h.id not in {x.id for x in a}]
+    assert [h.id for h in fused] == sorted(appearance, key=lambda i: -score[i])
+    assert [h.score for h in fused] == [round(score[h.id], 6) for h in fused]
+    renamed = rrf([[replace(h, id=f"r{names[h.start]}") for h in ranking] for ranking in (a, b)], 16)
+    assert [h.start for h in renamed] == [h.start for h in fused]
 
 
 def test_query_settings_do_not_change_the_chunk_fingerprint():
