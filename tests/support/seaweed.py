@@ -15,20 +15,25 @@ from pathlib import Path
 
 
 def free_ports(n: int) -> list[int]:
-    """Ports free on 127.0.0.1 (each p and p+10000 for the gRPC port seaweed derives)."""
+    """``n`` ports free on 127.0.0.1, each with p+10000 free too (seaweed derives its gRPC ports
+    that way) and none equal to another's p+10000 (seaweed refuses such a port)."""
     ports: list[int] = []
-    while len(ports) < n:
+    for _ in range(100 * n):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        if port + 10000 < 65535 and port not in ports:
-            with socket.socket() as s2:
-                try:
-                    s2.bind(("127.0.0.1", port + 10000))
-                except OSError:
-                    continue
-            ports.append(port)
-    return ports
+        taken = {q + d for q in ports for d in (-10000, 0, 10000)}
+        if port + 10000 >= 65535 or port in taken or port + 10000 in taken:
+            continue
+        with socket.socket() as s2:
+            try:
+                s2.bind(("127.0.0.1", port + 10000))
+            except OSError:
+                continue
+        ports.append(port)
+        if len(ports) == n:
+            return ports
+    raise RuntimeError(f"found {len(ports)} of {n} free port pairs on 127.0.0.1: free some ports and rerun")
 
 
 def weed_binary() -> str | None:
