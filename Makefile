@@ -30,8 +30,10 @@ run: install
 system-deps:
 	bash .ci/system_deps.sh
 
+# Two pytest-xdist workers (CI's two cores): the slow tests mostly wait on subprocesses and servers.
+TEST_WORKERS ?= 2
 test: install-dev system-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 $(DAGSTER_HOME)/dagster.yaml: | $(VENV)/.installed
 	DAGSTER_HOME=$(DAGSTER_HOME) $(PY) -c 'from rag_assets.instance import prepare_instance; prepare_instance("$(DAGSTER_HOME)")'

@@ -777,7 +777,7 @@ def concurrent_ingests(tmp: Path, documents: int = 30) -> dict:
                   len(reports) + len(locked) == 2 and embedded == len(rows))
 
 
-def disk_full(tmp: Path, documents: int = 12, added: int = 30) -> dict:
+def disk_full(tmp: Path, documents: int = 12, added: int = 12) -> dict:
     """The data dir and the index on a 2 MB tmpfs: an ingest that outgrows it exits 1 with one
     line naming the folders and the fix (no traceback) and loses nothing indexed before; once
     the filesystem has room again, one ingest indexes everything."""
