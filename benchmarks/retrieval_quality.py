@@ -50,7 +50,7 @@ CANDIDATES: dict[str, dict] = {
     "rec_gap6": {"group_gap": 6},
     "rec_gap7": {"group_gap": 7},
     "rec_gm0.14": {"group_margin": 0.14},
-    "rec_gm0.16": {"group_margin": 0.16},
+    "rec_gm0.18": {"group_margin": 0.18},
     "rec_min200": {"min_result_chars": 200},
     "rec_m0.22_gm0.14": {"score_margin": 0.22, "group_margin": 0.14},
 }
