@@ -273,11 +273,14 @@ def cmd_lineage(args) -> int:
 
 
 def cmd_restore(args) -> int:
-    from rag_assets.clients import connect_index, own_table
+    from rag_assets.clients import connect_index
     from rag_assets.config import load_project
+    from rag_assets.query import serving
 
-    corpus = load_project(args.project).corpus(args.corpus)
-    index = own_table(corpus).index(connect_index(corpus), corpus.name)
+    project = load_project(args.project)
+    corpus = project.corpus(args.corpus)
+    db = connect_index(corpus)
+    index = serving(project, corpus, db).index(db, corpus.name)  # the table `rag query --as-of` reads
     try:
         if args.as_of is None:
             versions = index.versions()
@@ -440,8 +443,9 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--json", action="store_true", help="print one JSON object")
     trace.set_defaults(func=cmd_lineage)
 
-    restore = command("restore", "list a corpus table's versions, or make an older one the latest again")
-    restore.add_argument("--corpus", required=True, help="the corpus whose table to restore")
+    restore = command("restore", "list the versions of the table a corpus' queries use, or make an older one "
+                                 "the latest again")
+    restore.add_argument("--corpus", required=True, help="the corpus whose serving table to restore")
     restore.add_argument("--as-of", type=int, metavar="VERSION", help="the version to restore (omit to list them)")
     restore.add_argument("--json", action="store_true", help="print JSON")
     restore.set_defaults(func=cmd_restore)

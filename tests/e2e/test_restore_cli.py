@@ -6,7 +6,7 @@ import lancedb
 
 from rag_assets.cli import main
 from rag_assets.config import load_project
-from rag_assets.core.index import LanceIndex
+from rag_assets.core.index import LanceIndex, mark_active
 from tests.conftest import env, make_project
 from tests.core.test_index_restore import embedded
 
@@ -34,3 +34,24 @@ def test_rag_restore_lists_versions_and_brings_deleted_rows_back(tmp_path, capsy
         assert main(["restore", "--corpus", "sample", "--as-of", "999"]) == 2
         err = capsys.readouterr().err
         assert err.startswith("rag: table sample__all_minilm_l6_v2__default has no version 999") and err.count("\n") == 1
+
+
+def test_rag_restore_acts_on_the_table_queries_use_during_a_switch(tmp_path, capsys):
+    """While the configured profile's table is not complete, queries (and so `rag restore`) use
+    the last complete one: restoring must bring that table's rows back, not the new table's."""
+    with env(**make_project(tmp_path)):
+        corpus = load_project().corpus("sample")
+        model = corpus.embedding_model
+        db = lancedb.connect(corpus.index_uri)
+        live = LanceIndex(db, corpus.name, model.name, model.dimensions, "recursive")
+        live.write_documents([embedded("a.md", 2, model.dimensions)], None, "run")
+        mark_active(live, corpus.name, model.name, "recursive", documents=1)
+        good = live.version()
+        live.delete_document("a.md")
+        configured = LanceIndex(db, corpus.name, model.name, model.dimensions, corpus.chunking_profile.name)
+        configured.write_documents([embedded("b.md", 1, model.dimensions)], None, "run")
+        capsys.readouterr()
+        assert main(["restore", "--corpus", "sample", "--as-of", str(good), "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert (out["table"], out["rows"]) == (live.name, 2)
+        assert live.count_rows() == 2 and configured.count_rows() == 1
