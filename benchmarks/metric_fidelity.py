@@ -84,7 +84,7 @@ def main(argv=None) -> int:
     retrieved: dict[str, list] = {}
     summaries = evaluate(load_project(), args.questions, args.profile or ["fixed_200_0"], corpora=args.corpora,
                          k=args.k, progress=None if args.json else sys.stderr,
-                         on_question=lambda profile, q, hits: retrieved.setdefault(profile, []).append(hits))
+                         on_question=lambda profile, q, results: retrieved.setdefault(profile, []).append(results[args.k]))
     out = []
     for summary in summaries:
         hits = retrieved[summary["profile"]]

@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO))
 
 from rag_assets.config import load_project  # noqa: E402
 from rag_assets.config.profiles import profile_from_config  # noqa: E402
-from rag_assets.core.evaluation import bootstrap_ci, bootstrap_ci_of_sets, token_scores  # noqa: E402
+from rag_assets.core.evaluation import bootstrap_ci, bootstrap_ci_of_sets, is_hit, token_scores  # noqa: E402
 from rag_assets.core.selection import Bar, bar_probability, choose, leave_one_corpus_out  # noqa: E402
 from rag_assets.evaluate import evaluate  # noqa: E402
 
@@ -102,13 +102,12 @@ def run(sets: dict, profiles: list[str], modes: list[str], k: int, candidates: l
     records = []
     for set_name, (questions, corpora) in sets.items():
         for mode in modes:
-            def seen(profile, question, retrieved, set_name=set_name, mode=mode):
-                recall, _, iou = token_scores(question, retrieved[:k])
-                ranks = [i for i, r in enumerate(retrieved, 1) if r.corpus_id == question.corpus_id and any(
-                    r.start < ref.end and ref.start < r.end for ref in question.references)]
+            def seen(profile, question, results, set_name=set_name, mode=mode):
+                recall, _, iou = token_scores(question, results[k])
                 records.append({"set": set_name, "mode": mode, "profile": profile, "corpus": question.corpus_id,
-                                "recall": 100 * recall, "iou": 100 * iou, "rank": ranks[0] if ranks else None,
-                                "results": len(retrieved[:k]), "chars": sum(r.end - r.start for r in retrieved[:k])})
+                                "recall": 100 * recall, "iou": 100 * iou,
+                                "hit_at": {str(n): any(is_hit(question, r) for r in results[n]) for n in (5, 10)},
+                                "results": len(results[k]), "chars": sum(r.end - r.start for r in results[k])})
 
             print(f"[quality] {set_name} {mode}", file=sys.stderr, flush=True)
             evaluate(project, questions, profiles, corpora=corpora, mode=mode, k=k, on_question=seen,
@@ -142,11 +141,11 @@ def report(records: list[dict], baselines: list[str], bar: Bar = Bar()) -> dict:
                 rec, iou = _values(records, "recall", set=set_name, mode=mode, profile=p), \
                     _values(records, "iou", set=set_name, mode=mode, profile=p)
                 if rec:
-                    ranks = _values(records, "rank", set=set_name, mode=mode, profile=p)
+                    hits = _values(records, "hit_at", set=set_name, mode=mode, profile=p)
                     rows[p] = {"recall": statistics.fmean(rec), "recall_ci": bootstrap_ci(rec),
                                "iou": statistics.fmean(iou), "iou_ci": bootstrap_ci(iou),
-                               "r_at_5": 100 * statistics.fmean(r is not None and r <= 5 for r in ranks),
-                               "r_at_10": 100 * statistics.fmean(r is not None and r <= 10 for r in ranks),
+                               "r_at_5": 100 * statistics.fmean(h["5"] for h in hits),
+                               "r_at_10": 100 * statistics.fmean(h["10"] for h in hits),
                                "results": statistics.fmean(_values(records, "results", set=set_name, mode=mode,
                                                                    profile=p)),
                                "n": len(rec)}

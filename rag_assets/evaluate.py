@@ -53,13 +53,13 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path, 
 
 def evaluate(project: Project, questions_path: str | Path, profiles: list[str], corpora: str | Path | None = None,
              embedder: str | None = None, mode: str = "vector", k: int = 5, progress: TextIO | None = None,
-             on_question: Callable[[str, Question, list[Retrieved]], None] | None = None,
+             on_question: Callable[[str, Question, dict[int, list[Retrieved]]], None] | None = None,
              corpus: Corpus | None = None) -> list[dict]:
     """One summary per profile: token-level recall/precision/precision-omega/IoU at ``k`` with
     bootstrap 95% intervals, recall@n for n in 1/3/5/10 (each from asking the retrieval path for n
     results, so recall@10 is not capped at ``k``), MRR over 10 results, chunk count and mean chunk
-    tokens. ``on_question(profile, question, retrieved)`` sees every question's ``k`` results as
-    they were scored. ``corpus`` (default: the project's first) gives the documents of a YAML
+    tokens. ``on_question(profile, question, results)`` sees every question's results by number asked
+    (``results[k]`` as scored, and one list per n of RECALL_AT). ``corpus`` (default: the project's first) gives the documents of a YAML
     question set, the default model and the search settings."""
     questions_path = Path(questions_path)
     questions = load_questions(questions_path)
@@ -124,7 +124,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                 omega = precision_omega(question, spans.get(question.corpus_id, [])) if question.references else None
                 scores.add(question, asked, k, omega)
                 if on_question:
-                    on_question(name, question, asked[k])
+                    on_question(name, question, asked)
             bar.finish()
         tokens = [c.tokens for c in all_chunks] or [0]
         results.append({"profile": name, "mode": mode, "k": k, "model": model.name, "chunks": len(all_chunks),

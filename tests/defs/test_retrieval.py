@@ -186,7 +186,7 @@ def test_eval_scores_the_spans_rag_query_returns(tmp_path):
         assert ingest_project(load_project())["documents_failed"] == 0
         scored = []
         evaluate(load_project(), questions, ["sentence_window"], k=10,
-                 on_question=lambda profile, q, retrieved: scored.extend(retrieved))
+                 on_question=lambda profile, q, results: scored.extend(results[10]))
     hits = ask(values, question, k=10, mode="vector")
     assert [(h.doc_id, h.start, h.end) for h in hits] == [(r.corpus_id, r.start, r.end) for r in scored]
     assert all(h.start <= h.window_start and h.window_end <= h.end for h in hits)

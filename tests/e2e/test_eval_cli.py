@@ -89,7 +89,7 @@ def test_grouped_profile_is_asked_for_ten_results_whatever_k(tmp_path, monkeypat
         monkeypatch.setenv(key, value)
     seen = []
     rows = evaluate(load_project(), csv_path, ["recommended"], corpora=corpora, k=1,
-                    on_question=lambda profile, question, retrieved: seen.append(retrieved))
+                    on_question=lambda profile, question, results: seen.append(results[1]))
     assert [len(retrieved) for retrieved in seen] == [1, 1, 1]
     assert {r.corpus_id for retrieved in seen for r in retrieved} <= {"north", "south", "east"}
     assert rows[0]["recall_at_10"] == 100.0 and rows[0]["recall_at_1"] < 100.0
