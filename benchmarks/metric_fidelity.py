@@ -82,9 +82,12 @@ def main(argv=None) -> int:
     with args.questions.open(newline="", encoding="utf-8") as f:
         rows = [{**row, "references": json.loads(row["references"])} for row in csv.DictReader(f)]
     retrieved: dict[str, list] = {}
+
+    def keep(profile, question, results):
+        retrieved.setdefault(profile, []).append(results[args.k])
+
     summaries = evaluate(load_project(), args.questions, args.profile or ["fixed_200_0"], corpora=args.corpora,
-                         k=args.k, progress=None if args.json else sys.stderr,
-                         on_question=lambda profile, q, results: retrieved.setdefault(profile, []).append(results[args.k]))
+                         k=args.k, progress=None if args.json else sys.stderr, on_question=keep)
     out = []
     for summary in summaries:
         hits = retrieved[summary["profile"]]

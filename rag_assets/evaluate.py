@@ -58,9 +58,10 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     """One summary per profile: token-level recall/precision/precision-omega/IoU at ``k`` with
     bootstrap 95% intervals, recall@n for n in 1/3/5/10 (each from asking the retrieval path for n
     results, so recall@10 is not capped at ``k``), MRR over 10 results, chunk count and mean chunk
-    tokens. ``on_question(profile, question, results)`` sees every question's results by number asked
-    (``results[k]`` as scored, and one list per n of RECALL_AT). ``corpus`` (default: the project's first) gives the documents of a YAML
-    question set, the default model and the search settings."""
+    tokens. ``on_question(profile, question, results)`` sees every question's results by number
+    asked (``results[k]`` as scored, and one list per n of RECALL_AT). ``corpus`` (default: the
+    project's first) gives the documents of a YAML question set, the default model and the search
+    settings."""
     questions_path = Path(questions_path)
     questions = load_questions(questions_path)
     declared = {p.name: p for p in project.chunking_profiles}
@@ -86,10 +87,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                        every=10)
         for i in range(0, len(missing), 512):
             bar.start(i // 512 + 1)
-            batch = missing[i : i + 512]
-            new = dict(zip(batch, embed([wanted[h] for h in batch])))
-            cache.put_many(new)
-            found.update(new)
+            found.update(cache.embed_missing({h: wanted[h] for h in missing[i : i + 512]}, found, embed))
         if missing:
             bar.finish()
         return [found[text_hash(t)] for t in texts]

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import dagster as dg
 
+from rag_assets.clients import CorpusTable, own_table
 from rag_assets.config.schema import Corpus, Project
 from rag_assets.core.hashing import content_hash, settings_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.promotion import Decision, decide, parse_rule
 from rag_assets.defs.names import asset_key
 from rag_assets.evaluate import evaluate
-from rag_assets.clients import CorpusTable, own_table
 
 CHECK = "promotion"
 
