@@ -78,6 +78,12 @@ COMMAND_EXAMPLES = {
   rag restore --corpus sample                 list the table's versions with their row counts
   rag restore --corpus sample --as-of 7       make version 7 the latest again (deleted rows come back)
 """,
+    "tables": """examples:
+  rag tables                                  every corpus' tables: serving, configured, previous, unused
+  rag tables --corpus sample --json
+  rag tables --drop-unused                    drop tables of models and profiles no longer declared
+  rag tables --drop-unused --drop-previous    keep only the serving and the configured table
+""",
     "eval": """examples:
   rag eval --questions dbt_like_configs/evals/sample_questions.yml --profile default --profile recommended
   rag eval --questions questions.csv --corpora corpora/ --profile fixed_200_0 --mode hybrid --json
@@ -306,6 +312,35 @@ def cmd_restore(args) -> int:
     return 0
 
 
+def cmd_tables(args) -> int:
+    from rag_assets.clients import connect_index
+    from rag_assets.config import load_project
+    from rag_assets.core.locking import ingest_lock
+    from rag_assets.tables import corpus_tables, drop_tables
+
+    project = load_project(args.project)
+    roles = tuple(r for r, asked in (("unused", args.drop_unused), ("previous", args.drop_previous)) if asked)
+    listed = []
+    for corpus in [project.corpus(name) for name in args.corpus] if args.corpus else project.corpora:
+        db = connect_index(corpus)
+        tables = corpus_tables(project, corpus, db)
+        dropped: set[str] = set()
+        if roles:
+            with ingest_lock(corpus.lock_dir, corpus.name):  # not while `rag ingest` writes this corpus
+                dropped = {t.table for t in drop_tables(project, corpus, db, roles)}
+        listed += [{**t.to_dict(), "dropped": t.table in dropped} for t in tables]
+    if args.json:
+        print(json.dumps(listed, indent=2))
+        return 0
+    columns = ["corpus", "table", "role", "model", "profile", "rows", "completed_at"] + (["dropped"] if roles else [])
+    def shown(value):
+        return "-" if value is None else ("yes" if value else "no") if isinstance(value, bool) else value
+
+    print(_table(columns, [[shown(t[c]) for c in columns] for t in listed])
+          if listed else "no tables yet: run `rag ingest`")
+    return 0
+
+
 def cmd_chunk(args) -> int:
     from dataclasses import replace
 
@@ -449,6 +484,19 @@ def build_parser() -> argparse.ArgumentParser:
     restore.add_argument("--as-of", type=int, metavar="VERSION", help="the version to restore (omit to list them)")
     restore.add_argument("--json", action="store_true", help="print JSON")
     restore.set_defaults(func=cmd_restore)
+
+    tables = command("tables", "list each corpus' LanceDB tables and what they are for; drop the ones nothing "
+                               "reads or builds")
+    tables.add_argument("--corpus", action="append", help="only this corpus (repeatable)")
+    tables.add_argument("--drop-unused", action="store_true",
+                        help="drop tables of models or profiles no longer declared, never completed, or named by "
+                             "an earlier version (<corpus>__<model>)")
+    tables.add_argument("--drop-previous", action="store_true",
+                        help="drop complete tables of declared models and profiles that neither serve queries nor "
+                             "are configured (switching back then rebuilds them from the stage store and the "
+                             "embedding cache, re-embedding nothing the cache holds)")
+    tables.add_argument("--json", action="store_true", help="print a JSON list of tables")
+    tables.set_defaults(func=cmd_tables)
 
     ev = command("eval", "score chunking profiles against golden questions, side by side")
     ev.add_argument("--questions", required=True, type=_path, help="Chroma-format CSV or dbt_like_configs/evals/*.yml")

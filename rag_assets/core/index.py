@@ -380,8 +380,35 @@ def mark_active(index: LanceIndex, corpus: str, model_name: str, profile_name: s
         pa.Table.from_pylist([entry], schema=ACTIVE_SCHEMA))
 
 
+def active_entries(db, corpus: str) -> list[dict[str, Any]]:
+    """The registry's entries (table, model, profile, documents, completed_at) of the tables that
+    were complete, most recently completed first."""
+    registry = db.create_table(active_table(db, corpus), schema=ACTIVE_SCHEMA, exist_ok=True)
+    return sorted(registry.to_arrow().to_pylist(), key=lambda r: r["completed_at"], reverse=True)
+
+
 def active_pairs(db, corpus: str) -> list[tuple[str, str]]:
     """(model, profile) of the tables that were complete, most recently completed first."""
-    registry = db.create_table(active_table(db, corpus), schema=ACTIVE_SCHEMA, exist_ok=True)
-    rows = registry.to_arrow().to_pylist()
-    return [(r["model"], r["profile"]) for r in sorted(rows, key=lambda r: r["completed_at"], reverse=True)]
+    return [(r["model"], r["profile"]) for r in active_entries(db, corpus)]
+
+
+def drop_table(db, corpus: str, name: str) -> list[str]:
+    """Drop the chunks table ``name`` of ``corpus``, its documents manifest and its registry entry
+    (queries can no longer choose it). Returns the tables dropped."""
+    db.create_table(active_table(db, corpus), schema=ACTIVE_SCHEMA, exist_ok=True).delete(f"table = {sql_str(name)}")
+    existing = set(list_tables(db))
+    dropped = [n for n in (name, name + MANIFEST_SUFFIX) if n in existing]
+    for n in dropped:
+        db.drop_table(n)
+    return dropped
+
+
+def list_tables(db) -> list[str]:
+    """Every table name in ``db``, page by page."""
+    names, token = [], None
+    while True:
+        page = db.list_tables(page_token=token)
+        names.extend(page.tables)
+        token = page.page_token
+        if not token or not page.tables:
+            return names

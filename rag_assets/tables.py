@@ -1,0 +1,81 @@
+"""A corpus' LanceDB tables, what each one is for, and dropping the ones nothing reads or builds.
+
+Roles: ``serving`` (the table queries use), ``configured`` (the table the corpus' current model and
+profile build, while queries still use another), ``previous`` (complete once, for a model and
+profile still declared: switching back to them is instant) and ``unused`` (a model or profile no
+longer declared, a table never completed, or a table an earlier version of rag_assets named
+``<corpus>__<model>``). Manifests and the corpus' registry go with their tables; the embedding
+caches (``embcache__<model>``) belong to no corpus and are never listed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+
+from rag_assets.clients import own_table
+from rag_assets.config import Corpus, Project
+from rag_assets.core.index import MANIFEST_SUFFIX, active_entries, active_table, drop_table, list_tables, table_name
+from rag_assets.query import serving
+
+DROPPABLE = ("previous", "unused")
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    corpus: str
+    table: str
+    role: str
+    model: str | None
+    profile: str | None
+    rows: int
+    completed_at: str | None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _prefix(corpus: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", corpus) + "__"
+
+
+def corpus_tables(project: Project, corpus: Corpus, db) -> list[TableInfo]:
+    """Every chunks table of ``corpus`` in ``db`` with its role; serving first, then by name. A table
+    is the corpus' when its name starts with ``<corpus>__`` and no other corpus' longer prefix."""
+    prefix = _prefix(corpus.name)
+    longer = [_prefix(c.name) for c in project.corpora if len(_prefix(c.name)) > len(prefix)]
+    names = {n for n in list_tables(db) if n.startswith(prefix) and not any(n.startswith(p) for p in longer)}
+    declared = {table_name(corpus.name, m.name, p.name): (m.name, p.name)
+                for m in project.embedding_models for p in project.chunking_profiles}
+    support = {active_table(db, corpus.name)} | {
+        n for n in names if n.endswith(MANIFEST_SUFFIX) and n[:-len(MANIFEST_SUFFIX)] in names and n not in declared}
+    complete = {e["table"]: e for e in active_entries(db, corpus.name)}
+    serving_name = serving(project, corpus, db).index(db, corpus.name).name
+    own_name = own_table(corpus).index(db, corpus.name).name
+    out = []
+    for name in sorted(names - support):
+        entry = complete.get(name)
+        if name == serving_name:
+            role = "serving"
+        elif name == own_name:
+            role = "configured"
+        elif name in declared and entry:
+            role = "previous"
+        else:
+            role = "unused"
+        model, profile = declared.get(name, (entry["model"], entry["profile"]) if entry else (None, None))
+        out.append(TableInfo(corpus.name, name, role, model, profile, db.open_table(name).count_rows(),
+                             entry["completed_at"].isoformat(timespec="seconds") if entry else None))
+    return sorted(out, key=lambda t: (t.role != "serving", t.role != "configured", t.table))
+
+
+def drop_tables(project: Project, corpus: Corpus, db, roles: tuple[str, ...]) -> list[TableInfo]:
+    """Drop ``corpus``' tables whose role is in ``roles`` (a subset of ``DROPPABLE``: the serving and
+    the configured table are never dropped), with their manifests and registry entries. Returns
+    the tables dropped."""
+    if not set(roles) <= set(DROPPABLE):
+        raise ValueError(f"only tables of roles {DROPPABLE} can be dropped, not {sorted(set(roles) - set(DROPPABLE))}")
+    dropped = [t for t in corpus_tables(project, corpus, db) if t.role in roles]
+    for table in dropped:
+        drop_table(db, corpus.name, table.table)
+    return dropped

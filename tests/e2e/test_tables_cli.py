@@ -1,0 +1,94 @@
+"""`rag tables`: each table's role, and dropping only what neither serves queries nor is being built."""
+
+import json
+
+import lancedb
+import pytest
+
+from rag_assets.cli import main
+from rag_assets.config import load_project
+from rag_assets.core.index import LanceIndex, active_pairs, list_tables, mark_active
+from rag_assets.core.locking import ingest_lock
+from tests.conftest import env, make_project
+from tests.core.test_index_restore import embedded
+
+
+def _table(db, corpus, profile: str, docs: int, complete: bool) -> LanceIndex:
+    model = corpus.embedding_model
+    index = LanceIndex(db, corpus.name, model.name, model.dimensions, profile)
+    index.write_documents([embedded(f"{profile}{i}.md", 2, model.dimensions) for i in range(docs)], None, "run")
+    if complete:
+        mark_active(index, corpus.name, model.name, profile, docs)
+    return index
+
+
+def _listed(capsys, *args: str) -> dict[str, dict]:
+    capsys.readouterr()
+    assert main(["tables", "--json", *args]) == 0
+    return {t["table"]: t for t in json.loads(capsys.readouterr().out)}
+
+
+def test_roles_and_dropping_unused_then_previous_tables(tmp_path, capsys):
+    with env(**make_project(tmp_path)):
+        corpus = load_project().corpus("sample")
+        db = lancedb.connect(corpus.index_uri)
+        previous = _table(db, corpus, "recursive", 1, complete=True)
+        own = _table(db, corpus, corpus.chunking_profile.name, 2, complete=True)
+        gone = _table(db, corpus, "a_profile_no_longer_declared", 1, complete=True)
+        abandoned = _table(db, corpus, "fixed_200_0", 1, complete=False)  # a switch given up before it completed
+        db.create_table("sample__all_minilm_l6_v2", data=[{"x": 1}])  # an earlier version's table name
+        db.create_table("embcache__other_model", data=[{"x": 1}])  # no corpus' table: never listed
+        listed = _listed(capsys)
+        assert {name: t["role"] for name, t in listed.items()} == {
+            own.name: "serving", previous.name: "previous", gone.name: "unused", abandoned.name: "unused",
+            "sample__all_minilm_l6_v2": "unused"}
+        assert (listed[own.name]["rows"], listed[own.name]["profile"]) == (4, corpus.chunking_profile.name)
+        assert listed[gone.name]["profile"] == "a_profile_no_longer_declared"  # from the registry
+        assert listed[abandoned.name]["completed_at"] is None
+
+        dropped = _listed(capsys, "--drop-unused")
+        assert {name for name, t in dropped.items() if t["dropped"]} == {
+            gone.name, abandoned.name, "sample__all_minilm_l6_v2"}
+        names = set(list_tables(db))
+        assert not {gone.name, gone.manifest_name, abandoned.name, abandoned.manifest_name} & names
+        assert {own.name, own.manifest_name, previous.name, previous.manifest_name, "embcache__other_model"} <= names
+        assert ("all_minilm_l6_v2", "a_profile_no_longer_declared") not in active_pairs(db, corpus.name)
+
+        assert set(_listed(capsys, "--drop-previous")) == {own.name, previous.name}
+        assert set(_listed(capsys)) == {own.name}
+        assert active_pairs(db, corpus.name) == [("all_minilm_l6_v2", corpus.chunking_profile.name)]
+        assert own.count_rows() == 4
+
+
+def test_during_a_switch_neither_the_serving_nor_the_configured_table_is_dropped(tmp_path, capsys):
+    with env(**make_project(tmp_path)):
+        corpus = load_project().corpus("sample")
+        db = lancedb.connect(corpus.index_uri)
+        live = _table(db, corpus, "recursive", 1, complete=True)
+        building = _table(db, corpus, corpus.chunking_profile.name, 1, complete=False)
+        listed = _listed(capsys, "--drop-unused", "--drop-previous")
+        assert {name: (t["role"], t["dropped"]) for name, t in listed.items()} == {
+            live.name: ("serving", False), building.name: ("configured", False)}
+        assert {live.name, building.name} <= set(list_tables(db))
+
+
+def test_dropping_waits_for_no_ingest(tmp_path, capsys):
+    """While `rag ingest` holds the corpus, nothing is dropped and the command says who holds it."""
+    with env(**make_project(tmp_path)):
+        corpus = load_project().corpus("sample")
+        db = lancedb.connect(corpus.index_uri)
+        gone = _table(db, corpus, "a_profile_no_longer_declared", 1, complete=True)
+        with ingest_lock(corpus.lock_dir, corpus.name):
+            assert main(["tables", "--drop-unused"]) == 1
+        assert "is being ingested by process" in capsys.readouterr().err
+        assert gone.name in set(list_tables(db))
+
+
+def test_only_previous_and_unused_tables_can_be_dropped(tmp_path):
+    from rag_assets.tables import drop_tables
+
+    with env(**make_project(tmp_path)):
+        project = load_project()
+        corpus = project.corpus("sample")
+        with pytest.raises(ValueError, match="only tables of roles"):
+            drop_tables(project, corpus, lancedb.connect(corpus.index_uri), ("serving",))
