@@ -44,6 +44,7 @@ from rag_assets.defs.sensors import build_corpus_automation, observe_source
 from rag_assets.defs.storage import partitions_snapshot
 from rag_assets.defs.versions import chunking_profile, code_versions
 from rag_assets.query import serving
+from rag_assets.tables import corpus_tables
 
 
 def tenant_of(corpus: Corpus):
@@ -325,8 +326,12 @@ def build_table_asset(project: Project, corpus: Corpus):
         after = serving(project, corpus, index.db)
         checks = [promotion_result(corpus, decision, complete, after.label)] if corpus.promote_if else None
         rows = index.count_rows()
+        tables = corpus_tables(project, corpus, index.db)
         return dg.MaterializeResult(check_results=checks, metadata={
             **recorded, "serving_model": after.model.name, "serving_profile": after.profile.name,
+            "tables": dg.MetadataValue.md("| table | role | rows |\n|---|---|---|\n" + "\n".join(
+                f"| {t.table} | {t.role} | {t.rows} |" for t in tables)),
+            "unused_tables": sum(t.role == "unused" for t in tables),
             "complete": complete, "indexes_built": ", ".join(built) or "none",
             "table": index.name, "table_version": index.version(), "rows": rows,
             "documents": len(indexed), "deleted_documents": len(removed_docs),

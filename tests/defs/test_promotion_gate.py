@@ -136,6 +136,8 @@ def test_worse_chunk_profile_is_held_back_and_an_equal_one_goes_live(tmp_path):
         meta = table_metadata()
         assert meta["promotion_promoted"] is False and meta["serving_profile"] == "default"
         assert meta["promotion_candidate"] == "all_minilm_l6_v2 / recursive" and RULE in meta["promotion_reason"]
+        assert "| sample__all_minilm_l6_v2__default | serving |" in meta["tables"]
+        assert "| sample__all_minilm_l6_v2__recursive | configured |" in meta["tables"]
         assert meta["promotion_candidate_score"] < meta["promotion_live_score"] - 1
         candidate = LanceIndex(db, "sample", "all_minilm_l6_v2", 384, "recursive")
         assert candidate.count_rows() == held["rows_in_index"] > 0
