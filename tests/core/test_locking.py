@@ -32,7 +32,7 @@ def test_second_ingest_is_refused_with_the_holders_pid_until_the_holder_is_kille
         with pytest.raises(IngestLocked) as info:
             with ingest_lock(tmp_path, "sample", wait_seconds=0.5):
                 pass
-        assert 0.5 <= time.monotonic() - started < 3
+        assert 0.5 <= time.monotonic() - started < 10  # waited its 0.5 s, not for the holder's 60 s
         assert f"corpus 'sample' is being ingested by process {holder.pid} (lock {tmp_path}/.ingest.lock)" \
             in str(info.value)
     finally:

@@ -38,11 +38,11 @@ def test_expanded_size_limit_is_a_setting():
 
 
 def test_slow_rich_parse_is_stopped_at_max_seconds():
-    data = expanding_docx(8)  # unstructured needs far more than a second for these paragraphs
+    data = expanding_docx(8)  # unstructured needs more than 2 minutes for these paragraphs
     started = time.monotonic()
     with pytest.raises(DocumentError, match="longer than the source's max_parse_seconds of 1 s"):
         parse_document(raw("slow.docx", data), ParseLimits(max_seconds=1, max_expanded_mb=64))
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 10  # ~1 s on a quiet machine; the margin is for a loaded CI runner
 
 
 def test_memory_cap_stops_the_parser_and_says_so():
