@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 
 from rag_assets.clients import own_table
 from rag_assets.config import Corpus, Project
-from rag_assets.core.index import MANIFEST_SUFFIX, active_entries, active_table, drop_table, list_tables, table_name
+from rag_assets.core.index import MANIFEST_SUFFIX, active_entries, active_table, drop_table, open_tables, table_name
 from rag_assets.query import serving
 
 DROPPABLE = ("previous", "unused")
@@ -44,7 +44,8 @@ def corpus_tables(project: Project, corpus: Corpus, db) -> list[TableInfo]:
     is the corpus' when its name starts with ``<corpus>__`` and no other corpus' longer prefix."""
     prefix = _prefix(corpus.name)
     longer = [_prefix(c.name) for c in project.corpora if len(_prefix(c.name)) > len(prefix)]
-    names = {n for n in list_tables(db) if n.startswith(prefix) and not any(n.startswith(p) for p in longer)}
+    opened = open_tables(db)
+    names = {n for n in opened if n.startswith(prefix) and not any(n.startswith(p) for p in longer)}
     declared = {table_name(corpus.name, m.name, p.name): (m.name, p.name)
                 for m in project.embedding_models for p in project.chunking_profiles}
     support = {active_table(db, corpus.name)} | {
@@ -64,7 +65,7 @@ def corpus_tables(project: Project, corpus: Corpus, db) -> list[TableInfo]:
         else:
             role = "unused"
         model, profile = declared.get(name, (entry["model"], entry["profile"]) if entry else (None, None))
-        out.append(TableInfo(corpus.name, name, role, model, profile, db.open_table(name).count_rows(),
+        out.append(TableInfo(corpus.name, name, role, model, profile, opened[name].count_rows(),
                              entry["completed_at"].isoformat(timespec="seconds") if entry else None))
     return sorted(out, key=lambda t: (t.role != "serving", t.role != "configured", t.table))
 

@@ -392,23 +392,28 @@ def active_pairs(db, corpus: str) -> list[tuple[str, str]]:
     return [(r["model"], r["profile"]) for r in active_entries(db, corpus)]
 
 
-def drop_table(db, corpus: str, name: str) -> list[str]:
-    """Drop the chunks table ``name`` of ``corpus``, its documents manifest and its registry entry
-    (queries can no longer choose it). Returns the tables dropped."""
+def drop_table(db, corpus: str, name: str) -> None:
+    """Drop the chunks table ``name`` of ``corpus``, its documents manifest and its registry entry,
+    the entry first: queries never choose a table that is being dropped."""
     db.create_table(active_table(db, corpus), schema=ACTIVE_SCHEMA, exist_ok=True).delete(f"table = {sql_str(name)}")
-    existing = set(list_tables(db))
-    dropped = [n for n in (name, name + MANIFEST_SUFFIX) if n in existing]
-    for n in dropped:
-        db.drop_table(n)
-    return dropped
+    for table in (name, name + MANIFEST_SUFFIX):
+        db.drop_table(table, ignore_missing=True)
 
 
-def list_tables(db) -> list[str]:
-    """Every table name in ``db``, page by page."""
+def open_tables(db) -> dict[str, Any]:
+    """Every table of ``db`` by name, opened. An object store that keeps empty folders (SeaweedFS)
+    still lists a dropped table's folder: a name that does not open is no table."""
     names, token = [], None
     while True:
         page = db.list_tables(page_token=token)
         names.extend(page.tables)
         token = page.page_token
         if not token or not page.tables:
-            return names
+            break
+    tables = {}
+    for name in names:
+        try:
+            tables[name] = db.open_table(name)
+        except ValueError:
+            continue
+    return tables

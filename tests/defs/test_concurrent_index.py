@@ -67,3 +67,24 @@ def test_two_writers_commit_batches_to_one_s3_table_at_the_same_time(tmp_path):
     assert per_doc == dict.fromkeys(expected, CHUNKS)  # nothing lost
     assert sorted(manifest) == sorted(expected)
     assert versions >= 1 + 2 * ROUNDS  # every upsert became its own table version
+
+
+def test_a_table_is_listed_and_dropped_with_its_manifest_and_registry_entry_on_s3(tmp_path):
+    """`rag tables --drop-*`'s primitives on an S3 LanceDB: a table dropped there is gone with its
+    manifest and its registry entry (SeaweedFS still lists the emptied folders: they do not open),
+    and the table beside it keeps its rows."""
+    from rag_assets.core.index import active_pairs, drop_table, mark_active, open_tables
+    from tests.support.seaweed import seaweed_s3
+
+    with seaweed_s3(tmp_path / "seaweed", KEY, SECRET) as endpoint:
+        boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=KEY, aws_secret_access_key=SECRET,
+                     region_name="us-east-1").create_bucket(Bucket="index")
+        db = lancedb.connect("s3://index/db", storage_options=options(endpoint))
+        old, new = (LanceIndex(db, "c", "m", DIM, profile) for profile in ("old", "new"))
+        for index in (old, new):
+            index.write_documents([document("a.md", 1)], tenant=None, run_id="run")
+            mark_active(index, "c", "m", index.name.rsplit("__", 1)[1], 1)
+        assert {old.name, old.manifest_name, new.name, new.manifest_name} <= set(open_tables(db))
+        drop_table(db, "c", old.name)
+        assert not {old.name, old.manifest_name} & set(open_tables(db))
+        assert active_pairs(db, "c") == [("m", "new")] and new.count_rows() == CHUNKS

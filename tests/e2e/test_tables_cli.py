@@ -7,7 +7,7 @@ import pytest
 
 from rag_assets.cli import main
 from rag_assets.config import load_project
-from rag_assets.core.index import LanceIndex, active_pairs, list_tables, mark_active
+from rag_assets.core.index import LanceIndex, active_pairs, mark_active, open_tables
 from rag_assets.core.locking import ingest_lock
 from tests.conftest import env, make_project
 from tests.core.test_index_restore import embedded
@@ -49,7 +49,7 @@ def test_roles_and_dropping_unused_then_previous_tables(tmp_path, capsys):
         dropped = _listed(capsys, "--drop-unused")
         assert {name for name, t in dropped.items() if t["dropped"]} == {
             gone.name, abandoned.name, "sample__all_minilm_l6_v2"}
-        names = set(list_tables(db))
+        names = set(open_tables(db))
         assert not {gone.name, gone.manifest_name, abandoned.name, abandoned.manifest_name} & names
         assert {own.name, own.manifest_name, previous.name, previous.manifest_name, "embcache__other_model"} <= names
         assert ("all_minilm_l6_v2", "a_profile_no_longer_declared") not in active_pairs(db, corpus.name)
@@ -69,7 +69,7 @@ def test_during_a_switch_neither_the_serving_nor_the_configured_table_is_dropped
         listed = _listed(capsys, "--drop-unused", "--drop-previous")
         assert {name: (t["role"], t["dropped"]) for name, t in listed.items()} == {
             live.name: ("serving", False), building.name: ("configured", False)}
-        assert {live.name, building.name} <= set(list_tables(db))
+        assert {live.name, building.name} <= set(open_tables(db))
 
 
 def test_dropping_waits_for_no_ingest(tmp_path, capsys):
@@ -81,7 +81,7 @@ def test_dropping_waits_for_no_ingest(tmp_path, capsys):
         with ingest_lock(corpus.lock_dir, corpus.name):
             assert main(["tables", "--drop-unused"]) == 1
         assert "is being ingested by process" in capsys.readouterr().err
-        assert gone.name in set(list_tables(db))
+        assert gone.name in set(open_tables(db))
 
 
 def test_only_previous_and_unused_tables_can_be_dropped(tmp_path):
