@@ -88,3 +88,5 @@ def test_a_table_is_listed_and_dropped_with_its_manifest_and_registry_entry_on_s
         drop_table(db, "c", old.name)
         assert not {old.name, old.manifest_name} & set(open_tables(db))
         assert active_pairs(db, "c") == [("m", "new")] and new.count_rows() == CHUNKS
+        old.write_documents([document("b.md", 2)], tenant=None, run_id="again")  # switching back rebuilds it
+        assert old.indexed_documents().keys() == {"b.md"} and old.count_rows() == CHUNKS
