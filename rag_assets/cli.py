@@ -333,6 +333,7 @@ def cmd_tables(args) -> int:
         print(json.dumps(listed, indent=2))
         return 0
     columns = ["corpus", "table", "role", "model", "profile", "rows", "completed_at"] + (["dropped"] if roles else [])
+
     def shown(value):
         return "-" if value is None else ("yes" if value else "no") if isinstance(value, bool) else value
 

@@ -10,12 +10,12 @@ caches (``embcache__<model>``) belong to no corpus and are never listed.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 
 from rag_assets.clients import own_table
 from rag_assets.config import Corpus, Project
-from rag_assets.core.index import MANIFEST_SUFFIX, active_entries, active_table, drop_table, open_tables, table_name
+from rag_assets.core.index import (MANIFEST_SUFFIX, active_entries, active_table, drop_table, open_tables,
+                                   table_name, table_prefix)
 from rag_assets.query import serving
 
 DROPPABLE = ("previous", "unused")
@@ -35,15 +35,11 @@ class TableInfo:
         return asdict(self)
 
 
-def _prefix(corpus: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_]", "_", corpus) + "__"
-
-
 def corpus_tables(project: Project, corpus: Corpus, db) -> list[TableInfo]:
     """Every chunks table of ``corpus`` in ``db`` with its role; serving first, then by name. A table
     is the corpus' when its name starts with ``<corpus>__`` and no other corpus' longer prefix."""
-    prefix = _prefix(corpus.name)
-    longer = [_prefix(c.name) for c in project.corpora if len(_prefix(c.name)) > len(prefix)]
+    prefix = table_prefix(corpus.name)
+    longer = [table_prefix(c.name) for c in project.corpora if len(table_prefix(c.name)) > len(prefix)]
     opened = open_tables(db)
     names = {n for n in opened if n.startswith(prefix) and not any(n.startswith(p) for p in longer)}
     declared = {table_name(corpus.name, m.name, p.name): (m.name, p.name)

@@ -38,10 +38,15 @@ def sql_ids(ids: Iterable[str]) -> str:
     return "(" + ", ".join(f"'{v}'" for v in ids) + ")"
 
 
+def table_prefix(corpus: str) -> str:
+    """What every table name of ``corpus`` starts with: ``<corpus>__``, letters, digits and ``_`` only."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", corpus) + "__"
+
+
 def table_name(corpus: str, model_name: str, profile_name: str) -> str:
     """Chunks table of a corpus for one model and chunking profile: a model or profile switch
     builds a new table beside the one queries use, which can go live once it is complete."""
-    return re.sub(r"[^A-Za-z0-9_]", "_", f"{corpus}__{model_name}__{profile_name}")
+    return table_prefix(corpus) + re.sub(r"[^A-Za-z0-9_]", "_", f"{model_name}__{profile_name}")
 
 
 def chunk_schema(dimensions: int) -> pa.Schema:
@@ -367,7 +372,7 @@ def complete_documents(manifest: dict[str, dict[str, Any]], rows: dict[str, int]
 
 
 def active_table(db, corpus: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_]", "_", corpus) + "__live_tables"
+    return table_prefix(corpus) + "live_tables"
 
 
 def mark_active(index: LanceIndex, corpus: str, model_name: str, profile_name: str, documents: int) -> None:
