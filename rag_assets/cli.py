@@ -79,7 +79,8 @@ COMMAND_EXAMPLES = {
   rag restore --corpus sample --as-of 7       make version 7 the latest again (deleted rows come back)
 """,
     "tables": """examples:
-  rag tables                                  every corpus' tables: serving, configured, previous, unused
+  rag tables                                  every corpus' tables (serving, configured, previous, unused)
+                                              and embedding caches
   rag tables --corpus sample --json
   rag tables --drop-unused                    drop tables of models and profiles no longer declared
   rag tables --drop-unused --drop-previous    keep only the serving and the configured table
@@ -316,12 +317,13 @@ def cmd_tables(args) -> int:
     from rag_assets.clients import connect_index
     from rag_assets.config import load_project
     from rag_assets.core.locking import ingest_lock
-    from rag_assets.tables import corpus_tables, drop_tables
+    from rag_assets.tables import cache_tables, corpus_tables, drop_tables, drop_unused_caches
 
     project = load_project(args.project)
     roles = tuple(r for r, asked in (("unused", args.drop_unused), ("previous", args.drop_previous)) if asked)
     listed = []
-    for corpus in [project.corpus(name) for name in args.corpus] if args.corpus else project.corpora:
+    corpora = [project.corpus(name) for name in args.corpus] if args.corpus else project.corpora
+    for corpus in corpora:
         db = connect_index(corpus)
         tables = corpus_tables(project, corpus, db)
         dropped: set[str] = set()
@@ -329,6 +331,11 @@ def cmd_tables(args) -> int:
             with ingest_lock(corpus.lock_dir, corpus.name):  # not while `rag ingest` writes this corpus
                 dropped = {t.table for t in drop_tables(project, corpus, db, roles)}
         listed += [{**t.to_dict(), "dropped": t.table in dropped} for t in tables]
+    for corpus in {c.index_uri: c for c in corpora}.values():  # each LanceDB's caches once
+        db = connect_index(corpus)
+        caches = cache_tables(project, db)
+        dropped = {t.table for t in drop_unused_caches(project, db)} if args.drop_unused else set()
+        listed += [{**t.to_dict(), "dropped": t.table in dropped} for t in caches]
     if args.json:
         print(json.dumps(listed, indent=2))
         return 0
@@ -491,7 +498,8 @@ def build_parser() -> argparse.ArgumentParser:
     tables.add_argument("--corpus", action="append", help="only this corpus (repeatable)")
     tables.add_argument("--drop-unused", action="store_true",
                         help="drop tables of models or profiles no longer declared, never completed, or named by "
-                             "an earlier version (<corpus>__<model>)")
+                             "an earlier version (<corpus>__<model>), and the embedding caches of models no longer "
+                             "declared")
     tables.add_argument("--drop-previous", action="store_true",
                         help="drop complete tables of declared models and profiles that neither serve queries nor "
                              "are configured (switching back then rebuilds them from the stage store and the "

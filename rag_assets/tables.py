@@ -4,8 +4,9 @@ Roles: ``serving`` (the table queries use), ``configured`` (the table the corpus
 profile build, while queries still use another), ``previous`` (complete once, for a model and
 profile still declared: switching back to them is instant) and ``unused`` (a model or profile no
 longer declared, a table never completed, or a table an earlier version of rag_assets named
-``<corpus>__<model>``). Manifests and the corpus' registry go with their tables; the embedding
-caches (``embcache__<model>``) belong to no corpus and are never listed.
+``<corpus>__<model>``). Manifests and the corpus' registry go with their tables. The embedding
+caches (``embcache__<model>``, one per model in a LanceDB, shared by its corpora) are ``cache``
+for a declared model and ``unused`` for one no longer declared.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import asdict, dataclass
 
 from rag_assets.clients import own_table
 from rag_assets.config import Corpus, Project
+from rag_assets.core.embed_cache import CACHE_PREFIX, cache_name
 from rag_assets.core.index import (MANIFEST_SUFFIX, active_entries, active_table, drop_table, open_tables,
                                    table_name, table_prefix)
 from rag_assets.query import serving
@@ -23,7 +25,7 @@ DROPPABLE = ("previous", "unused")
 
 @dataclass(frozen=True)
 class TableInfo:
-    corpus: str
+    corpus: str | None
     table: str
     role: str
     model: str | None
@@ -75,4 +77,21 @@ def drop_tables(project: Project, corpus: Corpus, db, roles: tuple[str, ...]) ->
     dropped = [t for t in corpus_tables(project, corpus, db) if t.role in roles]
     for table in dropped:
         drop_table(db, corpus.name, table.table)
+    return dropped
+
+
+def cache_tables(project: Project, db) -> list[TableInfo]:
+    """The embedding caches in ``db``: ``cache`` for a model the project declares, ``unused`` for
+    one it does not (no table that queries may use reads it)."""
+    declared = {cache_name(m.name): m.name for m in project.embedding_models}
+    return [TableInfo(None, name, "cache" if name in declared else "unused",
+                      declared.get(name, name[len(CACHE_PREFIX):]), None, table.count_rows(), None)
+            for name, table in sorted(open_tables(db).items()) if name.startswith(CACHE_PREFIX)]
+
+
+def drop_unused_caches(project: Project, db) -> list[TableInfo]:
+    """Drop the caches of models the project no longer declares; returns them."""
+    dropped = [t for t in cache_tables(project, db) if t.role == "unused"]
+    for table in dropped:
+        db.drop_table(table.table, ignore_missing=True)
     return dropped

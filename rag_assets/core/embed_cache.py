@@ -11,12 +11,20 @@ import pyarrow as pa
 from rag_assets.core.index import sql_ids
 
 
+CACHE_PREFIX = "embcache__"
+
+
+def cache_name(model_name: str) -> str:
+    """The cache table of ``model_name``: one per model in a LanceDB, shared by its corpora."""
+    return CACHE_PREFIX + re.sub(r"[^A-Za-z0-9_]", "_", model_name)
+
+
 class EmbeddingCache:
     """Vectors of one model, by embedded-text hash."""
 
     def __init__(self, db, model_name: str, dimensions: int):
         self.db = db
-        self.name = "embcache__" + re.sub(r"[^A-Za-z0-9_]", "_", model_name)
+        self.name = cache_name(model_name)
         self.schema = pa.schema([pa.field("key", pa.string(), nullable=False),
                                  pa.field("vector", pa.list_(pa.float32(), dimensions))])
 

@@ -1,4 +1,5 @@
-"""`rag tables`: each table's role, and dropping only what neither serves queries nor is being built."""
+"""`rag tables`: each table's role, and dropping only what neither serves queries nor is being built, and
+the embedding caches of models no longer declared."""
 
 import json
 
@@ -37,25 +38,30 @@ def test_roles_and_dropping_unused_then_previous_tables(tmp_path, capsys):
         gone = _table(db, corpus, "a_profile_no_longer_declared", 1, complete=True)
         abandoned = _table(db, corpus, "fixed_200_0", 1, complete=False)  # a switch given up before it completed
         db.create_table("sample__all_minilm_l6_v2", data=[{"x": 1}])  # an earlier version's table name
-        db.create_table("embcache__other_model", data=[{"x": 1}])  # no corpus' table: never listed
+        db.create_table("embcache__all_minilm_l6_v2", data=[{"x": 1}])  # the declared model's cache
+        db.create_table("embcache__other_model", data=[{"x": 1}, {"x": 2}])  # a model no longer declared
         listed = _listed(capsys)
         assert {name: t["role"] for name, t in listed.items()} == {
             own.name: "serving", previous.name: "previous", gone.name: "unused", abandoned.name: "unused",
-            "sample__all_minilm_l6_v2": "unused"}
+            "sample__all_minilm_l6_v2": "unused", "embcache__all_minilm_l6_v2": "cache",
+            "embcache__other_model": "unused"}
+        assert (listed["embcache__other_model"]["corpus"], listed["embcache__other_model"]["rows"]) == (None, 2)
         assert (listed[own.name]["rows"], listed[own.name]["profile"]) == (4, corpus.chunking_profile.name)
         assert listed[gone.name]["profile"] == "a_profile_no_longer_declared"  # from the registry
         assert listed[abandoned.name]["completed_at"] is None
 
         dropped = _listed(capsys, "--drop-unused")
         assert {name for name, t in dropped.items() if t["dropped"]} == {
-            gone.name, abandoned.name, "sample__all_minilm_l6_v2"}
+            gone.name, abandoned.name, "sample__all_minilm_l6_v2", "embcache__other_model"}
         names = set(open_tables(db))
-        assert not {gone.name, gone.manifest_name, abandoned.name, abandoned.manifest_name} & names
-        assert {own.name, own.manifest_name, previous.name, previous.manifest_name, "embcache__other_model"} <= names
+        assert not {gone.name, gone.manifest_name, abandoned.name, abandoned.manifest_name,
+                    "embcache__other_model"} & names
+        assert {own.name, own.manifest_name, previous.name, previous.manifest_name,
+                "embcache__all_minilm_l6_v2"} <= names
         assert ("all_minilm_l6_v2", "a_profile_no_longer_declared") not in active_pairs(db, corpus.name)
 
-        assert set(_listed(capsys, "--drop-previous")) == {own.name, previous.name}
-        assert set(_listed(capsys)) == {own.name}
+        assert set(_listed(capsys, "--drop-previous")) == {own.name, previous.name, "embcache__all_minilm_l6_v2"}
+        assert set(_listed(capsys)) == {own.name, "embcache__all_minilm_l6_v2"}
         assert active_pairs(db, corpus.name) == [("all_minilm_l6_v2", corpus.chunking_profile.name)]
         assert own.count_rows() == 4
 
@@ -67,7 +73,7 @@ def test_during_a_switch_neither_the_serving_nor_the_configured_table_is_dropped
         live = _table(db, corpus, "recursive", 1, complete=True)
         building = _table(db, corpus, corpus.chunking_profile.name, 1, complete=False)
         listed = _listed(capsys, "--drop-unused", "--drop-previous")
-        assert {name: (t["role"], t["dropped"]) for name, t in listed.items()} == {
+        assert {name: (t["role"], t["dropped"]) for name, t in listed.items() if t["corpus"]} == {
             live.name: ("serving", False), building.name: ("configured", False)}
         assert {live.name, building.name} <= set(open_tables(db))
 
