@@ -14,6 +14,14 @@ from tests.conftest import env, make_project
 from tests.core.test_index_restore import embedded
 
 
+@pytest.fixture
+def sample(tmp_path):
+    """The sample corpus of a new project and its empty LanceDB, with rag pointed at them."""
+    with env(**make_project(tmp_path)):
+        corpus = load_project().corpus("sample")
+        yield corpus, lancedb.connect(corpus.index_uri)
+
+
 def _table(db, corpus, profile: str, docs: int, complete: bool) -> LanceIndex:
     model = corpus.embedding_model
     index = LanceIndex(db, corpus.name, model.name, model.dimensions, profile)
@@ -29,72 +37,64 @@ def _listed(capsys, *args: str) -> dict[str, dict]:
     return {t["table"]: t for t in json.loads(capsys.readouterr().out)}
 
 
-def test_roles_and_dropping_unused_then_previous_tables(tmp_path, capsys):
-    with env(**make_project(tmp_path)):
-        corpus = load_project().corpus("sample")
-        db = lancedb.connect(corpus.index_uri)
-        previous = _table(db, corpus, "recursive", 1, complete=True)
-        own = _table(db, corpus, corpus.chunking_profile.name, 2, complete=True)
-        gone = _table(db, corpus, "a_profile_no_longer_declared", 1, complete=True)
-        abandoned = _table(db, corpus, "fixed_200_0", 1, complete=False)  # a switch given up before it completed
-        db.create_table("sample__all_minilm_l6_v2", data=[{"x": 1}])  # an earlier version's table name
-        db.create_table("embcache__all_minilm_l6_v2", data=[{"x": 1}])  # the declared model's cache
-        db.create_table("embcache__other_model", data=[{"x": 1}, {"x": 2}])  # a model no longer declared
-        listed = _listed(capsys)
-        assert {name: t["role"] for name, t in listed.items()} == {
-            own.name: "serving", previous.name: "previous", gone.name: "unused", abandoned.name: "unused",
-            "sample__all_minilm_l6_v2": "unused", "embcache__all_minilm_l6_v2": "cache",
-            "embcache__other_model": "unused"}
-        assert (listed["embcache__other_model"]["corpus"], listed["embcache__other_model"]["rows"]) == (None, 2)
-        assert (listed[own.name]["rows"], listed[own.name]["profile"]) == (4, corpus.chunking_profile.name)
-        assert listed[gone.name]["profile"] == "a_profile_no_longer_declared"  # from the registry
-        assert listed[abandoned.name]["completed_at"] is None
+def test_roles_and_dropping_unused_then_previous_tables(sample, capsys):
+    corpus, db = sample
+    previous = _table(db, corpus, "recursive", 1, complete=True)
+    own = _table(db, corpus, corpus.chunking_profile.name, 2, complete=True)
+    gone = _table(db, corpus, "a_profile_no_longer_declared", 1, complete=True)
+    abandoned = _table(db, corpus, "fixed_200_0", 1, complete=False)  # a switch given up before it completed
+    db.create_table("sample__all_minilm_l6_v2", data=[{"x": 1}])  # an earlier version's table name
+    db.create_table("embcache__all_minilm_l6_v2", data=[{"x": 1}])  # the declared model's cache
+    db.create_table("embcache__other_model", data=[{"x": 1}, {"x": 2}])  # a model no longer declared
+    listed = _listed(capsys)
+    assert {name: t["role"] for name, t in listed.items()} == {
+        own.name: "serving", previous.name: "previous", gone.name: "unused", abandoned.name: "unused",
+        "sample__all_minilm_l6_v2": "unused", "embcache__all_minilm_l6_v2": "cache",
+        "embcache__other_model": "unused"}
+    assert (listed["embcache__other_model"]["corpus"], listed["embcache__other_model"]["rows"]) == (None, 2)
+    assert (listed[own.name]["rows"], listed[own.name]["profile"]) == (4, corpus.chunking_profile.name)
+    assert listed[gone.name]["profile"] == "a_profile_no_longer_declared"  # from the registry
+    assert listed[abandoned.name]["completed_at"] is None
 
-        dropped = _listed(capsys, "--drop-unused")
-        assert {name for name, t in dropped.items() if t["dropped"]} == {
-            gone.name, abandoned.name, "sample__all_minilm_l6_v2", "embcache__other_model"}
-        names = set(open_tables(db))
-        assert not {gone.name, gone.manifest_name, abandoned.name, abandoned.manifest_name,
-                    "embcache__other_model"} & names
-        assert {own.name, own.manifest_name, previous.name, previous.manifest_name,
-                "embcache__all_minilm_l6_v2"} <= names
-        assert ("all_minilm_l6_v2", "a_profile_no_longer_declared") not in active_pairs(db, corpus.name)
+    dropped = _listed(capsys, "--drop-unused")
+    assert {name for name, t in dropped.items() if t["dropped"]} == {
+        gone.name, abandoned.name, "sample__all_minilm_l6_v2", "embcache__other_model"}
+    names = set(open_tables(db))
+    assert not {gone.name, gone.manifest_name, abandoned.name, abandoned.manifest_name,
+                "embcache__other_model"} & names
+    assert {own.name, own.manifest_name, previous.name, previous.manifest_name,
+            "embcache__all_minilm_l6_v2"} <= names
+    assert ("all_minilm_l6_v2", "a_profile_no_longer_declared") not in active_pairs(db, corpus.name)
 
-        assert set(_listed(capsys, "--drop-previous")) == {own.name, previous.name, "embcache__all_minilm_l6_v2"}
-        assert set(_listed(capsys)) == {own.name, "embcache__all_minilm_l6_v2"}
-        assert active_pairs(db, corpus.name) == [("all_minilm_l6_v2", corpus.chunking_profile.name)]
-        assert own.count_rows() == 4
+    assert set(_listed(capsys, "--drop-previous")) == {own.name, previous.name, "embcache__all_minilm_l6_v2"}
+    assert set(_listed(capsys)) == {own.name, "embcache__all_minilm_l6_v2"}
+    assert active_pairs(db, corpus.name) == [("all_minilm_l6_v2", corpus.chunking_profile.name)]
+    assert own.count_rows() == 4
 
 
-def test_during_a_switch_neither_the_serving_nor_the_configured_table_is_dropped(tmp_path, capsys):
-    with env(**make_project(tmp_path)):
-        corpus = load_project().corpus("sample")
-        db = lancedb.connect(corpus.index_uri)
-        live = _table(db, corpus, "recursive", 1, complete=True)
-        building = _table(db, corpus, corpus.chunking_profile.name, 1, complete=False)
-        listed = _listed(capsys, "--drop-unused", "--drop-previous")
-        assert {name: (t["role"], t["dropped"]) for name, t in listed.items() if t["corpus"]} == {
-            live.name: ("serving", False), building.name: ("configured", False)}
-        assert {live.name, building.name} <= set(open_tables(db))
+def test_during_a_switch_neither_the_serving_nor_the_configured_table_is_dropped(sample, capsys):
+    corpus, db = sample
+    live = _table(db, corpus, "recursive", 1, complete=True)
+    building = _table(db, corpus, corpus.chunking_profile.name, 1, complete=False)
+    listed = _listed(capsys, "--drop-unused", "--drop-previous")
+    assert {name: (t["role"], t["dropped"]) for name, t in listed.items() if t["corpus"]} == {
+        live.name: ("serving", False), building.name: ("configured", False)}
+    assert {live.name, building.name} <= set(open_tables(db))
 
 
-def test_dropping_waits_for_no_ingest(tmp_path, capsys):
+def test_dropping_waits_for_no_ingest(sample, capsys):
     """While `rag ingest` holds the corpus, nothing is dropped and the command says who holds it."""
-    with env(**make_project(tmp_path)):
-        corpus = load_project().corpus("sample")
-        db = lancedb.connect(corpus.index_uri)
-        gone = _table(db, corpus, "a_profile_no_longer_declared", 1, complete=True)
-        with ingest_lock(corpus.lock_dir, corpus.name):
-            assert main(["tables", "--drop-unused"]) == 1
-        assert "is being ingested by process" in capsys.readouterr().err
-        assert gone.name in set(open_tables(db))
+    corpus, db = sample
+    gone = _table(db, corpus, "a_profile_no_longer_declared", 1, complete=True)
+    with ingest_lock(corpus.lock_dir, corpus.name):
+        assert main(["tables", "--drop-unused"]) == 1
+    assert "is being ingested by process" in capsys.readouterr().err
+    assert gone.name in set(open_tables(db))
 
 
-def test_only_previous_and_unused_tables_can_be_dropped(tmp_path):
+def test_only_previous_and_unused_tables_can_be_dropped(sample):
     from rag_assets.tables import drop_tables
 
-    with env(**make_project(tmp_path)):
-        project = load_project()
-        corpus = project.corpus("sample")
-        with pytest.raises(ValueError, match="only tables of roles"):
-            drop_tables(project, corpus, lancedb.connect(corpus.index_uri), ("serving",))
+    corpus, db = sample
+    with pytest.raises(ValueError, match="only tables of roles"):
+        drop_tables(load_project(), corpus, db, ("serving",))
