@@ -141,9 +141,9 @@ def test_asset_graph_and_latest_materialisation_render(tmp_path):
             project = load_project()
         corpus = project.corpus("sample")
         chunks_def = build_definitions(project).resolve_asset_graph().get(dg.AssetKey(["sample", "chunks"]))
-        rows = sorted((r for r in lancedb.connect(corpus.index_uri)
-                       .open_table(table_name("sample", corpus.embedding_model.name, corpus.chunking_profile.name)).to_arrow().to_pylist()
-                       if r["doc_id"] == DOC), key=lambda r: r["chunk_index"])
+        all_rows = lancedb.connect(corpus.index_uri).open_table(
+            table_name("sample", corpus.embedding_model.name, corpus.chunking_profile.name)).to_arrow().to_pylist()
+        rows = sorted((r for r in all_rows if r["doc_id"] == DOC), key=lambda r: r["chunk_index"])
         n_checks = len(report["checks"])
 
         with Chromium(tmp_path / "chromium", width=2400, height=900) as browser:
@@ -190,6 +190,12 @@ def test_asset_graph_and_latest_materialisation_render(tmp_path):
             assert size[0] > 100 and size[1] > 50
             time.sleep(0.5)  # the dialog fades in (300 ms) before the screenshot
             save(browser.screenshot(tmp_path / "token_histogram.png"))
+
+            # The table's page lists the corpus' tables and their roles, as `rag tables` does.
+            browser.goto(f"{base}/assets/sample/lancedb_table")
+            served = table_name("sample", corpus.embedding_model.name, corpus.chunking_profile.name)
+            browser.wait_for_text("Latest materialization", "unused_tables", f"{served}\tserving\t{len(all_rows)}",
+                                  timeout=60)
 
             # Every run `rag ingest` created carries the code location's origin, and the UI's
             # re-execute (the same GraphQL mutation its button sends) runs it again to success.
