@@ -38,6 +38,7 @@ EXAMPLES = """examples:
   rag query "reset the robot" --filter section=Troubleshooting --expand 1
   rag query "refund policy" --as-of 3        query table version 3 (LanceDB time travel)
   rag lineage 1f0c...e9 --json              source, versions, profile, model and run of a row
+  rag tables --drop-unused                  drop tables and caches of models and profiles no longer declared
   rag eval --questions ../shared/benchmarks/chroma_chunking_eval/questions.csv --profile fixed_200_0 --profile default
   rag chunk sample_docs/support/customer_faq.md --strategy faq --max-tokens 128
   rag chunk notes.txt --tokenizer cl100k_base --max-tokens 400 --overlap 0 --json
