@@ -13,7 +13,7 @@ from typing import Sequence
 from rag_assets.clients import CorpusTable, connect_index, open_embedder, own_table
 from rag_assets.config import Corpus, Project
 from rag_assets.config.schema import ChunkingProfileConfig, IndexConfig
-from rag_assets.core.index import LanceIndex, active_pairs, open_tables
+from rag_assets.core.index import LanceIndex, active_pairs, open_tables, table_prefix
 from rag_assets.core.retrieval import Filters, Hit, search
 
 
@@ -81,7 +81,7 @@ def lineage(project: Project, row_id: str) -> dict | None:
     """Where an index row came from: source, versions, profile, model, run and table version."""
     for corpus in project.corpora:
         db = connect_index(corpus)
-        tables = set(open_tables(db))
+        tables = set(open_tables(db, table_prefix(corpus.name)))
         for table in (CorpusTable(m, p) for m in project.embedding_models for p in project.chunking_profiles):
             index = table.index(db, corpus.name)
             if index.name not in tables:

@@ -42,8 +42,8 @@ def corpus_tables(project: Project, corpus: Corpus, db) -> list[TableInfo]:
     is the corpus' when its name starts with ``<corpus>__`` and no other corpus' longer prefix."""
     prefix = table_prefix(corpus.name)
     longer = [table_prefix(c.name) for c in project.corpora if len(table_prefix(c.name)) > len(prefix)]
-    opened = open_tables(db)
-    names = {n for n in opened if n.startswith(prefix) and not any(n.startswith(p) for p in longer)}
+    opened = open_tables(db, prefix)
+    names = {n for n in opened if not any(n.startswith(p) for p in longer)}
     declared = {table_name(corpus.name, m.name, p.name): (m.name, p.name)
                 for m in project.embedding_models for p in project.chunking_profiles}
     support = {active_table(db, corpus.name)} | {
@@ -86,7 +86,7 @@ def cache_tables(project: Project, db) -> list[TableInfo]:
     declared = {cache_name(m.name): m.name for m in project.embedding_models}
     return [TableInfo(None, name, "cache" if name in declared else "unused",
                       declared.get(name, name[len(CACHE_PREFIX):]), None, table.count_rows(), None)
-            for name, table in sorted(open_tables(db).items()) if name.startswith(CACHE_PREFIX)]
+            for name, table in sorted(open_tables(db, CACHE_PREFIX).items())]
 
 
 def drop_unused_caches(project: Project, db) -> list[TableInfo]:

@@ -405,9 +405,10 @@ def drop_table(db, corpus: str, name: str) -> None:
         db.drop_table(table, ignore_missing=True)
 
 
-def open_tables(db) -> dict[str, Any]:
-    """Every table of ``db`` by name, opened. An object store that keeps empty folders (SeaweedFS)
-    still lists a dropped table's folder: a name that does not open is no table."""
+def open_tables(db, prefix: str = "") -> dict[str, Any]:
+    """The tables of ``db`` whose names start with ``prefix``, by name, opened. An object store that
+    keeps empty folders (SeaweedFS) still lists a dropped table's folder: a name that does not open
+    is no table."""
     names, token = [], None
     while True:
         page = db.list_tables(page_token=token)
@@ -416,7 +417,7 @@ def open_tables(db) -> dict[str, Any]:
         if not token or not page.tables:
             break
     tables = {}
-    for name in names:
+    for name in (n for n in names if n.startswith(prefix)):
         try:
             tables[name] = db.open_table(name)
         except ValueError:
