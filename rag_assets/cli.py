@@ -315,6 +315,8 @@ def cmd_restore(args) -> int:
 
 
 def cmd_tables(args) -> int:
+    from contextlib import nullcontext
+
     from rag_assets.clients import connect_index
     from rag_assets.config import load_project
     from rag_assets.core.locking import ingest_lock
@@ -326,16 +328,15 @@ def cmd_tables(args) -> int:
     corpora = [project.corpus(name) for name in args.corpus] if args.corpus else project.corpora
     for corpus in corpora:
         db = connect_index(corpus)
-        tables = corpus_tables(project, corpus, db)
-        dropped: set[str] = set()
-        if roles:
-            with ingest_lock(corpus.lock_dir, corpus.name):  # not while `rag ingest` writes this corpus
-                dropped = {t.table for t in drop_tables(project, corpus, db, roles)}
+        # Listed and dropped under the lock, not while `rag ingest` writes this corpus.
+        with ingest_lock(corpus.lock_dir, corpus.name) if roles else nullcontext():
+            tables = corpus_tables(project, corpus, db)
+            dropped = {t.table for t in drop_tables(db, tables, roles)}
         listed += [{**t.to_dict(), "dropped": t.table in dropped} for t in tables]
     for corpus in {c.index_uri: c for c in corpora}.values():  # each LanceDB's caches once
         db = connect_index(corpus)
         caches = cache_tables(project, db)
-        dropped = {t.table for t in drop_unused_caches(project, db)} if args.drop_unused else set()
+        dropped = {t.table for t in drop_unused_caches(db, caches)} if args.drop_unused else set()
         listed += [{**t.to_dict(), "dropped": t.table in dropped} for t in caches]
     if args.json:
         print(json.dumps(listed, indent=2))

@@ -68,15 +68,15 @@ def corpus_tables(project: Project, corpus: Corpus, db) -> list[TableInfo]:
     return sorted(out, key=lambda t: (t.role != "serving", t.role != "configured", t.table))
 
 
-def drop_tables(project: Project, corpus: Corpus, db, roles: tuple[str, ...]) -> list[TableInfo]:
-    """Drop ``corpus``' tables whose role is in ``roles`` (a subset of ``DROPPABLE``: the serving and
-    the configured table are never dropped), with their manifests and registry entries. Returns
-    the tables dropped."""
+def drop_tables(db, tables: list[TableInfo], roles: tuple[str, ...]) -> list[TableInfo]:
+    """Drop those of a corpus' ``tables`` (as ``corpus_tables`` listed them) whose role is in
+    ``roles`` (a subset of ``DROPPABLE``: the serving and the configured table are never dropped),
+    with their manifests and registry entries. Returns the tables dropped."""
     if not set(roles) <= set(DROPPABLE):
         raise ValueError(f"only tables of roles {DROPPABLE} can be dropped, not {sorted(set(roles) - set(DROPPABLE))}")
-    dropped = [t for t in corpus_tables(project, corpus, db) if t.role in roles]
+    dropped = [t for t in tables if t.role in roles]
     for table in dropped:
-        drop_table(db, corpus.name, table.table)
+        drop_table(db, table.corpus, table.table)
     return dropped
 
 
@@ -89,9 +89,10 @@ def cache_tables(project: Project, db) -> list[TableInfo]:
             for name, table in sorted(open_tables(db, CACHE_PREFIX).items())]
 
 
-def drop_unused_caches(project: Project, db) -> list[TableInfo]:
-    """Drop the caches of models the project no longer declares; returns them."""
-    dropped = [t for t in cache_tables(project, db) if t.role == "unused"]
+def drop_unused_caches(db, caches: list[TableInfo]) -> list[TableInfo]:
+    """Drop those of ``caches`` (as ``cache_tables`` listed them) whose model the project no longer
+    declares; returns them."""
+    dropped = [t for t in caches if t.role == "unused"]
     for table in dropped:
         db.drop_table(table.table, ignore_missing=True)
     return dropped

@@ -3,12 +3,11 @@ embedded text did not change is never sent to the model again."""
 
 from __future__ import annotations
 
-import re
 from typing import Callable, Sequence
 
 import pyarrow as pa
 
-from rag_assets.core.index import sql_ids
+from rag_assets.core.index import safe_name, sql_ids
 
 
 CACHE_PREFIX = "embcache__"
@@ -16,7 +15,7 @@ CACHE_PREFIX = "embcache__"
 
 def cache_name(model_name: str) -> str:
     """The cache table of ``model_name``: one per model in a LanceDB, shared by its corpora."""
-    return CACHE_PREFIX + re.sub(r"[^A-Za-z0-9_]", "_", model_name)
+    return CACHE_PREFIX + safe_name(model_name)
 
 
 class EmbeddingCache:

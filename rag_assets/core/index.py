@@ -38,15 +38,20 @@ def sql_ids(ids: Iterable[str]) -> str:
     return "(" + ", ".join(f"'{v}'" for v in ids) + ")"
 
 
+def safe_name(value: str) -> str:
+    """``value`` as part of a table name: letters, digits and ``_`` only."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", value)
+
+
 def table_prefix(corpus: str) -> str:
-    """What every table name of ``corpus`` starts with: ``<corpus>__``, letters, digits and ``_`` only."""
-    return re.sub(r"[^A-Za-z0-9_]", "_", corpus) + "__"
+    """What every table name of ``corpus`` starts with: ``<corpus>__``."""
+    return safe_name(corpus) + "__"
 
 
 def table_name(corpus: str, model_name: str, profile_name: str) -> str:
     """Chunks table of a corpus for one model and chunking profile: a model or profile switch
     builds a new table beside the one queries use, which can go live once it is complete."""
-    return table_prefix(corpus) + re.sub(r"[^A-Za-z0-9_]", "_", f"{model_name}__{profile_name}")
+    return table_prefix(corpus) + safe_name(f"{model_name}__{profile_name}")
 
 
 def chunk_schema(dimensions: int) -> pa.Schema:
@@ -375,21 +380,24 @@ def active_table(db, corpus: str) -> str:
     return table_prefix(corpus) + "live_tables"
 
 
+def _registry(db, corpus: str):
+    """The corpus' registry of complete tables, created empty if it does not exist yet."""
+    return db.create_table(active_table(db, corpus), schema=ACTIVE_SCHEMA, exist_ok=True)
+
+
 def mark_active(index: LanceIndex, corpus: str, model_name: str, profile_name: str, documents: int) -> None:
     """Record that ``index`` (``model_name`` with ``profile_name``) holds every live document:
     queries may switch to it."""
     entry = {"table": index.name, "model": model_name, "profile": profile_name, "documents": documents,
              "completed_at": datetime.now(timezone.utc)}
-    registry = index.db.create_table(active_table(index.db, corpus), schema=ACTIVE_SCHEMA, exist_ok=True)
-    registry.merge_insert("table").when_matched_update_all().when_not_matched_insert_all().execute(
+    _registry(index.db, corpus).merge_insert("table").when_matched_update_all().when_not_matched_insert_all().execute(
         pa.Table.from_pylist([entry], schema=ACTIVE_SCHEMA))
 
 
 def active_entries(db, corpus: str) -> list[dict[str, Any]]:
     """The registry's entries (table, model, profile, documents, completed_at) of the tables that
     were complete, most recently completed first."""
-    registry = db.create_table(active_table(db, corpus), schema=ACTIVE_SCHEMA, exist_ok=True)
-    return sorted(registry.to_arrow().to_pylist(), key=lambda r: r["completed_at"], reverse=True)
+    return sorted(_registry(db, corpus).to_arrow().to_pylist(), key=lambda r: r["completed_at"], reverse=True)
 
 
 def active_pairs(db, corpus: str) -> list[tuple[str, str]]:
@@ -400,7 +408,7 @@ def active_pairs(db, corpus: str) -> list[tuple[str, str]]:
 def drop_table(db, corpus: str, name: str) -> None:
     """Drop the chunks table ``name`` of ``corpus``, its documents manifest and its registry entry,
     the entry first: queries never choose a table that is being dropped."""
-    db.create_table(active_table(db, corpus), schema=ACTIVE_SCHEMA, exist_ok=True).delete(f"table = {sql_str(name)}")
+    _registry(db, corpus).delete(f"table = {sql_str(name)}")
     for table in (name, name + MANIFEST_SUFFIX):
         db.drop_table(table, ignore_missing=True)
 

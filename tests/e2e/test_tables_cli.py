@@ -93,8 +93,8 @@ def test_dropping_waits_for_no_ingest(sample, capsys):
 
 
 def test_only_previous_and_unused_tables_can_be_dropped(sample):
-    from rag_assets.tables import drop_tables
+    from rag_assets.tables import corpus_tables, drop_tables
 
     corpus, db = sample
     with pytest.raises(ValueError, match="only tables of roles"):
-        drop_tables(load_project(), corpus, db, ("serving",))
+        drop_tables(db, corpus_tables(load_project(), corpus, db), ("serving",))
