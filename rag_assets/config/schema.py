@@ -114,7 +114,9 @@ class ChunkingProfileConfig(_Strict):
     min_tokens: int = Field(50, ge=0, description="Chunks smaller than this merge with a neighbour.")
     contextual_header: bool = Field(True, description="Prepend 'Document/Section' to the embedded text.")
     table_records: bool = Field(False, description="Embed table rows as 'column: value' records.")
-    window: int = Field(2, ge=0, le=20, description="sentence_window: sentences returned on each side.")
+    window: int = Field(2, ge=0, le=20, description=(
+        "sentence_window: sentences returned on each side (a sentence split to fit max_tokens counts whole when "
+        "its rest fits one more chunk)."))
     embed_window: int = Field(0, ge=0, le=10, description="sentence_window: sentences embedded with each one, per side.")
     group_gap: int = Field(0, ge=0, le=20, description="sentence_window: hits this many sentences apart form one result.")
     group_candidates: int = Field(20, ge=1, le=500, description="sentence_window: sentences retrieved before grouping.")
@@ -122,8 +124,9 @@ class ChunkingProfileConfig(_Strict):
         "Query: vector candidates scoring more than this (cosine) below the best are dropped, so weak "
         "tail matches do not fill the results; unset keeps every candidate."))
     group_context: int | None = Field(None, ge=0, le=20, description=(
-        "sentence_window query: sentences returned on each side of a group of hits; unset returns each "
-        "hit's stored window. Changes no chunk."))
+        "sentence_window query: sentences returned on each side of a group of hits, the outermost widened to "
+        "their stored window (window: 0 keeps a split sentence whole); unset returns each hit's stored window. "
+        "Changes no chunk."))
     lone_hit_context: int | None = Field(None, ge=0, le=20, description=(
         "sentence_window query: sentences returned on each side of a result made of one hit; unset: group_context."))
     group_margin: float | None = Field(None, gt=0, le=2, description=(

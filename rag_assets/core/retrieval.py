@@ -300,6 +300,20 @@ def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int) -> list
     return [rows[i] for i in range(a, b + 1) if i in rows]
 
 
+def _to_windows(table, doc_id: str, rows: list[dict]) -> list[dict]:
+    """Consecutive ``rows`` of a document widened to the stored windows of the first and the last
+    (a piece of a split sentence windows its whole sentence: it brings the rest)."""
+    if not rows:
+        return rows
+    first, last = min(rows, key=lambda r: r["start"]), max(rows, key=lambda r: r["end"])
+    lo = min(first["start"], first["window_start"] if first["window_start"] is not None else first["start"])
+    hi = max(last["end"], last["window_end"] if last["window_end"] is not None else last["end"])
+    if (lo, hi) == (first["start"], last["end"]):
+        return rows
+    where = f"doc_id = {sql_str(doc_id)} AND start >= {int(lo)} AND end <= {int(hi)}"
+    return table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()
+
+
 def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[int], version: int | None = None,
                     context: int | None = None, lone_context: int | None = None, group_margin: float | None = None,
                     vector: list[float] | None = None, min_chars: int = 0,
@@ -308,11 +322,12 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
     apart form one result, ranked by its best sentence and spanning its members' windows; or,
     with ``context`` (a query-time width), its members plus ``context`` sentences on each side,
     ``lone_context`` for a result of a single candidate sentence when given (a lone hit is most
-    often the answer itself; several close hits mark a passage). With ``group_margin`` and the
-    query ``vector``, a result after the first is kept only when its best sentence's cosine
-    similarity is within ``group_margin`` of the best candidate's or it holds one of ``anchors``
-    (hybrid search's best keyword hit); with ``min_chars``, a context-width result narrower than
-    that is widened by whole neighbouring sentences. Returns the results of the first ``k`` groups
+    often the answer itself; several close hits mark a passage), its first and last sentence
+    widened to their stored windows (``window: 0``: a piece of a split sentence brings the rest).
+    With ``group_margin`` and the query ``vector``, a result after the first is kept only when its
+    best sentence's cosine similarity is within ``group_margin`` of the best candidate's or it
+    holds one of ``anchors`` (hybrid search's best keyword hit); with ``min_chars``, a
+    context-width result narrower than that is widened by whole neighbouring sentences. Returns the results of the first ``k`` groups
     for each ``k`` in ``ks`` (the groups do not depend on ``k``: each is read once)."""
     groups: list[list[Hit]] = []
     for hit in sorted(hits, key=lambda h: (h.doc_id, h.chunk_index)):
@@ -337,7 +352,7 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
             width = lone_context if len(group) == 1 and lone_context is not None else context
             rows = _sentence_rows(table, best.doc_id, group[0].chunk_index - width, group[-1].chunk_index + width,
                                   min_chars)
-            out.append((i, _absorb(best, rows)))
+            out.append((i, _absorb(best, _to_windows(table, best.doc_id, rows))))
             continue
         lo = min(h.window_start if h.window_start is not None else h.start for h in group)
         hi = max(h.window_end if h.window_end is not None else h.end for h in group)

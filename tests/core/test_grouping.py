@@ -151,3 +151,35 @@ def test_widening_needs_no_more_than_the_document(tmp_path, min_chars):
     index, text = build(tmp_path, ["Only sentence."], [0.9])
     result = grouped(index, vector_search(index, QUERY, k=1), gap=1, k=5, context=1, min_chars=min_chars)
     assert [(r.start, r.end) for r in result] == [(0, len("Only sentence."))]
+
+
+def build_rows(tmp_path, rows: list[tuple[str, str, tuple[int, int] | None]], cosines: list[float]):
+    """A table of ``(text, separator after it, window as row offsets or None for its own span)``."""
+    text, spans = "", []
+    for piece, sep, _ in rows:
+        spans.append((len(text), len(text) + len(piece)))
+        text += piece + sep
+    chunks = []
+    for i, ((piece, _, window), (start, end)) in enumerate(zip(rows, spans)):
+        lo, hi = window if window else (i, i)
+        chunks.append(Chunk("doc.md", i, start, end, piece, piece, 5, window_start=spans[lo][0], window_end=spans[hi][1]))
+    doc = ChunkedDocument("doc.md", "file:///doc.md", "Doc", "h", "v", "text", "p", "ph", tuple(chunks))
+    index = LanceIndex(lancedb.connect(str(tmp_path / "db")), "c", "m", DIM, "p")
+    index.write_documents([EmbeddedDocument(doc, "m", tuple(unit(c) for c in cosines))], None, "run")
+    return index, text
+
+
+def test_a_piece_of_a_split_sentence_brings_the_rest_of_its_sentence(tmp_path):
+    # Rows 1-2 are one sentence split in two (each windows the whole sentence); rows 4-5 are a
+    # run-on split in two whose windows are the pieces themselves.
+    rows = [("Aa.", " ", None), ("The refund rule covers", " ", (1, 2)), ("every order placed online.", " ", (1, 2)),
+            ("Dd.", " ", None), ("Then word word word", " ", None), ("word word word.", "", None)]
+    index, text = build_rows(tmp_path, rows, [0.0, 0.9, 0.1, 0.0, 0.0, 0.0])
+    hit = grouped(index, vector_search(index, QUERY, k=1), gap=1, k=1, context=0)[0]
+    assert hit.text == text[hit.start:hit.end] == "The refund rule covers every order placed online."
+    # Context reaching into the split sentence takes all of it; a run-on stays in pieces.
+    index, text = build_rows(tmp_path / "a", rows, [0.9, 0.0, 0.0, 0.0, 0.0, 0.0])
+    assert grouped(index, vector_search(index, QUERY, k=1), gap=1, k=1, context=1)[0].text == \
+        "Aa. The refund rule covers every order placed online."
+    index, text = build_rows(tmp_path / "b", rows, [0.0, 0.0, 0.0, 0.0, 0.9, 0.0])
+    assert grouped(index, vector_search(index, QUERY, k=1), gap=1, k=1, context=0)[0].text == "Then word word word"

@@ -56,6 +56,18 @@ def test_profile_fingerprints_stay_put_across_refactors():
     assert (default.fingerprint(), fixed.fingerprint()) == ("f1615cf57094", "4ea2bcceb978")
 
 
+
+def test_a_strategy_revision_redoes_only_the_profiles_that_can_use_that_strategy(monkeypatch):
+    from rag_assets.core.chunking import profile as profile_module
+
+    profiles = (ChunkingProfile("w", strategy="sentence_window"),
+                ChunkingProfile("m", strategy="recursive", content_types=(("text", "sentence_window"),)),
+                ChunkingProfile("r", strategy="recursive"))
+    before = [p.fingerprint() for p in profiles]
+    monkeypatch.setitem(profile_module.STRATEGY_REVISIONS, "sentence_window", "next")
+    after = [p.fingerprint() for p in profiles]
+    assert after[0] != before[0] and after[1] != before[1] and after[2] == before[2]
+
 TEXT = "Alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau."
 
 

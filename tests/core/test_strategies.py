@@ -159,6 +159,40 @@ def test_sentence_window_carries_its_window():
     assert text[spans[2].window[0] : spans[2].window[1]] == "Two follows. Three is here. Four comes next."
 
 
+def test_sentence_window_splits_a_long_sentence_into_few_pieces_that_window_the_whole_sentence():
+    """A sentence over the budget becomes the fewest pieces that fit (not a row per word), and
+    each piece's window is the whole sentence when its rest fits one more chunk; a run-on longer
+    than that keeps windows of pieces."""
+    counter = COUNTERS["cl100k_base"]
+    long = "The committee that met on Tuesday approved the budget for roads, bridges, schools and parks across the county."
+    runon = "Then " + " ".join(["word"] * 40) + "."
+    text = f"Short one came first. {long} {runon} Last one here."
+    assert 16 < counter.count(long) <= 32 and counter.count(runon) > 32
+    spans = STRATEGIES["sentence_window"](16, 0, counter, window=0).chunk(text)
+    a, b = text.index(long), text.index(long) + len(long)
+    of_long = [s for s in spans if a <= s.start and s.end <= b]
+    assert len(of_long) == 2 and (of_long[0].start, of_long[-1].end) == (a, b)
+    assert all(s.window == (a, b) for s in of_long)
+    of_runon = [s for s in spans if s.start >= text.index(runon) and s.end <= text.index(runon) + len(runon)]
+    assert len(of_runon) == 3 and all(s.window == (s.start, s.end) for s in of_runon)
+    assert all(s.tokens <= 16 for s in spans)
+    first = STRATEGIES["sentence_window"](16, 0, counter, window=1).chunk(text)[0]
+    assert text[first.window[0]:first.window[1]] == f"Short one came first. {long}"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=documents, max_tokens=st.integers(16, 96))
+def test_sentence_window_windows_are_the_chunk_or_a_whole_sentence_made_of_chunks(text, max_tokens):
+    spans = STRATEGIES["sentence_window"](max_tokens, 0, COUNTERS[MINILM_TOKENIZER], window=0).chunk(text)
+    sentences = set(sentence_spans(text))
+    for span in spans:
+        assert span.window[0] <= span.start and span.end <= span.window[1]
+        if span.window != (span.start, span.end):
+            assert span.window in sentences
+            inside = [s for s in spans if span.window[0] <= s.start and s.end <= span.window[1]]
+            assert (inside[0].start, inside[-1].end) == span.window
+
+
 def test_semantic_breaks_where_the_topic_changes():
     from rag_assets.core.embedding import LocalMiniLMEmbedder
 

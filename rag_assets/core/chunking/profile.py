@@ -9,8 +9,10 @@ from rag_assets.core.chunking.cleaning import Cleaning
 from rag_assets.core.hashing import settings_hash
 from rag_assets.core.models import ParsedDocument
 
-# Bump when the chunks of an unchanged profile change, so every stored chunk is redone.
+# Bump when the chunks of an unchanged profile change, so every stored chunk is redone; a
+# strategy's own revision redoes only the profiles that can use that strategy.
 CHUNKER_REVISION = "2"
+STRATEGY_REVISIONS = {"sentence_window": "1"}  # 1: a split sentence's pieces window the whole sentence
 
 QUERY_SETTINGS = ("group_gap", "group_candidates", "score_margin", "group_context", "lone_hit_context",
                   "group_margin", "min_result_chars")
@@ -46,7 +48,9 @@ class ChunkingProfile:
         """Changes whenever the chunks this profile produces could change (query-time settings
         such as grouping and the score margin do not count)."""
         settings = {k: v for k, v in asdict(self).items() if k not in QUERY_SETTINGS}
-        return settings_hash({**settings, "revision": CHUNKER_REVISION})
+        used = sorted({self.strategy, *(strategy for _, strategy in self.content_types)} & STRATEGY_REVISIONS.keys())
+        revisions = {"strategy_revisions": {s: STRATEGY_REVISIONS[s] for s in used}} if used else {}
+        return settings_hash({**settings, "revision": CHUNKER_REVISION, **revisions})
 
     def counts_in(self, tokenizer: str) -> bool:
         """Whether ``max_tokens`` counts ``tokenizer``'s tokens (no ``size_tokenizer``, or that one)."""

@@ -3,6 +3,7 @@ them, and one sentence per chunk carrying its window."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Sequence
 
 import numpy as np
@@ -80,7 +81,13 @@ class SemanticChunker(Chunker):
 class SentenceWindowChunker(Chunker):
     """One sentence per chunk (the retrieval unit), each carrying the span of the ``window``
     sentences around it for expansion at query time; with ``embed_window`` the sentence is
-    embedded together with that many sentences on each side (its meaning in context)."""
+    embedded together with that many sentences on each side (its meaning in context).
+
+    A sentence over the budget is split into the fewest pieces that fit, at its clauses where it
+    can (each piece its own chunk, embedded on its own). A piece's window still spans its whole
+    sentence when the rest of the sentence is at most one more chunk's budget, so results never
+    end inside a sentence that reads as one; a longer run (a line with no end marks, a run-on
+    block) keeps windows of pieces."""
 
     name = "sentence_window"
     profile_options = {"window": "window", "embed_window": "embed_window"}
@@ -94,13 +101,27 @@ class SentenceWindowChunker(Chunker):
         if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter, chars=True)
-        spans = finalize(index, split_units(index, sentence_spans(text), self.budget), self.max_tokens)
+        sentences = sentence_spans(text)
+        pieces = [piece for sentence in sentences for piece in pack_units(index, [sentence], self.budget)]
+        spans = finalize(index, pieces, self.max_tokens)
+        own = self._own_spans(index, sentences, spans)
         last = len(spans) - 1
         out = []
         for i, span in enumerate(spans):
-            window = (spans[max(0, i - self.window)].start, spans[min(last, i + self.window)].end)
+            window = (own[max(0, i - self.window)][0], own[min(last, i + self.window)][1])
             embed = None
             if self.embed_window:
                 embed = (spans[max(0, i - self.embed_window)].start, spans[min(last, i + self.embed_window)].end)
             out.append(Span(span.start, span.end, span.tokens, window=window, embed_span=embed))
         return out
+
+    def _own_spans(self, index: TokenIndex, sentences: list[tuple[int, int]], spans: list[Span]) -> list[tuple[int, int]]:
+        """Per chunk, what its window counts as one sentence: its whole sentence, or the chunk
+        itself when it is a piece of a sentence whose rest exceeds the budget."""
+        starts = [a for a, _ in sentences]
+        own = []
+        for span in spans:
+            a, b = sentences[bisect_right(starts, span.start) - 1]  # pieces never cross sentences
+            whole = index.count(a, b) - index.count(span.start, span.end) <= self.budget
+            own.append((a, b) if whole else (span.start, span.end))
+        return own
