@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 from rag_assets.config import load_project  # noqa: E402
 from rag_assets.config.profiles import profile_from_config  # noqa: E402
 from rag_assets.core.evaluation import bootstrap_ci, bootstrap_ci_of_sets, is_hit, token_scores  # noqa: E402
-from rag_assets.core.selection import Bar, bar_probability, choose, leave_one_corpus_out  # noqa: E402
+from rag_assets.core.selection import Bar, bar_probability, choose, leave_one_corpus_out, unit_means  # noqa: E402
 from rag_assets.evaluate import evaluate  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "benchmarks" / "chroma_chunking_eval"
@@ -194,8 +194,7 @@ def select(records: list[dict], baselines: list[str], candidates: list[str], bar
     per_question: dict = {}
     for r in records:
         per_question.setdefault((r["corpus"], r["mode"]), {}).setdefault(r["profile"], []).append((r["recall"], r["iou"]))
-    scores = {u: {p: (statistics.fmean(a for a, _ in v), statistics.fmean(b for _, b in v)) for p, v in row.items()}
-              for u, row in per_question.items()}
+    scores = unit_means(per_question)
     if len({corpus for corpus, _ in scores}) < 2:
         print("\nleave-one-corpus-out needs two or more corpora: no selection (run more sets)")
         return {}

@@ -300,6 +300,12 @@ def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int) -> list
     return [rows[i] for i in range(a, b + 1) if i in rows]
 
 
+def _rows_within(table, doc_id: str, start: int, end: int) -> list[dict]:
+    """Rows of a document lying wholly inside ``start``..``end`` (chars), citation columns only."""
+    where = f"doc_id = {sql_str(doc_id)} AND start >= {int(start)} AND end <= {int(end)}"
+    return table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()
+
+
 def _to_windows(table, doc_id: str, rows: list[dict]) -> list[dict]:
     """Consecutive ``rows`` of a document widened to the stored windows of the first and the last
     (a piece of a split sentence windows its whole sentence: it brings the rest)."""
@@ -308,10 +314,7 @@ def _to_windows(table, doc_id: str, rows: list[dict]) -> list[dict]:
     first, last = min(rows, key=lambda r: r["start"]), max(rows, key=lambda r: r["end"])
     lo = min(first["start"], first["window_start"] if first["window_start"] is not None else first["start"])
     hi = max(last["end"], last["window_end"] if last["window_end"] is not None else last["end"])
-    if (lo, hi) == (first["start"], last["end"]):
-        return rows
-    where = f"doc_id = {sql_str(doc_id)} AND start >= {int(lo)} AND end <= {int(hi)}"
-    return table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()
+    return rows if (lo, hi) == (first["start"], last["end"]) else _rows_within(table, doc_id, lo, hi)
 
 
 def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[int], version: int | None = None,
@@ -327,8 +330,9 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
     With ``group_margin`` and the query ``vector``, a result after the first is kept only when its
     best sentence's cosine similarity is within ``group_margin`` of the best candidate's or it
     holds one of ``anchors`` (hybrid search's best keyword hit); with ``min_chars``, a
-    context-width result narrower than that is widened by whole neighbouring sentences. Returns the results of the first ``k`` groups
-    for each ``k`` in ``ks`` (the groups do not depend on ``k``: each is read once)."""
+    context-width result narrower than that is widened by whole neighbouring sentences. Returns
+    the results of the first ``k`` groups for each ``k`` in ``ks`` (the groups do not depend on
+    ``k``: each is read once)."""
     groups: list[list[Hit]] = []
     for hit in sorted(hits, key=lambda h: (h.doc_id, h.chunk_index)):
         if groups and groups[-1][-1].doc_id == hit.doc_id and hit.chunk_index - groups[-1][-1].chunk_index <= gap:
@@ -356,8 +360,7 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
             continue
         lo = min(h.window_start if h.window_start is not None else h.start for h in group)
         hi = max(h.window_end if h.window_end is not None else h.end for h in group)
-        where = f"doc_id = {sql_str(best.doc_id)} AND start >= {int(lo)} AND end <= {int(hi)}"
-        out.append((i, _absorb(best, table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list())))
+        out.append((i, _absorb(best, _rows_within(table, best.doc_id, lo, hi))))
     return {k: [result for i, result in out if i < k] for k in ks}
 
 
@@ -378,8 +381,7 @@ def sentence_windows(index: LanceIndex, hits: list[Hit], k: int, version: int | 
         if span.window_start is None:
             out.append(span)
             continue
-        where = f"doc_id = {sql_str(span.doc_id)} AND start >= {int(span.start)} AND end <= {int(span.end)}"
-        rows = table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()
+        rows = _rows_within(table, span.doc_id, span.start, span.end)
         out.append(replace(_absorb(retrieved[span.id], rows), score=span.score))
     return out
 

@@ -59,8 +59,31 @@ def bar_probability(candidate: list[tuple[float, float]], baselines: dict[str, l
     return float(met.mean())
 
 
-def _means(row: list[tuple[float, float]]) -> tuple[float, float]:
-    return statistics.fmean(r for r, _ in row), statistics.fmean(i for _, i in row)
+def unit_means(per_question: PerQuestion) -> dict[Unit, dict[str, tuple[float, float]]]:
+    """Each profile's mean (recall, IoU) in each unit."""
+    return {u: {p: (statistics.fmean(r for r, _ in v), statistics.fmean(i for _, i in v)) for p, v in row.items()}
+            for u, row in per_question.items()}
+
+
+def _tables(candidates: list[str], per_question: PerQuestion, baselines: list[str], bar: Bar):
+    """The means and each candidate's ``bar_probability`` in every unit, computed once."""
+    probabilities = {u: {c: bar_probability(row[c], {b: row[b] for b in baselines if b in row}, bar)
+                         for c in candidates} for u, row in per_question.items()}
+    return unit_means(per_question), probabilities
+
+
+def _pick(candidates: list[str], means, probabilities, baselines: list[str], units: list[Unit], bar: Bar) -> str:
+    if not candidates or not units:
+        raise ValueError("need candidates and units to choose from")
+    bests = {u: bar.best(means[u], baselines) for u in units}
+
+    def key(candidate: str):
+        expected = sum(probabilities[u][candidate] for u in units)
+        short = sum(bar.shortfall(means[u][candidate], bests[u]) for u in units)
+        gain = statistics.fmean(means[u][candidate][0] - bests[u][0] for u in units)
+        return (-round(expected, 3), round(short, 6), -gain, candidates.index(candidate))
+
+    return min(candidates, key=key)
 
 
 def choose(candidates: list[str], per_question: PerQuestion, baselines: list[str], units: list[Unit] | None = None,
@@ -70,27 +93,17 @@ def choose(candidates: list[str], per_question: PerQuestion, baselines: list[str
     little; among equals, the least total shortfall of the means, then the highest mean recall
     over the best baseline's (recall is what a wider context buys and what the bar protects)."""
     units = list(per_question) if units is None else units
-    if not candidates or not units:
-        raise ValueError("need candidates and units to choose from")
-    means = {u: {p: _means(v) for p, v in per_question[u].items()} for u in units}
-    bests = {u: bar.best(means[u], baselines) for u in units}
-
-    def key(candidate: str):
-        expected = sum(bar_probability(per_question[u][candidate], {b: per_question[u][b] for b in baselines
-                                                                     if b in per_question[u]}, bar) for u in units)
-        short = sum(bar.shortfall(means[u][candidate], bests[u]) for u in units)
-        gain = statistics.fmean(means[u][candidate][0] - bests[u][0] for u in units)
-        return (-round(expected, 3), round(short, 6), -gain, candidates.index(candidate))
-
-    return min(candidates, key=key)
+    chosen = {u: per_question[u] for u in units}
+    return _pick(candidates, *_tables(candidates, chosen, baselines, bar), baselines, units, bar)
 
 
 def leave_one_corpus_out(candidates: list[str], per_question: PerQuestion, baselines: list[str],
                          bar: Bar = Bar()) -> dict[str, str]:
     """corpus -> the candidate ``choose`` picks from every other corpus' units (all modes): how
-    the selection rule does on a corpus it never saw."""
+    the selection rule does on a corpus it never saw. Each unit's probabilities are computed once."""
     corpora = sorted({corpus for corpus, _ in per_question})
     if len(corpora) < 2:
         raise ValueError("leave-one-corpus-out needs at least two corpora")
-    return {held: choose(candidates, per_question, baselines, [u for u in per_question if u[0] != held], bar)
+    means, probabilities = _tables(candidates, per_question, baselines, bar)
+    return {held: _pick(candidates, means, probabilities, baselines, [u for u in per_question if u[0] != held], bar)
             for held in corpora}

@@ -115,7 +115,8 @@ class SentenceWindowChunker(Chunker):
             out.append(Span(span.start, span.end, span.tokens, window=window, embed_span=embed))
         return out
 
-    def _own_spans(self, index: TokenIndex, sentences: list[tuple[int, int]], spans: list[Span]) -> list[tuple[int, int]]:
+    def _own_spans(self, index: TokenIndex, sentences: list[tuple[int, int]],
+                   spans: list[Span]) -> list[tuple[int, int]]:
         """Per chunk, what its window counts as one sentence: its whole sentence, or the chunk
         itself when it is a piece of a sentence whose rest exceeds the budget."""
         starts = [a for a, _ in sentences]
