@@ -144,6 +144,26 @@ def build(source: Path, titles: list[str], max_chars: int, answer_sentences: boo
     return "".join(pieces), questions, dropped
 
 
+def write_set(out: Path, corpus_id: str, text: str, questions: list[tuple[str, list[dict]]]) -> None:
+    """Write ``out/corpora/<corpus_id>.md`` and ``out/questions.csv`` (each question's references
+    sorted by offset), then check every span against the file as read back."""
+    corpus = out / "corpora" / f"{corpus_id}.md"
+    corpus.parent.mkdir(parents=True, exist_ok=True)
+    corpus.write_text(text, encoding="utf-8")
+    read_back = corpus.read_text(encoding="utf-8")
+    with (out / "questions.csv").open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["question", "references", "corpus_id"])
+        for question, refs in questions:
+            refs = sorted(refs, key=lambda r: r["start_index"])
+            for ref in refs:
+                if read_back[ref["start_index"]:ref["end_index"]] != ref["content"]:
+                    raise SystemExit(f"span check failed for {question!r}: {ref}")
+            writer.writerow([question, json.dumps(refs), corpus_id])
+    print(f"{corpus}: {len(read_back)} chars; {len(questions)} questions, "
+          f"{sum(len(refs) for _, refs in questions)} spans, every one checked", file=sys.stderr)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("source", type=Path, help="SQuAD-format JSON")
@@ -163,22 +183,9 @@ def main(argv=None) -> int:
     keys = sorted(k for k, refs in questions.items() if len(refs) == 1 or not args.single_span)
     random.Random(args.seed).shuffle(keys)
     keys = sorted(keys[: args.max_questions], key=lambda key: questions[key][0]["start_index"])
-    corpus = args.out / "corpora" / f"{args.corpus_id}.md"
-    corpus.parent.mkdir(parents=True, exist_ok=True)
-    corpus.write_text(text, encoding="utf-8")
-    read_back = corpus.read_text(encoding="utf-8")
-    with (args.out / "questions.csv").open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["question", "references", "corpus_id"])
-        for key in keys:
-            refs = sorted(questions[key], key=lambda r: r["start_index"])
-            for ref in refs:
-                if read_back[ref["start_index"]:ref["end_index"]] != ref["content"]:
-                    raise SystemExit(f"span check failed for {key}: {ref}")
-            writer.writerow([key[1], json.dumps(refs), args.corpus_id])
-    print(f"{corpus}: {len(read_back)} chars; {len(keys)} questions of {len(questions)}, "
-          f"{sum(len(questions[k]) for k in keys)} spans, every one checked; {dropped} answers dropped "
-          "(offset does not match text)", file=sys.stderr)
+    write_set(args.out, args.corpus_id, text, [(key[1], questions[key]) for key in keys])
+    print(f"{len(keys)} questions of {len(questions)}; {dropped} answers dropped (offset does not match text)",
+          file=sys.stderr)
     return 0
 
 
