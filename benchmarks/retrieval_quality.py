@@ -9,8 +9,9 @@ every `benchmarks/devsets/*/questions.csv`. Each set is scored with `rag eval`'s
 (`rag_assets.evaluate.evaluate`, offline MiniLM, top k) for the baselines (`fixed_200_0`,
 `recursive_200_0`, `recursive_400_0`, `default`) and `recommended`; `--candidates` adds query-time
 variants of `recommended` (same chunks: the benchmark checks their fingerprint) and picks one by
-leave-one-corpus-out: for each corpus, the variant with the least shortfall to the bar on every
-other corpus (dense and hybrid) is scored on the corpus it never saw. The bar
+leave-one-corpus-out: for each corpus, the variant expected to meet the bar on the most of every
+other corpus' units (dense and hybrid; `rag_assets.core.selection.choose`) is scored on the corpus
+it never saw. The bar
 (`rag_assets.core.selection.Bar`): recall >= best baseline recall - 0.5, IoU >= 1.5 x best
 baseline IoU. Intervals are 95% bootstrap intervals over questions; `d recall` is the paired
 interval of the difference to the best-recall baseline.
