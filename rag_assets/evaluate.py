@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import statistics
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, TextIO
 
@@ -41,7 +42,9 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path, 
             if path is None:
                 raise FileNotFoundError(f"no {corpus_id}.md or .txt in {folder}: pass --corpora DIR")
             data = path.read_bytes()
-            docs[corpus_id] = parse_document(RawDocument(corpus_id, path.as_uri(), content_hash(data), len(data), "eval", data))
+            # parsed by its file name (a .md corpus as Markdown, as an ingest reads it), cited by corpus id
+            parsed = parse_document(RawDocument(path.name, path.as_uri(), content_hash(data), len(data), "eval", data))
+            docs[corpus_id] = replace(parsed, doc_id=corpus_id)
         return docs
     docs = {}
     for ref in list_disk(corpus.source_root, corpus.source.include, corpus.source.exclude):
