@@ -40,6 +40,16 @@ def test_markdown_text_is_the_file_as_read_and_heading_paths_nest():
     assert doc.text[table.start : table.end].startswith("| Category |")
 
 
+@pytest.mark.parametrize("text, title", [
+    ("# Handbook\n\n## Leave\n\nText.\n\n## Pay\n\nMore.\n", "Handbook"),
+    ("# Quick Guides\n\nText.\n\n# Using Smart Hub\n\nMore.\n", "tv manual"),
+    ("Intro line.\n\n## Only section\n\nText.\n", "Only section"),
+    ("No headings at all.\n", "tv manual"),
+])
+def test_markdown_title_is_the_sole_top_level_heading_else_the_file_name(text, title):
+    assert parse_document(raw("docs/tv_manual.md", text.encode())).title == title
+
+
 def test_hash_inside_a_code_fence_is_not_a_heading():
     text = "# Top\n\n```bash\n# just a comment\necho hi\n```\n\nAfter the fence.\n"
     doc = parse_document(raw("a.md", text.encode()))

@@ -20,7 +20,7 @@ from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, run_bounded
 from rag_assets.core.parsing.structure import markdown_elements, paragraph_elements
 
-PARSER_REVISION = "1"
+PARSER_REVISION = "2"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -96,7 +96,7 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
                 elements = (Element(0, len(text.rstrip()), "CodeSnippet"),) if text.strip() else ()
             else:
                 elements = paragraph_elements(text)
-            title = _first_heading(text, elements)
+            title = _sole_top_heading(text, elements)
             limits.check_output(text, len(elements))
     except DocumentError:
         raise
@@ -143,11 +143,12 @@ def _load_parser(content_type: str) -> None:
         _LOADED.add(content_type)
 
 
-def _first_heading(text: str, elements: tuple[Element, ...]) -> str:
-    for element in elements:
-        if element.category == "Title":
-            return text[element.start : element.end].lstrip("# ").strip()
-    return ""
+def _sole_top_heading(text: str, elements: tuple[Element, ...]) -> str:
+    """A Markdown document's title: its top-level heading when it has exactly one ("" otherwise,
+    so the file name is used). A file of several top-level sections (a manual, a collection of
+    articles) is not titled by its first section: the title goes into every chunk's header."""
+    tops = [e for e in elements if e.category == "Title" and len(e.heading_path) == 1]
+    return text[tops[0].start : tops[0].end].lstrip("# ").strip() if len(tops) == 1 else ""
 
 
 def _title_from_path(doc_id: str) -> str:
