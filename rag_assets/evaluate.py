@@ -43,7 +43,8 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path, 
                 raise FileNotFoundError(f"no {corpus_id}.md or .txt in {folder}: pass --corpora DIR")
             data = path.read_bytes()
             # parsed by its file name (a .md corpus as Markdown, as an ingest reads it), cited by corpus id
-            parsed = parse_document(RawDocument(path.name, path.as_uri(), content_hash(data), len(data), "eval", data))
+            parsed = parse_document(RawDocument(path.name, path.resolve().as_uri(), content_hash(data), len(data), "eval",
+                                                 data))
             docs[corpus_id] = replace(parsed, doc_id=corpus_id)
         return docs
     docs = {}
