@@ -20,6 +20,7 @@ from rag_assets.config import Corpus, Project
 from rag_assets.config.profiles import profile_from_config
 from rag_assets.core.chunking import chunk_document
 from rag_assets.core.embed_cache import EmbeddingCache
+from rag_assets.core.embedding import chunk_inputs, chunk_vectors
 from rag_assets.core.errors import UsageError
 from rag_assets.core.evaluation import RECALL_AT, Question, Retrieved, Scores, load_questions, precision_omega
 from rag_assets.core.hashing import content_hash, text_hash
@@ -106,12 +107,13 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                                       embed=lambda texts: vectors_for(texts, name))
                    for d, doc in docs.items()}
         all_chunks = [c for ch in chunked.values() for c in ch.chunks]
-        vectors = vectors_for([model.passage_prefix + c.embed_text for c in all_chunks], name)
-        by_chunk = iter(vectors)
+        inputs = list(dict.fromkeys(t for ch in chunked.values() for t in chunk_inputs(ch, model.passage_prefix)))
+        vector_of = dict(zip(inputs, vectors_for(inputs, name)))
         with tempfile.TemporaryDirectory() as tmp:
             index = LanceIndex(lancedb.connect(tmp), "eval", model.name, model.dimensions, name)
-            index.write_documents([EmbeddedDocument(ch, model.name, tuple(tuple(next(by_chunk)) for _ in ch.chunks))
-                                   for ch in chunked.values()], None, "eval")
+            index.write_documents([EmbeddedDocument(ch, model.name, tuple(
+                tuple(v) for v in chunk_vectors(ch, vector_of, model.passage_prefix))) for ch in chunked.values()],
+                None, "eval")
             if mode == "hybrid":
                 index.ensure_search_indexes(ann_min_rows=10**9)
             spans = {d: [Retrieved(d, c.start, c.end) for c in ch.chunks] for d, ch in chunked.items()}

@@ -113,6 +113,11 @@ class ChunkingProfileConfig(_Strict):
     overlap: int = Field(0, ge=0, description="Tokens repeated from the previous chunk.")
     min_tokens: int = Field(50, ge=0, description="Chunks smaller than this merge with a neighbour.")
     contextual_header: bool = Field(True, description="Prepend 'Document/Section' to the embedded text.")
+    header_weight: float | None = Field(None, gt=0, lt=1, description=(
+        "Embed the contextual header on its own instead of before the text, and make each row's vector "
+        "(1 - w) x its text's + w x its header's (unit vectors): the header then weighs the same whatever its "
+        "length (a long title prepended to every sentence of a paper packs their scores together). Needs "
+        "contextual_header: true."))
     table_records: bool = Field(False, description="Embed table rows as 'column: value' records.")
     window: int = Field(2, ge=0, le=20, description=(
         "sentence_window: sentences returned on each side (a sentence split to fit max_tokens counts whole when "
@@ -146,6 +151,13 @@ class ChunkingProfileConfig(_Strict):
         None, description="Count max_tokens with this tokenizer (e.g. cl100k_base, as Chroma's report does); "
                           "chunks over the embedding model's own limit are still split to fit.")
     description: str = ""
+
+    @model_validator(mode="after")
+    def _header_weight_needs_a_header(self):
+        if self.header_weight is not None and not self.contextual_header:
+            raise ValueError("header_weight mixes in the contextual header's vector: set contextual_header: true "
+                             "or remove header_weight")
+        return self
 
     @model_validator(mode="after")
     def _overlap_fits(self):

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import threading
 from functools import lru_cache
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from rag_assets.core.models import ChunkedDocument
 from rag_assets.core.tokens import TokenCounter, WordPieceCounter
 
 
@@ -29,6 +30,33 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order. Raises InputTooLong rather than truncating."""
         ...
+
+
+def chunk_inputs(chunked: ChunkedDocument, prefix: str = "") -> list[str]:
+    """Every text a document's chunk vectors are made from, each once: the chunks' embedded texts
+    and, when the profile embeds headers apart, their distinct headers (``prefix`` on each)."""
+    texts = [prefix + c.embed_text for c in chunked.chunks]
+    if chunked.header_weight is not None:
+        texts += [prefix + c.header for c in chunked.chunks]
+    return list(dict.fromkeys(texts))
+
+
+def chunk_vectors(chunked: ChunkedDocument, vector_of: Mapping[str, Sequence[float]],
+                  prefix: str = "") -> list[list[float]]:
+    """One vector per chunk from the vectors of ``chunk_inputs`` (``vector_of``: by text): the
+    embedded text's, or with the profile's ``header_weight`` w the unit-length mix
+    (1 - w) x unit(text's) + w x unit(header's)."""
+    own = [vector_of[prefix + c.embed_text] for c in chunked.chunks]
+    w = chunked.header_weight
+    if w is None or not own:
+        return [list(v) for v in own]
+    body = _unit(np.asarray(own, dtype=np.float64))
+    head = _unit(np.asarray([vector_of[prefix + c.header] for c in chunked.chunks], dtype=np.float64))
+    return _unit((1 - w) * body + w * head).tolist()
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
 
 
 def check_lengths(texts: Sequence[str], counter: TokenCounter, limit: int, model_id: str) -> list[int]:

@@ -144,7 +144,9 @@ def document_rows(doc: EmbeddedDocument, tenant: str | None, run_id: str, tags: 
                 "chunk_profile": chunked.profile,
                 "profile_hash": chunked.profile_hash,
                 "embedding_model": doc.model,
-                "embed_text_hash": text_hash(chunk.embed_text),
+                # what the vector was made from: the text, and a header embedded apart
+                "embed_text_hash": text_hash(f"{chunk.header}\0{chunk.embed_text}" if chunk.header
+                                             else chunk.embed_text),
                 "tenant": tenant,
                 "tags": "," + ",".join(tags) + "," if tags else "",
                 "run_id": run_id,

@@ -47,6 +47,8 @@ class Chunk:
     """A contiguous span ``text[start:end]`` of a parsed document.
 
     ``embed_text`` is what the embedder sees (contextual header + chunk text); ``text`` stays clean.
+    ``header`` is the contextual header when the profile embeds it apart (``header_weight``: the
+    row's vector mixes the two embeddings) and then not part of ``embed_text``; empty otherwise.
     """
 
     doc_id: str
@@ -63,6 +65,7 @@ class Chunk:
     profile_hash: str = ""
     window_start: int | None = None
     window_end: int | None = None
+    header: str = ""
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,7 @@ class ChunkedDocument:
     profile: str
     profile_hash: str
     chunks: tuple[Chunk, ...] = ()
+    header_weight: float | None = None  # each chunk's vector: (1 - w) x its text's + w x its header's
 
 
 @dataclass(frozen=True)

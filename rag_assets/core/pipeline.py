@@ -21,7 +21,7 @@ import numpy as np
 
 from rag_assets.core.chunking import ChunkingProfile, chunk_document
 from rag_assets.core.embed_cache import EmbeddingCache
-from rag_assets.core.embedding import InputTooLong
+from rag_assets.core.embedding import InputTooLong, chunk_inputs, chunk_vectors
 from rag_assets.core.hashing import content_hash, settings_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import ChunkedDocument, EmbeddedDocument, ParsedDocument, RawDocument
@@ -193,22 +193,22 @@ def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache
         if vectors is not None and len(vectors) == len(chunked.chunks):
             stored[doc_id] = (ptr, chunked, vectors_key)
             continue
-        keys = [text_hash(prefix + chunk.embed_text) for chunk in chunked.chunks]
-        pending[doc_id] = (ptr, chunked, keys, vectors_key)
-        for key, chunk in zip(keys, chunked.chunks):
-            todo[key] = prefix + chunk.embed_text
+        inputs = chunk_inputs(chunked, prefix)
+        pending[doc_id] = (ptr, chunked, inputs, vectors_key)
+        todo.update((text_hash(text), text) for text in inputs)
     totals = EmbedTotals(cached=sum(len(chunked.chunks) for _, chunked, _ in stored.values()))
     found = cache.get_many(list(todo))
     missing = cache.embed_missing(todo, found, embed)
     found.update(missing)
     totals.cached += len(todo) - len(missing)
     totals.embedded = len(missing)
-    for doc_id, (ptr, chunked, keys, vectors_key) in pending.items():
-        store.put("vectors", vectors_key, np.asarray([found[k] for k in keys], dtype=np.float32))
+    for doc_id, (ptr, chunked, inputs, vectors_key) in pending.items():
+        vectors = chunk_vectors(chunked, {text: found[text_hash(text)] for text in inputs}, prefix)
+        store.put("vectors", vectors_key, np.asarray(vectors, dtype=np.float32))
         stored[doc_id] = (ptr, chunked, vectors_key)
     for doc_id, (ptr, chunked, vectors_key) in stored.items():
-        keys = pending[doc_id][2] if doc_id in pending else ()
-        new_chunks = [c for key, c in zip(keys, chunked.chunks) if key in missing]
+        new_chunks = [c for c in chunked.chunks
+                      if doc_id in pending and text_hash(prefix + c.embed_text) in missing]
         totals.tokens += sum(c.tokens for c in new_chunks)
         store.set_current("embeddings", doc_id, key=ptr["key"], vectors=vectors_key, model=model_name,
                           content_hash=ptr["content_hash"])
@@ -273,19 +273,20 @@ def mirror_stage(doc_ids: Sequence[str], chunks: Callable[[str], ChunkedDocument
         except (DocumentError, ValueError) as exc:
             outcome[doc_id] = f"kept: {exc}"
             continue
-        ready.append((chunked, [text_hash(prefix + c.embed_text) for c in chunked.chunks]))
-    texts = {k: prefix + c.embed_text for chunked, keys in ready for k, c in zip(keys, chunked.chunks)}
+        ready.append((chunked, chunk_inputs(chunked, prefix)))
+    texts = {text_hash(text): text for _, inputs in ready for text in inputs}
     found = cache.get_many(list(texts))
     try:
         found.update(cache.embed_missing(texts, found, embed))
     except InputTooLong:  # find the documents whose chunks the model refuses; embed the rest
-        for chunked, keys in ready:
+        for chunked, inputs in ready:
             try:
-                found.update(cache.embed_missing({k: texts[k] for k in keys}, found, embed))
+                found.update(cache.embed_missing({text_hash(t): t for t in inputs}, found, embed))
             except InputTooLong as exc:
                 outcome[chunked.doc_id] = f"kept: {exc}"
-    docs = [EmbeddedDocument(chunked, model_name, tuple(tuple(found[k]) for k in keys))
-            for chunked, keys in ready if chunked.doc_id not in outcome]
+    docs = [EmbeddedDocument(chunked, model_name, tuple(
+                tuple(v) for v in chunk_vectors(chunked, {t: found[text_hash(t)] for t in inputs}, prefix)))
+            for chunked, inputs in ready if chunked.doc_id not in outcome]
     index.write_documents(docs, tenant, run_id, tags)
     outcome.update({doc.chunked.doc_id: "written" for doc in docs})
     return outcome
@@ -301,9 +302,11 @@ def _vectors(store: StageStore, ptr: dict, chunked: ChunkedDocument | None, cach
     vectors = store.load("vectors", ptr["vectors"]) if ptr.get("vectors") else None
     if vectors is not None and len(vectors) == len(chunked.chunks):
         return vectors.tolist()
-    keys = [text_hash(prefix + c.embed_text) for c in chunked.chunks]
-    cached = cache.get_many(keys)
-    return [cached[k] for k in keys] if all(k in cached for k in keys) else None
+    inputs = chunk_inputs(chunked, prefix)
+    cached = cache.get_many([text_hash(text) for text in inputs])
+    if not all(text_hash(text) in cached for text in inputs):
+        return None
+    return chunk_vectors(chunked, {text: cached[text_hash(text)] for text in inputs}, prefix)
 
 
 def _fail(store: StageStore, stage: str, doc_id: str, error: str, **record) -> StageResult:

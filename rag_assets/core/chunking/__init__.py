@@ -2,7 +2,9 @@
 
 ``chunk_document`` guarantees for every chunk: ``doc.text[start:end] == chunk.text`` and
 ``counter.count(chunk.embed_text) <= row_token_limit(profile, counter.name, model_limit)``, where
-``embed_text`` = contextual header + strategy context + (cleaned) chunk text.
+``embed_text`` = contextual header + strategy context + (cleaned) chunk text; with the profile's
+``header_weight`` the header is ``chunk.header`` instead, embedded apart, and the two together
+still fit that limit.
 
 Modules: ``profile`` (settings, fingerprint, row token limit), ``registry`` (strategies by name),
 ``document`` (``chunk_document``), ``base`` (the ``Chunker`` shape) and the strategies by kind:

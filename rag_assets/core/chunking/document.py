@@ -78,6 +78,7 @@ def chunk_document(
         profile=profile.name,
         profile_hash=profile_hash,
         chunks=tuple(chunks),
+        header_weight=profile.header_weight,
     )
 
 
@@ -117,6 +118,10 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
         tokens = counter.count(embed_text)
     if tokens > limit:
         raise AssertionError(f"{doc.doc_id}: chunk {span.start}:{span.end} needs {tokens} > {limit} tokens")
+    apart = ""
+    if profile.header_weight is not None:  # embedded apart; header and text still fit the limit together
+        apart, embed_text = header.rstrip("\n"), embed_text[len(header):]
+        tokens = counter.count(embed_text)
     return Chunk(
         doc_id=doc.doc_id,
         chunk_index=index,
@@ -132,6 +137,7 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
         profile_hash=profile_hash,
         window_start=span.window[0] if span.window else None,
         window_end=span.window[1] if span.window else None,
+        header=apart,
     )
 
 

@@ -14,6 +14,8 @@ from rag_assets.core.models import ParsedDocument
 CHUNKER_REVISION = "2"
 STRATEGY_REVISIONS = {"sentence_window": "1"}  # 1: a split sentence's pieces window the whole sentence
 
+# Settings added later count in the fingerprint only when set, so existing profiles keep theirs.
+OMITTED_WHEN_UNSET = ("header_weight",)
 QUERY_SETTINGS = ("group_gap", "group_candidates", "score_margin", "group_context", "lone_hit_context",
                   "group_margin", "min_result_chars")
 
@@ -27,6 +29,7 @@ class ChunkingProfile:
     max_tokens: int = 256
     overlap: int = 0
     contextual_header: bool = True
+    header_weight: float | None = None  # embed the header apart and mix its vector in with this weight
     min_tokens: int = 50
     table_records: bool = False
     window: int = 2
@@ -47,7 +50,8 @@ class ChunkingProfile:
     def fingerprint(self) -> str:
         """Changes whenever the chunks this profile produces could change (query-time settings
         such as grouping and the score margin do not count)."""
-        settings = {k: v for k, v in asdict(self).items() if k not in QUERY_SETTINGS}
+        settings = {k: v for k, v in asdict(self).items()
+                    if k not in QUERY_SETTINGS and not (k in OMITTED_WHEN_UNSET and v is None)}
         used = sorted({self.strategy, *(strategy for _, strategy in self.content_types)} & STRATEGY_REVISIONS.keys())
         revisions = {"strategy_revisions": {s: STRATEGY_REVISIONS[s] for s in used}} if used else {}
         return settings_hash({**settings, "revision": CHUNKER_REVISION, **revisions})
