@@ -302,11 +302,11 @@ def _vectors(store: StageStore, ptr: dict, chunked: ChunkedDocument | None, cach
     vectors = store.load("vectors", ptr["vectors"]) if ptr.get("vectors") else None
     if vectors is not None and len(vectors) == len(chunked.chunks):
         return vectors.tolist()
-    inputs = chunk_inputs(chunked, prefix)
-    cached = cache.get_many([text_hash(text) for text in inputs])
-    if not all(text_hash(text) in cached for text in inputs):
+    keys = {text: text_hash(text) for text in chunk_inputs(chunked, prefix)}
+    cached = cache.get_many(list(keys.values()))
+    if not all(key in cached for key in keys.values()):
         return None
-    return chunk_vectors(chunked, {text: cached[text_hash(text)] for text in inputs}, prefix)
+    return chunk_vectors(chunked, {text: cached[key] for text, key in keys.items()}, prefix)
 
 
 def _fail(store: StageStore, stage: str, doc_id: str, error: str, **record) -> StageResult:
