@@ -317,10 +317,22 @@ def _to_windows(table, doc_id: str, rows: list[dict]) -> list[dict]:
     return rows if (lo, hi) == (first["start"], last["end"]) else _rows_within(table, doc_id, lo, hi)
 
 
+def _short_section(table, hit: Hit, max_chars: int) -> list[dict]:
+    """Rows of ``hit``'s heading section when the section spans at most ``max_chars`` characters
+    and is not its whole document (a document without sections has none to return), else none."""
+    doc, section = sql_str(hit.doc_id), sql_str(hit.heading_path)
+    rows = table.search().where(f"doc_id = {doc} AND heading_path = {section}") \
+        .select(CITATION_COLUMNS).limit(None).to_list()
+    if not rows or max(r["end"] for r in rows) - min(r["start"] for r in rows) > max_chars:
+        return []
+    rest = table.search().where(f"doc_id = {doc} AND heading_path != {section}").select(["start"]).limit(1).to_list()
+    return rows if rest else []
+
+
 def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[int], version: int | None = None,
                     context: int | None = None, lone_context: int | None = None, group_margin: float | None = None,
                     vector: list[float] | None = None, min_chars: int = 0,
-                    anchors: frozenset[str] = frozenset()) -> dict[int, list[Hit]]:
+                    anchors: frozenset[str] = frozenset(), section_chars: int = 0) -> dict[int, list[Hit]]:
     """Sentence-window results: candidate sentences of one document at most ``gap`` sentences
     apart form one result, ranked by its best sentence and spanning its members' windows; or,
     with ``context`` (a query-time width), its members plus ``context`` sentences on each side,
@@ -330,7 +342,9 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
     With ``group_margin`` and the query ``vector``, a result after the first is kept only when its
     best sentence's cosine similarity is within ``group_margin`` of the best candidate's or it
     holds one of ``anchors`` (hybrid search's best keyword hit); with ``min_chars``, a
-    context-width result narrower than that is widened by whole neighbouring sentences. Returns
+    context-width result narrower than that is widened by whole neighbouring sentences; with
+    ``section_chars``, a context-width result of two or more hits also takes the rest of its best
+    hit's heading section when that spans at most ``section_chars`` (``_short_section``). Returns
     the results of the first ``k`` groups for each ``k`` in ``ks`` (the groups do not depend on
     ``k``: each is read once)."""
     groups: list[list[Hit]] = []
@@ -356,6 +370,8 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
             width = lone_context if len(group) == 1 and lone_context is not None else context
             rows = _sentence_rows(table, best.doc_id, group[0].chunk_index - width, group[-1].chunk_index + width,
                                   min_chars)
+            if section_chars and len(group) > 1:
+                rows = rows + _short_section(table, best, section_chars)
             out.append((i, _absorb(best, _to_windows(table, best.doc_id, rows))))
             continue
         lo = min(h.window_start if h.window_start is not None else h.start for h in group)
@@ -420,12 +436,13 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
            version: int | None = None, whole_document_tokens: int = 0, group_gap: int = 0,
            score_margin: float | None = None, group_context: int | None = None,
            lone_hit_context: int | None = None, group_margin: float | None = None,
-           min_result_chars: int = 0) -> dict[int, list[Hit]]:
+           min_result_chars: int = 0, section_chars: int = 0) -> dict[int, list[Hit]]:
     """The query path, for each number of results ``k`` in ``ks``: candidates (``candidate_hits``,
     a pool of ``max(k, candidates)``, searched once per pool size), MMR if asked, sentence windows
     and merging of overlapping spans (``sentence_windows``), neighbour expansion, then whole
     documents for short ones; or, with ``group_gap``, sentence-window grouping of the candidates
-    (``group_sentences``: ``group_margin`` and ``min_result_chars`` are its settings).
+    (``group_sentences``: ``group_margin``, ``min_result_chars`` and ``section_chars`` are its
+    settings).
     ``mode`` is vector, fts or hybrid. Returns the results by ``k``."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -445,5 +462,5 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
         for pool, (hits, anchors) in pools.items():
             out.update(group_sentences(index, hits, group_gap, [k for k in set(ks) if max(k, candidates) == pool],
                                        version, group_context, lone_hit_context, group_margin, vector,
-                                       min_result_chars, anchors))
+                                       min_result_chars, anchors, section_chars))
     return out

@@ -1,5 +1,6 @@
 """Sentence-window grouping at query time, on a real LanceDB table: the group margin drops weak
-later results, and the minimum result width widens narrow results by whole sentences."""
+later results, the minimum result width widens narrow results by whole sentences, and a result of
+several hits brings its short heading section."""
 
 import lancedb
 import numpy as np
@@ -19,13 +20,15 @@ def unit(cosine: float) -> tuple[float, ...]:
     return (cosine, float(np.sqrt(max(0.0, 1 - cosine * cosine))), 0.0, 0.0)
 
 
-def build(tmp_path, sentences: list[str], cosines: list[float]) -> tuple[LanceIndex, str]:
+def build(tmp_path, sentences: list[str], cosines: list[float],
+          sections: list[tuple[str, ...]] | None = None) -> tuple[LanceIndex, str]:
     text, chunks, pos = "", [], 0
     for i, sentence in enumerate(sentences):
         start = pos
         text += sentence + " "
         pos = len(text)
         chunks.append(Chunk("doc.md", i, start, start + len(sentence), sentence, sentence, 5,
+                            heading_path=sections[i] if sections else (),
                             window_start=start, window_end=start + len(sentence)))
     doc = ChunkedDocument("doc.md", "file:///doc.md", "Doc", "h", "v", "text", "p", "ph", tuple(chunks))
     index = LanceIndex(lancedb.connect(str(tmp_path / "db")), "c", "m", DIM, "p")
@@ -110,6 +113,29 @@ def test_narrow_results_widen_by_whole_sentences_after_then_before(tmp_path):
     whole = grouped(index, hits, gap=2, k=5, context=0, min_chars=10_000)[0]
     assert (whole.start, whole.end) == (0, len(text) - 1)  # the document ends it
     assert whole.id == alone.id and whole.score == alone.score
+
+
+def test_a_result_of_several_hits_brings_its_short_heading_section(tmp_path):
+    sentences = ["Aa.", "Bb.", "Cc.", "Dd.", "Ee.", "Ff.", "Gg.", "Hh."]
+    sections = [("A",)] * 2 + [("A", "B")] * 4 + [("C",)] * 2  # B is "Cc. Dd. Ee. Ff.": 15 characters
+    cosines = [0.0, 0.0, 0.0, 0.9, 0.85, 0.0, 0.0, 0.0]
+    index, text = build(tmp_path, sentences, cosines, sections)
+    hits = vector_search(index, QUERY, k=2)
+
+    def result(**settings):
+        found = grouped(index, hits, gap=2, k=5, context=0, **settings)
+        assert len(found) == 1
+        return text[found[0].start:found[0].end]
+
+    assert result() == "Dd. Ee."
+    assert result(section_chars=15) == "Cc. Dd. Ee. Ff."  # the section, not its parent A nor C
+    assert result(section_chars=14) == "Dd. Ee."  # a longer section is not returned
+    lone = grouped(index, hits[:1], gap=2, k=5, context=0, section_chars=1000)
+    assert text[lone[0].start:lone[0].end] == "Dd."  # one hit marks a sentence, not a passage
+
+    plain, plain_text = build(tmp_path / "plain", sentences, cosines)  # no headings: one section, the document
+    found = grouped(plain, vector_search(plain, QUERY, k=2), gap=2, k=5, context=0, section_chars=1000)
+    assert [plain_text[r.start:r.end] for r in found] == ["Dd. Ee."]
 
 
 @settings(max_examples=25, deadline=None)
