@@ -320,13 +320,12 @@ def _to_windows(table, doc_id: str, rows: list[dict]) -> list[dict]:
 def _short_section(table, hit: Hit, max_chars: int) -> list[dict]:
     """Rows of ``hit``'s heading section when the section spans at most ``max_chars`` characters
     and is not its whole document (a document without sections has none to return), else none."""
-    doc, section = sql_str(hit.doc_id), sql_str(hit.heading_path)
-    rows = table.search().where(f"doc_id = {doc} AND heading_path = {section}") \
-        .select(CITATION_COLUMNS).limit(None).to_list()
+    where = f"doc_id = {sql_str(hit.doc_id)} AND heading_path = {sql_str(hit.heading_path)}"
+    rows = table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()
     if not rows or max(r["end"] for r in rows) - min(r["start"] for r in rows) > max_chars:
         return []
-    rest = table.search().where(f"doc_id = {doc} AND heading_path != {section}").select(["start"]).limit(1).to_list()
-    return rows if rest else []
+    elsewhere = f"doc_id = {sql_str(hit.doc_id)} AND heading_path != {sql_str(hit.heading_path)}"
+    return rows if table.search().where(elsewhere).select(["start"]).limit(1).to_list() else []
 
 
 def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[int], version: int | None = None,
