@@ -269,15 +269,20 @@ def expand(index: LanceIndex, hits: list[Hit], neighbours: int, version: int | N
     return out
 
 
-def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int) -> list[dict]:
+def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int,
+                   section: str | None = None) -> tuple[list[dict], list[dict]]:
     """Rows of sentences ``lo``..``hi`` of a document, widened by whole sentences (one after, then
-    one before, in turn) until they span ``min_chars`` characters or the document ends."""
+    one before, in turn) until they span ``min_chars`` characters or the document ends; and, read
+    by the same query, the rows of heading section ``section`` when given."""
     pad = 8 if min_chars else 0
     for _ in range(16):  # the fetched range doubles each round: 16 rounds cover any document
-        where = f"doc_id = {sql_str(doc_id)} AND chunk_index >= {int(lo - pad)} AND chunk_index <= {int(hi + pad)}"
-        rows = {r["chunk_index"]: r for r in table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()}
+        where = (f"doc_id = {sql_str(doc_id)} AND ((chunk_index >= {int(lo - pad)} AND chunk_index <= {int(hi + pad)})"
+                 + (f" OR heading_path = {sql_str(section)})" if section is not None else ")"))
+        fetched = table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()
+        in_section = [r for r in fetched if section is not None and r["heading_path"] == section]
+        rows = {r["chunk_index"]: r for r in fetched if lo - pad <= r["chunk_index"] <= hi + pad}
         if not rows:
-            return []
+            return [], in_section
         a = min((i for i in rows if i >= lo), default=max(rows))
         b = max((i for i in rows if i <= hi), default=a)
 
@@ -297,7 +302,7 @@ def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int) -> list
         if not short() or not (unfetched(a - 1) or unfetched(b + 1)):
             break
         pad *= 2
-    return [rows[i] for i in range(a, b + 1) if i in rows]
+    return [rows[i] for i in range(a, b + 1) if i in rows], in_section
 
 
 def _rows_within(table, doc_id: str, start: int, end: int) -> list[dict]:
@@ -317,15 +322,16 @@ def _to_windows(table, doc_id: str, rows: list[dict]) -> list[dict]:
     return rows if (lo, hi) == (first["start"], last["end"]) else _rows_within(table, doc_id, lo, hi)
 
 
-def _short_section(table, hit: Hit, max_chars: int) -> list[dict]:
-    """Rows of ``hit``'s heading section when the section spans at most ``max_chars`` characters
-    and is not its whole document (a document without sections has none to return), else none."""
-    where = f"doc_id = {sql_str(hit.doc_id)} AND heading_path = {sql_str(hit.heading_path)}"
-    rows = table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()
+def _short_section(table, doc_id: str, rows: list[dict], max_chars: int) -> list[dict]:
+    """A heading section's ``rows`` when they span at most ``max_chars`` characters and are not
+    their whole document (a document without sections has none to return), else none."""
     if not rows or max(r["end"] for r in rows) - min(r["start"] for r in rows) > max_chars:
         return []
-    elsewhere = f"doc_id = {sql_str(hit.doc_id)} AND heading_path != {sql_str(hit.heading_path)}"
-    return rows if table.search().where(elsewhere).select(["start"]).limit(1).to_list() else []
+    first, last = min(r["chunk_index"] for r in rows), max(r["chunk_index"] for r in rows)
+    if first > 0:
+        return rows
+    after = f"doc_id = {sql_str(doc_id)} AND chunk_index > {int(last)}"
+    return rows if table.search().where(after).select(["chunk_index"]).limit(1).to_list() else []
 
 
 def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[int], version: int | None = None,
@@ -367,10 +373,10 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
         best = min(group, key=lambda h: rank[h.id])
         if context is not None:
             width = lone_context if len(group) == 1 and lone_context is not None else context
-            rows = _sentence_rows(table, best.doc_id, group[0].chunk_index - width, group[-1].chunk_index + width,
-                                  min_chars)
-            if section_chars and len(group) > 1:
-                rows = rows + _short_section(table, best, section_chars)
+            section = best.heading_path if section_chars and len(group) > 1 else None
+            rows, in_section = _sentence_rows(table, best.doc_id, group[0].chunk_index - width,
+                                              group[-1].chunk_index + width, min_chars, section)
+            rows = rows + _short_section(table, best.doc_id, in_section, section_chars)
             out.append((i, _absorb(best, _to_windows(table, best.doc_id, rows))))
             continue
         lo = min(h.window_start if h.window_start is not None else h.start for h in group)
