@@ -133,6 +133,11 @@ def test_a_result_of_several_hits_brings_its_short_heading_section(tmp_path):
     lone = grouped(index, hits[:1], gap=2, k=5, context=0, section_chars=1000)
     assert text[lone[0].start:lone[0].end] == "Dd."  # one hit marks a sentence, not a passage
 
+    repeated = [("A", "N")] * 2 + [("A", "M")] + [("A", "N")] * 3 + [("C",)] * 2  # "A > N" twice
+    twice, twice_text = build(tmp_path / "twice", sentences, cosines, repeated)
+    found = grouped(twice, vector_search(twice, QUERY, k=2), gap=2, k=5, context=0, section_chars=1000)
+    assert [(r.text, twice_text[r.start:r.end]) for r in found] == [("Dd. Ee. Ff.", "Dd. Ee. Ff.")]  # its own run
+
     plain, plain_text = build(tmp_path / "plain", sentences, cosines)  # no headings: one section, the document
     found = grouped(plain, vector_search(plain, QUERY, k=2), gap=2, k=5, context=0, section_chars=1000)
     assert [plain_text[r.start:r.end] for r in found] == ["Dd. Ee."]
