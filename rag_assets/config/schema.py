@@ -143,7 +143,8 @@ class ChunkingProfileConfig(_Strict):
         "neighbouring sentences, one after then one before, until it spans this many. Changes no chunk."))
     section_chars: int = Field(0, ge=0, le=100_000, description=(
         "sentence_window query (with group_context): a result of two or more hits also returns the rest of its "
-        "best hit's heading section when that section spans at most this many characters. Changes no chunk."))
+        "best hit's heading section (the stretch holding it) when that spans at most this many characters and is "
+        "not the whole document. Changes no chunk."))
     semantic_percentile: float = Field(90.0, gt=0, lt=100, description="semantic: distance percentile that breaks.")
     semantic_buffer: int = Field(1, ge=0, le=5, description="semantic: extra sentences compared on each side.")
     cleaning: CleaningConfig = Field(default_factory=CleaningConfig)
