@@ -193,22 +193,22 @@ def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache
         if vectors is not None and len(vectors) == len(chunked.chunks):
             stored[doc_id] = (ptr, chunked, vectors_key)
             continue
-        inputs = chunk_inputs(chunked, prefix)
-        pending[doc_id] = (ptr, chunked, inputs, vectors_key)
-        todo.update((text_hash(text), text) for text in inputs)
+        hashes = {text: text_hash(text) for text in chunk_inputs(chunked, prefix)}
+        pending[doc_id] = (ptr, chunked, hashes, vectors_key)
+        todo.update((key, text) for text, key in hashes.items())
     totals = EmbedTotals(cached=sum(len(chunked.chunks) for _, chunked, _ in stored.values()))
     found = cache.get_many(list(todo))
     missing = cache.embed_missing(todo, found, embed)
     found.update(missing)
     totals.cached += len(todo) - len(missing)
     totals.embedded = len(missing)
-    for doc_id, (ptr, chunked, inputs, vectors_key) in pending.items():
-        vectors = chunk_vectors(chunked, {text: found[text_hash(text)] for text in inputs}, prefix)
+    for doc_id, (ptr, chunked, hashes, vectors_key) in pending.items():
+        vectors = chunk_vectors(chunked, {text: found[key] for text, key in hashes.items()}, prefix)
         store.put("vectors", vectors_key, np.asarray(vectors, dtype=np.float32))
         stored[doc_id] = (ptr, chunked, vectors_key)
     for doc_id, (ptr, chunked, vectors_key) in stored.items():
-        new_chunks = [c for c in chunked.chunks
-                      if doc_id in pending and text_hash(prefix + c.embed_text) in missing]
+        hashes = pending[doc_id][2] if doc_id in pending else {}
+        new_chunks = [c for c in chunked.chunks if hashes and hashes[prefix + c.embed_text] in missing]
         totals.tokens += sum(c.tokens for c in new_chunks)
         store.set_current("embeddings", doc_id, key=ptr["key"], vectors=vectors_key, model=model_name,
                           content_hash=ptr["content_hash"])
