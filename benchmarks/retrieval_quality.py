@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO))
 from rag_assets.config import load_project  # noqa: E402
 from rag_assets.config.profiles import profile_from_config  # noqa: E402
 from rag_assets.core.evaluation import bootstrap_ci, bootstrap_ci_of_sets, is_hit, token_scores  # noqa: E402
-from rag_assets.core.selection import Bar, bar_probability, choose, leave_one_corpus_out, unit_means  # noqa: E402
+from rag_assets.core.selection import Bar, bar_probability, held_out_and_overall, unit_means  # noqa: E402
 from rag_assets.evaluate import evaluate  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "benchmarks" / "chroma_chunking_eval"
@@ -51,6 +51,7 @@ CANDIDATES: dict[str, dict] = {
     "rec_gm0.16": {"group_margin": 0.16},
     "rec_gm0.14": {"group_margin": 0.14},
     "rec_gm0.10": {"group_margin": 0.10},
+    "rec_gm0.08": {"group_margin": 0.08},
     "rec_gm0.18": {"group_margin": 0.18},
     "rec_m0.16_gm0.16": {"score_margin": 0.16, "group_margin": 0.16},
     "rec_m0.18_gm0.16": {"score_margin": 0.18, "group_margin": 0.16},
@@ -204,11 +205,11 @@ def select(records: list[dict], baselines: list[str], candidates: list[str], bar
     if len({corpus for corpus, _ in scores}) < 2:
         print("\nleave-one-corpus-out needs two or more corpora: no selection (run more sets)")
         return {}
-    held = leave_one_corpus_out(candidates, per_question, baselines, bar)
+    held, on_all = held_out_and_overall(candidates, per_question, baselines, bar)
     print("\n## leave-one-corpus-out: the candidate chosen on every other corpus, scored on the held-out one")
     print(f"{'held-out corpus':<32}{'chosen':<21}{'mode':<8}{'recall':>7}{'best base':>10}{'iou':>6}"
           f"{'best base':>10}  bar     P(bar)")
-    out = {"held_out": {}, "chosen_on_all": choose(candidates, per_question, baselines, bar=bar)}
+    out = {"held_out": {}, "chosen_on_all": on_all}
     for corpus, chosen in held.items():
         for (c, mode), row in sorted(scores.items()):
             if c != corpus:

@@ -101,9 +101,17 @@ def leave_one_corpus_out(candidates: list[str], per_question: PerQuestion, basel
                          bar: Bar = Bar()) -> dict[str, str]:
     """corpus -> the candidate ``choose`` picks from every other corpus' units (all modes): how
     the selection rule does on a corpus it never saw. Each unit's probabilities are computed once."""
+    return held_out_and_overall(candidates, per_question, baselines, bar)[0]
+
+
+def held_out_and_overall(candidates: list[str], per_question: PerQuestion, baselines: list[str],
+                         bar: Bar = Bar()) -> tuple[dict[str, str], str]:
+    """``leave_one_corpus_out``'s picks and ``choose``'s pick on all units, from one computation of
+    every unit's means and probabilities (the paired bootstrap is the costly part)."""
     corpora = sorted({corpus for corpus, _ in per_question})
     if len(corpora) < 2:
         raise ValueError("leave-one-corpus-out needs at least two corpora")
     means, probabilities = _tables(candidates, per_question, baselines, bar)
-    return {held: _pick(candidates, means, probabilities, baselines, [u for u in per_question if u[0] != held], bar)
-            for held in corpora}
+    held = {corpus: _pick(candidates, means, probabilities, baselines, [u for u in per_question if u[0] != corpus], bar)
+            for corpus in corpora}
+    return held, _pick(candidates, means, probabilities, baselines, list(per_question), bar)

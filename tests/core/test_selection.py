@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag_assets.core.selection import Bar, bar_probability, choose, leave_one_corpus_out
+from rag_assets.core.selection import Bar, bar_probability, choose, held_out_and_overall, leave_one_corpus_out
 
 BASE = ["fixed", "recursive"]
 
@@ -54,6 +54,7 @@ def test_leave_one_corpus_out_never_looks_at_the_held_out_corpus():
     # the bar on one of the other two, and c's 19.5-point shortfall under x outweighs y's 0.5
     assert leave_one_corpus_out(["x", "y"], scores, BASE) == {"a": "y", "b": "y", "c": "x"}
     assert choose(["x", "y"], scores, BASE) == "x"  # it meets the bar on two corpora of three
+    assert held_out_and_overall(["x", "y"], scores, BASE) == ({"a": "y", "b": "y", "c": "x"}, "x")
     with pytest.raises(ValueError):
         leave_one_corpus_out(["x"], {("a", "vector"): scores[("a", "vector")]}, BASE)
 
