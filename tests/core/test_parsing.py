@@ -50,6 +50,16 @@ def test_markdown_title_is_the_sole_top_level_heading_else_the_file_name(text, t
     assert parse_document(raw("docs/tv_manual.md", text.encode())).title == title
 
 
+def test_markdown_headings_are_read_as_text_not_markup():
+    text = ('# Stopping a DB Instance<a name="USER_StopInstance"></a>\n\nIntro.\n\n'
+            '## Using **Multi\\-AZ** with `aws s3` and [the CLI](cli.md)<a name="x"></a>\n\nBody.\n')
+    doc = parse_document(raw("guide/USER_StopInstance.md", text.encode()))
+    body = next(e for e in doc.elements if "Body." in doc.text[e.start : e.end])
+    assert body.heading_path == ("Stopping a DB Instance", "Using Multi-AZ with aws s3 and the CLI")
+    assert doc.title == "Stopping a DB Instance"
+    assert doc.text == text  # the text, and so every offset, is the file's
+
+
 def test_hash_inside_a_code_fence_is_not_a_heading():
     text = "# Top\n\n```bash\n# just a comment\necho hi\n```\n\nAfter the fence.\n"
     doc = parse_document(raw("a.md", text.encode()))

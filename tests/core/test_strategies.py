@@ -96,6 +96,20 @@ def test_sentence_splitter_knows_abbreviations_decimals_quotes_and_lists():
     assert "- first item" in sentences and "- second item" in sentences
 
 
+def test_sentence_splitter_takes_each_markdown_table_row_as_one_sentence():
+    text = ("The limits follow. They are per Region.\n\n| Resource | Default | Notes |\n| --- | :-: | --- |\n"
+            "| Filters | 100 | The maximum per account\\. Ask to raise it. |\n|  Load balancers | 50 | |\n"
+            "Most limits can be raised. See Quotas.")
+    sentences = [text[a:b] for a, b in sentence_spans(text)]
+    assert sentences == [
+        "The limits follow.", "They are per Region.",
+        "| Resource | Default | Notes |\n| --- | :-: | --- |",  # the delimiter row stays with its header
+        "| Filters | 100 | The maximum per account\\. Ask to raise it. |",  # end marks inside a row do not cut it
+        "|  Load balancers | 50 | |",
+        "Most limits can be raised.", "See Quotas.",
+    ]
+
+
 def test_markdown_keeps_heading_paths_and_ignores_hashes_in_code():
     text = (SAMPLE / "handbook" / "employee_handbook.md").read_text() + "\n```sh\n# not a heading\necho hi\n```\n"
     spans = STRATEGIES["markdown"](80, 0, COUNTERS[MINILM_TOKENIZER]).chunk(text)

@@ -2,12 +2,14 @@
 
 Handles abbreviations (Dr., e.g., U.S., Inc.), decimals and version numbers (3.5, v4.8.1),
 ellipses, closing quotes and brackets after the end mark, list items and line-separated
-headings, and CJK end marks that are not followed by a space.
+headings, Markdown table rows (one sentence each, a delimiter row kept with the header row above
+it), and CJK end marks that are not followed by a space.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 ABBREVIATIONS = frozenset(
     """mr mrs ms dr prof sr jr st vs etc e.g i.e cf al inc ltd co corp no nos fig figs vol pp p
@@ -19,6 +21,9 @@ ABBREVIATIONS = frozenset(
 _END = re.compile(r"([.!?\u2026]+|[\u3002\uff01\uff1f]+)(['\"\u2019\u201d)\]]*)(\s+|(?<=[\u3002\uff01\uff1f])(?=\S))")
 _LIST_ITEM = re.compile(r"(?:^|\n)[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+")
 _LINE_BREAKS = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:#|[-*+\u2022][ \t]|\d{1,3}[.)][ \t]))")
+# A table row: a line that starts with a pipe, but not a delimiter row (| --- | :-: |).
+_TABLE_ROW = re.compile(r"(?m)^[ \t]*\|(?![ \t:|-]*$).*$")
+_DELIMITER = re.compile(r"\n[ \t]*\|[ \t:|-]*-[ \t:|-]*(?=\n|$)")
 
 
 def _is_abbreviation(text: str, mark_start: int) -> bool:
@@ -34,12 +39,25 @@ def _is_abbreviation(text: str, mark_start: int) -> bool:
     return len(word) == 1 and text[word_start].isupper() or ("." in word and len(word) <= 6)
 
 
+def _row_end(text: str, line_end: int, end: int) -> int:
+    """The end of a table row at ``line_end``, taking the delimiter row that follows a header row."""
+    m = _DELIMITER.match(text, line_end, end)
+    return m.end() if m else line_end
+
+
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """Sentences of ``text[start:end]`` as trimmed ``(start, end)`` spans, in order; together
     they cover every non-whitespace char of the range."""
     end = len(text) if end is None else end
     cuts = {start, end}
+    rows = [(m.start(), _row_end(text, m.end(), end)) for m in _TABLE_ROW.finditer(text, start, end)]
+    for a, b in rows:
+        cuts.update((a, b))
+    row_starts = [a for a, _ in rows]
     for m in _END.finditer(text, start, end):
+        i = bisect_right(row_starts, m.start()) - 1
+        if i >= 0 and m.start() < rows[i][1]:
+            continue  # a row is one sentence, whatever its cells say
         mark = m.group(1)
         if mark == "." and _is_abbreviation(text, m.start(1)):
             continue

@@ -18,9 +18,9 @@ from importlib.metadata import version
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
 from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, run_bounded
-from rag_assets.core.parsing.structure import markdown_elements, paragraph_elements
+from rag_assets.core.parsing.structure import heading_text, markdown_elements, paragraph_elements
 
-PARSER_REVISION = "2"
+PARSER_REVISION = "3"  # 3: Markdown headings read as text (HTML anchors, links, emphasis, escapes rendered)
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -148,7 +148,7 @@ def _sole_top_heading(text: str, elements: tuple[Element, ...]) -> str:
     so the file name is used). A file of several top-level sections (a manual, a collection of
     articles) is not titled by its first section: the title goes into every chunk's header."""
     tops = [e for e in elements if e.category == "Title" and len(e.heading_path) == 1]
-    return text[tops[0].start : tops[0].end].lstrip("# ").strip() if len(tops) == 1 else ""
+    return heading_text(text[tops[0].start : tops[0].end].lstrip("# ")) if len(tops) == 1 else ""
 
 
 def _title_from_path(doc_id: str) -> str:

@@ -9,6 +9,19 @@ from rag_assets.core.models import Element
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_INLINE = [
+    (re.compile(r"<[^<>\n]*>"), ""),  # HTML tags and anchors: "Limits<a name=\"limits\"></a>"
+    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),  # links and images: their text
+    (re.compile(r"(\*\*|__|\*|`)(?=\S)(.+?)(?<=\S)\1"), r"\2"),  # emphasis and code spans
+    (re.compile(r"\\([!-/:-@\[-`{-~])"), r"\1"),  # backslash escapes: "Multi\-AZ"
+]
+
+
+def heading_text(raw: str) -> str:
+    """A Markdown heading's text as a reader sees it: inline markup, links and escapes rendered."""
+    for pattern, replacement in _INLINE:
+        raw = pattern.sub(replacement, raw)
+    return " ".join(raw.split())
 
 
 def _lines(text: str):
@@ -56,7 +69,7 @@ def markdown_elements(text: str) -> tuple[Element, ...]:
             level = len(heading.group(1))
             while stack and stack[-1][0] >= level:
                 stack.pop()
-            stack.append((level, heading.group(2).strip() or "(untitled)"))
+            stack.append((level, heading_text(heading.group(2)) or "(untitled)"))
             elements.append(Element(start, start + len(line), "Title", heading_path=path()))
             continue
         if not line.strip():
