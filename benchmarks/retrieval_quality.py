@@ -111,7 +111,9 @@ def run(sets: dict, profiles: list[str], modes: list[str], k: int, candidates: l
         for mode in modes:
             def seen(profile, question, results, set_name=set_name, mode=mode):
                 recall, _, iou = token_scores(question, results[k])
-                records.append({"set": set_name, "mode": mode, "profile": profile, "corpus": question.corpus_id,
+                # the corpora of a scoped set (one contract each) are one corpus unit: the set
+                records.append({"set": set_name, "mode": mode, "profile": profile,
+                                "corpus": set_name if question.scoped else question.corpus_id,
                                 "recall": 100 * recall, "iou": 100 * iou,
                                 "hit_at": {str(n): any(is_hit(question, r) for r in results[n]) for n in (5, 10)},
                                 "results": len(results[k]), "chars": sum(r.end - r.start for r in results[k])})

@@ -27,6 +27,7 @@ from rag_assets.core.hashing import content_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import EmbeddedDocument, RawDocument
 from rag_assets.core.parsing import parse_document
+from rag_assets.core.retrieval import Filters
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.progress import Progress
@@ -124,7 +125,9 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                 # What a user asking for each number of results gets (merging depends on it).
                 asked = {depth: [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
                          for depth, hits in retrieve(index, question.question, vector, declared[name], settings,
-                                                     ks=(k, *RECALL_AT), mode=mode).items()}
+                                                     ks=(k, *RECALL_AT), mode=mode, filters=Filters(
+                                                         doc_id=question.corpus_id if question.scoped else None)
+                                                     ).items()}
                 omega = precision_omega(question, spans.get(question.corpus_id, [])) if question.references else None
                 scores.add(question, asked, k, omega)
                 if on_question:

@@ -1,12 +1,15 @@
 """`rag eval` on a Chroma-format CSV reads each corpus file as an ingest would: a `.md` corpus is
-Markdown (its headings reach the chunks), and results are still cited by the corpus id."""
+Markdown (its headings reach the chunks), and results are still cited by the corpus id; a scoped
+question searches its own corpus only."""
 
 import csv
 import json
 
+import pytest
+
 from rag_assets.config import load_project
 from rag_assets.core.evaluation import load_questions
-from rag_assets.evaluate import _documents
+from rag_assets.evaluate import _documents, evaluate
 
 
 def test_a_markdown_corpus_is_parsed_as_markdown_and_named_by_its_corpus_id(tmp_path, monkeypatch):
@@ -34,3 +37,34 @@ def test_a_markdown_corpus_is_parsed_as_markdown_and_named_by_its_corpus_id(tmp_
         [("Sound settings",), ("Sound settings", "Equalizer")]
     assert all(not e.heading_path for e in docs["notes"].elements)
     assert docs["manual"].uri == (corpora / "manual.md").as_uri()
+
+
+def test_a_scoped_question_is_asked_of_its_own_corpus_only(tmp_path):
+    """The same clause in two contracts: unscoped, the closer wording in the other contract wins;
+    scoped to its corpus (``scope`` = ``corpus``), the question is searched there only."""
+    corpora = tmp_path / "corpora"
+    corpora.mkdir()
+    (corpora / "nda_a.txt").write_text("Either party may end this agreement with thirty days written notice.\n")
+    (corpora / "nda_b.txt").write_text("Termination requires a notice of one month in writing by a party.\n")
+    question = "Either party may end this agreement with thirty days written notice."
+    content = (corpora / "nda_b.txt").read_text().strip()
+    for scope in ("", "corpus"):
+        path = tmp_path / f"questions{scope}.csv"
+        with path.open("w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(["question", "references", "corpus_id", "scope"])
+            writer.writerow([question, json.dumps([{"content": content, "start_index": 0, "end_index": len(content)}]),
+                             "nda_b", scope])
+            writer.writerow(["Who may end it?", json.dumps([{"content": "Either party", "start_index": 0,
+                                                              "end_index": 12}]), "nda_a", ""])  # loads nda_a
+        seen = []
+        evaluate(load_project(), path, ["fixed_200_0"], corpora=corpora, mode="vector", k=1,
+                 on_question=lambda profile, q, results: seen.append([r.corpus_id for r in results[1]]))
+        assert seen[0] == (["nda_b"] if scope else ["nda_a"])
+
+
+def test_a_scope_other_than_corpus_is_refused_with_its_line(tmp_path):
+    path = tmp_path / "questions.csv"
+    path.write_text('question,references,corpus_id,scope\nq,"[]",a,document\n')
+    with pytest.raises(ValueError, match=r"questions.csv:2: scope must be empty or 'corpus'"):
+        load_questions(path)

@@ -63,13 +63,15 @@ class Reference:
 
 @dataclass(frozen=True)
 class Question:
-    """A question, the corpus (or document) it is about, and where its answer is."""
+    """A question, the corpus (or document) it is about, and where its answer is; a ``scoped``
+    question is asked of its own corpus only (a filter on it), as a reviewer asks of one contract."""
 
     question: str
     corpus_id: str
     references: tuple[Reference, ...] = ()
     expected_doc: str | None = None
     expected_section: str | None = None
+    scoped: bool = False
 
 
 @dataclass(frozen=True)
@@ -200,15 +202,21 @@ class Scores:
 
 
 def load_questions(path: str | Path) -> list[Question]:
-    """Questions from Chroma's CSV format (question, references JSON, corpus_id) or our YAML."""
+    """Questions from Chroma's CSV format (question, references JSON, corpus_id; an optional
+    ``scope`` column where ``corpus`` asks that row's question of its corpus only) or our YAML."""
     path = Path(path)
     if path.suffix.lower() == ".csv":
         with path.open(newline="", encoding="utf-8") as f:
-            return [
-                Question(row["question"], row["corpus_id"],
-                         tuple(Reference(int(r["start_index"]), int(r["end_index"])) for r in json.loads(row["references"])))
-                for row in csv.DictReader(f)
-            ]
+            rows = list(csv.DictReader(f))
+        for line, row in enumerate(rows, start=2):
+            if row.get("scope") not in (None, "", "corpus"):
+                raise ValueError(f"{path}:{line}: scope must be empty or 'corpus', got {row['scope']!r}")
+        return [
+            Question(row["question"], row["corpus_id"],
+                     tuple(Reference(int(r["start_index"]), int(r["end_index"])) for r in json.loads(row["references"])),
+                     scoped=row.get("scope") == "corpus")
+            for row in rows
+        ]
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict) or "questions" not in data:
         raise ValueError(f"{path}: expected a mapping with 'questions' (and 'corpus')")

@@ -1,0 +1,83 @@
+"""Build a development question set in the Chroma CSV format from ContractNLI (Koreeda and
+Manning, "ContractNLI: A Dataset for Document-level Natural Language Inference for Contracts",
+Findings of EMNLP 2021): non-disclosure agreements, 17 hypotheses asked of each, and the spans of
+each agreement that entail or contradict them.
+
+    .venv/bin/python benchmarks/contractnli_devset.py SPLIT_JSON OUT_DIR [--documents N]
+
+Each of the first ``N`` agreements of the split becomes a corpus of its own
+(``corpora/<corpus_id>.txt``, its text as the dataset gives it, read as plain text), and each
+hypothesis the agreement entails or contradicts becomes a question scoped to that corpus (the
+``scope`` column: the hypothesis is asked of one agreement, as a reviewer filters to the contract
+at hand), with the annotated evidence spans (sentences or list items) as references, touching
+ones merged. "NotMentioned" hypotheses have no evidence and are left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import sys
+from pathlib import Path
+
+
+def corpus_id(document: dict) -> str:
+    """A file-safe id: the dataset's document id and its file name's words."""
+    stem = re.sub(r"[^A-Za-z0-9]+", "_", Path(document["file_name"]).stem).strip("_")[:40]
+    return f"nda{document['id']}_{stem}"
+
+
+def references(text: str, spans: list[list[int]], chosen: list[int]) -> list[dict]:
+    """The chosen evidence spans, whitespace-trimmed, touching ones merged, in document order."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans[i] for i in chosen):
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if merged and not text[merged[-1][1]:start].strip():
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        elif start < end:
+            merged.append((start, end))
+    return [{"content": text[a:b], "start_index": a, "end_index": b} for a, b in merged]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("split", type=Path, help="ContractNLI split JSON (dev.json or test.json)")
+    parser.add_argument("out", type=Path, help="output folder (questions.csv, corpora/)")
+    parser.add_argument("--documents", type=int, default=20)
+    args = parser.parse_args(argv)
+    data = json.loads(args.split.read_text(encoding="utf-8"))
+    hypotheses = {key: label["hypothesis"] for key, label in data["labels"].items()}
+    (args.out / "corpora").mkdir(parents=True, exist_ok=True)
+    rows = []
+    for document in data["documents"][:args.documents]:
+        cid = corpus_id(document)
+        path = args.out / "corpora" / f"{cid}.txt"
+        path.write_text(document["text"], encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
+        if text != document["text"]:
+            raise SystemExit(f"{path}: the text does not read back as written (line endings?)")
+        for key, annotation in sorted(document["annotation_sets"][0]["annotations"].items(),
+                                      key=lambda item: int(item[0].split("-")[1])):
+            if annotation["choice"] == "NotMentioned" or not annotation["spans"]:
+                continue
+            refs = references(text, document["spans"], annotation["spans"])
+            for ref in refs:
+                if text[ref["start_index"]:ref["end_index"]] != ref["content"]:
+                    raise SystemExit(f"span check failed for {cid} {key}: {ref}")
+            rows.append([hypotheses[key], json.dumps(refs), cid, "corpus"])
+    with (args.out / "questions.csv").open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["question", "references", "corpus_id", "scope"])
+        writer.writerows(rows)
+    print(f"{args.out}: {args.documents} agreements, {len(rows)} questions, "
+          f"{sum(len(json.loads(r[1])) for r in rows)} spans, every one checked", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
