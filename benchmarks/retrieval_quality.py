@@ -60,9 +60,6 @@ CANDIDATES: dict[str, dict] = {
     "rec_sec0": {"section_chars": 0},
     "rec_sec2000": {"section_chars": 2000},
     "rec_sec3000": {"section_chars": 3000},
-    "rec_max8": {"group_max_sentences": 8},
-    "rec_max12": {"group_max_sentences": 12},
-    "rec_max16": {"group_max_sentences": 16},
 }
 
 

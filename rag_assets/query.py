@@ -75,7 +75,7 @@ def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: 
                   group_gap=profile.group_gap if grouped else 0, score_margin=profile.score_margin,
                   group_context=profile.group_context, lone_hit_context=profile.lone_hit_context,
                   group_margin=profile.group_margin, min_result_chars=profile.min_result_chars,
-                  section_chars=profile.section_chars, group_max_sentences=profile.group_max_sentences)
+                  section_chars=profile.section_chars)
 
 
 def lineage(project: Project, row_id: str) -> dict | None:

@@ -141,10 +141,6 @@ class ChunkingProfileConfig(_Strict):
     min_result_chars: int = Field(0, ge=0, le=100_000, description=(
         "sentence_window query (with group_context): a result spanning fewer characters is widened by whole "
         "neighbouring sentences, one after then one before, until it spans this many. Changes no chunk."))
-    group_max_sentences: int = Field(0, ge=0, le=10_000, description=(
-        "sentence_window query: a result spans at most this many sentences from its first hit to its last (a "
-        "chain of hits in one document, each within group_gap of the next, is cut into several results that are "
-        "ranked apart); 0: no limit. Changes no chunk."))
     section_chars: int = Field(0, ge=0, le=100_000, description=(
         "sentence_window query (with group_context): a result of two or more hits also returns the rest of its "
         "best hit's heading section (the stretch holding it) when that spans at most this many characters and is "

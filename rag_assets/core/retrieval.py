@@ -345,11 +345,9 @@ def _short_section(table, hit: Hit, rows: list[dict], max_chars: int) -> list[di
 def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[int], version: int | None = None,
                     context: int | None = None, lone_context: int | None = None, group_margin: float | None = None,
                     vector: list[float] | None = None, min_chars: int = 0,
-                    anchors: frozenset[str] = frozenset(), section_chars: int = 0,
-                    max_sentences: int = 0) -> dict[int, list[Hit]]:
+                    anchors: frozenset[str] = frozenset(), section_chars: int = 0) -> dict[int, list[Hit]]:
     """Sentence-window results: candidate sentences of one document at most ``gap`` sentences
-    apart form one result (with ``max_sentences``, one spanning at most that many sentences from
-    its first hit to its last), ranked by its best sentence and spanning its members' windows; or,
+    apart form one result, ranked by its best sentence and spanning its members' windows; or,
     with ``context`` (a query-time width), its members plus ``context`` sentences on each side,
     ``lone_context`` for a result of a single candidate sentence when given (a lone hit is most
     often the answer itself; several close hits mark a passage), its first and last sentence
@@ -364,8 +362,7 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
     ``k``: each is read once)."""
     groups: list[list[Hit]] = []
     for hit in sorted(hits, key=lambda h: (h.doc_id, h.chunk_index)):
-        if groups and groups[-1][-1].doc_id == hit.doc_id and hit.chunk_index - groups[-1][-1].chunk_index <= gap \
-                and not (max_sentences and hit.chunk_index - groups[-1][0].chunk_index >= max_sentences):
+        if groups and groups[-1][-1].doc_id == hit.doc_id and hit.chunk_index - groups[-1][-1].chunk_index <= gap:
             groups[-1].append(hit)
         else:
             groups.append([hit])
@@ -452,13 +449,12 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
            version: int | None = None, whole_document_tokens: int = 0, group_gap: int = 0,
            score_margin: float | None = None, group_context: int | None = None,
            lone_hit_context: int | None = None, group_margin: float | None = None,
-           min_result_chars: int = 0, section_chars: int = 0, group_max_sentences: int = 0) -> dict[int, list[Hit]]:
+           min_result_chars: int = 0, section_chars: int = 0) -> dict[int, list[Hit]]:
     """The query path, for each number of results ``k`` in ``ks``: candidates (``candidate_hits``,
     a pool of ``max(k, candidates)``, searched once per pool size), MMR if asked, sentence windows
     and merging of overlapping spans (``sentence_windows``), neighbour expansion, then whole
     documents for short ones; or, with ``group_gap``, sentence-window grouping of the candidates
-    (``group_sentences``: ``group_margin``, ``min_result_chars``, ``section_chars`` and
-    ``group_max_sentences`` are its
+    (``group_sentences``: ``group_margin``, ``min_result_chars`` and ``section_chars`` are its
     settings).
     ``mode`` is vector, fts or hybrid. Returns the results by ``k``."""
     if mode not in MODES:
@@ -479,5 +475,5 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
         for pool, (hits, anchors) in pools.items():
             out.update(group_sentences(index, hits, group_gap, [k for k in set(ks) if max(k, candidates) == pool],
                                        version, group_context, lone_hit_context, group_margin, vector,
-                                       min_result_chars, anchors, section_chars, group_max_sentences))
+                                       min_result_chars, anchors, section_chars))
     return out

@@ -115,19 +115,6 @@ def test_narrow_results_widen_by_whole_sentences_after_then_before(tmp_path):
     assert whole.id == alone.id and whole.score == alone.score
 
 
-def test_a_chain_of_hits_is_cut_into_results_of_at_most_max_sentences(tmp_path):
-    # Hits at sentences 0, 3, 6 and 9, each within the gap (5) of the next: one chain.
-    cosines = [0.0] * 12
-    cosines[0], cosines[3], cosines[6], cosines[9] = 0.9, 0.8, 0.85, 0.95
-    index, _ = build(tmp_path, [f"Sentence number {i} here." for i in range(12)], cosines)
-    hits = vector_search(index, QUERY, k=4)
-    chain = grouped(index, hits, gap=5, k=5, context=0)
-    assert [(r.chunk_index, r.text.count("Sentence")) for r in chain] == [(9, 10)]  # sentences 0-9, best 9
-    cut = grouped(index, hits, gap=5, k=5, context=0, max_sentences=7)  # 0, 3, 6 then 9: each at most 7
-    assert [(r.chunk_index, r.text.count("Sentence")) for r in cut] == [(9, 1), (0, 7)]  # ranked by best hit
-    assert len(grouped(index, hits, gap=5, k=5, context=0, max_sentences=10)) == 1  # 0-9 is 10 sentences
-
-
 def test_a_result_of_several_hits_brings_its_short_heading_section(tmp_path):
     sentences = ["Aa.", "Bb.", "Cc.", "Dd.", "Ee.", "Ff.", "Gg.", "Hh."]
     sections = [("A",)] * 2 + [("A", "B")] * 4 + [("C",)] * 2  # B is "Cc. Dd. Ee. Ff.": 15 characters

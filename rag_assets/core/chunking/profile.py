@@ -17,7 +17,7 @@ STRATEGY_REVISIONS = {"sentence_window": "1"}  # 1: a split sentence's pieces wi
 # Settings added later count in the fingerprint only when set, so existing profiles keep theirs.
 OMITTED_WHEN_UNSET = ("header_weight",)
 QUERY_SETTINGS = ("group_gap", "group_candidates", "score_margin", "group_context", "lone_hit_context",
-                  "group_margin", "min_result_chars", "section_chars", "group_max_sentences")
+                  "group_margin", "min_result_chars", "section_chars")
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,6 @@ class ChunkingProfile:
     group_margin: float | None = None  # query: results after the first this far (cosine) below the best are dropped
     min_result_chars: int = 0  # query: results narrower than this widen by whole sentences
     section_chars: int = 0  # query: a result of several hits brings its heading section when this short
-    group_max_sentences: int = 0  # query: a result spans at most this many sentences, first hit to last
 
     def fingerprint(self) -> str:
         """Changes whenever the chunks this profile produces could change (query-time settings
