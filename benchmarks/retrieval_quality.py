@@ -60,6 +60,8 @@ CANDIDATES: dict[str, dict] = {
     "rec_sec0": {"section_chars": 0},
     "rec_sec2000": {"section_chars": 2000},
     "rec_sec3000": {"section_chars": 3000},
+    "rec_pool20": {"group_candidates": 20},
+    "rec_pool30": {"group_candidates": 30},
 }
 
 
