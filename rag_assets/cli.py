@@ -511,8 +511,11 @@ def build_parser() -> argparse.ArgumentParser:
     tables.set_defaults(func=cmd_tables)
 
     ev = command("eval", "score chunking profiles against golden questions, side by side")
-    ev.add_argument("--questions", required=True, type=_path, help="Chroma-format CSV or dbt_like_configs/evals/*.yml")
-    ev.add_argument("--corpora", type=_path, help="folder of <corpus_id>.md files (CSV format; default: beside the CSV)")
+    ev.add_argument("--questions", required=True, type=_path,
+                    help="Chroma-format CSV (question, references, corpus_id; a row whose optional scope column is "
+                         "'corpus' is searched within its own corpus only) or dbt_like_configs/evals/*.yml")
+    ev.add_argument("--corpora", type=_path,
+                    help="folder of <corpus_id>.md or .txt files (CSV format; default: beside the CSV)")
     ev.add_argument("--profile", action="append", required=True, help="profile to evaluate (repeatable)")
     ev.add_argument("--embedder", help="embedding model name (default: the first corpus')")
     ev.add_argument("--mode", choices=["vector", "hybrid"], default="vector")
