@@ -16,11 +16,13 @@ ones merged. "NotMentioned" hypotheses have no evidence and are left out.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import re
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from squad_devset import write_corpus, write_questions  # noqa: E402
 
 
 def corpus_id(document: dict) -> str:
@@ -52,30 +54,15 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     data = json.loads(args.split.read_text(encoding="utf-8"))
     hypotheses = {key: label["hypothesis"] for key, label in data["labels"].items()}
-    (args.out / "corpora").mkdir(parents=True, exist_ok=True)
-    rows = []
+    texts, rows = {}, []
     for document in data["documents"][:args.documents]:
         cid = corpus_id(document)
-        path = args.out / "corpora" / f"{cid}.txt"
-        path.write_text(document["text"], encoding="utf-8")
-        text = path.read_text(encoding="utf-8")
-        if text != document["text"]:
-            raise SystemExit(f"{path}: the text does not read back as written (line endings?)")
+        text = texts[cid] = write_corpus(args.out, cid, document["text"], ".txt")
         for key, annotation in sorted(document["annotation_sets"][0]["annotations"].items(),
                                       key=lambda item: int(item[0].split("-")[1])):
-            if annotation["choice"] == "NotMentioned" or not annotation["spans"]:
-                continue
-            refs = references(text, document["spans"], annotation["spans"])
-            for ref in refs:
-                if text[ref["start_index"]:ref["end_index"]] != ref["content"]:
-                    raise SystemExit(f"span check failed for {cid} {key}: {ref}")
-            rows.append([hypotheses[key], json.dumps(refs), cid, "corpus"])
-    with (args.out / "questions.csv").open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["question", "references", "corpus_id", "scope"])
-        writer.writerows(rows)
-    print(f"{args.out}: {args.documents} agreements, {len(rows)} questions, "
-          f"{sum(len(json.loads(r[1])) for r in rows)} spans, every one checked", file=sys.stderr)
+            if annotation["choice"] != "NotMentioned" and annotation["spans"]:
+                rows.append((hypotheses[key], references(text, document["spans"], annotation["spans"]), cid))
+    write_questions(args.out, rows, texts, scope="corpus")
     return 0
 
 

@@ -144,24 +144,41 @@ def build(source: Path, titles: list[str], max_chars: int, answer_sentences: boo
     return "".join(pieces), questions, dropped
 
 
-def write_set(out: Path, corpus_id: str, text: str, questions: list[tuple[str, list[dict]]]) -> None:
-    """Write ``out/corpora/<corpus_id>.md`` and ``out/questions.csv`` (each question's references
-    sorted by offset), then check every span against the file as read back."""
-    corpus = out / "corpora" / f"{corpus_id}.md"
+def write_corpus(out: Path, corpus_id: str, text: str, suffix: str = ".md") -> str:
+    """Write ``out/corpora/<corpus_id><suffix>``; returns the file as read back (the text spans
+    index), refusing one that does not read back as written."""
+    corpus = out / "corpora" / f"{corpus_id}{suffix}"
     corpus.parent.mkdir(parents=True, exist_ok=True)
     corpus.write_text(text, encoding="utf-8")
     read_back = corpus.read_text(encoding="utf-8")
+    if read_back != text:
+        raise SystemExit(f"{corpus}: the text does not read back as written (line endings?)")
+    return read_back
+
+
+def write_questions(out: Path, questions: list[tuple[str, list[dict], str]], texts: dict[str, str],
+                    scope: str | None = None) -> None:
+    """Write ``out/questions.csv`` from (question, references, corpus_id) rows, each question's
+    references sorted by offset and checked against its corpus as read back (``texts``); with
+    ``scope``, a ``scope`` column holding it on every row."""
     with (out / "questions.csv").open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["question", "references", "corpus_id"])
-        for question, refs in questions:
+        writer.writerow(["question", "references", "corpus_id"] + (["scope"] if scope else []))
+        for question, refs, corpus_id in questions:
             refs = sorted(refs, key=lambda r: r["start_index"])
             for ref in refs:
-                if read_back[ref["start_index"]:ref["end_index"]] != ref["content"]:
-                    raise SystemExit(f"span check failed for {question!r}: {ref}")
-            writer.writerow([question, json.dumps(refs), corpus_id])
-    print(f"{corpus}: {len(read_back)} chars; {len(questions)} questions, "
-          f"{sum(len(refs) for _, refs in questions)} spans, every one checked", file=sys.stderr)
+                if texts[corpus_id][ref["start_index"]:ref["end_index"]] != ref["content"]:
+                    raise SystemExit(f"span check failed for {question!r} ({corpus_id}): {ref}")
+            writer.writerow([question, json.dumps(refs), corpus_id] + ([scope] if scope else []))
+    print(f"{out}: {sum(len(t) for t in texts.values())} chars in {len(texts)} corpora; {len(questions)} "
+          f"questions, {sum(len(refs) for _, refs, _ in questions)} spans, every one checked", file=sys.stderr)
+
+
+def write_set(out: Path, corpus_id: str, text: str, questions: list[tuple[str, list[dict]]]) -> None:
+    """Write one corpus, ``out/corpora/<corpus_id>.md``, and ``out/questions.csv`` about it
+    (``write_corpus``, ``write_questions``)."""
+    texts = {corpus_id: write_corpus(out, corpus_id, text)}
+    write_questions(out, [(question, refs, corpus_id) for question, refs in questions], texts)
 
 
 def main(argv=None) -> int:
