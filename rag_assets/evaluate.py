@@ -123,11 +123,10 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
             for n, (question, vector) in enumerate(zip(questions, question_vectors), start=1):
                 bar.start(n)
                 # What a user asking for each number of results gets (merging depends on it).
+                filters = Filters(doc_id=question.corpus_id) if question.scoped else Filters()
                 asked = {depth: [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
                          for depth, hits in retrieve(index, question.question, vector, declared[name], settings,
-                                                     ks=(k, *RECALL_AT), mode=mode, filters=Filters(
-                                                         doc_id=question.corpus_id if question.scoped else None)
-                                                     ).items()}
+                                                     ks=(k, *RECALL_AT), mode=mode, filters=filters).items()}
                 omega = precision_omega(question, spans.get(question.corpus_id, [])) if question.references else None
                 scores.add(question, asked, k, omega)
                 if on_question:

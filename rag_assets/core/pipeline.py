@@ -207,8 +207,8 @@ def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache
         store.put("vectors", vectors_key, np.asarray(vectors, dtype=np.float32))
         stored[doc_id] = (ptr, chunked, vectors_key)
     for doc_id, (ptr, chunked, vectors_key) in stored.items():
-        hashes = pending[doc_id][2] if doc_id in pending else {}
-        new_chunks = [c for c in chunked.chunks if hashes and hashes[prefix + c.embed_text] in missing]
+        hashes = pending[doc_id][2] if doc_id in pending else None
+        new_chunks = [c for c in chunked.chunks if hashes[prefix + c.embed_text] in missing] if hashes else []
         totals.tokens += sum(c.tokens for c in new_chunks)
         store.set_current("embeddings", doc_id, key=ptr["key"], vectors=vectors_key, model=model_name,
                           content_hash=ptr["content_hash"])
