@@ -10,15 +10,15 @@ from __future__ import annotations
 import base64
 import itertools
 import json
-import os
 import shutil
-import signal
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
 
 from websockets.sync.client import connect
+
+from tests.support.seaweed import stop
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--no-first-run", "--hide-scrollbars", "--mute-audio"]
@@ -129,13 +129,7 @@ class Chromium:
         return path
 
     def _stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
+        stop(self.proc, timeout=10)
         self._log.close()
 
     def __exit__(self, *exc) -> None:

@@ -68,7 +68,8 @@ def seaweed_s3(data_dir: Path, access_key: str, secret_key: str, timeout_s: floa
 
 
 def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 20.0) -> None:
-    """Send ``sig`` to the process group; SIGKILL it if it has not exited ``timeout`` s later."""
+    """Send ``sig`` to the process group; SIGKILL it if it has not exited ``timeout`` s later.
+    Whatever of the group outlives its leader (a daemon's code server) is killed too."""
     if proc.poll() is None:
         os.killpg(proc.pid, sig)
         try:
@@ -76,6 +77,10 @@ def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 20.
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _wait_ready(endpoint, access_key, secret_key, proc, timeout_s, log_path) -> None:
