@@ -118,6 +118,10 @@ class ChunkingProfileConfig(_Strict):
         "(1 - w) x its text's + w x its header's (unit vectors): the header then weighs the same whatever its "
         "length (a long title prepended to every sentence of a paper packs their scores together). Needs "
         "contextual_header: true."))
+    sentence_weight: float | None = Field(None, gt=0, lt=1, description=(
+        "sentence_window with embed_window: also embed each sentence on its own and make each row's vector "
+        "(1 - s - w) x its window's + s x its sentence's + w x its header's (unit vectors; w is header_weight, "
+        "0 without it): the neighbours give a sentence its context without making it score like them."))
     table_records: bool = Field(False, description="Embed table rows as 'column: value' records.")
     window: int = Field(2, ge=0, le=20, description=(
         "sentence_window: sentences returned on each side (a sentence split to fit max_tokens counts whole when "
@@ -161,6 +165,18 @@ class ChunkingProfileConfig(_Strict):
         if self.header_weight is not None and not self.contextual_header:
             raise ValueError("header_weight mixes in the contextual header's vector: set contextual_header: true "
                              "or remove header_weight")
+        return self
+
+    @model_validator(mode="after")
+    def _sentence_weight_needs_a_window(self):
+        if self.sentence_weight is None:
+            return self
+        if self.embed_window == 0:
+            raise ValueError("sentence_weight mixes a sentence's own vector into its window's: set embed_window "
+                             "(1 or more) or remove sentence_weight")
+        if self.sentence_weight + (self.header_weight or 0) >= 1:
+            raise ValueError(f"sentence_weight ({self.sentence_weight}) + header_weight ({self.header_weight}) "
+                             "leave the window's own vector no weight: keep their sum below 1")
         return self
 
     @model_validator(mode="after")

@@ -38,21 +38,28 @@ def chunk_inputs(chunked: ChunkedDocument, prefix: str = "") -> list[str]:
     texts = [prefix + c.embed_text for c in chunked.chunks]
     if chunked.header_weight is not None:
         texts += [prefix + c.header for c in chunked.chunks]
+    texts += [prefix + c.sentence for c in chunked.chunks if c.sentence]
     return list(dict.fromkeys(texts))
 
 
 def chunk_vectors(chunked: ChunkedDocument, vector_of: Mapping[str, Sequence[float]],
                   prefix: str = "") -> list[list[float]]:
     """One vector per chunk from the vectors of ``chunk_inputs`` (``vector_of``: by text): the
-    embedded text's, or with the profile's ``header_weight`` w the unit-length mix
-    (1 - w) x unit(text's) + w x unit(header's)."""
+    embedded text's, or the unit-length mix (1 - w - s) x unit(text's) + w x unit(header's) +
+    s x unit(sentence's) with the profile's ``header_weight`` w and ``sentence_weight`` s (each 0
+    when unset; a chunk without its own ``sentence`` counts its text for it)."""
     own = [vector_of[prefix + c.embed_text] for c in chunked.chunks]
-    w = chunked.header_weight
-    if w is None or not own:
+    w, s = chunked.header_weight, chunked.sentence_weight
+    if (w is None and s is None) or not own:
         return [list(v) for v in own]
     body = _unit(np.asarray(own, dtype=np.float64))
-    head = _unit(np.asarray([vector_of[prefix + c.header] for c in chunked.chunks], dtype=np.float64))
-    return _unit((1 - w) * body + w * head).tolist()
+    mix = (1 - (w or 0) - (s or 0)) * body
+    if w is not None:
+        mix += w * _unit(np.asarray([vector_of[prefix + c.header] for c in chunked.chunks], dtype=np.float64))
+    if s is not None:
+        mix += s * _unit(np.asarray([vector_of[prefix + (c.sentence or c.embed_text)] for c in chunked.chunks],
+                                    dtype=np.float64))
+    return _unit(mix).tolist()
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ from typing import Any, Iterable
 import pyarrow as pa
 
 from rag_assets.core.hashing import row_id, text_hash
-from rag_assets.core.models import EmbeddedDocument
+from rag_assets.core.models import Chunk, EmbeddedDocument
 
 MANIFEST_SUFFIX = "__documents"
 _HEX = re.compile(r"^[0-9a-f]{1,64}$")
@@ -144,9 +144,8 @@ def document_rows(doc: EmbeddedDocument, tenant: str | None, run_id: str, tags: 
                 "chunk_profile": chunked.profile,
                 "profile_hash": chunked.profile_hash,
                 "embedding_model": doc.model,
-                # what the vector was made from: the text, and a header embedded apart
-                "embed_text_hash": text_hash(f"{chunk.header}\0{chunk.embed_text}" if chunk.header
-                                             else chunk.embed_text),
+                # what the vector was made from: the text, and a header and sentence embedded apart
+                "embed_text_hash": text_hash(embedded_from(chunk)),
                 "tenant": tenant,
                 "tags": "," + ",".join(tags) + "," if tags else "",
                 "run_id": run_id,
@@ -155,6 +154,14 @@ def document_rows(doc: EmbeddedDocument, tenant: str | None, run_id: str, tags: 
         )
     return rows
 
+
+
+def embedded_from(chunk: Chunk) -> str:
+    """What a row's vector was made from, as one string: the embedded text, and the header and
+    sentence embedded apart when there are any (unchanged for rows that have neither)."""
+    if not (chunk.header or chunk.sentence):
+        return chunk.embed_text
+    return "\0".join([chunk.header, chunk.embed_text, *([chunk.sentence] if chunk.sentence else [])])
 
 @dataclass(frozen=True)
 class TableVersion:

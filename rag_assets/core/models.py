@@ -49,6 +49,8 @@ class Chunk:
     ``embed_text`` is what the embedder sees (contextual header + chunk text); ``text`` stays clean.
     ``header`` is the contextual header when the profile embeds it apart (``header_weight``: the
     row's vector mixes the two embeddings) and then not part of ``embed_text``; empty otherwise.
+    ``sentence`` is the chunk's own embedded text when the profile mixes it into a sentence window's
+    (``sentence_weight``); empty otherwise.
     """
 
     doc_id: str
@@ -66,6 +68,7 @@ class Chunk:
     window_start: int | None = None
     window_end: int | None = None
     header: str = ""
+    sentence: str = ""
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,7 @@ class ChunkedDocument:
     profile_hash: str
     chunks: tuple[Chunk, ...] = ()
     header_weight: float | None = None  # each chunk's vector: (1 - w) x its text's + w x its header's
+    sentence_weight: float | None = None  # and s x its own sentence's, taken from the text's share
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,7 @@ def chunk_document(
         profile_hash=profile_hash,
         chunks=tuple(chunks),
         header_weight=profile.header_weight,
+        sentence_weight=profile.sentence_weight,
     )
 
 
@@ -108,6 +109,7 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
     header = headers.header(path) if profile.contextual_header else ""
     embed_text = header + clean(body, profile.cleaning, furniture)
     tokens = counter.count(embed_text)
+    own = embed_text if tokens <= limit else header + body  # the sentence alone (fits: checked below)
     if span.embed_span is not None:  # the sentence in its context, when that fits the model
         wide = header + clean(doc.text[span.embed_span[0] : span.embed_span[1]], profile.cleaning, furniture)
         wide_tokens = counter.count(wide)
@@ -120,8 +122,9 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
         raise AssertionError(f"{doc.doc_id}: chunk {span.start}:{span.end} needs {tokens} > {limit} tokens")
     apart = ""
     if profile.header_weight is not None:  # embedded apart; header and text still fit the limit together
-        apart, embed_text = header.rstrip("\n"), embed_text[len(header):]
+        apart, embed_text, own = header.rstrip("\n"), embed_text[len(header):], own[len(header):]
         tokens = counter.count(embed_text)
+    sentence = own if profile.sentence_weight is not None and span.embed_span is not None else ""
     return Chunk(
         doc_id=doc.doc_id,
         chunk_index=index,
@@ -138,6 +141,7 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
         window_start=span.window[0] if span.window else None,
         window_end=span.window[1] if span.window else None,
         header=apart,
+        sentence=sentence,
     )
 
 

@@ -15,7 +15,7 @@ CHUNKER_REVISION = "3"  # 3: a Markdown table row is one sentence
 STRATEGY_REVISIONS = {"sentence_window": "1"}  # 1: a split sentence's pieces window the whole sentence
 
 # Settings added later count in the fingerprint only when set, so existing profiles keep theirs.
-OMITTED_WHEN_UNSET = ("header_weight",)
+OMITTED_WHEN_UNSET = ("header_weight", "sentence_weight")
 QUERY_SETTINGS = ("group_gap", "group_candidates", "score_margin", "group_context", "lone_hit_context",
                   "group_margin", "min_result_chars", "section_chars")
 
@@ -30,6 +30,7 @@ class ChunkingProfile:
     overlap: int = 0
     contextual_header: bool = True
     header_weight: float | None = None  # embed the header apart and mix its vector in with this weight
+    sentence_weight: float | None = None  # sentence_window: mix each sentence's own vector in with this weight
     min_tokens: int = 50
     table_records: bool = False
     window: int = 2
