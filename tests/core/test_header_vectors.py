@@ -76,28 +76,38 @@ def test_each_row_vector_is_the_unit_mix_of_its_text_and_its_header():
         [[1.0] * DIM for _ in prepended.chunks]
 
 
-def test_ingest_embeds_each_distinct_header_once_and_indexes_the_mixed_vectors(tmp_path):
-    data = markdown([("Remote", ["Press the power key.", "Hold it for two seconds.", "The light blinks."]),
-                     ("Sound", ["Open the sound menu.", "Pick a mode."])])
+def fake_embed(texts: list[str]) -> list[list[float]]:
+    return [[float(len(t) % 5 + 1), float(t.count("e") + 1), 1.0, 0.5, float(len(t)), 2.0] for t in texts]
+
+
+def ingest_manual(tmp_path, data: bytes, profile: ChunkingProfile) -> tuple[list[str], list[dict]]:
+    """Ingest ``data`` as manual.md through the pipeline stages with ``fake_embed``: the texts
+    embedded, in order, and the index rows (chunk_index, vector, embed_text_hash) by chunk."""
     seen: list[str] = []
 
     def embed(texts):
         seen.extend(texts)
-        return [[float(len(t) % 5 + 1), float(t.count("e") + 1), 1.0, 0.5, float(len(t)), 2.0] for t in texts]
+        return fake_embed(texts)
 
     store = StageStore(tmp_path / "stages")
     snapshot_raw(store, RawDocument("manual.md", "file:///manual.md", content_hash(data), len(data), "v", data))
     parse_stage(store, "manual.md")
-    chunk_stage(store, "manual.md", APART, COUNTER, 256)
+    chunk_stage(store, "manual.md", profile, COUNTER, 256)
     db = lancedb.connect(tmp_path / "db")
     cache = EmbeddingCache(db, "m", DIM)
     embed_stage(store, ["manual.md"], cache, embed, "m")
     index = LanceIndex(db, "c", "m", DIM, "w")
-    index_stage(store, ["manual.md"], index, cache, None, "run", APART.fingerprint(), "m")
+    index_stage(store, ["manual.md"], index, cache, None, "run", profile.fingerprint(), "m")
+    rows = index.table().search().select(["chunk_index", "vector", "embed_text_hash"]).limit(None).to_list()
+    return seen, sorted(rows, key=lambda r: r["chunk_index"])
+
+
+def test_ingest_embeds_each_distinct_header_once_and_indexes_the_mixed_vectors(tmp_path):
+    data = markdown([("Remote", ["Press the power key.", "Hold it for two seconds.", "The light blinks."]),
+                     ("Sound", ["Open the sound menu.", "Pick a mode."])])
+    seen, rows = ingest_manual(tmp_path, data, APART)
     chunked = chunk_document(parse(data), APART, COUNTER, model_limit=256)
     assert sorted(seen) == sorted(chunk_inputs(chunked))  # 5 texts and 2 headers, each embedded once
     assert sum(t.startswith("Document: ") for t in seen) == 2
-    rows = sorted(index.table().search().select(["chunk_index", "vector"]).limit(None).to_list(),
-                  key=lambda r: r["chunk_index"])
-    expected = chunk_vectors(chunked, dict(zip(seen, embed(seen))))
+    expected = chunk_vectors(chunked, dict(zip(seen, fake_embed(seen))))
     assert np.allclose([r["vector"] for r in rows], expected, atol=1e-6)

@@ -2,19 +2,12 @@
 own embedding, (1 - s - w) x window + s x sentence + w x header. The chunks themselves (spans,
 embedded windows, headers, token counts) are those of the profile without it."""
 
-import lancedb
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 
 from rag_assets.core.chunking import ChunkingProfile, chunk_document
-from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.embedding import chunk_inputs, chunk_vectors
-from rag_assets.core.hashing import content_hash
-from rag_assets.core.index import LanceIndex
-from rag_assets.core.models import RawDocument
-from rag_assets.core.pipeline import chunk_stage, embed_stage, index_stage, parse_stage, snapshot_raw
-from rag_assets.core.store import StageStore
-from tests.core.test_header_vectors import APART, COUNTER, DIM, markdown, parse, sections
+from tests.core.test_header_vectors import APART, COUNTER, DIM, fake_embed, ingest_manual, markdown, parse, sections
 
 MIXED = ChunkingProfile("w", strategy="sentence_window", max_tokens=80, window=0, embed_window=1, min_tokens=0,
                         header_weight=0.2, sentence_weight=0.3)
@@ -56,25 +49,10 @@ def test_each_row_vector_is_the_unit_mix_of_its_window_its_sentence_and_its_head
 
 def test_ingest_embeds_each_sentence_and_indexes_the_mixed_vectors(tmp_path):
     data = markdown([("Remote", ["Press the power key.", "Hold it for two seconds.", "The light blinks."])])
-    seen: list[str] = []
-
-    def embed(texts):
-        seen.extend(texts)
-        return [[float(len(t) % 5 + 1), float(t.count("e") + 1), 1.0, 0.5, float(len(t)), 2.0] for t in texts]
-
-    store = StageStore(tmp_path / "stages")
-    snapshot_raw(store, RawDocument("manual.md", "file:///manual.md", content_hash(data), len(data), "v", data))
-    parse_stage(store, "manual.md")
-    chunk_stage(store, "manual.md", MIXED, COUNTER, 256)
-    db = lancedb.connect(tmp_path / "db")
-    cache = EmbeddingCache(db, "m", DIM)
-    embed_stage(store, ["manual.md"], cache, embed, "m")
-    index = LanceIndex(db, "c", "m", DIM, "w")
-    index_stage(store, ["manual.md"], index, cache, None, "run", MIXED.fingerprint(), "m")
+    seen, rows = ingest_manual(tmp_path, data, MIXED)
     chunked = chunk_document(parse(data), MIXED, COUNTER, model_limit=256)
     assert sorted(seen) == sorted(chunk_inputs(chunked))
     assert {c.sentence for c in chunked.chunks} <= set(seen)
-    rows = sorted(index.table().search().select(["chunk_index", "vector", "embed_text_hash"]).limit(None).to_list(),
-                  key=lambda r: r["chunk_index"])
-    assert np.allclose([r["vector"] for r in rows], chunk_vectors(chunked, dict(zip(seen, embed(seen)))), atol=1e-6)
+    assert np.allclose([r["vector"] for r in rows], chunk_vectors(chunked, dict(zip(seen, fake_embed(seen)))),
+                       atol=1e-6)
     assert len({r["embed_text_hash"] for r in rows}) == len(rows)
