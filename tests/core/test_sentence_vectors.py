@@ -27,6 +27,7 @@ def test_a_sentence_mixed_in_keeps_the_chunks_and_adds_the_sentence_as_embedded_
         [(c.start, c.end, c.embed_text, c.header, c.tokens) for c in windows]
     assert [c.sentence for c in mixed.chunks] == [c.embed_text for c in alone]  # what embed_window 0 embeds
     assert not any(c.sentence for c in windows)
+    assert all(COUNTER.count(c.header + "\n\n" + c.sentence) <= 80 for c in mixed.chunks)  # the row limit
     assert len({MIXED.fingerprint(), APART.fingerprint(), ALONE.fingerprint()}) == 3
 
 
