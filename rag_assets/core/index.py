@@ -155,13 +155,13 @@ def document_rows(doc: EmbeddedDocument, tenant: str | None, run_id: str, tags: 
     return rows
 
 
-
 def embedded_from(chunk: Chunk) -> str:
     """What a row's vector was made from, as one string: the embedded text, and the header and
     sentence embedded apart when there are any (unchanged for rows that have neither)."""
     if not (chunk.header or chunk.sentence):
         return chunk.embed_text
     return "\0".join([chunk.header, chunk.embed_text, *([chunk.sentence] if chunk.sentence else [])])
+
 
 @dataclass(frozen=True)
 class TableVersion:

@@ -109,7 +109,7 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
     header = headers.header(path) if profile.contextual_header else ""
     embed_text = header + clean(body, profile.cleaning, furniture)
     tokens = counter.count(embed_text)
-    own = embed_text if tokens <= limit else header + body  # the sentence alone (fits: checked below)
+    own = embed_text if tokens <= limit else header + body  # the sentence alone (the chunker's budget fits it)
     if span.embed_span is not None:  # the sentence in its context, when that fits the model
         wide = header + clean(doc.text[span.embed_span[0] : span.embed_span[1]], profile.cleaning, furniture)
         wide_tokens = counter.count(wide)
