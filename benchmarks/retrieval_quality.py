@@ -63,6 +63,16 @@ CANDIDATES: dict[str, dict] = {
     "rec_sec3000": {"section_chars": 3000},
     "rec_pool20": {"group_candidates": 20},
     "rec_pool30": {"group_candidates": 30},
+    "rec_li1": {"late_interaction_weight": 1.0},
+    "rec_li2": {"late_interaction_weight": 2.0},
+    "rec_li3": {"late_interaction_weight": 3.0},
+    "rec_li5": {"late_interaction_weight": 5.0},
+    "rec_li3_lm05": {"late_interaction_weight": 3.0, "late_interaction_margin": 0.05},
+    "rec_li3_lm10": {"late_interaction_weight": 3.0, "late_interaction_margin": 0.10},
+    "rec_li3_lm15": {"late_interaction_weight": 3.0, "late_interaction_margin": 0.15},
+    "rec_li3_lm20": {"late_interaction_weight": 3.0, "late_interaction_margin": 0.20},
+    "rec_li3_lm25": {"late_interaction_weight": 3.0, "late_interaction_margin": 0.25},
+    "rec_li3_lm30": {"late_interaction_weight": 3.0, "late_interaction_margin": 0.30},
 }
 
 # Variants of `recommended` that change what is embedded (not query-time: each is chunked and

@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from rag_assets.config.schema import ChunkingProfileConfig, Corpus, EmbeddingModelConfig
-from rag_assets.core.embedding import Embedder, build_embedder
+from rag_assets.core.embedding import Embedder, LocalMiniLMEmbedder, build_embedder, local_embedder
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.lance_connect import connect, storage_options
 
@@ -39,6 +39,12 @@ def open_embedder(model: EmbeddingModelConfig) -> Embedder:
     calls (an openai model reads its key from the variable ``api_key_env`` names)."""
     api_key = os.environ.get(model.api_key_env) if model.provider == "openai" else None
     return build_embedder(**model.embedder_settings(), api_key=api_key)
+
+
+def late_interaction_model() -> LocalMiniLMEmbedder:
+    """The bundled MiniLM whose token vectors a profile's ``late_interaction_weight`` scores with:
+    the offline default embedder's own session (its settings as embedding_models.yml ships them)."""
+    return local_embedder("all-MiniLM-L6-v2", "auto", 32)
 
 
 def connect_index(corpus: Corpus):

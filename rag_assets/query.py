@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from rag_assets.clients import CorpusTable, connect_index, open_embedder, own_table
+from rag_assets.clients import CorpusTable, connect_index, late_interaction_model, open_embedder, own_table
 from rag_assets.config import Corpus, Project
 from rag_assets.config.schema import ChunkingProfileConfig, IndexConfig
 from rag_assets.core.index import LanceIndex, active_pairs, open_tables, table_prefix
@@ -75,7 +75,9 @@ def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: 
                   group_gap=profile.group_gap if grouped else 0, score_margin=profile.score_margin,
                   group_context=profile.group_context, lone_hit_context=profile.lone_hit_context,
                   group_margin=profile.group_margin, min_result_chars=profile.min_result_chars,
-                  section_chars=profile.section_chars)
+                  section_chars=profile.section_chars, late_interaction_weight=profile.late_interaction_weight,
+                  late_interaction_margin=profile.late_interaction_margin,
+                  token_vectors=late_interaction_model().token_vectors if profile.late_interaction_weight else None)
 
 
 def lineage(project: Project, row_id: str) -> dict | None:

@@ -149,6 +149,14 @@ class ChunkingProfileConfig(_Strict):
         "sentence_window query (with group_context): a result of two or more hits also returns the rest of its "
         "best hit's heading section (the stretch holding it) when that spans at most this many characters and is "
         "not the whole document. Changes no chunk."))
+    late_interaction_weight: float | None = Field(None, gt=0, le=10, description=(
+        "Query: candidates are reordered by z(search score) + this x z(late interaction), the second the "
+        "bundled MiniLM's MaxSim between the query's and each candidate's contextual token vectors (standardised "
+        "over the candidates): word-for-word matches in context outrank shared topics. Works with any "
+        "embedding model (MiniLM ships with the package); unset keeps the search's order. Changes no chunk."))
+    late_interaction_margin: float | None = Field(None, gt=0, le=1, description=(
+        "Query (with late_interaction_weight): candidates whose late interaction is more than this below the best "
+        "candidate's are dropped (in hybrid search, never the keyword search's best hit). Changes no chunk."))
     semantic_percentile: float = Field(90.0, gt=0, lt=100, description="semantic: distance percentile that breaks.")
     semantic_buffer: int = Field(1, ge=0, le=5, description="semantic: extra sentences compared on each side.")
     cleaning: CleaningConfig = Field(default_factory=CleaningConfig)
@@ -165,6 +173,14 @@ class ChunkingProfileConfig(_Strict):
         if self.header_weight is not None and not self.contextual_header:
             raise ValueError("header_weight mixes in the contextual header's vector: set contextual_header: true "
                              "or remove header_weight")
+        return self
+
+    @model_validator(mode="after")
+    def _late_interaction_margin_needs_a_weight(self):
+        if self.late_interaction_margin is not None and self.late_interaction_weight is None:
+            raise ValueError("late_interaction_margin compares the candidates' late interaction, which only "
+                             "late_interaction_weight computes: set late_interaction_weight (e.g. 3) or remove "
+                             "late_interaction_margin")
         return self
 
     @model_validator(mode="after")

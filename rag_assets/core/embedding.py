@@ -178,19 +178,20 @@ class LocalMiniLMEmbedder:
             return length_batches(lengths, max_rows=len(lengths) or 1, max_tokens=CUDA_BATCH_TOKENS)
         return length_batches(lengths, max_rows=self.batch_size, max_tokens=CPU_BATCH_TOKENS)
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        session = self._load()
-        tokenizer = self.counter.tokenizer
-        encodings = tokenizer.encode_batch(list(texts), add_special_tokens=True)
+    def _encode(self, texts: Sequence[str]) -> list:
+        """The texts' wordpiece encodings; an input over the model's limit is refused, never cut."""
+        encodings = self.counter.tokenizer.encode_batch(list(texts), add_special_tokens=True)
         for text, enc in zip(texts, encodings):
             if len(enc.ids) > self.max_input_tokens:
                 raise InputTooLong(
                     f"{self.model_id}: input of {len(enc.ids)} wordpieces exceeds {self.max_input_tokens} "
                     f"(starts {text[:60]!r}); chunk with a smaller max_tokens"
                 )
-        out: list[list[float] | None] = [None] * len(texts)
+        return encodings
+
+    def _hidden_states(self, encodings: list):
+        """(input positions, token states, attention mask) for each batch of ``encodings``."""
+        session = self._load()
         for idx in self.batches([len(enc.ids) for enc in encodings]):
             width = max(len(encodings[i].ids) for i in idx)
             ids = np.zeros((len(idx), width), dtype=np.int64)
@@ -199,12 +200,34 @@ class LocalMiniLMEmbedder:
                 n = len(encodings[i].ids)
                 ids[row, :n] = encodings[i].ids
                 mask[row, :n] = 1
-            hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+            yield idx, session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0], mask
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        out: list[list[float] | None] = [None] * len(texts)
+        for idx, hidden, mask in self._hidden_states(self._encode(texts)):
             weights = mask[..., None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
             for row, i in enumerate(idx):
                 out[i] = pooled[row].astype(np.float32).tolist()
+        return out  # type: ignore[return-value]
+
+    def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Each text's contextual token vectors, one unit-length row per wordpiece that holds a
+        letter or digit (no [CLS]/[SEP], no punctuation), for late-interaction scoring; a text
+        without such a piece gets a single row of zeros."""
+        if not texts:
+            return []
+        encodings = self._encode(texts)
+        out: list[np.ndarray | None] = [None] * len(texts)
+        for idx, hidden, _ in self._hidden_states(encodings):
+            for row, i in enumerate(idx):
+                keep = [p for p, piece in enumerate(encodings[i].tokens)
+                        if encodings[i].special_tokens_mask[p] == 0 and any(ch.isalnum() for ch in piece)]
+                vecs = hidden[row, keep].astype(np.float32) if keep else np.zeros((1, hidden.shape[-1]), np.float32)
+                out[i] = vecs / np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
         return out  # type: ignore[return-value]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -211,6 +211,34 @@ def mmr(hits: list[Hit], query_vector: list[float], k: int, diversity: float = 0
                 best, best_score = i, score
         chosen.append(best)
     return [hits[i] for i in chosen]
+
+
+def late_interaction(query: np.ndarray, text: np.ndarray) -> float:
+    """MaxSim: the mean over the query's token vectors of each one's best cosine with any of the
+    text's (unit rows, as ``token_vectors`` gives them)."""
+    return float((query @ text.T).max(axis=1).mean())
+
+
+def _standardised(values: np.ndarray) -> np.ndarray:
+    spread = float(values.std())
+    return (values - values.mean()) / spread if spread > 1e-12 else np.zeros_like(values)
+
+
+def rerank_late(hits: list[Hit], text: str, weight: float,
+                token_vectors: Callable[[list[str]], list[np.ndarray]], margin: float | None = None,
+                keep: frozenset[str] = frozenset()) -> list[Hit]:
+    """``hits`` reordered by ``z(score) + weight x z(late_interaction)``, each standardised over the
+    hits (the search's own score: cosine, or the fused one in hybrid search), so a sentence that
+    matches the query word for word in context outranks one that only shares its topic. Scores and
+    texts are kept; ties keep the search's order. With ``margin``, a hit whose late interaction
+    is more than that below the best hit's is dropped unless its id is in ``keep``."""
+    if len(hits) < 2:
+        return hits
+    vectors = token_vectors([text, *(h.text for h in hits)])
+    matched = np.asarray([late_interaction(vectors[0], v) for v in vectors[1:]])
+    combined = _standardised(np.asarray([h.score for h in hits])) + weight * _standardised(matched)
+    floor = matched.max() - margin if margin is not None else -np.inf
+    return [hits[i] for i in np.argsort(-combined, kind="stable") if matched[i] >= floor or hits[i].id in keep]
 
 
 def merge_overlapping(hits: list[Hit]) -> list[Hit]:
@@ -449,9 +477,11 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
            version: int | None = None, whole_document_tokens: int = 0, group_gap: int = 0,
            score_margin: float | None = None, group_context: int | None = None,
            lone_hit_context: int | None = None, group_margin: float | None = None,
-           min_result_chars: int = 0, section_chars: int = 0) -> dict[int, list[Hit]]:
+           min_result_chars: int = 0, section_chars: int = 0, late_interaction_weight: float | None = None,
+           late_interaction_margin: float | None = None, token_vectors: Callable[[list[str]], list[np.ndarray]] | None = None) -> dict[int, list[Hit]]:
     """The query path, for each number of results ``k`` in ``ks``: candidates (``candidate_hits``,
-    a pool of ``max(k, candidates)``, searched once per pool size), MMR if asked, sentence windows
+    a pool of ``max(k, candidates)``, searched once per pool size), reordered by
+    ``rerank_late`` with ``late_interaction_weight`` and ``token_vectors`` when given, MMR if asked, sentence windows
     and merging of overlapping spans (``sentence_windows``), neighbour expansion, then whole
     documents for short ones; or, with ``group_gap``, sentence-window grouping of the candidates
     (``group_sentences``: ``group_margin``, ``min_result_chars`` and ``section_chars`` are its
@@ -466,6 +496,8 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
         if pool not in pools:
             hits, anchors = candidate_hits(index, text, vector, mode, pool, score_margin, version,
                                            build_where(filters))
+            if late_interaction_weight:
+                hits = rerank_late(hits, text, late_interaction_weight, token_vectors, late_interaction_margin, anchors)
             pools[pool] = (mmr(hits, vector, pool) if rerank == "mmr" and vector is not None else hits), anchors
         if group_gap:
             continue

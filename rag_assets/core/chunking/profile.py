@@ -17,7 +17,8 @@ STRATEGY_REVISIONS = {"sentence_window": "1"}  # 1: a split sentence's pieces wi
 # Settings added later count in the fingerprint only when set, so existing profiles keep theirs.
 OMITTED_WHEN_UNSET = ("header_weight", "sentence_weight")
 QUERY_SETTINGS = ("group_gap", "group_candidates", "score_margin", "group_context", "lone_hit_context",
-                  "group_margin", "min_result_chars", "section_chars")
+                  "group_margin", "min_result_chars", "section_chars", "late_interaction_weight",
+                  "late_interaction_margin")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ class ChunkingProfile:
     group_margin: float | None = None  # query: results after the first this far (cosine) below the best are dropped
     min_result_chars: int = 0  # query: results narrower than this widen by whole sentences
     section_chars: int = 0  # query: a result of several hits brings its heading section when this short
+    late_interaction_weight: float | None = None  # query: candidates reranked with this weight on MaxSim
+    late_interaction_margin: float | None = None  # query: candidates this far below the best MaxSim are dropped
 
     def fingerprint(self) -> str:
         """Changes whenever the chunks this profile produces could change (query-time settings

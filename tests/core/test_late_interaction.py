@@ -1,0 +1,107 @@
+"""Late-interaction reranking: MaxSim over the bundled MiniLM's contextual token vectors, mixed
+with the search's own score (both standardised over the candidates)."""
+
+import lancedb
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rag_assets.clients import late_interaction_model
+from rag_assets.core.embedding import InputTooLong
+from rag_assets.core.index import LanceIndex
+from rag_assets.core.models import Chunk, ChunkedDocument, EmbeddedDocument
+from rag_assets.core.retrieval import Hit, late_interaction, rerank_late, search
+
+from tests.core.test_grouping import QUERY, unit
+
+
+def hit(i: int, score: float, text: str) -> Hit:
+    return Hit(id=f"h{i}", doc_id="d", text=text, source="s", title="t", heading_path="", page=None,
+               start=10 * i, end=10 * i + 5, chunk_index=i, score=score)
+
+
+def test_late_interaction_is_the_mean_of_each_query_tokens_best_cosine():
+    query = np.eye(3)[:2]  # two query tokens along axes 0 and 1
+    text = np.asarray([[1.0, 0.0, 0.0], [0.6, 0.8, 0.0]])
+    assert late_interaction(query, text) == pytest.approx((1.0 + 0.8) / 2)
+    assert late_interaction(query, np.eye(3)[2:]) == pytest.approx(0.0)
+
+
+@settings(max_examples=50, deadline=None)
+@given(scores=st.lists(st.floats(0.0, 1.0), min_size=2, max_size=12), seed=st.integers(0, 2**16))
+def test_rerank_orders_by_the_standardised_sum_and_keeps_the_hits(scores, seed):
+    rng = np.random.default_rng(seed)
+    tokens = {f"t{i}": rng.normal(size=(3, 4)) for i in range(len(scores))}
+    tokens = {t: v / np.linalg.norm(v, axis=1, keepdims=True) for t, v in tokens.items()}
+    query = rng.normal(size=(2, 4))
+    query /= np.linalg.norm(query, axis=1, keepdims=True)
+    lookup = {"q": query, **tokens}
+    hits = [hit(i, s, f"t{i}") for i, s in enumerate(scores)]
+    ranked = rerank_late(hits, "q", 2.0, lambda texts: [lookup[t] for t in texts])
+    assert sorted(h.id for h in ranked) == sorted(h.id for h in hits) and ranked[0] in hits
+
+    def z(x):
+        x = np.asarray(x)
+        return (x - x.mean()) / x.std() if x.std() > 1e-12 else np.zeros_like(x)
+    combined = dict(zip((h.id for h in hits), z(scores) + 2.0 * z([late_interaction(query, tokens[h.text]) for h in hits])))
+    values = [combined[h.id] for h in ranked]
+    assert values == sorted(values, reverse=True)
+    for a, b in zip(ranked, ranked[1:]):  # ties keep the search's order
+        if combined[a.id] == combined[b.id]:
+            assert hits.index(a) < hits.index(b)
+
+
+def test_a_heavy_weight_lets_the_word_match_win_and_one_hit_is_left_alone():
+    lookup = {"q": np.eye(2)[:1], "close": np.eye(2)[:1], "far": np.eye(2)[1:]}
+    tokens = lambda texts: [lookup[t] for t in texts]  # noqa: E731
+    hits = [hit(0, 0.9, "far"), hit(1, 0.8, "close")]
+    assert [h.id for h in rerank_late(hits, "q", 2.0, tokens)] == ["h1", "h0"]
+    assert [h.id for h in rerank_late(hits, "q", 1.0, tokens)] == ["h0", "h1"]  # equal sums: search order
+    assert rerank_late(hits[:1], "q", 2.0, tokens) == hits[:1]
+
+
+def test_the_margin_drops_candidates_far_below_the_best_late_interaction_but_not_kept_ones():
+    lookup = {"q": np.eye(2)[:1], "close": np.eye(2)[:1], "half": np.asarray([[0.6, 0.8]]), "far": np.eye(2)[1:]}
+    tokens = lambda texts: [lookup[t] for t in texts]  # noqa: E731
+    hits = [hit(0, 0.9, "far"), hit(1, 0.8, "close"), hit(2, 0.7, "half")]
+    assert [h.id for h in rerank_late(hits, "q", 1.0, tokens, margin=0.5)] == ["h1", "h2"]
+    assert [h.id for h in rerank_late(hits, "q", 1.0, tokens, margin=0.3)] == ["h1"]
+    assert [h.id for h in rerank_late(hits, "q", 1.0, tokens, margin=0.3, keep=frozenset({"h0"}))] == ["h1", "h0"]
+    assert len(rerank_late(hits, "q", 1.0, tokens, margin=1.0)) == 3
+
+
+def test_minilm_token_vectors_are_contextual_unit_rows_of_the_word_pieces():
+    model = late_interaction_model()
+    a, b, c, empty = model.token_vectors(["The bank of the river.", "The bank raised interest rates.",
+                                          "Photosynthesis in plants.", "..."])
+    pieces = model.counter.tokenizer.encode("The bank of the river.", add_special_tokens=False).tokens
+    assert a.shape == (sum(any(ch.isalnum() for ch in p) for p in pieces), 384)
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    assert not np.allclose(a[1], b[1])  # "bank" reads differently in each sentence
+    assert late_interaction(a, a) == pytest.approx(1.0, abs=1e-5)
+    assert late_interaction(a, b) > late_interaction(a, c)
+    assert empty.shape == (1, 384) and not empty.any()
+    with pytest.raises(InputTooLong):
+        model.token_vectors(["word " * 300])
+
+
+def test_search_reranks_its_candidates_before_grouping(tmp_path):
+    # Sentence 0 scores best on the vector; sentence 9 matches the query word for word.
+    sentences = [f"Filler sentence {i}." for i in range(10)]
+    text, chunks, pos = "", [], 0
+    for i, sentence in enumerate(sentences):
+        chunks.append(Chunk("doc.md", i, pos, pos + len(sentence), sentence, sentence, 5,
+                            window_start=pos, window_end=pos + len(sentence)))
+        text += sentence + " "
+        pos = len(text)
+    doc = ChunkedDocument("doc.md", "file:///doc.md", "Doc", "h", "v", "text", "p", "ph", tuple(chunks))
+    index = LanceIndex(lancedb.connect(str(tmp_path / "db")), "c", "m", 4, "p")
+    cosines = [0.9, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.8]
+    index.write_documents([EmbeddedDocument(doc, "m", tuple(unit(c) for c in cosines))], None, "run")
+
+    def tokens(texts):
+        return [np.eye(2)[:1] if t in ("query", "Filler sentence 9.") else np.eye(2)[1:] for t in texts]
+    settings = dict(ks=(1,), mode="vector", candidates=10, group_gap=2, group_context=0)
+    assert [h.chunk_index for h in search(index, "query", QUERY, **settings)[1]] == [0]
+    reranked = search(index, "query", QUERY, late_interaction_weight=2.0, token_vectors=tokens, **settings)[1]
+    assert [h.chunk_index for h in reranked] == [9] and reranked[0].score == pytest.approx(0.8, abs=1e-4)
