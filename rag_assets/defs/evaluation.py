@@ -34,9 +34,11 @@ def build_eval_asset(project: Project, corpus: Corpus) -> list:
         return []
     key = asset_key(corpus.name, "retrieval_eval")
     declared = {p.name: p for p in project.chunking_profiles}
-    # The scores change with the questions, the profiles compared and the embedding model.
+    # The scores change with the questions, the profiles compared (their chunks and their
+    # query-time settings) and the embedding model.
+    profiles = [profile_from_config(declared[p]) for p in corpus.eval_profiles]
     version = settings_hash({"questions": content_hash(Path(corpus.eval_questions).read_bytes()),
-                             "profiles": [profile_from_config(declared[p]).fingerprint() for p in corpus.eval_profiles],
+                             "profiles": [{"chunks": p.fingerprint(), "query": p.query_settings()} for p in profiles],
                              "model": model_fingerprint(corpus)})
 
     @dg.asset(key=key, deps=[asset_key(corpus.name, "lancedb_table")], group_name=corpus.name, kinds={"python"},

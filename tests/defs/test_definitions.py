@@ -59,6 +59,16 @@ def test_code_versions_follow_profile_and_model(tmp_path, monkeypatch):
     for stage in ("raw_documents", "parsed_documents"):
         assert version(before, stage) == version(after, stage)
 
+    # A query-time setting of a compared profile changes the eval's scores, not the index.
+    data["chunking_profiles"][0]["max_tokens"] = 256
+    recommended = next(p for p in data["chunking_profiles"] if p["name"] == "recommended")
+    recommended["group_margin"] = 0.2
+    path.write_text(yaml.safe_dump(data))
+    query = build_definitions(load_project(root)).resolve_asset_graph()
+    assert version(query, "retrieval_eval") != version(before, "retrieval_eval")
+    for stage in ("chunks", "embeddings", "lancedb_index", "lancedb_table"):
+        assert version(query, stage) == version(before, stage), stage
+
 
 def test_jobs_use_the_configured_executor(tmp_path, monkeypatch):
     import shutil

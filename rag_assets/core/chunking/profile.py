@@ -61,6 +61,10 @@ class ChunkingProfile:
         revisions = {"strategy_revisions": {s: STRATEGY_REVISIONS[s] for s in used}} if used else {}
         return settings_hash({**settings, "revision": CHUNKER_REVISION, **revisions})
 
+    def query_settings(self) -> dict:
+        """The query-time settings (outside the fingerprint): how a search on its chunks runs."""
+        return {k: getattr(self, k) for k in QUERY_SETTINGS}
+
     def counts_in(self, tokenizer: str) -> bool:
         """Whether ``max_tokens`` counts ``tokenizer``'s tokens (no ``size_tokenizer``, or that one)."""
         return self.size_tokenizer in (None, tokenizer)
