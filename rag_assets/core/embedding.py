@@ -189,24 +189,23 @@ class LocalMiniLMEmbedder:
                 )
         return encodings
 
-    def _hidden_states(self, encodings: list):
-        """(input positions, token states, attention mask) for each batch of ``encodings``."""
+    def _hidden_states(self, inputs: list[list[int]]):
+        """(input positions, token states, attention mask) for each batch of wordpiece id lists."""
         session = self._load()
-        for idx in self.batches([len(enc.ids) for enc in encodings]):
-            width = max(len(encodings[i].ids) for i in idx)
+        for idx in self.batches([len(ids) for ids in inputs]):
+            width = max(len(inputs[i]) for i in idx)
             ids = np.zeros((len(idx), width), dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.int64)
             for row, i in enumerate(idx):
-                n = len(encodings[i].ids)
-                ids[row, :n] = encodings[i].ids
-                mask[row, :n] = 1
+                ids[row, :len(inputs[i])] = inputs[i]
+                mask[row, :len(inputs[i])] = 1
             yield idx, session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0], mask
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
         out: list[list[float] | None] = [None] * len(texts)
-        for idx, hidden, mask in self._hidden_states(self._encode(texts)):
+        for idx, hidden, mask in self._hidden_states([enc.ids for enc in self._encode(texts)]):
             weights = mask[..., None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
@@ -217,18 +216,32 @@ class LocalMiniLMEmbedder:
     def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Each text's contextual token vectors, one unit-length row per wordpiece that holds a
         letter or digit (no [CLS]/[SEP], no punctuation), for late-interaction scoring; a text
-        without such a piece gets a single row of zeros."""
-        if not texts:
-            return []
-        encodings = self._encode(texts)
-        out: list[np.ndarray | None] = [None] * len(texts)
-        for idx, hidden, _ in self._hidden_states(encodings):
-            for row, i in enumerate(idx):
-                keep = [p for p, piece in enumerate(encodings[i].tokens)
-                        if encodings[i].special_tokens_mask[p] == 0 and any(ch.isalnum() for ch in piece)]
-                vecs = hidden[row, keep].astype(np.float32) if keep else np.zeros((1, hidden.shape[-1]), np.float32)
-                out[i] = vecs / np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
-        return out  # type: ignore[return-value]
+        without such a piece gets a single row of zeros. A text over the model's input limit is
+        read in consecutive windows of it, their rows concatenated: no text is refused or cut."""
+        encodings = self.counter.tokenizer.encode_batch(list(texts), add_special_tokens=True)
+        step = self.max_input_tokens - 2  # each window adds [CLS] and [SEP]
+        windows: list[list[int]] = []
+        kept: list[list[int]] = []  # per window, the positions of its rows
+        bounds: list[tuple[int, int]] = []  # per text, its windows
+        for enc in encodings:
+            first = len(windows)
+            body = range(1, len(enc.ids) - 1)  # between [CLS] and [SEP]
+            for lo in range(0, max(len(body), 1), step):
+                part = body[lo:lo + step]
+                windows.append([enc.ids[0], *(enc.ids[p] for p in part), enc.ids[-1]])
+                kept.append([n + 1 for n, p in enumerate(part) if any(ch.isalnum() for ch in enc.tokens[p])])
+            bounds.append((first, len(windows)))
+        states: list[np.ndarray | None] = [None] * len(windows)
+        for idx, hidden, _ in self._hidden_states(windows):
+            for row, w in enumerate(idx):
+                states[w] = hidden[row, kept[w]].astype(np.float32)
+        out = []
+        for first, end in bounds:
+            vecs = np.concatenate(states[first:end])
+            if not len(vecs):
+                vecs = np.zeros((1, self.dimensions), np.float32)
+            out.append(vecs / np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None))
+        return out
 
 
 class OpenAIEmbedder:

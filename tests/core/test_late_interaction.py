@@ -7,7 +7,6 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rag_assets.clients import late_interaction_model
-from rag_assets.core.embedding import InputTooLong
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import Chunk, ChunkedDocument, EmbeddedDocument
 from rag_assets.core.retrieval import Hit, late_interaction, rerank_late, search
@@ -81,8 +80,20 @@ def test_minilm_token_vectors_are_contextual_unit_rows_of_the_word_pieces():
     assert late_interaction(a, a) == pytest.approx(1.0, abs=1e-5)
     assert late_interaction(a, b) > late_interaction(a, c)
     assert empty.shape == (1, 384) and not empty.any()
-    with pytest.raises(InputTooLong):
-        model.token_vectors(["word " * 300])
+
+
+def test_a_text_over_the_model_limit_is_read_in_windows_not_refused_or_cut():
+    model = late_interaction_model()
+    words = " ".join(f"topic{i % 7} alpha beta" for i in range(200))  # far over 256 wordpieces
+    pieces = model.counter.tokenizer.encode(words, add_special_tokens=False).tokens
+    assert len(pieces) > 2 * model.max_input_tokens
+    (long,) = model.token_vectors([words])
+    assert long.shape == (sum(any(ch.isalnum() for ch in p) for p in pieces), 384)
+    assert np.allclose(np.linalg.norm(long, axis=1), 1.0, atol=1e-5)
+    # The first window reads exactly as the text's own start does.
+    head = model.token_vectors([model.counter.tokenizer.decode(
+        model.counter.tokenizer.encode(words, add_special_tokens=True).ids[1:model.max_input_tokens - 1])])[0]
+    assert np.allclose(long[:len(head)], head, atol=1e-4)
 
 
 def test_search_reranks_its_candidates_before_grouping(tmp_path):
