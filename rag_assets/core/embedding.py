@@ -199,7 +199,8 @@ class LocalMiniLMEmbedder:
             for row, i in enumerate(idx):
                 ids[row, :len(inputs[i])] = inputs[i]
                 mask[row, :len(inputs[i])] = 1
-            yield idx, session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0], mask
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            yield idx, session.run(None, feed)[0], mask
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:

@@ -478,10 +478,11 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
            score_margin: float | None = None, group_context: int | None = None,
            lone_hit_context: int | None = None, group_margin: float | None = None,
            min_result_chars: int = 0, section_chars: int = 0, late_interaction_weight: float | None = None,
-           late_interaction_margin: float | None = None, token_vectors: Callable[[list[str]], list[np.ndarray]] | None = None) -> dict[int, list[Hit]]:
+           late_interaction_margin: float | None = None,
+           token_vectors: Callable[[list[str]], list[np.ndarray]] | None = None) -> dict[int, list[Hit]]:
     """The query path, for each number of results ``k`` in ``ks``: candidates (``candidate_hits``,
-    a pool of ``max(k, candidates)``, searched once per pool size), reordered by
-    ``rerank_late`` with ``late_interaction_weight`` and ``token_vectors`` when given, MMR if asked, sentence windows
+    a pool of ``max(k, candidates)``, searched once per pool size), reordered (and with a margin
+    thinned) by ``rerank_late`` when ``late_interaction_weight`` is set, MMR if asked, sentence windows
     and merging of overlapping spans (``sentence_windows``), neighbour expansion, then whole
     documents for short ones; or, with ``group_gap``, sentence-window grouping of the candidates
     (``group_sentences``: ``group_margin``, ``min_result_chars`` and ``section_chars`` are its

@@ -42,7 +42,8 @@ def test_rerank_orders_by_the_standardised_sum_and_keeps_the_hits(scores, seed):
     def z(x):
         x = np.asarray(x)
         return (x - x.mean()) / x.std() if x.std() > 1e-12 else np.zeros_like(x)
-    combined = dict(zip((h.id for h in hits), z(scores) + 2.0 * z([late_interaction(query, tokens[h.text]) for h in hits])))
+    matched = [late_interaction(query, tokens[h.text]) for h in hits]
+    combined = dict(zip((h.id for h in hits), z(scores) + 2.0 * z(matched)))
     values = [combined[h.id] for h in ranked]
     assert values == sorted(values, reverse=True)
     for a, b in zip(ranked, ranked[1:]):  # ties keep the search's order
