@@ -93,6 +93,7 @@ def latency(args, rng) -> list[dict]:
     import lancedb
     import pyarrow as pa
 
+    from rag_assets.clients import late_interaction_model
     from rag_assets.core.index import LanceIndex, chunk_schema
     from rag_assets.core.retrieval import fts_search, rerank_late, rrf, vector_search
 
@@ -113,7 +114,7 @@ def latency(args, rng) -> list[dict]:
                          start=[0] * n, end=[1] * n)
             table.add(pa.Table.from_pydict(batch, schema=schema))
         index.ensure_search_indexes(ann_min_rows=min(args.rows, 10_000))
-        reranker = LocalMiniLMEmbedder(batch_size=32)
+        reranker = late_interaction_model()  # the session `rag query` reranks with
         queries = [gen.standard_normal(384).astype(np.float32).tolist() for _ in range(args.queries)]
         terms = [f"{rng.choice(WORDS)} code-{rng.randrange(args.rows)}" for _ in range(args.queries)]
         runs = {
