@@ -48,6 +48,8 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
         raise TenantRequired(f"corpus {corpus.name!r} has tenants: name one with --tenant")
     if corpus.embedding_model.provider == "local" and mode != "fts":
         open_embedder(corpus.embedding_model).start_loading()  # while LanceDB is imported and opened
+    if corpus.chunking_profile.late_interaction_weight:
+        late_interaction_model().start_loading()  # the reranker's session, likewise
     db = connect_index(corpus)
     live = serving(project, corpus, db)
     model = live.model
