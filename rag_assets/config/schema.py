@@ -155,8 +155,9 @@ class ChunkingProfileConfig(_Strict):
         "over the candidates): word-for-word matches in context outrank shared topics. Works with any "
         "embedding model (MiniLM ships with the package); unset keeps the search's order. Changes no chunk."))
     late_interaction_margin: float | None = Field(None, gt=0, le=1, description=(
-        "Query (with late_interaction_weight): candidates whose late interaction is more than this below the best "
-        "candidate's are dropped (in hybrid search, never the keyword search's best hit). Changes no chunk."))
+        "Query (with late_interaction_weight): a result after the first is dropped when the best late interaction "
+        "among the candidates it holds (a sentence_window group: all its sentences) is more than this below the "
+        "best candidate's, unless it holds the keyword search's best hit (hybrid search). Changes no chunk."))
     semantic_percentile: float = Field(90.0, gt=0, lt=100, description="semantic: distance percentile that breaks.")
     semantic_buffer: int = Field(1, ge=0, le=5, description="semantic: extra sentences compared on each side.")
     cleaning: CleaningConfig = Field(default_factory=CleaningConfig)

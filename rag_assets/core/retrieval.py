@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Callable, Sequence
+from itertools import compress
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -225,20 +226,30 @@ def _standardised(values: np.ndarray) -> np.ndarray:
 
 
 def rerank_late(hits: list[Hit], text: str, weight: float,
-                token_vectors: Callable[[list[str]], list[np.ndarray]], margin: float | None = None,
-                keep: frozenset[str] = frozenset()) -> list[Hit]:
+                token_vectors: Callable[[list[str]], list[np.ndarray]]) -> tuple[list[Hit], dict[str, float]]:
     """``hits`` reordered by ``z(score) + weight x z(late_interaction)``, each standardised over the
     hits (the search's own score: cosine, or the fused one in hybrid search), so a sentence that
-    matches the query word for word in context outranks one that only shares its topic. Scores and
-    texts are kept; ties keep the search's order. With ``margin``, a hit whose late interaction
-    is more than that below the best hit's is dropped unless its id is in ``keep``."""
+    matches the query word for word in context outranks one that only shares its topic; and each
+    hit's late interaction by id. Scores and texts are kept; ties keep the search's order."""
     if len(hits) < 2:
-        return hits
+        return hits, {}
     vectors = token_vectors([text, *(h.text for h in hits)])
     matched = np.asarray([late_interaction(vectors[0], v) for v in vectors[1:]])
     combined = _standardised(np.asarray([h.score for h in hits])) + weight * _standardised(matched)
-    floor = matched.max() - margin if margin is not None else -np.inf
-    return [hits[i] for i in np.argsort(-combined, kind="stable") if matched[i] >= floor or hits[i].id in keep]
+    return [hits[i] for i in np.argsort(-combined, kind="stable")], dict(zip((h.id for h in hits), matched.tolist()))
+
+
+def within_late_margin(results: list[list[Hit]], late: Mapping[str, float], margin: float | None,
+                       keep: frozenset[str] = frozenset()) -> list[bool]:
+    """Which of the ranked ``results`` (each the candidates it holds) to keep: the first, and every
+    other whose best late interaction is at most ``margin`` below the best candidate's or that holds
+    an id in ``keep``; all of them without a margin or scores. A result is judged as a whole, so a
+    passage whose best sentence matches keeps the sentences around it."""
+    if margin is None or not late:
+        return [True] * len(results)
+    floor = max(late.values()) - margin
+    return [i == 0 or any(h.id in keep or late[h.id] >= floor for h in result)
+            for i, result in enumerate(results)]
 
 
 def merge_overlapping(hits: list[Hit]) -> list[Hit]:
@@ -373,7 +384,8 @@ def _short_section(table, hit: Hit, rows: list[dict], max_chars: int) -> list[di
 def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[int], version: int | None = None,
                     context: int | None = None, lone_context: int | None = None, group_margin: float | None = None,
                     vector: list[float] | None = None, min_chars: int = 0,
-                    anchors: frozenset[str] = frozenset(), section_chars: int = 0) -> dict[int, list[Hit]]:
+                    anchors: frozenset[str] = frozenset(), section_chars: int = 0,
+                    late: Mapping[str, float] | None = None, late_margin: float | None = None) -> dict[int, list[Hit]]:
     """Sentence-window results: candidate sentences of one document at most ``gap`` sentences
     apart form one result, ranked by its best sentence and spanning its members' windows; or,
     with ``context`` (a query-time width), its members plus ``context`` sentences on each side,
@@ -385,7 +397,9 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
     holds one of ``anchors`` (hybrid search's best keyword hit); with ``min_chars``, a
     context-width result narrower than that is widened by whole neighbouring sentences; with
     ``section_chars``, a context-width result of two or more hits also takes the rest of its best
-    hit's heading section when that spans at most ``section_chars`` (``_short_section``). Returns
+    hit's heading section when that spans at most ``section_chars`` (``_short_section``); with
+    ``late_margin`` and the candidates' ``late`` interaction, a result is also dropped as
+    ``within_late_margin`` says. Returns
     the results of the first ``k`` groups for each ``k`` in ``ks`` (the groups do not depend on
     ``k``: each is read once)."""
     groups: list[list[Hit]] = []
@@ -403,6 +417,9 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
         best = max(cosine.values())
         ranked = ranked[:1] + [(i, g) for i, g in ranked[1:] if any(h.id in anchors for h in g)
                                or max(cosine[h.id] for h in g) >= best - group_margin]
+    if late:
+        ranked = [r for r, kept in zip(ranked, within_late_margin([g for _, g in ranked], late, late_margin, anchors))
+                  if kept]
     table = _table(index, version)
     out = []
     for i, group in ranked:
@@ -481,32 +498,35 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
            late_interaction_margin: float | None = None,
            token_vectors: Callable[[list[str]], list[np.ndarray]] | None = None) -> dict[int, list[Hit]]:
     """The query path, for each number of results ``k`` in ``ks``: candidates (``candidate_hits``,
-    a pool of ``max(k, candidates)``, searched once per pool size), reordered (and with a margin
-    thinned) by ``rerank_late`` when ``late_interaction_weight`` is set, MMR if asked, sentence windows
-    and merging of overlapping spans (``sentence_windows``), neighbour expansion, then whole
-    documents for short ones; or, with ``group_gap``, sentence-window grouping of the candidates
-    (``group_sentences``: ``group_margin``, ``min_result_chars`` and ``section_chars`` are its
-    settings).
+    a pool of ``max(k, candidates)``, searched once per pool size), reordered by ``rerank_late``
+    when ``late_interaction_weight`` is set (with ``late_interaction_margin``, results are thinned
+    by ``within_late_margin``), MMR if asked, sentence windows and merging of overlapping spans
+    (``sentence_windows``), neighbour expansion, then whole documents for short ones; or, with
+    ``group_gap``, sentence-window grouping of the candidates (``group_sentences``: ``group_margin``,
+    ``min_result_chars``, ``section_chars`` and the late-interaction margin are its settings).
     ``mode`` is vector, fts or hybrid. Returns the results by ``k``."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    pools: dict[int, tuple[list[Hit], frozenset[str]]] = {}
+    pools: dict[int, tuple[list[Hit], frozenset[str], dict[str, float]]] = {}
     out: dict[int, list[Hit]] = {}
     for k in sorted(set(ks)):
         pool = max(k, candidates)
         if pool not in pools:
             hits, anchors = candidate_hits(index, text, vector, mode, pool, score_margin, version,
                                            build_where(filters))
+            late: dict[str, float] = {}
             if late_interaction_weight:
-                hits = rerank_late(hits, text, late_interaction_weight, token_vectors, late_interaction_margin, anchors)
-            pools[pool] = (mmr(hits, vector, pool) if rerank == "mmr" and vector is not None else hits), anchors
+                hits, late = rerank_late(hits, text, late_interaction_weight, token_vectors)
+            if not group_gap:  # each candidate is a result of its own
+                hits = list(compress(hits, within_late_margin([[h] for h in hits], late, late_interaction_margin, anchors)))
+            pools[pool] = (mmr(hits, vector, pool) if rerank == "mmr" and vector is not None else hits), anchors, late
         if group_gap:
             continue
         hits = sentence_windows(index, pools[pool][0], k, version)
         out[k] = whole_documents(index, expand(index, hits, neighbours, version), whole_document_tokens, version)
     if group_gap:  # one grouping per candidate pool, for every k searched with it
-        for pool, (hits, anchors) in pools.items():
+        for pool, (hits, anchors, late) in pools.items():
             out.update(group_sentences(index, hits, group_gap, [k for k in set(ks) if max(k, candidates) == pool],
                                        version, group_context, lone_hit_context, group_margin, vector,
-                                       min_result_chars, anchors, section_chars))
+                                       min_result_chars, anchors, section_chars, late, late_interaction_margin))
     return out

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from rag_assets.clients import late_interaction_model
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import Chunk, ChunkedDocument, EmbeddedDocument
-from rag_assets.core.retrieval import Hit, late_interaction, rerank_late, search
+from rag_assets.core.retrieval import Hit, late_interaction, rerank_late, search, within_late_margin
 
 from tests.core.test_grouping import QUERY, unit
 
@@ -36,13 +36,14 @@ def test_rerank_orders_by_the_standardised_sum_and_keeps_the_hits(scores, seed):
     query /= np.linalg.norm(query, axis=1, keepdims=True)
     lookup = {"q": query, **tokens}
     hits = [hit(i, s, f"t{i}") for i, s in enumerate(scores)]
-    ranked = rerank_late(hits, "q", 2.0, lambda texts: [lookup[t] for t in texts])
+    ranked, late = rerank_late(hits, "q", 2.0, lambda texts: [lookup[t] for t in texts])
     assert sorted(h.id for h in ranked) == sorted(h.id for h in hits) and ranked[0] in hits
 
     def z(x):
         x = np.asarray(x)
         return (x - x.mean()) / x.std() if x.std() > 1e-12 else np.zeros_like(x)
     matched = [late_interaction(query, tokens[h.text]) for h in hits]
+    assert late == pytest.approx(dict(zip((h.id for h in hits), matched)))
     combined = dict(zip((h.id for h in hits), z(scores) + 2.0 * z(matched)))
     values = [combined[h.id] for h in ranked]
     assert values == sorted(values, reverse=True)
@@ -55,19 +56,19 @@ def test_a_heavy_weight_lets_the_word_match_win_and_one_hit_is_left_alone():
     lookup = {"q": np.eye(2)[:1], "close": np.eye(2)[:1], "far": np.eye(2)[1:]}
     tokens = lambda texts: [lookup[t] for t in texts]  # noqa: E731
     hits = [hit(0, 0.9, "far"), hit(1, 0.8, "close")]
-    assert [h.id for h in rerank_late(hits, "q", 2.0, tokens)] == ["h1", "h0"]
-    assert [h.id for h in rerank_late(hits, "q", 1.0, tokens)] == ["h0", "h1"]  # equal sums: search order
-    assert rerank_late(hits[:1], "q", 2.0, tokens) == hits[:1]
+    assert [h.id for h in rerank_late(hits, "q", 2.0, tokens)[0]] == ["h1", "h0"]
+    assert [h.id for h in rerank_late(hits, "q", 1.0, tokens)[0]] == ["h0", "h1"]  # equal sums: search order
+    assert rerank_late(hits[:1], "q", 2.0, tokens) == (hits[:1], {})
 
 
-def test_the_margin_drops_candidates_far_below_the_best_late_interaction_but_not_kept_ones():
-    lookup = {"q": np.eye(2)[:1], "close": np.eye(2)[:1], "half": np.asarray([[0.6, 0.8]]), "far": np.eye(2)[1:]}
-    tokens = lambda texts: [lookup[t] for t in texts]  # noqa: E731
-    hits = [hit(0, 0.9, "far"), hit(1, 0.8, "close"), hit(2, 0.7, "half")]
-    assert [h.id for h in rerank_late(hits, "q", 1.0, tokens, margin=0.5)] == ["h1", "h2"]
-    assert [h.id for h in rerank_late(hits, "q", 1.0, tokens, margin=0.3)] == ["h1"]
-    assert [h.id for h in rerank_late(hits, "q", 1.0, tokens, margin=0.3, keep=frozenset({"h0"}))] == ["h1", "h0"]
-    assert len(rerank_late(hits, "q", 1.0, tokens, margin=1.0)) == 3
+def test_the_margin_judges_each_result_by_its_best_candidate_and_keeps_the_first_and_kept_ones():
+    late = {"h0": 0.2, "h1": 0.9, "h2": 0.5, "h3": 0.75}
+    h = {i: hit(int(i[1]), 0.5, i) for i in late}
+    results = [[h["h0"]], [h["h2"]], [h["h2"], h["h3"]], [h["h0"]]]  # ranked; the best candidate, h1, is in none
+    assert within_late_margin(results, late, 0.2) == [True, False, True, False]
+    assert within_late_margin(results, late, 0.2, keep=frozenset({"h0"})) == [True, False, True, True]
+    assert within_late_margin(results, late, 0.5) == [True, True, True, False]
+    assert within_late_margin(results, late, None) == within_late_margin(results, {}, 0.2) == [True] * 4
 
 
 def test_minilm_token_vectors_are_contextual_unit_rows_of_the_word_pieces():
@@ -117,3 +118,34 @@ def test_search_reranks_its_candidates_before_grouping(tmp_path):
     assert [h.chunk_index for h in search(index, "query", QUERY, **settings)[1]] == [0]
     reranked = search(index, "query", QUERY, late_interaction_weight=2.0, token_vectors=tokens, **settings)[1]
     assert [h.chunk_index for h in reranked] == [9] and reranked[0].score == pytest.approx(0.8, abs=1e-4)
+
+
+def test_the_margin_keeps_a_passage_whole_when_its_best_sentence_matches(tmp_path):
+    # Passages 0-1, 5-6 and 10 are the candidates (the score margin drops the filler). Sentence 1
+    # matches the query best; in passage 5-6 only sentence 6 comes close, in passage 10 none does.
+    sentences = [f"Sentence number {i}." for i in range(12)]
+    chunks, pos = [], 0
+    for i, sentence in enumerate(sentences):
+        chunks.append(Chunk("doc.md", i, pos, pos + len(sentence), sentence, sentence, 5,
+                            window_start=pos, window_end=pos + len(sentence)))
+        pos += len(sentence) + 1
+    doc = ChunkedDocument("doc.md", "file:///doc.md", "Doc", "h", "v", "text", "p", "ph", tuple(chunks))
+    index = LanceIndex(lancedb.connect(str(tmp_path / "db")), "c", "m", 4, "p")
+    cosines = {0: 0.9, 1: 0.85, 5: 0.8, 6: 0.75, 10: 0.7}
+    index.write_documents([EmbeddedDocument(doc, "m", tuple(unit(cosines.get(i, 0.1)) for i in range(12)))],
+                          None, "run")
+    near = {"query": [1.0, 0.0], sentences[1]: [1.0, 0.0], sentences[6]: [0.95, np.sqrt(1 - 0.95**2)]}
+
+    def tokens(texts):
+        return [np.asarray([near.get(t, [0.0, 1.0])]) for t in texts]
+
+    def spans(margin):
+        results = search(index, "query", QUERY, ks=(5,), mode="vector", candidates=12, group_gap=2,
+                         group_context=0, score_margin=0.3, late_interaction_weight=1.0,
+                         late_interaction_margin=margin, token_vectors=tokens)[5]
+        return sorted((h.start, h.end) for h in results)
+
+    passage = {first: (chunks[first].start, chunks[last].end) for first, last in [(0, 1), (5, 6), (10, 10)]}
+    assert spans(None) == [passage[0], passage[5], passage[10]]
+    assert spans(0.2) == [passage[0], passage[5]]  # sentence 5 stays with its passage
+    assert spans(0.01) == [passage[0]]

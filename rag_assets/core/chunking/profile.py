@@ -50,7 +50,7 @@ class ChunkingProfile:
     min_result_chars: int = 0  # query: results narrower than this widen by whole sentences
     section_chars: int = 0  # query: a result of several hits brings its heading section when this short
     late_interaction_weight: float | None = None  # query: candidates reranked with this weight on MaxSim
-    late_interaction_margin: float | None = None  # query: candidates this far below the best MaxSim are dropped
+    late_interaction_margin: float | None = None  # query: results this far below the best MaxSim are dropped
 
     def fingerprint(self) -> str:
         """Changes whenever the chunks this profile produces could change (query-time settings
