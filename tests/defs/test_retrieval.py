@@ -144,7 +144,7 @@ def test_sentence_window_profile_groups_neighbouring_sentences_into_one_result(t
     profiles = yaml.safe_load(chunking_yml.read_text())
     for profile in profiles["chunking_profiles"]:
         if profile["name"] == "recommended":
-            del profile["score_margin"], profile["group_margin"]
+            del profile["score_margin"], profile["late_interaction_margin"]
     chunking_yml.write_text(yaml.safe_dump(profiles))
     with env(**values):
         again = ingest_project(load_project())
