@@ -73,6 +73,9 @@ CANDIDATES: dict[str, dict] = {
     "rec_lm25": {"late_interaction_margin": 0.25},
     "rec_gm0.12_nolm": {"group_margin": 0.12, "late_interaction_margin": None},  # the previous setting
     "rec_sm25": {"score_margin": 0.25},
+    "rec_gap3": {"group_gap": 3},
+    "rec_gap4": {"group_gap": 4},
+    "rec_gap7": {"group_gap": 7},
 }
 
 # Variants of `recommended` that change what is embedded (not query-time: each is chunked and
