@@ -76,6 +76,8 @@ CANDIDATES: dict[str, dict] = {
     "rec_gap3": {"group_gap": 3},
     "rec_gap4": {"group_gap": 4},
     "rec_gap7": {"group_gap": 7},
+    "rec_pool70": {"group_candidates": 70},
+    "rec_ctx0_lone1": {"group_context": 0, "lone_hit_context": 1},
 }
 
 # Variants of `recommended` that change what is embedded (not query-time: each is chunked and
