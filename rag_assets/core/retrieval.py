@@ -239,16 +239,17 @@ def rerank_late(hits: list[Hit], text: str, weight: float,
     return [hits[i] for i in np.argsort(-combined, kind="stable")], dict(zip((h.id for h in hits), matched.tolist()))
 
 
-def within_late_margin(results: list[list[Hit]], late: Mapping[str, float], margin: float | None,
-                       keep: frozenset[str] = frozenset()) -> list[bool]:
+def results_within_margin(results: list[list[Hit]], scores: Mapping[str, float], margin: float | None,
+                          keep: frozenset[str] = frozenset()) -> list[bool]:
     """Which of the ranked ``results`` (each the candidates it holds) to keep: the first, and every
-    other whose best late interaction is at most ``margin`` below the best candidate's or that holds
-    an id in ``keep``; all of them without a margin or scores. A result is judged as a whole, so a
-    passage whose best sentence matches keeps the sentences around it."""
-    if margin is None or not late:
+    other whose best score (``scores`` by candidate id: cosine, late interaction) is at most
+    ``margin`` below the best candidate's or that holds an id in ``keep``; all of them without a
+    margin or scores. A result is judged as a whole, so a passage whose best sentence scores well
+    keeps the sentences around it."""
+    if margin is None or not scores:
         return [True] * len(results)
-    floor = max(late.values()) - margin
-    return [i == 0 or any(h.id in keep or late[h.id] >= floor for h in result)
+    floor = max(scores.values()) - margin
+    return [i == 0 or any(h.id in keep or scores[h.id] >= floor for h in result)
             for i, result in enumerate(results)]
 
 
@@ -398,8 +399,8 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
     context-width result narrower than that is widened by whole neighbouring sentences; with
     ``section_chars``, a context-width result of two or more hits also takes the rest of its best
     hit's heading section when that spans at most ``section_chars`` (``_short_section``); with
-    ``late_margin`` and the candidates' ``late`` interaction, a result is also dropped as
-    ``within_late_margin`` says. Returns
+    ``late_margin`` and the candidates' ``late`` interaction, the same rule holds for late
+    interaction (both: ``results_within_margin``). Returns
     the results of the first ``k`` groups for each ``k`` in ``ks`` (the groups do not depend on
     ``k``: each is read once)."""
     groups: list[list[Hit]] = []
@@ -411,15 +412,15 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
     rank = {h.id: i for i, h in enumerate(hits)}
     groups.sort(key=lambda g: min(rank[h.id] for h in g))
     ranked = list(enumerate(groups[:max(ks)]))
+
+    def thinned(ranked: list, scores: Mapping[str, float], margin: float | None) -> list[tuple[int, list[Hit]]]:
+        return list(compress(ranked, results_within_margin([g for _, g in ranked], scores, margin, anchors)))
+
     if group_margin is not None and vector is not None and groups and all(h.vector is not None for h in hits):
         vecs, q = _unit_vectors(hits, vector)  # cosines, whatever score fusion gave the hits
-        cosine = dict(zip((h.id for h in hits), (vecs @ q).tolist()))
-        best = max(cosine.values())
-        ranked = ranked[:1] + [(i, g) for i, g in ranked[1:] if any(h.id in anchors for h in g)
-                               or max(cosine[h.id] for h in g) >= best - group_margin]
+        ranked = thinned(ranked, dict(zip((h.id for h in hits), (vecs @ q).tolist())), group_margin)
     if late:
-        ranked = [r for r, kept in zip(ranked, within_late_margin([g for _, g in ranked], late, late_margin, anchors))
-                  if kept]
+        ranked = thinned(ranked, late, late_margin)
     table = _table(index, version)
     out = []
     for i, group in ranked:
@@ -500,7 +501,7 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
     """The query path, for each number of results ``k`` in ``ks``: candidates (``candidate_hits``,
     a pool of ``max(k, candidates)``, searched once per pool size), reordered by ``rerank_late``
     when ``late_interaction_weight`` is set (with ``late_interaction_margin``, results are thinned
-    by ``within_late_margin``), MMR if asked, sentence windows and merging of overlapping spans
+    by ``results_within_margin``), MMR if asked, sentence windows and merging of overlapping spans
     (``sentence_windows``), neighbour expansion, then whole documents for short ones; or, with
     ``group_gap``, sentence-window grouping of the candidates (``group_sentences``: ``group_margin``,
     ``min_result_chars``, ``section_chars`` and the late-interaction margin are its settings).
@@ -518,7 +519,8 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
             if late_interaction_weight:
                 hits, late = rerank_late(hits, text, late_interaction_weight, token_vectors)
             if not group_gap:  # each candidate is a result of its own
-                hits = list(compress(hits, within_late_margin([[h] for h in hits], late, late_interaction_margin, anchors)))
+                hits = list(compress(hits, results_within_margin([[h] for h in hits], late, late_interaction_margin,
+                                                                   anchors)))
             pools[pool] = (mmr(hits, vector, pool) if rerank == "mmr" and vector is not None else hits), anchors, late
         if group_gap:
             continue

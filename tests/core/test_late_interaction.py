@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from rag_assets.clients import late_interaction_model
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import Chunk, ChunkedDocument, EmbeddedDocument
-from rag_assets.core.retrieval import Hit, late_interaction, rerank_late, search, within_late_margin
+from rag_assets.core.retrieval import Hit, late_interaction, rerank_late, search, results_within_margin
 
 from tests.core.test_grouping import QUERY, unit
 
@@ -65,10 +65,10 @@ def test_the_margin_judges_each_result_by_its_best_candidate_and_keeps_the_first
     late = {"h0": 0.2, "h1": 0.9, "h2": 0.5, "h3": 0.75}
     h = {i: hit(int(i[1]), 0.5, i) for i in late}
     results = [[h["h0"]], [h["h2"]], [h["h2"], h["h3"]], [h["h0"]]]  # ranked; the best candidate, h1, is in none
-    assert within_late_margin(results, late, 0.2) == [True, False, True, False]
-    assert within_late_margin(results, late, 0.2, keep=frozenset({"h0"})) == [True, False, True, True]
-    assert within_late_margin(results, late, 0.5) == [True, True, True, False]
-    assert within_late_margin(results, late, None) == within_late_margin(results, {}, 0.2) == [True] * 4
+    assert results_within_margin(results, late, 0.2) == [True, False, True, False]
+    assert results_within_margin(results, late, 0.2, keep=frozenset({"h0"})) == [True, False, True, True]
+    assert results_within_margin(results, late, 0.5) == [True, True, True, False]
+    assert results_within_margin(results, late, None) == results_within_margin(results, {}, 0.2) == [True] * 4
 
 
 def test_minilm_token_vectors_are_contextual_unit_rows_of_the_word_pieces():
