@@ -78,6 +78,11 @@ CANDIDATES: dict[str, dict] = {
     "rec_gap7": {"group_gap": 7},
     "rec_pool70": {"group_candidates": 70},
     "rec_ctx0_lone1": {"group_context": 0, "lone_hit_context": 1},
+    "rec_cq0": {"closed_question_margin": None},  # the previous setting
+    "rec_cq10": {"closed_question_margin": 0.10},
+    "rec_cq15": {"closed_question_margin": 0.15},
+    "rec_cq20": {"closed_question_margin": 0.20},
+    "rec_cq25": {"closed_question_margin": 0.25},
 }
 
 # Variants of `recommended` that change what is embedded (not query-time: each is chunked and

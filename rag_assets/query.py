@@ -79,6 +79,7 @@ def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: 
                   group_margin=profile.group_margin, min_result_chars=profile.min_result_chars,
                   section_chars=profile.section_chars, late_interaction_weight=profile.late_interaction_weight,
                   late_interaction_margin=profile.late_interaction_margin,
+                  closed_question_margin=profile.closed_question_margin,
                   token_vectors=late_interaction_model().token_vectors if profile.late_interaction_weight else None)
 
 

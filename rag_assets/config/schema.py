@@ -158,6 +158,11 @@ class ChunkingProfileConfig(_Strict):
         "Query (with late_interaction_weight): a result after the first is dropped when the best late interaction "
         "among the candidates it holds (a sentence_window group: all its sentences) is more than this below the "
         "best candidate's, unless it holds the keyword search's best hit (hybrid search). Changes no chunk."))
+    closed_question_margin: float | None = Field(None, gt=0, le=1, description=(
+        "Query (with late_interaction_weight): for a yes/no question (English, opening with an auxiliary verb: "
+        "'Does Lambda support versioning?'), whose answer is the one sentence stating the fact, candidates whose "
+        "late interaction is more than this below the best are dropped before results are formed (the best and, "
+        "in hybrid search, the keyword search's best hit stay). Changes no chunk."))
     semantic_percentile: float = Field(90.0, gt=0, lt=100, description="semantic: distance percentile that breaks.")
     semantic_buffer: int = Field(1, ge=0, le=5, description="semantic: extra sentences compared on each side.")
     cleaning: CleaningConfig = Field(default_factory=CleaningConfig)
@@ -177,11 +182,12 @@ class ChunkingProfileConfig(_Strict):
         return self
 
     @model_validator(mode="after")
-    def _late_interaction_margin_needs_a_weight(self):
-        if self.late_interaction_margin is not None and self.late_interaction_weight is None:
-            raise ValueError("late_interaction_margin compares the candidates' late interaction, which only "
-                             "late_interaction_weight computes: set late_interaction_weight (e.g. 3) or remove "
-                             "late_interaction_margin")
+    def _late_interaction_margins_need_a_weight(self):
+        for margin in ("late_interaction_margin", "closed_question_margin"):
+            if getattr(self, margin) is not None and self.late_interaction_weight is None:
+                raise ValueError(f"{margin} compares the candidates' late interaction, which only "
+                                 f"late_interaction_weight computes: set late_interaction_weight (e.g. 3) or remove "
+                                 f"{margin}")
         return self
 
     @model_validator(mode="after")

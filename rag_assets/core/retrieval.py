@@ -220,6 +220,16 @@ def late_interaction(query: np.ndarray, text: np.ndarray) -> float:
     return float((query @ text.T).max(axis=1).mean())
 
 
+CLOSED_QUESTION = re.compile(r"\s*(is|are|was|were|do|does|did|can|could|will|would|should|shall|has|have|had|may|"
+                             r"might|must)\b", re.IGNORECASE)
+
+
+def is_closed_question(text: str) -> bool:
+    """Whether ``text`` is an English yes/no question: it opens with an auxiliary verb ("Does
+    Lambda support versioning?"). Its answer is the sentence that states the fact, not a passage."""
+    return CLOSED_QUESTION.match(text) is not None
+
+
 def _standardised(values: np.ndarray) -> np.ndarray:
     spread = float(values.std())
     return (values - values.mean()) / spread if spread > 1e-12 else np.zeros_like(values)
@@ -496,12 +506,14 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
            score_margin: float | None = None, group_context: int | None = None,
            lone_hit_context: int | None = None, group_margin: float | None = None,
            min_result_chars: int = 0, section_chars: int = 0, late_interaction_weight: float | None = None,
-           late_interaction_margin: float | None = None,
+           late_interaction_margin: float | None = None, closed_question_margin: float | None = None,
            token_vectors: Callable[[list[str]], list[np.ndarray]] | None = None) -> dict[int, list[Hit]]:
     """The query path, for each number of results ``k`` in ``ks``: candidates (``candidate_hits``,
     a pool of ``max(k, candidates)``, searched once per pool size), reordered by ``rerank_late``
     when ``late_interaction_weight`` is set (with ``late_interaction_margin``, results are thinned
-    by ``results_within_margin``), MMR if asked, sentence windows and merging of overlapping spans
+    by ``results_within_margin``; with ``closed_question_margin``, a yes/no question
+    (``is_closed_question``) first keeps only the candidates whose late interaction is within that
+    margin of the best, the first and hybrid's keyword anchor always), MMR if asked, sentence windows and merging of overlapping spans
     (``sentence_windows``), neighbour expansion, then whole documents for short ones; or, with
     ``group_gap``, sentence-window grouping of the candidates (``group_sentences``: ``group_margin``,
     ``min_result_chars``, ``section_chars`` and the late-interaction margin are its settings).
@@ -518,6 +530,9 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
             late: dict[str, float] = {}
             if late_interaction_weight:
                 hits, late = rerank_late(hits, text, late_interaction_weight, token_vectors)
+                if closed_question_margin is not None and is_closed_question(text):
+                    hits = list(compress(hits, results_within_margin([[h] for h in hits], late,
+                                                                       closed_question_margin, anchors)))
             if not group_gap:  # each candidate is a result of its own
                 hits = list(compress(hits, results_within_margin([[h] for h in hits], late, late_interaction_margin,
                                                                    anchors)))

@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 from rag_assets.clients import late_interaction_model
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import Chunk, ChunkedDocument, EmbeddedDocument
-from rag_assets.core.retrieval import Hit, late_interaction, rerank_late, search, results_within_margin
+from rag_assets.core.retrieval import (Hit, is_closed_question, late_interaction, rerank_late, results_within_margin,
+                                       search)
 
 from tests.core.test_grouping import QUERY, unit
 
@@ -139,13 +140,30 @@ def test_the_margin_keeps_a_passage_whole_when_its_best_sentence_matches(tmp_pat
     def tokens(texts):
         return [np.asarray([near.get(t, [0.0, 1.0])]) for t in texts]
 
-    def spans(margin):
-        results = search(index, "query", QUERY, ks=(5,), mode="vector", candidates=12, group_gap=2,
+    def spans(margin, query="query", closed=None):
+        results = search(index, query, QUERY, ks=(5,), mode="vector", candidates=12, group_gap=2,
                          group_context=0, score_margin=0.3, late_interaction_weight=1.0,
-                         late_interaction_margin=margin, token_vectors=tokens)[5]
+                         late_interaction_margin=margin, closed_question_margin=closed, token_vectors=tokens)[5]
         return sorted((h.start, h.end) for h in results)
 
     passage = {first: (chunks[first].start, chunks[last].end) for first, last in [(0, 1), (5, 6), (10, 10)]}
     assert spans(None) == [passage[0], passage[5], passage[10]]
     assert spans(0.2) == [passage[0], passage[5]]  # sentence 5 stays with its passage
     assert spans(0.01) == [passage[0]]
+
+    # A yes/no question keeps only the candidates near the best MaxSim: the sentences that state it.
+    near["Does sentence one say so?"] = near["What does sentence one say?"] = [1.0, 0.0]
+    sentence = {i: (chunks[i].start, chunks[i].end) for i in (1, 6)}
+    assert spans(None, "Does sentence one say so?", closed=0.2) == [sentence[1], sentence[6]]
+    assert spans(None, "Does sentence one say so?", closed=0.01) == [sentence[1]]
+    assert spans(None, "What does sentence one say?", closed=0.01) == [passage[0], passage[5], passage[10]]
+
+
+@pytest.mark.parametrize("text, closed", [
+    ("Does AWS Lambda supports versioning?", True), ("Is Amazon SageMaker Studio available?", True),
+    ("  can I stop a DB instance that has a read replica?", True), ("Will they allow me to opt out?", True),
+    ("What is the latency of General Purpose SSD storage?", False), ("How do I do factory reset?", False),
+    ("Isolation levels in RDS?", False), ("Receiving Party may share Confidential Information.", False),
+])
+def test_a_closed_question_opens_with_an_auxiliary_verb(text, closed):
+    assert is_closed_question(text) is closed

@@ -54,6 +54,8 @@ MISTAKES = [
      "chunking_profiles.0", "keep their sum below 1"),
     ("profiles/chunking.yml", lambda d: d["chunking_profiles"][0].update({"late_interaction_margin": 0.2}),
      "chunking_profiles.0", "set late_interaction_weight (e.g. 3) or remove late_interaction_margin"),
+    ("profiles/chunking.yml", lambda d: d["chunking_profiles"][0].update({"closed_question_margin": 0.15}),
+     "chunking_profiles.0", "set late_interaction_weight (e.g. 3) or remove closed_question_margin"),
     ("profiles/chunking.yml", lambda d: d["chunking_profiles"][0].update({"strategy": "magic"}),
      "chunking_profiles.0.strategy", "correct the value"),
     ("profiles/indexes.yml", lambda d: d["indexes"][0].pop("uri"), "indexes.0.uri", "add 'uri'"),

@@ -18,7 +18,7 @@ STRATEGY_REVISIONS = {"sentence_window": "1"}  # 1: a split sentence's pieces wi
 OMITTED_WHEN_UNSET = ("header_weight", "sentence_weight")
 QUERY_SETTINGS = ("group_gap", "group_candidates", "score_margin", "group_context", "lone_hit_context",
                   "group_margin", "min_result_chars", "section_chars", "late_interaction_weight",
-                  "late_interaction_margin")
+                  "late_interaction_margin", "closed_question_margin")
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class ChunkingProfile:
     section_chars: int = 0  # query: a result of several hits brings its heading section when this short
     late_interaction_weight: float | None = None  # query: candidates reranked with this weight on MaxSim
     late_interaction_margin: float | None = None  # query: results this far below the best MaxSim are dropped
+    closed_question_margin: float | None = None  # query: a yes/no question's candidates this far below the best MaxSim are dropped
 
     def fingerprint(self) -> str:
         """Changes whenever the chunks this profile produces could change (query-time settings
