@@ -513,10 +513,11 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
     when ``late_interaction_weight`` is set (with ``late_interaction_margin``, results are thinned
     by ``results_within_margin``; with ``closed_question_margin``, a yes/no question
     (``is_closed_question``) first keeps only the candidates whose late interaction is within that
-    margin of the best, the first and hybrid's keyword anchor always), MMR if asked, sentence windows and merging of overlapping spans
-    (``sentence_windows``), neighbour expansion, then whole documents for short ones; or, with
-    ``group_gap``, sentence-window grouping of the candidates (``group_sentences``: ``group_margin``,
-    ``min_result_chars``, ``section_chars`` and the late-interaction margin are its settings).
+    margin of the best, the first and hybrid's keyword anchor always), MMR if asked, sentence
+    windows and merging of overlapping spans (``sentence_windows``), neighbour expansion, then
+    whole documents for short ones; or, with ``group_gap``, sentence-window grouping of the
+    candidates (``group_sentences``: ``group_margin``, ``min_result_chars``, ``section_chars`` and
+    the late-interaction margin are its settings).
     ``mode`` is vector, fts or hybrid. Returns the results by ``k``."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")

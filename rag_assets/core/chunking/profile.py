@@ -51,7 +51,7 @@ class ChunkingProfile:
     section_chars: int = 0  # query: a result of several hits brings its heading section when this short
     late_interaction_weight: float | None = None  # query: candidates reranked with this weight on MaxSim
     late_interaction_margin: float | None = None  # query: results this far below the best MaxSim are dropped
-    closed_question_margin: float | None = None  # query: a yes/no question's candidates this far below the best MaxSim are dropped
+    closed_question_margin: float | None = None  # query: the same per candidate, for a yes/no question
 
     def fingerprint(self) -> str:
         """Changes whenever the chunks this profile produces could change (query-time settings
