@@ -16,6 +16,7 @@ from typing import Any, Iterable
 import pyarrow as pa
 
 from rag_assets.core.hashing import row_id, text_hash
+from rag_assets.core.locking import table_creation_lock
 from rag_assets.core.models import Chunk, EmbeddedDocument
 
 MANIFEST_SUFFIX = "__documents"
@@ -179,6 +180,17 @@ class WriteResult:
     table_version: int
 
 
+def open_or_create(db, name: str, schema: pa.Schema):
+    """Table ``name`` of ``db``, created empty with ``schema`` when missing: under
+    ``table_creation_lock``, so concurrent first writers share one table instead of one emptying
+    the other's."""
+    try:
+        return db.open_table(name)
+    except ValueError:  # not found
+        with table_creation_lock(db.uri, name):
+            return db.create_table(name, schema=schema, exist_ok=True)
+
+
 class LanceIndex:
     """One corpus' chunks table (for one model and profile) and its documents manifest, in one LanceDB."""
 
@@ -189,10 +201,10 @@ class LanceIndex:
         self.dimensions = dimensions
 
     def table(self):
-        return self.db.create_table(self.name, schema=chunk_schema(self.dimensions), exist_ok=True)
+        return open_or_create(self.db, self.name, chunk_schema(self.dimensions))
 
     def manifest(self):
-        return self.db.create_table(self.manifest_name, schema=MANIFEST_SCHEMA, exist_ok=True)
+        return open_or_create(self.db, self.manifest_name, MANIFEST_SCHEMA)
 
     def ensure_search_indexes(self, ann_min_rows: int) -> list[str]:
         """Full-text index on the chunk text; an ANN vector index once the table has
@@ -232,7 +244,14 @@ class LanceIndex:
         rows = [r for doc_rows in rows_by_doc.values() for r in doc_rows]
         if rows:
             data = pa.Table.from_pylist(rows, schema=chunk_schema(self.dimensions))
-            table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
+            for attempt in range(3):
+                try:
+                    table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
+                    break
+                except RuntimeError as error:  # another process created the table under us (unlocked store)
+                    if "concurrent transaction Overwrite" not in str(error) or attempt == 2:
+                        raise
+                    table = self.table()
         stale = sorted(i for d, ids in old.items() for i in ids - {r["id"] for r in rows_by_doc.get(d, [])})
         for i in range(0, len(stale), 1000):
             table.delete(f"id IN {sql_ids(stale[i : i + 1000])}")
@@ -391,7 +410,7 @@ def active_table(db, corpus: str) -> str:
 
 def _registry(db, corpus: str):
     """The corpus' registry of complete tables, created empty if it does not exist yet."""
-    return db.create_table(active_table(db, corpus), schema=ACTIVE_SCHEMA, exist_ok=True)
+    return open_or_create(db, active_table(db, corpus), ACTIVE_SCHEMA)
 
 
 def mark_active(index: LanceIndex, corpus: str, model_name: str, profile_name: str, documents: int) -> None:

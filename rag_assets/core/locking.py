@@ -1,4 +1,5 @@
-"""One ingest at a time per corpus: an advisory lock that the OS releases when its holder dies.
+"""One ingest at a time per corpus, and one creator at a time per table: advisory locks that the OS
+releases when their holder dies.
 
 ``fcntl.flock`` locks belong to the open file description, so a crashed, killed (SIGKILL) or
 interrupted holder never leaves a stale lock behind: there is nothing to clean up by hand. The
@@ -51,3 +52,38 @@ def ingest_lock(folder: str | os.PathLike, corpus: str, wait_seconds: float = 0.
         yield path
     finally:
         os.close(fd)  # closing the last descriptor releases the lock
+
+
+CREATE_WAIT_SECONDS = 60.0
+
+
+@contextmanager
+def table_creation_lock(uri: str, name: str, wait_seconds: float = CREATE_WAIT_SECONDS) -> Iterator[None]:
+    """Serialise creating LanceDB table ``name`` in the database at ``uri`` across processes.
+
+    Two processes that create one table at once both commit: the later create lands as an
+    Overwrite that empties the table, so a write committed in between is lost or fails. A local
+    database takes an flock beside its tables (``.NAME.create.lock``); an object store has no
+    file locks, so there the block runs unguarded. Raises TimeoutError after ``wait_seconds``."""
+    folder = Path(uri[len("file://"):]) if uri.startswith("file://") else None if "://" in uri else Path(uri)
+    if folder is None:
+        yield
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f".{name}.create.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(f"another process has held {path} for {wait_seconds:.0f} s while creating "
+                                       f"table {name!r}; stop it (the lock goes with it) and run again") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)
+

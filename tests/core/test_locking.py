@@ -1,4 +1,5 @@
-"""One ingest at a time per corpus, across processes; a dead holder never leaves the lock behind."""
+"""One ingest at a time per corpus, and one creator per table, across processes; a dead holder never
+leaves the lock behind."""
 
 import os
 import subprocess
@@ -7,7 +8,7 @@ import time
 
 import pytest
 
-from rag_assets.core.locking import IngestLocked, ingest_lock
+from rag_assets.core.locking import IngestLocked, ingest_lock, table_creation_lock
 
 HOLDER = """
 import sys, time
@@ -47,3 +48,20 @@ def test_waiting_ingest_gets_the_lock_when_the_holder_finishes(tmp_path):
     with ingest_lock(tmp_path, "sample", wait_seconds=10):
         assert holder.poll() == 0 or holder.wait(5) == 0
     holder.wait()
+
+
+def test_one_process_at_a_time_creates_a_local_table_and_an_object_store_is_left_alone(tmp_path):
+    # Two creators of one table both commit (the later as an Overwrite that empties it): the lock
+    # makes the second wait, and then find the table there.
+    with table_creation_lock(str(tmp_path), "t"):
+        with pytest.raises(TimeoutError, match="creating table 't'"):
+            with table_creation_lock(f"file://{tmp_path}", "t", wait_seconds=0.2):
+                pass
+        with table_creation_lock(str(tmp_path), "other", wait_seconds=0.2):
+            pass  # another table's creation is not held up
+    with table_creation_lock(str(tmp_path), "t", wait_seconds=0.2):
+        pass  # released with the block
+    with table_creation_lock("s3://bucket/index", "t", wait_seconds=0.2):
+        with table_creation_lock("s3://bucket/index", "t", wait_seconds=0.2):
+            pass  # no file lock on an object store
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.create.lock", ".t.create.lock"]
