@@ -1,0 +1,26 @@
+"""A table another process creates again under a writer (lance lands the later create as an
+Overwrite) costs the writer a retry, not its rows."""
+
+import lancedb
+
+from rag_assets.core.index import LanceIndex, chunk_schema
+
+from tests.core.test_index_restore import DIM, embedded
+
+
+def test_an_upsert_that_meets_a_concurrent_create_is_retried_on_the_reopened_table(tmp_path, monkeypatch):
+    index = LanceIndex(lancedb.connect(tmp_path / "db"), "sample", "m", DIM, "p")
+    stale = index.table()  # this writer's handle, opened before the other create commits
+    lancedb.connect(tmp_path / "db").create_table(index.name, schema=chunk_schema(DIM), mode="overwrite")
+    opened = []
+    reopen = LanceIndex.table
+
+    def table(self):
+        opened.append(self.name)
+        return stale if len(opened) == 1 else reopen(self)
+
+    monkeypatch.setattr(LanceIndex, "table", table)
+    index.write_documents([embedded("a.md", 2), embedded("b.md", 1)], None, "run")
+    assert len(opened) >= 2  # the upsert on the stale handle failed and was redone
+    assert index.count_rows() == 3
+    assert {d: e["chunks"] for d, e in index.indexed_documents().items()} == {"a.md": 2, "b.md": 1}
