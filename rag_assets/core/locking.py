@@ -23,6 +23,20 @@ class IngestLocked(RuntimeError):
     """Another process is ingesting this corpus; the message names its pid and the lock file."""
 
 
+def _flock(fd: int, wait_seconds: float) -> bool:
+    """Take an exclusive flock on ``fd``, trying every 0.05 s for up to ``wait_seconds``; whether it
+    was taken."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+
+
 @contextmanager
 def ingest_lock(folder: str | os.PathLike, corpus: str, wait_seconds: float = 0.0) -> Iterator[Path]:
     """Hold the corpus' ingest lock (``folder``/.ingest.lock, created if needed) for the block.
@@ -35,18 +49,11 @@ def ingest_lock(folder: str | os.PathLike, corpus: str, wait_seconds: float = 0.
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        deadline = time.monotonic() + wait_seconds
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
-                    raise IngestLocked(
-                        f"corpus {corpus!r} is being ingested by process {holder} (lock {path}); wait for it to "
-                        "finish and run again. The lock goes away with that process, even if it crashes.") from None
-                time.sleep(0.1)
+        if not _flock(fd, wait_seconds):
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            raise IngestLocked(
+                f"corpus {corpus!r} is being ingested by process {holder} (lock {path}); wait for it to "
+                "finish and run again. The lock goes away with that process, even if it crashes.")
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield path
@@ -73,16 +80,9 @@ def table_creation_lock(uri: str, name: str, wait_seconds: float = CREATE_WAIT_S
     path = folder / f".{name}.create.lock"
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        deadline = time.monotonic() + wait_seconds
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise TimeoutError(f"another process has held {path} for {wait_seconds:.0f} s while creating "
-                                       f"table {name!r}; stop it (the lock goes with it) and run again") from None
-                time.sleep(0.05)
+        if not _flock(fd, wait_seconds):
+            raise TimeoutError(f"another process has held {path} for {wait_seconds:.0f} s while creating "
+                               f"table {name!r}; stop it (the lock goes with it) and run again")
         yield
     finally:
         os.close(fd)
