@@ -263,6 +263,12 @@ def results_within_margin(results: list[list[Hit]], scores: Mapping[str, float],
             for i, result in enumerate(results)]
 
 
+def candidates_within_margin(hits: list[Hit], scores: Mapping[str, float], margin: float | None,
+                             keep: frozenset[str] = frozenset()) -> list[Hit]:
+    """The ranked ``hits`` that ``results_within_margin`` keeps when each is a result of its own."""
+    return list(compress(hits, results_within_margin([[h] for h in hits], scores, margin, keep)))
+
+
 def merge_overlapping(hits: list[Hit]) -> list[Hit]:
     """Hits of one document whose spans overlap (or touch) become one result with the best score,
     at the rank of the first of them; a hit that bridges several earlier results joins them all."""
@@ -532,11 +538,9 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
             if late_interaction_weight:
                 hits, late = rerank_late(hits, text, late_interaction_weight, token_vectors)
                 if closed_question_margin is not None and is_closed_question(text):
-                    hits = list(compress(hits, results_within_margin([[h] for h in hits], late,
-                                                                       closed_question_margin, anchors)))
+                    hits = candidates_within_margin(hits, late, closed_question_margin, anchors)
             if not group_gap:  # each candidate is a result of its own
-                hits = list(compress(hits, results_within_margin([[h] for h in hits], late, late_interaction_margin,
-                                                                   anchors)))
+                hits = candidates_within_margin(hits, late, late_interaction_margin, anchors)
             pools[pool] = (mmr(hits, vector, pool) if rerank == "mmr" and vector is not None else hits), anchors, late
         if group_gap:
             continue
