@@ -126,7 +126,8 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                 filters = Filters(doc_id=question.corpus_id) if question.scoped else Filters()
                 asked = {depth: [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
                          for depth, hits in retrieve(index, question.question, vector, declared[name], settings,
-                                                     ks=(k, *RECALL_AT), mode=mode, filters=filters).items()}
+                                                     counter.count, ks=(k, *RECALL_AT), mode=mode,
+                                                     filters=filters).items()}
                 omega = precision_omega(question, spans.get(question.corpus_id, [])) if question.references else None
                 scores.add(question, asked, k, omega)
                 if on_question:

@@ -8,13 +8,14 @@ query and whose profile's query-time settings apply), so a switch never serves a
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 from rag_assets.clients import CorpusTable, connect_index, late_interaction_model, open_embedder, own_table
 from rag_assets.config import Corpus, Project
 from rag_assets.config.schema import ChunkingProfileConfig, IndexConfig
 from rag_assets.core.index import LanceIndex, active_pairs, open_tables, table_prefix
 from rag_assets.core.retrieval import Filters, Hit, search
+from rag_assets.core.tokens import get_token_counter
 
 
 def has_tenants(corpus: Corpus) -> bool:
@@ -58,15 +59,16 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
     if index.count_rows() == 0:
         return []
     vector = embedder.embed([model.query_prefix + text])[0] if mode != "fts" else None
-    return retrieve(index, text, vector, live.profile, corpus.index, ks=(k,), mode=mode, filters=filters,
-                    rerank=rerank, neighbours=neighbours, version=as_of)[k]
+    return retrieve(index, text, vector, live.profile, corpus.index, get_token_counter(model.tokenizer).count,
+                    ks=(k,), mode=mode, filters=filters, rerank=rerank, neighbours=neighbours, version=as_of)[k]
 
 
 def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: ChunkingProfileConfig,
-             settings: IndexConfig, ks: Sequence[int] = (5,), mode: str = "hybrid", filters: Filters = Filters(),
+             settings: IndexConfig, count_tokens: Callable[[str], int], ks: Sequence[int] = (5,), mode: str = "hybrid", filters: Filters = Filters(),
              rerank: str = "rrf", neighbours: int = 0, version: int | None = None) -> dict[int, list[Hit]]:
     """The results of ``text`` (embedded as ``vector``) from ``index``, chunked with ``profile``,
-    under the index settings ``settings``, for each number of results in ``ks`` (by that number):
+    under the index settings ``settings`` (documents' tokens counted by ``count_tokens``, the
+    model's tokenizer), for each number of results in ``ks`` (by that number):
     the one retrieval path of `rag query`, `rag eval` and the retrieval_eval asset, so evaluation
     scores exactly the spans a user gets."""
     grouped = profile.strategy == "sentence_window" and profile.group_gap > 0
@@ -80,7 +82,8 @@ def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: 
                   section_chars=profile.section_chars, late_interaction_weight=profile.late_interaction_weight,
                   late_interaction_margin=profile.late_interaction_margin,
                   closed_question_margin=profile.closed_question_margin,
-                  token_vectors=late_interaction_model().token_vectors if profile.late_interaction_weight else None)
+                  token_vectors=late_interaction_model().token_vectors if profile.late_interaction_weight else None,
+                  count_tokens=count_tokens)
 
 
 def lineage(project: Project, row_id: str) -> dict | None:

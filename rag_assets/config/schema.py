@@ -295,7 +295,8 @@ class IndexConfig(ObjectStoreConfig):
     metric: Literal["cosine", "l2", "dot"] = "cosine"
     ann_min_rows: int = Field(10_000, ge=256, description="Build an ANN vector index from this many rows on.")
     search_candidates: int = Field(50, ge=1, le=1000, description="Candidates reranked before the final k.")
-    whole_document_tokens: int = Field(0, ge=0, description="Return whole documents of at most this many tokens (0: off).")
+    whole_document_tokens: int = Field(0, ge=0, description="A result from a document whose text is at most this "
+                                       "many model tokens is the whole document (0: off).")
     description: str = ""
 
 

@@ -378,10 +378,10 @@ def _to_windows(table, doc_id: str, rows: list[dict]) -> list[dict]:
     return rows if (lo, hi) == (first["start"], last["end"]) else _rows_within(table, doc_id, lo, hi)
 
 
-def _short_section(table, hit: Hit, rows: list[dict], max_chars: int) -> list[dict]:
+def _short_section(hit: Hit, rows: list[dict], max_chars: int) -> list[dict]:
     """The run of consecutive ``rows`` (``hit``'s heading section, which a document may repeat)
-    that holds ``hit``, when it spans at most ``max_chars`` characters and is not the whole
-    document (a document without sections has none to return), else none."""
+    that holds ``hit``, when it spans at most ``max_chars`` characters, else none (a document
+    without headings is one section: a short one comes whole)."""
     by_index = {r["chunk_index"]: r for r in rows}
     if hit.chunk_index not in by_index:
         return []
@@ -391,9 +391,6 @@ def _short_section(table, hit: Hit, rows: list[dict], max_chars: int) -> list[di
     while last + 1 in by_index:
         last += 1
     if by_index[last]["end"] - by_index[first]["start"] > max_chars:
-        return []
-    if first == 0 and not table.search().where(f"doc_id = {sql_str(hit.doc_id)} AND chunk_index > {int(last)}") \
-            .select(["chunk_index"]).limit(1).to_list():
         return []
     return [by_index[i] for i in range(first, last + 1)]
 
@@ -418,7 +415,8 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
     ``late_margin`` and the candidates' ``late`` interaction, the same rule holds for late
     interaction (both: ``results_within_margin``). Returns
     the results of the first ``k`` groups for each ``k`` in ``ks`` (the groups do not depend on
-    ``k``: each is read once)."""
+    ``k``: each is read once), those that overlap or touch (two groups that took one heading
+    section) merged."""
     groups: list[list[Hit]] = []
     for hit in sorted(hits, key=lambda h: (h.doc_id, h.chunk_index)):
         if groups and groups[-1][-1].doc_id == hit.doc_id and hit.chunk_index - groups[-1][-1].chunk_index <= gap:
@@ -446,13 +444,13 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
             section = best.heading_path if section_chars and len(group) > 1 else None
             rows, in_section = _sentence_rows(table, best.doc_id, group[0].chunk_index - width,
                                               group[-1].chunk_index + width, min_chars, section)
-            rows = rows + _short_section(table, best, in_section, section_chars)
+            rows = rows + _short_section(best, in_section, section_chars)
             out.append((i, _absorb(best, _to_windows(table, best.doc_id, rows))))
             continue
         lo = min(h.window_start if h.window_start is not None else h.start for h in group)
         hi = max(h.window_end if h.window_end is not None else h.end for h in group)
         out.append((i, _absorb(best, _rows_within(table, best.doc_id, lo, hi))))
-    return {k: [result for i, result in out if i < k] for k in ks}
+    return {k: merge_overlapping([result for i, result in out if i < k]) for k in ks}
 
 
 def sentence_windows(index: LanceIndex, hits: list[Hit], k: int, version: int | None = None) -> list[Hit]:
@@ -477,16 +475,20 @@ def sentence_windows(index: LanceIndex, hits: list[Hit], k: int, version: int | 
     return out
 
 
-def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, version: int | None = None) -> list[Hit]:
-    """Hits from documents of at most ``max_tokens`` tokens become the whole document."""
+def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, count_tokens: Callable[[str], int],
+                    version: int | None = None) -> list[Hit]:
+    """Hits from documents whose text counts at most ``max_tokens`` tokens (``count_tokens``, the
+    model's tokenizer: what a chunk's stored count holds is what was embedded, a window or a
+    header too) become the whole document, one read of at most ``max_tokens + 1`` rows per hit."""
     if max_tokens <= 0:
         return hits
     table = _table(index, version)
     out = []
     for hit in hits:
-        rows = table.search().where(f"doc_id = {sql_str(hit.doc_id)}").select([*CITATION_COLUMNS, "tokens"]) \
-            .limit(None).to_list()
-        out.append(_absorb(hit, rows) if rows and sum(r["tokens"] for r in rows) <= max_tokens else hit)
+        rows = table.search().where(f"doc_id = {sql_str(hit.doc_id)}").select(CITATION_COLUMNS) \
+            .limit(max_tokens + 1).to_list()
+        whole = _absorb(hit, rows) if rows and len(rows) <= max_tokens else hit
+        out.append(whole if whole is not hit and count_tokens(whole.text) <= max_tokens else hit)
     return merge_overlapping(out)
 
 
@@ -513,7 +515,8 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
            lone_hit_context: int | None = None, group_margin: float | None = None,
            min_result_chars: int = 0, section_chars: int = 0, late_interaction_weight: float | None = None,
            late_interaction_margin: float | None = None, closed_question_margin: float | None = None,
-           token_vectors: Callable[[list[str]], list[np.ndarray]] | None = None) -> dict[int, list[Hit]]:
+           token_vectors: Callable[[list[str]], list[np.ndarray]] | None = None,
+           count_tokens: Callable[[str], int] | None = None) -> dict[int, list[Hit]]:
     """The query path, for each number of results ``k`` in ``ks``: candidates (``candidate_hits``,
     a pool of ``max(k, candidates)``, searched once per pool size), reordered by ``rerank_late``
     when ``late_interaction_weight`` is set (with ``late_interaction_margin``, results are thinned
@@ -523,10 +526,13 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
     windows and merging of overlapping spans (``sentence_windows``), neighbour expansion, then
     whole documents for short ones; or, with ``group_gap``, sentence-window grouping of the
     candidates (``group_sentences``: ``group_margin``, ``min_result_chars``, ``section_chars`` and
-    the late-interaction margin are its settings).
+    the late-interaction margin are its settings), then whole documents for short ones
+    (``whole_documents``: ``whole_document_tokens``, counted by ``count_tokens``).
     ``mode`` is vector, fts or hybrid. Returns the results by ``k``."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if whole_document_tokens and count_tokens is None:
+        raise ValueError("whole_document_tokens needs count_tokens, the model's token counter")
     pools: dict[int, tuple[list[Hit], frozenset[str], dict[str, float]]] = {}
     out: dict[int, list[Hit]] = {}
     for k in sorted(set(ks)):
@@ -545,10 +551,13 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
         if group_gap:
             continue
         hits = sentence_windows(index, pools[pool][0], k, version)
-        out[k] = whole_documents(index, expand(index, hits, neighbours, version), whole_document_tokens, version)
+        out[k] = whole_documents(index, expand(index, hits, neighbours, version), whole_document_tokens,
+                                 count_tokens, version)
     if group_gap:  # one grouping per candidate pool, for every k searched with it
         for pool, (hits, anchors, late) in pools.items():
-            out.update(group_sentences(index, hits, group_gap, [k for k in set(ks) if max(k, candidates) == pool],
-                                       version, group_context, lone_hit_context, group_margin, vector,
-                                       min_result_chars, anchors, section_chars, late, late_interaction_margin))
+            grouped = group_sentences(index, hits, group_gap, [k for k in set(ks) if max(k, candidates) == pool],
+                                      version, group_context, lone_hit_context, group_margin, vector,
+                                      min_result_chars, anchors, section_chars, late, late_interaction_margin)
+            out.update((k, whole_documents(index, results, whole_document_tokens, count_tokens, version))
+                       for k, results in grouped.items())
     return out

@@ -138,8 +138,18 @@ def test_a_result_of_several_hits_brings_its_short_heading_section(tmp_path):
     found = grouped(twice, vector_search(twice, QUERY, k=2), gap=2, k=5, context=0, section_chars=1000)
     assert [(r.text, twice_text[r.start:r.end]) for r in found] == [("Dd. Ee. Ff.", "Dd. Ee. Ff.")]  # its own run
 
+    # Two groups of one section (hits 0-1 and 4-5, gap 2) both take it: one result, not its text twice.
+    pairs, pairs_text = build(tmp_path / "pairs", sentences, [0.9, 0.85, 0.0, 0.0, 0.8, 0.75, 0.0, 0.0],
+                              [("A",)] * 6 + [("C",)] * 2)
+    hits = vector_search(pairs, QUERY, k=4)
+    found = grouped(pairs, hits, gap=2, k=5, context=0, section_chars=1000)
+    assert [(r.chunk_index, pairs_text[r.start:r.end]) for r in found] == [(0, "Aa. Bb. Cc. Dd. Ee. Ff.")]
+    assert [pairs_text[r.start:r.end] for r in grouped(pairs, hits, gap=2, k=5, context=0)] == ["Aa. Bb.", "Ee. Ff."]
+
     plain, plain_text = build(tmp_path / "plain", sentences, cosines)  # no headings: one section, the document
-    found = grouped(plain, vector_search(plain, QUERY, k=2), gap=2, k=5, context=0, section_chars=1000)
+    found = grouped(plain, vector_search(plain, QUERY, k=2), gap=2, k=5, context=0, section_chars=31)
+    assert [plain_text[r.start:r.end] for r in found] == [plain_text.strip()]  # 31 characters: short, whole
+    found = grouped(plain, vector_search(plain, QUERY, k=2), gap=2, k=5, context=0, section_chars=30)
     assert [plain_text[r.start:r.end] for r in found] == ["Dd. Ee."]
 
 
@@ -214,3 +224,20 @@ def test_a_piece_of_a_split_sentence_brings_the_rest_of_its_sentence(tmp_path):
         "Aa. The refund rule covers every order placed online."
     index, text = build_rows(tmp_path / "b", rows, [0.0, 0.0, 0.0, 0.0, 0.9, 0.0])
     assert grouped(index, vector_search(index, QUERY, k=1), gap=1, k=1, context=0)[0].text == "Then word word word"
+
+
+def test_a_result_in_a_short_document_is_the_whole_document_by_its_text_not_its_stored_counts(tmp_path):
+    # 21 sentences of 4 words: 84 words of text, while the rows store 5 tokens each (105): a
+    # sentence-window row counts what was embedded (its window, a header), not its sentence.
+    cosines = [0.0] * 21
+    cosines[3], cosines[4], cosines[15] = 0.9, 0.85, 0.8
+    index, text = build(tmp_path, [f"Sentence number {i} here." for i in range(21)], cosines)
+    settings = dict(ks=(3,), mode="vector", candidates=3, group_gap=2, group_context=0,
+                    count_tokens=lambda t: len(t.split()))
+    apart = search(index, "q", QUERY, whole_document_tokens=83, **settings)[3]
+    assert [h.text for h in apart] == ["Sentence number 3 here. Sentence number 4 here.", "Sentence number 15 here."]
+    whole = search(index, "q", QUERY, whole_document_tokens=84, **settings)[3]
+    assert [(h.start, h.end) for h in whole] == [(0, len(text) - 1)]  # its results become one
+    assert whole[0].chunk_index == 3 and whole[0].text == text.strip()
+    with pytest.raises(ValueError, match="count_tokens"):
+        search(index, "q", QUERY, whole_document_tokens=84, ks=(3,), mode="vector", group_gap=2)
