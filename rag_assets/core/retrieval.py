@@ -24,6 +24,8 @@ CITATION_COLUMNS = ["id", "doc_id", "text", "start", "end", "chunk_index", "titl
 FILTER_KEYS = ("doc_id", "section", "tag", "content_type", "updated_after")
 MODES = ("vector", "fts", "hybrid")
 RRF_K = 60
+# What a query returns from the same rows; scores computed on them (retrieval_eval) are redone when it moves.
+RETRIEVAL_REVISION = "1"  # 1: short documents whole in grouped results too, counted on their text
 
 
 class FilterError(ValueError):

@@ -8,6 +8,7 @@ import dagster as dg
 from rag_assets.config.profiles import profile_from_config
 from rag_assets.config.schema import Corpus, Project
 from rag_assets.core.hashing import content_hash, settings_hash
+from rag_assets.core.retrieval import RETRIEVAL_REVISION
 from rag_assets.defs.names import asset_key
 from rag_assets.defs.plots import png_markdown, pyplot
 from rag_assets.defs.versions import model_fingerprint
@@ -35,11 +36,13 @@ def build_eval_asset(project: Project, corpus: Corpus) -> list:
     key = asset_key(corpus.name, "retrieval_eval")
     declared = {p.name: p for p in project.chunking_profiles}
     # The scores change with the questions, the profiles compared (their chunks and their
-    # query-time settings) and the embedding model.
+    # query-time settings), the embedding model, the index's search settings and the query code.
     profiles = [profile_from_config(declared[p]) for p in corpus.eval_profiles]
     version = settings_hash({"questions": content_hash(Path(corpus.eval_questions).read_bytes()),
                              "profiles": [{"chunks": p.fingerprint(), "query": p.query_settings()} for p in profiles],
-                             "model": model_fingerprint(corpus)})
+                             "model": model_fingerprint(corpus), "retrieval": RETRIEVAL_REVISION,
+                             "search": {"candidates": corpus.index.search_candidates,
+                                        "whole_document_tokens": corpus.index.whole_document_tokens}})
 
     @dg.asset(key=key, deps=[asset_key(corpus.name, "lancedb_table")], group_name=corpus.name, kinds={"python"},
               code_version=version, automation_condition=dg.AutomationCondition.eager(),

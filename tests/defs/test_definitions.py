@@ -69,6 +69,16 @@ def test_code_versions_follow_profile_and_model(tmp_path, monkeypatch):
     for stage in ("chunks", "embeddings", "lancedb_index", "lancedb_table"):
         assert version(query, stage) == version(before, stage), stage
 
+    # So does an index search setting: which documents come whole.
+    indexes = root / "profiles" / "indexes.yml"
+    data = yaml.safe_load(indexes.read_text())
+    data["indexes"][0]["whole_document_tokens"] = 100
+    indexes.write_text(yaml.safe_dump(data))
+    search = build_definitions(load_project(root)).resolve_asset_graph()
+    assert version(search, "retrieval_eval") != version(query, "retrieval_eval")
+    for stage in ("chunks", "embeddings", "lancedb_index"):
+        assert version(search, stage) == version(query, stage), stage
+
 
 def test_jobs_use_the_configured_executor(tmp_path, monkeypatch):
     import shutil
