@@ -480,18 +480,24 @@ def sentence_windows(index: LanceIndex, hits: list[Hit], k: int, version: int | 
 def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, count_tokens: Callable[[str], int],
                     version: int | None = None) -> list[Hit]:
     """Hits from documents whose text counts at most ``max_tokens`` tokens (``count_tokens``, the
-    model's tokenizer: what a chunk's stored count holds is what was embedded, a window or a
-    header too) become the whole document, one read of at most ``max_tokens + 1`` rows per hit."""
+    model's tokenizer: a chunk's stored count is what was embedded, a window or a header too)
+    become the whole document. Each document is judged once: a count of at most ``max_tokens + 1``
+    rows (every row holds a token), then its text when that few."""
     if max_tokens <= 0:
         return hits
     table = _table(index, version)
-    out = []
-    for hit in hits:
-        rows = table.search().where(f"doc_id = {sql_str(hit.doc_id)}").select(CITATION_COLUMNS) \
-            .limit(max_tokens + 1).to_list()
-        whole = _absorb(hit, rows) if rows and len(rows) <= max_tokens else hit
-        out.append(whole if whole is not hit and count_tokens(whole.text) <= max_tokens else hit)
-    return merge_overlapping(out)
+    wholes: dict[str, list[dict]] = {}
+
+    def short_rows(doc_id: str) -> list[dict]:
+        if doc_id not in wholes:
+            where, rows = f"doc_id = {sql_str(doc_id)}", []
+            if len(table.search().where(where).select(["chunk_index"]).limit(max_tokens + 1).to_list()) <= max_tokens:
+                rows = table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()
+            text = _absorb(_hit(rows[0], 0.0, ""), rows).text if rows else ""
+            wholes[doc_id] = rows if rows and count_tokens(text) <= max_tokens else []
+        return wholes[doc_id]
+
+    return merge_overlapping([_absorb(hit, rows) if (rows := short_rows(hit.doc_id)) else hit for hit in hits])
 
 
 def candidate_hits(index: LanceIndex, text: str, vector: list[float] | None, mode: str, pool: int,
