@@ -380,10 +380,10 @@ def _to_windows(table, doc_id: str, rows: list[dict]) -> list[dict]:
     return rows if (lo, hi) == (first["start"], last["end"]) else _rows_within(table, doc_id, lo, hi)
 
 
-def _short_section(hit: Hit, rows: list[dict], max_chars: int) -> list[dict]:
+def _short_section(table, hit: Hit, rows: list[dict], max_chars: int) -> list[dict]:
     """The run of consecutive ``rows`` (``hit``'s heading section, which a document may repeat)
-    that holds ``hit``, when it spans at most ``max_chars`` characters, else none (a document
-    without headings is one section: a short one comes whole)."""
+    that holds ``hit``, when it spans at most ``max_chars`` characters and is not the whole
+    document (a document without sections has none to return), else none."""
     by_index = {r["chunk_index"]: r for r in rows}
     if hit.chunk_index not in by_index:
         return []
@@ -393,6 +393,9 @@ def _short_section(hit: Hit, rows: list[dict], max_chars: int) -> list[dict]:
     while last + 1 in by_index:
         last += 1
     if by_index[last]["end"] - by_index[first]["start"] > max_chars:
+        return []
+    if first == 0 and not table.search().where(f"doc_id = {sql_str(hit.doc_id)} AND chunk_index > {int(last)}") \
+            .select(["chunk_index"]).limit(1).to_list():
         return []
     return [by_index[i] for i in range(first, last + 1)]
 
@@ -446,7 +449,7 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
             section = best.heading_path if section_chars and len(group) > 1 else None
             rows, in_section = _sentence_rows(table, best.doc_id, group[0].chunk_index - width,
                                               group[-1].chunk_index + width, min_chars, section)
-            rows = rows + _short_section(best, in_section, section_chars)
+            rows = rows + _short_section(table, best, in_section, section_chars)
             out.append((i, _absorb(best, _to_windows(table, best.doc_id, rows))))
             continue
         lo = min(h.window_start if h.window_start is not None else h.start for h in group)
