@@ -493,7 +493,8 @@ def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, count_t
 
     def short_rows(doc_id: str) -> list[dict]:
         if doc_id not in wholes:
-            where, rows = f"doc_id = {sql_str(doc_id)}", []
+            where = f"doc_id = {sql_str(doc_id)}"
+            rows = []
             if len(table.search().where(where).select(["chunk_index"]).limit(max_tokens + 1).to_list()) <= max_tokens:
                 rows = table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()
             text = _absorb(_hit(rows[0], 0.0, ""), rows).text if rows else ""
