@@ -207,8 +207,10 @@ class LanceIndex:
         return open_or_create(self.db, self.manifest_name, MANIFEST_SCHEMA)
 
     def ensure_search_indexes(self, ann_min_rows: int) -> list[str]:
-        """Full-text index on the chunk text; an ANN vector index once the table has
-        ``ann_min_rows`` rows (exact search below that). Returns what was built."""
+        """Full-text index on the chunk text; a B-tree on ``doc_id``, which every per-document read
+        filters on (a result's sentences, section or whole document; upserts and deletes); an ANN
+        vector index once the table has ``ann_min_rows`` rows (exact search below that). Returns
+        what was built."""
         from lancedb.index import FTS, IvfPq
 
         table = self.table()
@@ -217,6 +219,9 @@ class LanceIndex:
         if table.count_rows() and ("text",) not in existing:
             table.create_index("text", config=FTS())
             built.append("fts:text")
+        if table.count_rows() and ("doc_id",) not in existing:
+            table.create_scalar_index("doc_id", index_type="BTREE")
+            built.append("btree:doc_id")
         rows = table.count_rows()
         if rows >= ann_min_rows and ("vector",) not in existing:
             partitions = max(1, int(rows ** 0.5) // 4)

@@ -24,3 +24,17 @@ def test_an_upsert_that_meets_a_concurrent_create_is_retried_on_the_reopened_tab
     assert len(opened) >= 2  # the upsert on the stale handle failed and was redone
     assert index.count_rows() == 3
     assert {d: e["chunks"] for d, e in index.indexed_documents().items()} == {"a.md": 2, "b.md": 1}
+
+
+def test_search_indexes_include_a_btree_on_doc_id_built_once_and_reads_stay_exact(tmp_path):
+    index = LanceIndex(lancedb.connect(tmp_path / "db"), "sample", "m", DIM, "p")
+    assert index.ensure_search_indexes(ann_min_rows=10**9) == []  # nothing to index yet
+    index.write_documents([embedded("a.md", 2), embedded("b.md", 3)], None, "run")
+    assert index.ensure_search_indexes(ann_min_rows=10**9) == ["fts:text", "btree:doc_id"]
+    kinds = {tuple(i.columns): i.index_type for i in index.table().list_indices()}
+    assert kinds[("doc_id",)] == "BTree"
+    assert index.ensure_search_indexes(ann_min_rows=10**9) == []
+    # Rows written after the index (not yet in it) are still found by a doc_id filter.
+    index.write_documents([embedded("c.md", 4)], None, "run")
+    found = index.table().search().where("doc_id = 'c.md'").select(["chunk_index"]).limit(None).to_list()
+    assert sorted(r["chunk_index"] for r in found) == [0, 1, 2, 3]
