@@ -216,13 +216,13 @@ class LanceIndex:
         table = self.table()
         existing = {tuple(i.columns) for i in table.list_indices()}
         built = []
-        if table.count_rows() and ("text",) not in existing:
+        rows = table.count_rows()
+        if rows and ("text",) not in existing:
             table.create_index("text", config=FTS())
             built.append("fts:text")
-        if table.count_rows() and ("doc_id",) not in existing:
+        if rows and ("doc_id",) not in existing:
             table.create_scalar_index("doc_id", index_type="BTREE")
             built.append("btree:doc_id")
-        rows = table.count_rows()
         if rows >= ann_min_rows and ("vector",) not in existing:
             partitions = max(1, int(rows ** 0.5) // 4)
             table.create_index("vector", config=IvfPq(distance_type="cosine", num_partitions=partitions,

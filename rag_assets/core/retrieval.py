@@ -489,19 +489,21 @@ def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, count_t
     if max_tokens <= 0:
         return hits
     table = _table(index, version)
-    wholes: dict[str, list[dict]] = {}
+    wholes: dict[str, Hit | None] = {}  # doc_id -> the whole document when short
 
-    def short_rows(doc_id: str) -> list[dict]:
+    def whole(doc_id: str) -> Hit | None:
         if doc_id not in wholes:
             where = f"doc_id = {sql_str(doc_id)}"
-            rows = []
+            wholes[doc_id] = None
             if len(table.search().where(where).select(["chunk_index"]).limit(max_tokens + 1).to_list()) <= max_tokens:
                 rows = table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()
-            text = _absorb(_hit(rows[0], 0.0, ""), rows).text if rows else ""
-            wholes[doc_id] = rows if rows and count_tokens(text) <= max_tokens else []
+                document = _absorb(_hit(rows[0], 0.0, ""), rows) if rows else None
+                if document is not None and count_tokens(document.text) <= max_tokens:
+                    wholes[doc_id] = document
         return wholes[doc_id]
 
-    return merge_overlapping([_absorb(hit, rows) if (rows := short_rows(hit.doc_id)) else hit for hit in hits])
+    return merge_overlapping([replace(hit, text=document.text, start=document.start, end=document.end)
+                              if (document := whole(hit.doc_id)) else hit for hit in hits])
 
 
 def candidate_hits(index: LanceIndex, text: str, vector: list[float] | None, mode: str, pool: int,
