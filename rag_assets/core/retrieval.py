@@ -327,20 +327,23 @@ def expand(index: LanceIndex, hits: list[Hit], neighbours: int, version: int | N
     return out
 
 
-def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int,
-                   section: str | None = None) -> tuple[list[dict], list[dict]]:
+def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int, section: str | None = None,
+                   reach: tuple[int, int] | None = None) -> tuple[list[dict], list[dict]]:
     """Rows of sentences ``lo``..``hi`` of a document, widened by whole sentences (one after, then
     one before, in turn) until they span ``min_chars`` characters or the document ends; and, read
-    by the same query, the rows of heading section ``section`` when given."""
+    by the same query, the rows of heading section ``section`` and those overlapping the character
+    range ``reach``, when given."""
     pad = 8 if min_chars else 0
     for _ in range(16):  # the fetched range doubles each round: 16 rounds cover any document
         where = (f"doc_id = {sql_str(doc_id)} AND ((chunk_index >= {int(lo - pad)} AND chunk_index <= {int(hi + pad)})"
-                 + (f" OR heading_path = {sql_str(section)})" if section is not None else ")"))
+                 + (f" OR heading_path = {sql_str(section)}" if section is not None else "")
+                 + (f" OR (start < {int(reach[1])} AND end > {int(reach[0])}))" if reach is not None else ")"))
         fetched = table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()
-        in_section = [r for r in fetched if section is not None and r["heading_path"] == section]
+        nearby = [r for r in fetched if (section is not None and r["heading_path"] == section)
+                  or (reach is not None and r["start"] < reach[1] and r["end"] > reach[0])]
         rows = {r["chunk_index"]: r for r in fetched if lo - pad <= r["chunk_index"] <= hi + pad}
         if not rows:
-            return [], in_section
+            return [], nearby
         a = min((i for i in rows if i >= lo), default=max(rows))
         b = max((i for i in rows if i <= hi), default=a)
 
@@ -360,7 +363,7 @@ def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int,
         if not short() or not (unfetched(a - 1) or unfetched(b + 1)):
             break
         pad *= 2
-    return [rows[i] for i in range(a, b + 1) if i in rows], in_section
+    return [rows[i] for i in range(a, b + 1) if i in rows], nearby
 
 
 def _rows_within(table, doc_id: str, start: int, end: int) -> list[dict]:
@@ -400,10 +403,28 @@ def _short_section(table, hit: Hit, rows: list[dict], max_chars: int) -> list[di
     return [by_index[i] for i in range(first, last + 1)]
 
 
+def _paragraph(hit: Hit, rows: list[dict], max_chars: int) -> list[dict]:
+    """The run of consecutive ``rows`` holding ``hit`` that no blank line divides (rows are trimmed
+    sentences: a gap of one character, a space or a line break, continues a paragraph) when it
+    spans at most ``max_chars`` characters, else none. ``rows`` must hold every row overlapping
+    ``hit`` widened by ``max_chars + 2`` characters on each side (a longer run is then seen)."""
+    by_index = {r["chunk_index"]: r for r in rows}
+    if hit.chunk_index not in by_index:
+        return []
+    first = last = hit.chunk_index
+    while first - 1 in by_index and by_index[first]["start"] - by_index[first - 1]["end"] < 2:
+        first -= 1
+    while last + 1 in by_index and by_index[last + 1]["start"] - by_index[last]["end"] < 2:
+        last += 1
+    if by_index[last]["end"] - by_index[first]["start"] > max_chars:
+        return []
+    return [by_index[i] for i in range(first, last + 1)]
+
+
 def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[int], version: int | None = None,
                     context: int | None = None, lone_context: int | None = None, group_margin: float | None = None,
                     vector: list[float] | None = None, min_chars: int = 0,
-                    anchors: frozenset[str] = frozenset(), section_chars: int = 0,
+                    anchors: frozenset[str] = frozenset(), section_chars: int = 0, paragraph_chars: int = 0,
                     late: Mapping[str, float] | None = None, late_margin: float | None = None) -> dict[int, list[Hit]]:
     """Sentence-window results: candidate sentences of one document at most ``gap`` sentences
     apart form one result, ranked by its best sentence and spanning its members' windows; or,
@@ -416,7 +437,9 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
     holds one of ``anchors`` (hybrid search's best keyword hit); with ``min_chars``, a
     context-width result narrower than that is widened by whole neighbouring sentences; with
     ``section_chars``, a context-width result of two or more hits also takes the rest of its best
-    hit's heading section when that spans at most ``section_chars`` (``_short_section``); with
+    hit's heading section when that spans at most ``section_chars`` (``_short_section``), else,
+    with ``paragraph_chars``, its paragraph when that spans at most ``paragraph_chars``
+    (``_paragraph``); with
     ``late_margin`` and the candidates' ``late`` interaction, the same rule holds for late
     interaction (both: ``results_within_margin``). Returns
     the results of the first ``k`` groups for each ``k`` in ``ks`` (the groups do not depend on
@@ -446,10 +469,15 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
         best = min(group, key=lambda h: rank[h.id])
         if context is not None:
             width = lone_context if len(group) == 1 and lone_context is not None else context
-            section = best.heading_path if section_chars and len(group) > 1 else None
-            rows, in_section = _sentence_rows(table, best.doc_id, group[0].chunk_index - width,
-                                              group[-1].chunk_index + width, min_chars, section)
-            rows = rows + _short_section(table, best, in_section, section_chars)
+            dense = len(group) > 1
+            section = best.heading_path if section_chars and dense else None
+            reach = (best.start - paragraph_chars - 2, best.end + paragraph_chars + 2) \
+                if paragraph_chars and dense else None
+            rows, nearby = _sentence_rows(table, best.doc_id, group[0].chunk_index - width,
+                                          group[-1].chunk_index + width, min_chars, section, reach)
+            in_section = [r for r in nearby if section is not None and r["heading_path"] == section]
+            rows = rows + (_short_section(table, best, in_section, section_chars)
+                           or (_paragraph(best, nearby, paragraph_chars) if reach else []))
             out.append((i, _absorb(best, _to_windows(table, best.doc_id, rows))))
             continue
         lo = min(h.window_start if h.window_start is not None else h.start for h in group)
@@ -527,7 +555,8 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
            version: int | None = None, whole_document_tokens: int = 0, group_gap: int = 0,
            score_margin: float | None = None, group_context: int | None = None,
            lone_hit_context: int | None = None, group_margin: float | None = None,
-           min_result_chars: int = 0, section_chars: int = 0, late_interaction_weight: float | None = None,
+           min_result_chars: int = 0, section_chars: int = 0, paragraph_chars: int = 0,
+           late_interaction_weight: float | None = None,
            late_interaction_margin: float | None = None, closed_question_margin: float | None = None,
            token_vectors: Callable[[list[str]], list[np.ndarray]] | None = None,
            count_tokens: Callable[[str], int] | None = None) -> dict[int, list[Hit]]:
@@ -539,7 +568,8 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
     margin of the best, the first and hybrid's keyword anchor always), MMR if asked, sentence
     windows and merging of overlapping spans (``sentence_windows``), neighbour expansion, then
     whole documents for short ones; or, with ``group_gap``, sentence-window grouping of the
-    candidates (``group_sentences``: ``group_margin``, ``min_result_chars``, ``section_chars`` and
+    candidates (``group_sentences``: ``group_margin``, ``min_result_chars``, ``section_chars``,
+    ``paragraph_chars`` and
     the late-interaction margin are its settings), then whole documents for short ones
     (``whole_documents``: ``whole_document_tokens``, counted by ``count_tokens``).
     ``mode`` is vector, fts or hybrid. Returns the results by ``k``."""
@@ -571,7 +601,8 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
         for pool, (hits, anchors, late) in pools.items():
             grouped = group_sentences(index, hits, group_gap, [k for k in set(ks) if max(k, candidates) == pool],
                                       version, group_context, lone_hit_context, group_margin, vector,
-                                      min_result_chars, anchors, section_chars, late, late_interaction_margin)
+                                      min_result_chars, anchors, section_chars, paragraph_chars, late,
+                                      late_interaction_margin)
             out.update((k, whole_documents(index, results, whole_document_tokens, count_tokens, version))
                        for k, results in grouped.items())
     return out

@@ -192,7 +192,8 @@ def test_widening_needs_no_more_than_the_document(tmp_path, min_chars):
     assert [(r.start, r.end) for r in result] == [(0, len("Only sentence."))]
 
 
-def build_rows(tmp_path, rows: list[tuple[str, str, tuple[int, int] | None]], cosines: list[float]):
+def build_rows(tmp_path, rows: list[tuple[str, str, tuple[int, int] | None]], cosines: list[float],
+               sections: list[tuple[str, ...]] | None = None):
     """A table of ``(text, separator after it, window as row offsets or None for its own span)``."""
     text, spans = "", []
     for piece, sep, _ in rows:
@@ -201,11 +202,70 @@ def build_rows(tmp_path, rows: list[tuple[str, str, tuple[int, int] | None]], co
     chunks = []
     for i, ((piece, _, window), (start, end)) in enumerate(zip(rows, spans)):
         lo, hi = window if window else (i, i)
-        chunks.append(Chunk("doc.md", i, start, end, piece, piece, 5, window_start=spans[lo][0], window_end=spans[hi][1]))
+        chunks.append(Chunk("doc.md", i, start, end, piece, piece, 5, heading_path=sections[i] if sections else (),
+                            window_start=spans[lo][0], window_end=spans[hi][1]))
     doc = ChunkedDocument("doc.md", "file:///doc.md", "Doc", "h", "v", "text", "p", "ph", tuple(chunks))
     index = LanceIndex(lancedb.connect(str(tmp_path / "db")), "c", "m", DIM, "p")
     index.write_documents([EmbeddedDocument(doc, "m", tuple(unit(c) for c in cosines))], None, "run")
     return index, text
+
+
+def paragraphs(pieces: list[list[str]]) -> list[tuple[str, str, None]]:
+    """Rows of sentences joined by a space within a paragraph and a blank line between paragraphs."""
+    rows = [(sentence, " ", None) for paragraph in pieces for sentence in paragraph]
+    ends = {sum(len(p) for p in pieces[:i + 1]) - 1 for i in range(len(pieces))}
+    return [(t, "\n\n" if i in ends else sep, w) for i, (t, sep, w) in enumerate(rows)]
+
+
+def test_a_result_of_several_hits_brings_its_short_paragraph_when_no_section_does(tmp_path):
+    rows = paragraphs([["Aa.", "Bb."], ["Cc.", "Dd.", "Ee.", "Ff."], ["Gg.", "Hh."]])
+    index, text = build_rows(tmp_path, rows, [0.0, 0.0, 0.0, 0.9, 0.85, 0.0, 0.0, 0.0])
+    hits = vector_search(index, QUERY, k=2)
+
+    def result(hits=hits, **settings):
+        found = grouped(index, hits, gap=2, k=5, context=0, **settings)
+        assert len(found) == 1
+        return text[found[0].start:found[0].end]
+
+    assert result() == "Dd. Ee."
+    assert result(paragraph_chars=15) == "Cc. Dd. Ee. Ff."  # its paragraph, never past a blank line
+    assert result(paragraph_chars=14) == "Dd. Ee."  # a longer paragraph is not returned
+    assert result(hits[:1], paragraph_chars=1000) == "Dd."  # one hit marks a sentence, not a passage
+    # A document of one paragraph (no headings: no section to return) comes whole.
+    one, one_text = build_rows(tmp_path / "one", paragraphs([["Aa.", "Bb.", "Cc.", "Dd.", "Ee.", "Ff."]]),
+                               [0.0, 0.0, 0.0, 0.9, 0.85, 0.0])
+    found = grouped(one, vector_search(one, QUERY, k=2), gap=2, k=5, context=0, section_chars=1000,
+                    paragraph_chars=1000)
+    assert [one_text[r.start:r.end] for r in found] == ["Aa. Bb. Cc. Dd. Ee. Ff."]
+    # A heading section short enough is returned first; the paragraph only where it is not.
+    sectioned, sectioned_text = build_rows(tmp_path / "sections", rows, [0.0, 0.0, 0.0, 0.9, 0.85, 0.0, 0.0, 0.0],
+                                           [("A",)] * 2 + [("B",)] * 3 + [("C",)] * 3)
+    hits = vector_search(sectioned, QUERY, k=2)
+    assert [sectioned_text[r.start:r.end] for r in grouped(sectioned, hits, gap=2, k=5, context=0, section_chars=12,
+                                                          paragraph_chars=1000)] == ["Cc. Dd. Ee."]
+    assert [sectioned_text[r.start:r.end] for r in grouped(sectioned, hits, gap=2, k=5, context=0, section_chars=10,
+                                                          paragraph_chars=1000)] == ["Cc. Dd. Ee. Ff."]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 30), st.booleans()), min_size=2, max_size=50), st.data())
+def test_the_paragraph_returned_is_the_one_a_reader_sees(tmp_path_factory, shape, data):
+    """Property: a group of two hits returns its paragraph (the sentences between blank lines) exactly
+    when that spans at most ``paragraph_chars``, whatever lies beyond, else the hits alone."""
+    rows = [(chr(97 + i % 26) * n, "\n\n" if blank else " ", None) for i, (n, blank) in enumerate(shape)]
+    at = data.draw(st.integers(0, len(rows) - 2))
+    cap = data.draw(st.integers(0, sum(n + 2 for n, _ in shape)))
+    cosines = [0.0] * len(rows)
+    cosines[at], cosines[at + 1] = 0.9, 0.85
+    index, text = build_rows(tmp_path_factory.mktemp("para"), rows, cosines)
+    found = grouped(index, vector_search(index, QUERY, k=2), gap=2, k=5, context=0, paragraph_chars=cap)
+    starts = [sum(len(t) + len(sep) for t, sep, _ in rows[:i]) for i in range(len(rows))]
+    ends = [a + len(t) for a, (t, _, _) in zip(starts, rows)]
+    first = max([i + 1 for i in range(at) if rows[i][1] != " "], default=0)
+    last = min([i for i in range(at, len(rows)) if rows[i][1] != " "], default=len(rows) - 1)
+    # The second hit may sit past a blank line: the result then spans both paragraphs' parts it touches.
+    paragraph = (starts[first], ends[last]) if ends[last] - starts[first] <= cap else (starts[at], ends[at])
+    assert [(r.start, r.end) for r in found] == [(min(paragraph[0], starts[at]), max(paragraph[1], ends[at + 1]))]
 
 
 def test_a_piece_of_a_split_sentence_brings_the_rest_of_its_sentence(tmp_path):

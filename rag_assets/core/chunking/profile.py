@@ -17,7 +17,7 @@ STRATEGY_REVISIONS = {"sentence_window": "1"}  # 1: a split sentence's pieces wi
 # Settings added later count in the fingerprint only when set, so existing profiles keep theirs.
 OMITTED_WHEN_UNSET = ("header_weight", "sentence_weight")
 QUERY_SETTINGS = ("group_gap", "group_candidates", "score_margin", "group_context", "lone_hit_context",
-                  "group_margin", "min_result_chars", "section_chars", "late_interaction_weight",
+                  "group_margin", "min_result_chars", "section_chars", "paragraph_chars", "late_interaction_weight",
                   "late_interaction_margin", "closed_question_margin")
 
 
@@ -49,6 +49,7 @@ class ChunkingProfile:
     group_margin: float | None = None  # query: results after the first this far (cosine) below the best are dropped
     min_result_chars: int = 0  # query: results narrower than this widen by whole sentences
     section_chars: int = 0  # query: a result of several hits brings its heading section when this short
+    paragraph_chars: int = 0  # query: else its paragraph, when this short
     late_interaction_weight: float | None = None  # query: candidates reranked with this weight on MaxSim
     late_interaction_margin: float | None = None  # query: results this far below the best MaxSim are dropped
     closed_question_margin: float | None = None  # query: the same per candidate, for a yes/no question
