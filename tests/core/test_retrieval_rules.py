@@ -42,7 +42,7 @@ def test_query_settings_do_not_change_the_chunk_fingerprint():
     base = ChunkingProfile("p", strategy="sentence_window", group_gap=3)
     assert replace(base, score_margin=0.2, group_gap=6, group_candidates=50, group_context=3,
                    lone_hit_context=0, group_margin=0.1, min_result_chars=300,
-                   section_chars=4000, late_interaction_weight=2.0).fingerprint() \
+                   section_chars=4000, paragraph_chars=2000, late_interaction_weight=2.0).fingerprint() \
         == base.fingerprint()
     assert replace(base, window=3).fingerprint() != base.fingerprint()
     assert replace(base, max_tokens=100).fingerprint() != base.fingerprint()
