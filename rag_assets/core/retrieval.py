@@ -509,15 +509,16 @@ def sentence_windows(index: LanceIndex, hits: list[Hit], k: int, version: int | 
 
 
 def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, count_tokens: Callable[[str], int],
-                    version: int | None = None) -> list[Hit]:
+                    version: int | None = None, wholes: dict[str, Hit | None] | None = None) -> list[Hit]:
     """Hits from documents whose text counts at most ``max_tokens`` tokens (``count_tokens``, the
     model's tokenizer: a chunk's stored count is what was embedded, a window or a header too)
     become the whole document. Each document is judged once: a count of at most ``max_tokens + 1``
-    rows (every row holds a token), then its text when that few."""
+    rows (every row holds a token), then its text when that few; ``wholes`` (doc_id -> the whole
+    document, or None when long) keeps the judgements across calls on one table version."""
     if max_tokens <= 0:
         return hits
     table = _table(index, version)
-    wholes: dict[str, Hit | None] = {}  # doc_id -> the whole document when short
+    wholes = {} if wholes is None else wholes
 
     def whole(doc_id: str) -> Hit | None:
         if doc_id not in wholes:
@@ -579,6 +580,7 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
         raise ValueError("whole_document_tokens needs count_tokens, the model's token counter")
     pools: dict[int, tuple[list[Hit], frozenset[str], dict[str, float]]] = {}
     out: dict[int, list[Hit]] = {}
+    wholes: dict[str, Hit | None] = {}  # whole_documents' judgements, shared by every k
     for k in sorted(set(ks)):
         pool = max(k, candidates)
         if pool not in pools:
@@ -596,13 +598,13 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
             continue
         hits = sentence_windows(index, pools[pool][0], k, version)
         out[k] = whole_documents(index, expand(index, hits, neighbours, version), whole_document_tokens,
-                                 count_tokens, version)
+                                 count_tokens, version, wholes)
     if group_gap:  # one grouping per candidate pool, for every k searched with it
         for pool, (hits, anchors, late) in pools.items():
             grouped = group_sentences(index, hits, group_gap, [k for k in set(ks) if max(k, candidates) == pool],
                                       version, group_context, lone_hit_context, group_margin, vector,
                                       min_result_chars, anchors, section_chars, paragraph_chars, late,
                                       late_interaction_margin)
-            out.update((k, whole_documents(index, results, whole_document_tokens, count_tokens, version))
+            out.update((k, whole_documents(index, results, whole_document_tokens, count_tokens, version, wholes))
                        for k, results in grouped.items())
     return out

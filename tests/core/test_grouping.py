@@ -297,5 +297,10 @@ def test_a_result_in_a_short_document_is_the_whole_document_by_its_text_not_its_
     whole = search(index, "q", QUERY, whole_document_tokens=84, **settings)[3]
     assert [(h.start, h.end) for h in whole] == [(0, len(text) - 1)]  # its results become one
     assert whole[0].chunk_index == 3 and whole[0].text == text.strip()
+    # Several depths in one search judge each document once, and each depth gets what asking for it alone gets.
+    for gap in (2, 0):
+        alone = {k: search(index, "q", QUERY, **{**settings, "ks": (k,), "group_gap": gap}, whole_document_tokens=84)[k]
+                 for k in (1, 3)}
+        assert search(index, "q", QUERY, **{**settings, "ks": (1, 3), "group_gap": gap}, whole_document_tokens=84) == alone
     with pytest.raises(ValueError, match="count_tokens"):
         search(index, "q", QUERY, whole_document_tokens=84, ks=(3,), mode="vector", group_gap=2)
