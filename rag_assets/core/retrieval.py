@@ -330,20 +330,18 @@ def expand(index: LanceIndex, hits: list[Hit], neighbours: int, version: int | N
 def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int, section: str | None = None,
                    reach: tuple[int, int] | None = None) -> tuple[list[dict], list[dict]]:
     """Rows of sentences ``lo``..``hi`` of a document, widened by whole sentences (one after, then
-    one before, in turn) until they span ``min_chars`` characters or the document ends; and, read
-    by the same query, the rows of heading section ``section`` and those overlapping the character
-    range ``reach``, when given."""
+    one before, in turn) until they span ``min_chars`` characters or the document ends; and every
+    row the same query read, which also asks for heading section ``section`` and for the rows
+    overlapping the character range ``reach``, when given."""
     pad = 8 if min_chars else 0
     for _ in range(16):  # the fetched range doubles each round: 16 rounds cover any document
         where = (f"doc_id = {sql_str(doc_id)} AND ((chunk_index >= {int(lo - pad)} AND chunk_index <= {int(hi + pad)})"
                  + (f" OR heading_path = {sql_str(section)}" if section is not None else "")
                  + (f" OR (start < {int(reach[1])} AND end > {int(reach[0])}))" if reach is not None else ")"))
         fetched = table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()
-        nearby = [r for r in fetched if (section is not None and r["heading_path"] == section)
-                  or (reach is not None and r["start"] < reach[1] and r["end"] > reach[0])]
         rows = {r["chunk_index"]: r for r in fetched if lo - pad <= r["chunk_index"] <= hi + pad}
         if not rows:
-            return [], nearby
+            return [], fetched
         a = min((i for i in rows if i >= lo), default=max(rows))
         b = max((i for i in rows if i <= hi), default=a)
 
@@ -363,7 +361,7 @@ def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int, section
         if not short() or not (unfetched(a - 1) or unfetched(b + 1)):
             break
         pad *= 2
-    return [rows[i] for i in range(a, b + 1) if i in rows], nearby
+    return [rows[i] for i in range(a, b + 1) if i in rows], fetched
 
 
 def _rows_within(table, doc_id: str, start: int, end: int) -> list[dict]:
@@ -383,24 +381,33 @@ def _to_windows(table, doc_id: str, rows: list[dict]) -> list[dict]:
     return rows if (lo, hi) == (first["start"], last["end"]) else _rows_within(table, doc_id, lo, hi)
 
 
-def _short_section(table, hit: Hit, rows: list[dict], max_chars: int) -> list[dict]:
-    """The run of consecutive ``rows`` (``hit``'s heading section, which a document may repeat)
-    that holds ``hit``, when it spans at most ``max_chars`` characters and is not the whole
-    document (a document without sections has none to return), else none."""
+def _run(hit: Hit, rows: list[dict], max_chars: int,
+         joined: Callable[[dict, dict], bool] = lambda before, after: True) -> list[dict]:
+    """The run of ``rows`` with consecutive chunk indexes, each ``joined`` to the one before, that
+    holds ``hit``, when it spans at most ``max_chars`` characters, else none."""
     by_index = {r["chunk_index"]: r for r in rows}
     if hit.chunk_index not in by_index:
         return []
     first = last = hit.chunk_index
-    while first - 1 in by_index:
+    while first - 1 in by_index and joined(by_index[first - 1], by_index[first]):
         first -= 1
-    while last + 1 in by_index:
+    while last + 1 in by_index and joined(by_index[last], by_index[last + 1]):
         last += 1
     if by_index[last]["end"] - by_index[first]["start"] > max_chars:
         return []
-    if first == 0 and not table.search().where(f"doc_id = {sql_str(hit.doc_id)} AND chunk_index > {int(last)}") \
+    return [by_index[i] for i in range(first, last + 1)]
+
+
+def _short_section(table, hit: Hit, rows: list[dict], max_chars: int) -> list[dict]:
+    """The run of consecutive ``rows`` (``hit``'s heading section, which a document may repeat)
+    that holds ``hit``, when it spans at most ``max_chars`` characters and is not the whole
+    document (a document without sections has none to return), else none."""
+    run = _run(hit, rows, max_chars)
+    if run and run[0]["chunk_index"] == 0 and not table.search() \
+            .where(f"doc_id = {sql_str(hit.doc_id)} AND chunk_index > {int(run[-1]['chunk_index'])}") \
             .select(["chunk_index"]).limit(1).to_list():
         return []
-    return [by_index[i] for i in range(first, last + 1)]
+    return run
 
 
 def _paragraph(hit: Hit, rows: list[dict], max_chars: int) -> list[dict]:
@@ -408,17 +415,7 @@ def _paragraph(hit: Hit, rows: list[dict], max_chars: int) -> list[dict]:
     sentences: a gap of one character, a space or a line break, continues a paragraph) when it
     spans at most ``max_chars`` characters, else none. ``rows`` must hold every row overlapping
     ``hit`` widened by ``max_chars + 2`` characters on each side (a longer run is then seen)."""
-    by_index = {r["chunk_index"]: r for r in rows}
-    if hit.chunk_index not in by_index:
-        return []
-    first = last = hit.chunk_index
-    while first - 1 in by_index and by_index[first]["start"] - by_index[first - 1]["end"] < 2:
-        first -= 1
-    while last + 1 in by_index and by_index[last + 1]["start"] - by_index[last]["end"] < 2:
-        last += 1
-    if by_index[last]["end"] - by_index[first]["start"] > max_chars:
-        return []
-    return [by_index[i] for i in range(first, last + 1)]
+    return _run(hit, rows, max_chars, lambda before, after: after["start"] - before["end"] < 2)
 
 
 def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[int], version: int | None = None,
@@ -473,11 +470,11 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
             section = best.heading_path if section_chars and dense else None
             reach = (best.start - paragraph_chars - 2, best.end + paragraph_chars + 2) \
                 if paragraph_chars and dense else None
-            rows, nearby = _sentence_rows(table, best.doc_id, group[0].chunk_index - width,
-                                          group[-1].chunk_index + width, min_chars, section, reach)
-            in_section = [r for r in nearby if section is not None and r["heading_path"] == section]
+            rows, read = _sentence_rows(table, best.doc_id, group[0].chunk_index - width,
+                                        group[-1].chunk_index + width, min_chars, section, reach)
+            in_section = [r for r in read if section is not None and r["heading_path"] == section]
             rows = rows + (_short_section(table, best, in_section, section_chars)
-                           or (_paragraph(best, nearby, paragraph_chars) if reach else []))
+                           or (_paragraph(best, read, paragraph_chars) if reach else []))
             out.append((i, _absorb(best, _to_windows(table, best.doc_id, rows))))
             continue
         lo = min(h.window_start if h.window_start is not None else h.start for h in group)
