@@ -14,7 +14,7 @@ from rag_assets.clients import CorpusTable, connect_index, late_interaction_mode
 from rag_assets.config import Corpus, Project
 from rag_assets.config.schema import ChunkingProfileConfig, IndexConfig
 from rag_assets.core.index import LanceIndex, active_pairs, open_tables, table_prefix
-from rag_assets.core.retrieval import Filters, Hit, search
+from rag_assets.core.retrieval import Filters, Grouping, Hit, LateInteraction, search
 from rag_assets.core.tokens import get_token_counter
 
 
@@ -73,18 +73,15 @@ def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: 
     the one retrieval path of `rag query`, `rag eval` and the retrieval_eval asset, so evaluation
     scores exactly the spans a user gets."""
     grouped = profile.strategy == "sentence_window" and profile.group_gap > 0
+    grouping = Grouping(profile.group_gap, profile.group_context, profile.lone_hit_context, profile.group_margin,
+                        profile.min_result_chars, profile.section_chars, profile.paragraph_chars) if grouped else None
+    late = LateInteraction(profile.late_interaction_weight, late_interaction_model().token_vectors,
+                           profile.late_interaction_margin, profile.closed_question_margin) \
+        if profile.late_interaction_weight else None
     return search(index, text, vector, ks=ks, mode=mode, filters=filters,
                   candidates=profile.group_candidates if grouped else settings.search_candidates,
-                  rerank=rerank, neighbours=neighbours, version=version,
-                  whole_document_tokens=settings.whole_document_tokens,
-                  group_gap=profile.group_gap if grouped else 0, score_margin=profile.score_margin,
-                  group_context=profile.group_context, lone_hit_context=profile.lone_hit_context,
-                  group_margin=profile.group_margin, min_result_chars=profile.min_result_chars,
-                  section_chars=profile.section_chars, paragraph_chars=profile.paragraph_chars,
-                  late_interaction_weight=profile.late_interaction_weight,
-                  late_interaction_margin=profile.late_interaction_margin,
-                  closed_question_margin=profile.closed_question_margin,
-                  token_vectors=late_interaction_model().token_vectors if profile.late_interaction_weight else None,
+                  rerank=rerank, neighbours=neighbours, version=version, score_margin=profile.score_margin,
+                  grouping=grouping, late=late, whole_document_tokens=settings.whole_document_tokens,
                   count_tokens=count_tokens)
 
 

@@ -418,33 +418,52 @@ def _paragraph(hit: Hit, rows: list[dict], max_chars: int) -> list[dict]:
     return _run(hit, rows, max_chars, lambda before, after: after["start"] - before["end"] < 2)
 
 
-def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[int], version: int | None = None,
-                    context: int | None = None, lone_context: int | None = None, group_margin: float | None = None,
-                    vector: list[float] | None = None, min_chars: int = 0,
-                    anchors: frozenset[str] = frozenset(), section_chars: int = 0, paragraph_chars: int = 0,
-                    late: Mapping[str, float] | None = None, late_margin: float | None = None) -> dict[int, list[Hit]]:
-    """Sentence-window results: candidate sentences of one document at most ``gap`` sentences
-    apart form one result, ranked by its best sentence and spanning its members' windows; or,
-    with ``context`` (a query-time width), its members plus ``context`` sentences on each side,
-    ``lone_context`` for a result of a single candidate sentence when given (a lone hit is most
-    often the answer itself; several close hits mark a passage), its first and last sentence
+@dataclass(frozen=True)
+class Grouping:
+    """How ``group_sentences`` makes results of a sentence_window profile's candidate sentences."""
+
+    gap: int  # candidates of one document at most this many sentences apart form one result
+    context: int | None = None  # sentences around a result's members (None: their stored windows)
+    lone_context: int | None = None  # the same for a result of one candidate (None: context)
+    margin: float | None = None  # results after the first whose best cosine is this far below the best go
+    min_chars: int = 0  # context-width results narrower than this widen by whole sentences
+    section_chars: int = 0  # a context-width result of several hits takes its heading section this short
+    paragraph_chars: int = 0  # else its paragraph, this short
+
+
+@dataclass(frozen=True)
+class LateInteraction:
+    """Candidates reranked by late interaction (``rerank_late``) and the margins that read it."""
+
+    weight: float
+    token_vectors: Callable[[list[str]], list[np.ndarray]]
+    margin: float | None = None  # results whose best late interaction is this far below the best go
+    closed_question_margin: float | None = None  # the same per candidate first, for a yes/no question
+
+
+def group_sentences(index: LanceIndex, hits: list[Hit], grouping: Grouping, ks: Sequence[int],
+                    version: int | None = None, vector: list[float] | None = None,
+                    anchors: frozenset[str] = frozenset(), late: Mapping[str, float] | None = None,
+                    late_margin: float | None = None) -> dict[int, list[Hit]]:
+    """Sentence-window results: candidate sentences of one document at most ``grouping.gap``
+    sentences apart form one result, ranked by its best sentence and spanning its members' windows;
+    or, with ``grouping.context``, its members plus that many sentences on each side (a lone hit is
+    most often the answer itself, several close hits mark a passage), its first and last sentence
     widened to their stored windows (``window: 0``: a piece of a split sentence brings the rest).
-    With ``group_margin`` and the query ``vector``, a result after the first is kept only when its
-    best sentence's cosine similarity is within ``group_margin`` of the best candidate's or it
-    holds one of ``anchors`` (hybrid search's best keyword hit); with ``min_chars``, a
-    context-width result narrower than that is widened by whole neighbouring sentences; with
-    ``section_chars``, a context-width result of two or more hits also takes the rest of its best
-    hit's heading section when that spans at most ``section_chars`` (``_short_section``), else,
-    with ``paragraph_chars``, its paragraph when that spans at most ``paragraph_chars``
-    (``_paragraph``); with
-    ``late_margin`` and the candidates' ``late`` interaction, the same rule holds for late
-    interaction (both: ``results_within_margin``). Returns
-    the results of the first ``k`` groups for each ``k`` in ``ks`` (the groups do not depend on
-    ``k``: each is read once), those that overlap or touch (two groups that took one heading
-    section) merged."""
+    With ``grouping.margin`` and the query ``vector``, a result after the first is kept only when its
+    best sentence's cosine similarity is within the margin of the best candidate's or it holds one
+    of ``anchors`` (hybrid search's best keyword hit); a context-width result narrower than
+    ``min_chars`` widens by whole neighbouring sentences; one of two or more hits also takes the rest
+    of its best hit's heading section when that spans at most ``section_chars``
+    (``_short_section``), else its paragraph when that spans at most ``paragraph_chars``
+    (``_paragraph``); with ``late_margin`` and the candidates' ``late`` interaction, the margin rule
+    holds for late interaction too (both: ``results_within_margin``). Returns the results of the
+    first ``k`` groups for each ``k`` in ``ks`` (the groups do not depend on ``k``: each is read
+    once), those that overlap or touch (two groups that took one heading section) merged."""
     groups: list[list[Hit]] = []
     for hit in sorted(hits, key=lambda h: (h.doc_id, h.chunk_index)):
-        if groups and groups[-1][-1].doc_id == hit.doc_id and hit.chunk_index - groups[-1][-1].chunk_index <= gap:
+        last = groups[-1][-1] if groups else None
+        if last is not None and last.doc_id == hit.doc_id and hit.chunk_index - last.chunk_index <= grouping.gap:
             groups[-1].append(hit)
         else:
             groups.append([hit])
@@ -455,26 +474,27 @@ def group_sentences(index: LanceIndex, hits: list[Hit], gap: int, ks: Sequence[i
     def thinned(ranked: list, scores: Mapping[str, float], margin: float | None) -> list[tuple[int, list[Hit]]]:
         return list(compress(ranked, results_within_margin([g for _, g in ranked], scores, margin, anchors)))
 
-    if group_margin is not None and vector is not None and groups and all(h.vector is not None for h in hits):
+    if grouping.margin is not None and vector is not None and groups and all(h.vector is not None for h in hits):
         vecs, q = _unit_vectors(hits, vector)  # cosines, whatever score fusion gave the hits
-        ranked = thinned(ranked, dict(zip((h.id for h in hits), (vecs @ q).tolist())), group_margin)
+        ranked = thinned(ranked, dict(zip((h.id for h in hits), (vecs @ q).tolist())), grouping.margin)
     if late:
         ranked = thinned(ranked, late, late_margin)
     table = _table(index, version)
     out = []
     for i, group in ranked:
         best = min(group, key=lambda h: rank[h.id])
-        if context is not None:
-            width = lone_context if len(group) == 1 and lone_context is not None else context
+        if grouping.context is not None:
+            width = grouping.context if len(group) > 1 or grouping.lone_context is None \
+                else grouping.lone_context
             dense = len(group) > 1
-            section = best.heading_path if section_chars and dense else None
-            reach = (best.start - paragraph_chars - 2, best.end + paragraph_chars + 2) \
-                if paragraph_chars and dense else None
+            section = best.heading_path if grouping.section_chars and dense else None
+            cap = grouping.paragraph_chars
+            reach = (best.start - cap - 2, best.end + cap + 2) if cap and dense else None
             rows, read = _sentence_rows(table, best.doc_id, group[0].chunk_index - width,
-                                        group[-1].chunk_index + width, min_chars, section, reach)
+                                        group[-1].chunk_index + width, grouping.min_chars, section, reach)
             in_section = [r for r in read if section is not None and r["heading_path"] == section]
-            rows = rows + (_short_section(table, best, in_section, section_chars)
-                           or (_paragraph(best, read, paragraph_chars) if reach else []))
+            rows = rows + (_short_section(table, best, in_section, grouping.section_chars)
+                           or (_paragraph(best, read, cap) if reach else []))
             out.append((i, _absorb(best, _to_windows(table, best.doc_id, rows))))
             continue
         lo = min(h.window_start if h.window_start is not None else h.start for h in group)
@@ -550,27 +570,18 @@ def candidate_hits(index: LanceIndex, text: str, vector: list[float] | None, mod
 
 def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequence[int] = (5,), mode: str = "hybrid",
            filters: Filters = Filters(), candidates: int = 50, rerank: str = "rrf", neighbours: int = 0,
-           version: int | None = None, whole_document_tokens: int = 0, group_gap: int = 0,
-           score_margin: float | None = None, group_context: int | None = None,
-           lone_hit_context: int | None = None, group_margin: float | None = None,
-           min_result_chars: int = 0, section_chars: int = 0, paragraph_chars: int = 0,
-           late_interaction_weight: float | None = None,
-           late_interaction_margin: float | None = None, closed_question_margin: float | None = None,
-           token_vectors: Callable[[list[str]], list[np.ndarray]] | None = None,
+           version: int | None = None, score_margin: float | None = None, grouping: Grouping | None = None,
+           late: LateInteraction | None = None, whole_document_tokens: int = 0,
            count_tokens: Callable[[str], int] | None = None) -> dict[int, list[Hit]]:
     """The query path, for each number of results ``k`` in ``ks``: candidates (``candidate_hits``,
-    a pool of ``max(k, candidates)``, searched once per pool size), reordered by ``rerank_late``
-    when ``late_interaction_weight`` is set (with ``late_interaction_margin``, results are thinned
-    by ``results_within_margin``; with ``closed_question_margin``, a yes/no question
-    (``is_closed_question``) first keeps only the candidates whose late interaction is within that
-    margin of the best, the first and hybrid's keyword anchor always), MMR if asked, sentence
-    windows and merging of overlapping spans (``sentence_windows``), neighbour expansion, then
-    whole documents for short ones; or, with ``group_gap``, sentence-window grouping of the
-    candidates (``group_sentences``: ``group_margin``, ``min_result_chars``, ``section_chars``,
-    ``paragraph_chars`` and
-    the late-interaction margin are its settings), then whole documents for short ones
-    (``whole_documents``: ``whole_document_tokens``, counted by ``count_tokens``).
-    ``mode`` is vector, fts or hybrid. Returns the results by ``k``."""
+    a pool of ``max(k, candidates)``, searched once per pool size), reordered by ``late`` when given
+    (a yes/no question, ``is_closed_question``, first keeps only the candidates within its
+    ``closed_question_margin`` of the best, the first and hybrid's keyword anchor always; its
+    ``margin`` thins the results, ``results_within_margin``), MMR if asked, sentence windows and
+    merging of overlapping spans (``sentence_windows``), neighbour expansion; or, with ``grouping``,
+    ``group_sentences`` of the candidates; then whole documents for short ones (``whole_documents``:
+    ``whole_document_tokens``, counted by ``count_tokens``). ``mode`` is vector, fts or hybrid.
+    Returns the results by ``k``."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if whole_document_tokens and count_tokens is None:
@@ -583,25 +594,23 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
         if pool not in pools:
             hits, anchors = candidate_hits(index, text, vector, mode, pool, score_margin, version,
                                            build_where(filters))
-            late: dict[str, float] = {}
-            if late_interaction_weight:
-                hits, late = rerank_late(hits, text, late_interaction_weight, token_vectors)
-                if closed_question_margin is not None and is_closed_question(text):
-                    hits = candidates_within_margin(hits, late, closed_question_margin, anchors)
-            if not group_gap:  # each candidate is a result of its own
-                hits = candidates_within_margin(hits, late, late_interaction_margin, anchors)
-            pools[pool] = (mmr(hits, vector, pool) if rerank == "mmr" and vector is not None else hits), anchors, late
-        if group_gap:
+            scores: dict[str, float] = {}
+            if late is not None:
+                hits, scores = rerank_late(hits, text, late.weight, late.token_vectors)
+                if late.closed_question_margin is not None and is_closed_question(text):
+                    hits = candidates_within_margin(hits, scores, late.closed_question_margin, anchors)
+                if grouping is None:  # each candidate is a result of its own
+                    hits = candidates_within_margin(hits, scores, late.margin, anchors)
+            pools[pool] = (mmr(hits, vector, pool) if rerank == "mmr" and vector is not None else hits), anchors, scores
+        if grouping is not None:
             continue
         hits = sentence_windows(index, pools[pool][0], k, version)
         out[k] = whole_documents(index, expand(index, hits, neighbours, version), whole_document_tokens,
                                  count_tokens, version, wholes)
-    if group_gap:  # one grouping per candidate pool, for every k searched with it
-        for pool, (hits, anchors, late) in pools.items():
-            grouped = group_sentences(index, hits, group_gap, [k for k in set(ks) if max(k, candidates) == pool],
-                                      version, group_context, lone_hit_context, group_margin, vector,
-                                      min_result_chars, anchors, section_chars, paragraph_chars, late,
-                                      late_interaction_margin)
+    if grouping is not None:  # one grouping per candidate pool, for every k searched with it
+        for pool, (hits, anchors, scores) in pools.items():
+            grouped = group_sentences(index, hits, grouping, [k for k in set(ks) if max(k, candidates) == pool],
+                                      version, vector, anchors, scores, late.margin if late else None)
             out.update((k, whole_documents(index, results, whole_document_tokens, count_tokens, version, wholes))
                        for k, results in grouped.items())
     return out

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import Chunk, ChunkedDocument, EmbeddedDocument
-from rag_assets.core.retrieval import group_sentences, search, vector_search
+from rag_assets.core.retrieval import Grouping, group_sentences, search, vector_search
 
 DIM = 4
 QUERY = [1.0, 0.0, 0.0, 0.0]
@@ -36,9 +36,9 @@ def build(tmp_path, sentences: list[str], cosines: list[float],
     return index, text
 
 
-def grouped(index, hits, k: int, **settings):
-    """``group_sentences``' results for one number of results ``k``."""
-    return group_sentences(index, hits, ks=[k], **settings)[k]
+def grouped(index, hits, k: int, vector=None, **settings):
+    """``group_sentences``' results for one number of results ``k`` (``settings``: a ``Grouping``'s)."""
+    return group_sentences(index, hits, Grouping(**settings), ks=[k], vector=vector)[k]
 
 
 def spans(hits):
@@ -53,16 +53,16 @@ def test_group_margin_keeps_the_first_result_and_later_ones_close_to_the_best(tm
     hits = vector_search(index, QUERY, k=3)
     every = grouped(index, hits, gap=2, k=5, context=0)
     assert [h.chunk_index for h in every] == [0, 10, 20]
-    close = grouped(index, hits, gap=2, k=5, context=0, group_margin=0.15, vector=QUERY)
+    close = grouped(index, hits, gap=2, k=5, context=0, margin=0.15, vector=QUERY)
     assert [h.chunk_index for h in close] == [0, 10]
     assert spans(close) == spans(every[:2])
     # The first result always stays, whatever the margin; without the query vector nothing is cut.
-    assert len(grouped(index, hits, gap=2, k=5, context=0, group_margin=0.01, vector=QUERY)) == 1
-    assert len(grouped(index, hits, gap=2, k=5, context=0, group_margin=0.01)) == 3
+    assert len(grouped(index, hits, gap=2, k=5, context=0, margin=0.01, vector=QUERY)) == 1
+    assert len(grouped(index, hits, gap=2, k=5, context=0, margin=0.01)) == 3
     # Several result counts from one grouping: each is what asking for that count alone returns.
-    many = group_sentences(index, hits, gap=2, ks=[1, 2, 3], context=0, group_margin=0.15, vector=QUERY)
+    many = group_sentences(index, hits, Grouping(2, context=0, margin=0.15), ks=[1, 2, 3], vector=QUERY)
     for k in (1, 2, 3):
-        assert spans(many[k]) == spans(grouped(index, hits, gap=2, k=k, context=0, group_margin=0.15, vector=QUERY))
+        assert spans(many[k]) == spans(grouped(index, hits, gap=2, k=k, context=0, margin=0.15, vector=QUERY))
     assert [len(many[k]) for k in (1, 2, 3)] == [1, 2, 2]
 
 
@@ -74,8 +74,8 @@ def test_group_margin_compares_cosines_not_fused_scores(tmp_path):
     words[10] = "zebra zebra zebra"
     index, _ = build(tmp_path, [f"{w} sentence {i}." for i, w in enumerate(words)], cosines)
     index.ensure_search_indexes(ann_min_rows=10**9)
-    results = search(index, "zebra", QUERY, ks=(5,), mode="hybrid", candidates=3, group_gap=2, group_context=0,
-                     group_margin=0.15)[5]
+    results = search(index, "zebra", QUERY, ks=(5,), mode="hybrid", candidates=3,
+                     grouping=Grouping(2, context=0, margin=0.15))[5]
     # Fused ranks 10, 0, 20 (all three fused scores lie within 0.15 of each other); 20's cosine does not.
     assert [h.chunk_index for h in results] == [10, 0]
     assert all(h.mode == "hybrid" for h in results)
@@ -90,7 +90,7 @@ def test_hybrid_keeps_the_keyword_searchs_best_hit_whatever_its_cosine(tmp_path)
     words[0], words[20] = "zebra", "zebra zebra zebra"
     index, _ = build(tmp_path, [f"{w} sentence {i}." for i, w in enumerate(words)], cosines)
     index.ensure_search_indexes(ann_min_rows=10**9)
-    settings = dict(ks=(5,), candidates=3, group_gap=2, group_context=0, group_margin=0.15)
+    settings = dict(ks=(5,), candidates=3, grouping=Grouping(2, context=0, margin=0.15))
     hybrid = search(index, "zebra", QUERY, mode="hybrid", **settings)[5]
     assert [h.chunk_index for h in hybrid] == [0, 20, 10]
     assert [h.chunk_index for h in search(index, "zebra", QUERY, mode="vector", **settings)[5]] == [0, 10]
@@ -290,7 +290,7 @@ def test_a_result_in_a_short_document_is_the_whole_document_by_its_text_not_its_
     cosines = [0.0] * 21
     cosines[3], cosines[4], cosines[15] = 0.9, 0.85, 0.8
     index, text = build(tmp_path, [f"Sentence number {i} here." for i in range(21)], cosines)
-    settings = dict(ks=(3,), mode="vector", candidates=3, group_gap=2, group_context=0,
+    settings = dict(ks=(3,), mode="vector", candidates=3, grouping=Grouping(2, context=0),
                     count_tokens=lambda t: len(t.split()))
     apart = search(index, "q", QUERY, whole_document_tokens=83, **settings)[3]
     assert [h.text for h in apart] == ["Sentence number 3 here. Sentence number 4 here.", "Sentence number 15 here."]
@@ -298,9 +298,10 @@ def test_a_result_in_a_short_document_is_the_whole_document_by_its_text_not_its_
     assert [(h.start, h.end) for h in whole] == [(0, len(text) - 1)]  # its results become one
     assert whole[0].chunk_index == 3 and whole[0].text == text.strip()
     # Several depths in one search judge each document once, and each depth gets what asking for it alone gets.
-    for gap in (2, 0):
-        alone = {k: search(index, "q", QUERY, **{**settings, "ks": (k,), "group_gap": gap}, whole_document_tokens=84)[k]
+    for grouping in (settings["grouping"], None):
+        alone = {k: search(index, "q", QUERY, **{**settings, "ks": (k,), "grouping": grouping}, whole_document_tokens=84)[k]
                  for k in (1, 3)}
-        assert search(index, "q", QUERY, **{**settings, "ks": (1, 3), "group_gap": gap}, whole_document_tokens=84) == alone
+        assert search(index, "q", QUERY, **{**settings, "ks": (1, 3), "grouping": grouping},
+                      whole_document_tokens=84) == alone
     with pytest.raises(ValueError, match="count_tokens"):
-        search(index, "q", QUERY, whole_document_tokens=84, ks=(3,), mode="vector", group_gap=2)
+        search(index, "q", QUERY, whole_document_tokens=84, ks=(3,), mode="vector", grouping=Grouping(2))

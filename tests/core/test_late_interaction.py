@@ -9,8 +9,8 @@ from hypothesis import given, settings, strategies as st
 from rag_assets.clients import late_interaction_model
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import Chunk, ChunkedDocument, EmbeddedDocument
-from rag_assets.core.retrieval import (Hit, is_closed_question, late_interaction, rerank_late, results_within_margin,
-                                       search)
+from rag_assets.core.retrieval import (Grouping, Hit, LateInteraction, is_closed_question, late_interaction,
+                                       rerank_late, results_within_margin, search)
 
 from tests.core.test_grouping import QUERY, unit
 
@@ -115,9 +115,9 @@ def test_search_reranks_its_candidates_before_grouping(tmp_path):
 
     def tokens(texts):
         return [np.eye(2)[:1] if t in ("query", "Filler sentence 9.") else np.eye(2)[1:] for t in texts]
-    settings = dict(ks=(1,), mode="vector", candidates=10, group_gap=2, group_context=0)
+    settings = dict(ks=(1,), mode="vector", candidates=10, grouping=Grouping(2, context=0))
     assert [h.chunk_index for h in search(index, "query", QUERY, **settings)[1]] == [0]
-    reranked = search(index, "query", QUERY, late_interaction_weight=2.0, token_vectors=tokens, **settings)[1]
+    reranked = search(index, "query", QUERY, late=LateInteraction(2.0, tokens), **settings)[1]
     assert [h.chunk_index for h in reranked] == [9] and reranked[0].score == pytest.approx(0.8, abs=1e-4)
 
 
@@ -141,9 +141,8 @@ def test_the_margin_keeps_a_passage_whole_when_its_best_sentence_matches(tmp_pat
         return [np.asarray([near.get(t, [0.0, 1.0])]) for t in texts]
 
     def spans(margin, query="query", closed=None):
-        results = search(index, query, QUERY, ks=(5,), mode="vector", candidates=12, group_gap=2,
-                         group_context=0, score_margin=0.3, late_interaction_weight=1.0,
-                         late_interaction_margin=margin, closed_question_margin=closed, token_vectors=tokens)[5]
+        results = search(index, query, QUERY, ks=(5,), mode="vector", candidates=12, score_margin=0.3,
+                         grouping=Grouping(2, context=0), late=LateInteraction(1.0, tokens, margin, closed))[5]
         return sorted((h.start, h.end) for h in results)
 
     passage = {first: (chunks[first].start, chunks[last].end) for first, last in [(0, 1), (5, 6), (10, 10)]}
