@@ -484,8 +484,8 @@ def group_sentences(index: LanceIndex, hits: list[Hit], grouping: Grouping, ks: 
     for i, group in ranked:
         best = min(group, key=lambda h: rank[h.id])
         if grouping.context is not None:
-            width = grouping.context if len(group) > 1 or grouping.lone_context is None \
-                else grouping.lone_context
+            lone = len(group) == 1 and grouping.lone_context is not None
+            width = grouping.lone_context if lone else grouping.context
             dense = len(group) > 1
             section = best.heading_path if grouping.section_chars and dense else None
             cap = grouping.paragraph_chars

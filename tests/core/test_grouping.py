@@ -268,6 +268,20 @@ def test_the_paragraph_returned_is_the_one_a_reader_sees(tmp_path_factory, shape
     assert [(r.start, r.end) for r in found] == [(min(paragraph[0], starts[at]), max(paragraph[1], ends[at + 1]))]
 
 
+def test_a_lone_hit_takes_its_own_context_width_and_a_group_the_group_width(tmp_path):
+    # Sentences 3-4 are one group (gap 1), sentence 12 a lone hit.
+    cosines = [0.0] * 16
+    cosines[3], cosines[4], cosines[12] = 0.9, 0.85, 0.8
+    index, text = build(tmp_path, [f"S{i:02d}." for i in range(16)], cosines)
+    hits = vector_search(index, QUERY, k=3)
+    found = grouped(index, hits, gap=1, k=5, context=1, lone_context=2)
+    assert [text[h.start:h.end] for h in found] == ["S02. S03. S04. S05.", "S10. S11. S12. S13. S14."]
+    found = grouped(index, hits, gap=1, k=5, context=2, lone_context=0)
+    assert [text[h.start:h.end] for h in found] == ["S01. S02. S03. S04. S05. S06.", "S12."]
+    # Without a lone width, a lone hit takes the group width.
+    assert [text[h.start:h.end] for h in grouped(index, hits, gap=1, k=5, context=1)][1] == "S11. S12. S13."
+
+
 def test_a_piece_of_a_split_sentence_brings_the_rest_of_its_sentence(tmp_path):
     # Rows 1-2 are one sentence split in two (each windows the whole sentence); rows 4-5 are a
     # run-on split in two whose windows are the pieces themselves.
