@@ -73,10 +73,14 @@ def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: 
     the one retrieval path of `rag query`, `rag eval` and the retrieval_eval asset, so evaluation
     scores exactly the spans a user gets."""
     grouped = profile.strategy == "sentence_window" and profile.group_gap > 0
-    grouping = Grouping(profile.group_gap, profile.group_context, profile.lone_hit_context, profile.group_margin,
-                        profile.min_result_chars, profile.section_chars, profile.paragraph_chars) if grouped else None
-    late = LateInteraction(profile.late_interaction_weight, late_interaction_model().token_vectors,
-                           profile.late_interaction_margin, profile.closed_question_margin) \
+    grouping = Grouping(gap=profile.group_gap, context=profile.group_context, lone_context=profile.lone_hit_context,
+                        margin=profile.group_margin, min_chars=profile.min_result_chars,
+                        section_chars=profile.section_chars, paragraph_chars=profile.paragraph_chars) \
+        if grouped else None
+    late = LateInteraction(weight=profile.late_interaction_weight,
+                           token_vectors=late_interaction_model().token_vectors,
+                           margin=profile.late_interaction_margin,
+                           closed_question_margin=profile.closed_question_margin) \
         if profile.late_interaction_weight else None
     return search(index, text, vector, ks=ks, mode=mode, filters=filters,
                   candidates=profile.group_candidates if grouped else settings.search_candidates,

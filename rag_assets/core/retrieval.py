@@ -484,9 +484,8 @@ def group_sentences(index: LanceIndex, hits: list[Hit], grouping: Grouping, ks: 
     for i, group in ranked:
         best = min(group, key=lambda h: rank[h.id])
         if grouping.context is not None:
-            lone = len(group) == 1 and grouping.lone_context is not None
-            width = grouping.lone_context if lone else grouping.context
             dense = len(group) > 1
+            width = grouping.context if dense or grouping.lone_context is None else grouping.lone_context
             section = best.heading_path if grouping.section_chars and dense else None
             cap = grouping.paragraph_chars
             reach = (best.start - cap - 2, best.end + cap + 2) if cap and dense else None
