@@ -224,7 +224,12 @@ def cmd_query(args) -> int:
         print(json.dumps([h.to_dict() for h in hits], indent=2, ensure_ascii=False))
         return 0
     if not hits:
-        print("no results (has the corpus been ingested? run: rag ingest)")
+        if args.filter:
+            print(f"no results match the filters ({', '.join(args.filter)}): check their values, or drop one")
+        elif args.mode == "fts":
+            print("no chunk holds the query's words: try --mode hybrid or --mode vector")
+        else:
+            print("no results (has the corpus been ingested? run: rag ingest)")
         return 0
     for rank, hit in enumerate(hits, start=1):
         snippet = " ".join(hit.text.split())

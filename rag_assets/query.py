@@ -44,7 +44,12 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
                  neighbours: int = 0) -> list[Hit]:
     """Top ``k`` chunks of ``corpus`` for ``text`` (at table version ``as_of`` when given);
     empty when the corpus has no index yet. Raises TenantRequired where the corpus declares
-    tenants and ``filters.tenant`` is unset: only that tenant's rows can come back."""
+    tenants and ``filters.tenant`` is unset: only that tenant's rows can come back; ValueError for
+    an empty ``text``, ``k`` < 1, ``neighbours`` < 0 or an ``as_of`` version the table lacks."""
+    if not text.strip():
+        raise ValueError('the query is empty: ask a question, e.g. rag query "refund policy"')
+    if k < 1 or neighbours < 0:
+        raise ValueError(f"ask for at least one result and no negative expansion (got k={k}, expand={neighbours})")
     if has_tenants(corpus) and not filters.tenant:
         raise TenantRequired(f"corpus {corpus.name!r} has tenants: name one with --tenant")
     if corpus.embedding_model.provider == "local" and mode != "fts":
@@ -58,6 +63,8 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
     index = live.index(db, corpus.name)
     if index.count_rows() == 0:
         return []
+    if as_of is not None:
+        index.require_version(as_of)
     vector = embedder.embed([model.query_prefix + text])[0] if mode != "fts" else None
     return retrieve(index, text, vector, live.profile, corpus.index, get_token_counter(model.tokenizer).count,
                     ks=(k,), mode=mode, filters=filters, rerank=rerank, neighbours=neighbours, version=as_of)[k]

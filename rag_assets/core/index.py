@@ -346,18 +346,22 @@ class LanceIndex:
         return [TableVersion(v["version"], v["timestamp"], int(v["metadata"].get("total_rows", 0)))
                 for v in self._existing(self.name).list_versions()]
 
+    def require_version(self, version: int) -> None:
+        """Raise ValueError naming the versions there are when ``version`` of the chunks table is
+        not on disk (never written, or removed by ``optimize``)."""
+        versions = [v["version"] for v in self._existing(self.name).list_versions()]
+        if version not in versions:
+            raise ValueError(f"table {self.name} has no version {version}; it has versions {min(versions)} to "
+                             f"{max(versions)} (`rag restore --corpus CORPUS` lists them with their row counts)")
+
     def restore(self, version: int) -> TableVersion:
         """Make ``version`` of the chunks table the latest again (LanceDB's own restore: a new
         version with that version's rows, nothing copied), then rebuild the documents manifest
         from the restored rows, so rows deleted since come back with their manifest entries.
         Returns the new latest version. Raises ValueError naming the versions there are when
-        ``version`` is not one of them."""
-        table = self._existing(self.name)
-        versions = [v["version"] for v in table.list_versions()]
-        if version not in versions:
-            raise ValueError(f"table {self.name} has no version {version}; it has versions {min(versions)} to "
-                             f"{max(versions)} (`rag restore --corpus CORPUS` lists them with their row counts)")
-        table.restore(version)
+        ``version`` is not one of them (``require_version``)."""
+        self.require_version(version)
+        self._existing(self.name).restore(version)
         self.rebuild_manifest()
         return self.versions()[-1]
 

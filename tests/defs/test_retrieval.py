@@ -60,6 +60,25 @@ def test_filters_are_escaped_and_validated(ingested_sample):
     assert out.returncode == 2 and "invalid filter 'colour=red'" in out.stderr
 
 
+def test_query_mistakes_are_named(ingested_sample):
+    values, _ = ingested_sample
+    for text, kwargs, cause in [("  ", {}, "the query is empty"), ("refund", {"k": 0}, "at least one result"),
+                                ("refund", {"neighbours": -1}, "no negative expansion"),
+                                ("refund", {"as_of": 10**6}, "has no version 1000000; it has versions 1 to")]:
+        with pytest.raises(ValueError, match=cause):
+            ask(values, text, **kwargs)
+
+    def rag_query(*args):
+        return subprocess.run([RAG, "query", *args], env={**os.environ, **values}, capture_output=True, text=True)
+
+    empty = rag_query("")
+    assert empty.returncode == 2 and "the query is empty" in empty.stderr
+    nothing = rag_query("refund", "--filter", "doc_id=no/such.md")
+    assert nothing.returncode == 0 and "no results match the filters (doc_id=no/such.md)" in nothing.stdout
+    no_words = rag_query("qwzxv", "--mode", "fts")
+    assert no_words.returncode == 0 and "no chunk holds the query's words" in no_words.stdout
+
+
 def test_neighbour_expansion_and_overlap_merging(ingested_sample):
     values, _ = ingested_sample
     plain = ask(values, "How many weeks of parental leave do caregivers get?", k=1, mode="vector")[0]
