@@ -8,6 +8,7 @@ import json
 import pytest
 
 from rag_assets.config import load_project
+from rag_assets.core.errors import UsageError
 from rag_assets.core.evaluation import load_questions
 from rag_assets.evaluate import _documents, evaluate
 
@@ -68,3 +69,14 @@ def test_a_scope_other_than_corpus_is_refused_with_its_line(tmp_path):
     path.write_text('question,references,corpus_id,scope\nq,"[]",a,document\n')
     with pytest.raises(ValueError, match=r"questions.csv:2: scope must be empty or 'corpus'"):
         load_questions(path)
+
+
+def test_no_questions_or_no_results_asked_for_is_a_usage_error(tmp_path):
+    empty = tmp_path / "questions.csv"
+    empty.write_text("question,references,corpus_id\n")
+    with pytest.raises(UsageError, match="questions.csv holds no questions"):
+        evaluate(load_project(), empty, ["fixed_200_0"], corpora=tmp_path)
+    one = tmp_path / "one.csv"
+    one.write_text('question,references,corpus_id\nq,"[]",a\n')
+    with pytest.raises(UsageError, match="--k must be at least 1, got 0"):
+        evaluate(load_project(), one, ["fixed_200_0"], corpora=tmp_path, k=0)
