@@ -205,6 +205,8 @@ def load_questions(path: str | Path) -> list[Question]:
     """Questions from Chroma's CSV format (question, references JSON, corpus_id; an optional
     ``scope`` column where ``corpus`` asks that row's question of its corpus only) or our YAML."""
     path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"no question file at {path}: give a Chroma-format .csv or a .yml golden set")
     if path.suffix.lower() == ".csv":
         with path.open(newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
