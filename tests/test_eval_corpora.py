@@ -8,7 +8,6 @@ import json
 import pytest
 
 from rag_assets.config import load_project
-from rag_assets.core.errors import UsageError
 from rag_assets.core.evaluation import load_questions
 from rag_assets.evaluate import _documents, evaluate
 
@@ -74,11 +73,11 @@ def test_a_scope_other_than_corpus_is_refused_with_its_line(tmp_path):
 def test_a_missing_or_empty_question_file_or_no_results_asked_for_is_refused(tmp_path):
     empty = tmp_path / "questions.csv"
     empty.write_text("question,references,corpus_id\n")
-    with pytest.raises(UsageError, match="questions.csv holds no questions"):
+    with pytest.raises(ValueError, match="questions.csv holds no questions"):
         evaluate(load_project(), empty, ["fixed_200_0"], corpora=tmp_path)
     one = tmp_path / "one.csv"
     one.write_text('question,references,corpus_id\nq,"[]",a\n')
-    with pytest.raises(UsageError, match="--k must be at least 1, got 0"):
+    with pytest.raises(ValueError, match="--k must be at least 1, got 0"):
         evaluate(load_project(), one, ["fixed_200_0"], corpora=tmp_path, k=0)
     with pytest.raises(ValueError, match="no question file at .*missing.csv"):
         evaluate(load_project(), tmp_path / "missing.csv", ["fixed_200_0"], corpora=tmp_path)

@@ -203,7 +203,8 @@ class Scores:
 
 def load_questions(path: str | Path) -> list[Question]:
     """Questions from Chroma's CSV format (question, references JSON, corpus_id; an optional
-    ``scope`` column where ``corpus`` asks that row's question of its corpus only) or our YAML."""
+    ``scope`` column where ``corpus`` asks that row's question of its corpus only) or our YAML.
+    Raises ValueError naming the file for one that is missing, malformed or holds no questions."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"no question file at {path}: give a Chroma-format .csv or a .yml golden set")
@@ -213,19 +214,22 @@ def load_questions(path: str | Path) -> list[Question]:
         for line, row in enumerate(rows, start=2):
             if row.get("scope") not in (None, "", "corpus"):
                 raise ValueError(f"{path}:{line}: scope must be empty or 'corpus', got {row['scope']!r}")
-        return [
+        out = [
             Question(row["question"], row["corpus_id"],
                      tuple(Reference(int(r["start_index"]), int(r["end_index"])) for r in json.loads(row["references"])),
                      scoped=row.get("scope") == "corpus")
             for row in rows
         ]
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or "questions" not in data:
-        raise ValueError(f"{path}: expected a mapping with 'questions' (and 'corpus')")
-    out = []
-    for i, item in enumerate(data["questions"]):
-        if "question" not in item or "document" not in item:
-            raise ValueError(f"{path}: questions[{i}] needs 'question' and 'document'")
-        out.append(Question(item["question"], item["document"], expected_doc=item["document"],
-                            expected_section=item.get("section")))
+    else:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or "questions" not in data:
+            raise ValueError(f"{path}: expected a mapping with 'questions' (and 'corpus')")
+        out = []
+        for i, item in enumerate(data["questions"]):
+            if "question" not in item or "document" not in item:
+                raise ValueError(f"{path}: questions[{i}] needs 'question' and 'document'")
+            out.append(Question(item["question"], item["document"], expected_doc=item["document"],
+                                expected_section=item.get("section")))
+    if not out:
+        raise ValueError(f"{path} holds no questions: add some (see dbt_like_configs/evals/sample_questions.yml)")
     return out

@@ -349,7 +349,7 @@ class LanceIndex:
     def require_version(self, version: int) -> None:
         """Raise ValueError naming the versions there are when ``version`` of the chunks table is
         not on disk (never written, or removed by ``optimize``)."""
-        versions = [v["version"] for v in self._existing(self.name).list_versions()]
+        versions = [v.version for v in self.versions()]
         if version not in versions:
             raise ValueError(f"table {self.name} has no version {version}; it has versions {min(versions)} to "
                              f"{max(versions)} (`rag restore --corpus CORPUS` lists them with their row counts)")
