@@ -207,7 +207,7 @@ def cmd_status(args) -> int:
 
 def cmd_query(args) -> int:
     from rag_assets.config import load_project
-    from rag_assets.query import query_corpus
+    from rag_assets.query import NotIngested, query_corpus
 
     from rag_assets.core.retrieval import FilterError, Filters
 
@@ -220,16 +220,18 @@ def cmd_query(args) -> int:
     except (FilterError, ValueError) as exc:  # bad filter, missing tenant, no such table version
         print(f"rag: {exc}", file=sys.stderr)
         return 2
+    except NotIngested as exc:
+        print(f"rag: {exc}", file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps([h.to_dict() for h in hits], indent=2, ensure_ascii=False))
         return 0
     if not hits:
-        if args.filter:
-            print(f"no results match the filters ({', '.join(args.filter)}): check their values, or drop one")
+        named = [*(args.filter or []), *([f"tenant={args.tenant}"] if args.tenant else [])]
+        if named:
+            print(f"no results match the filters ({', '.join(named)}): check their values, or drop one")
         elif args.mode == "fts":
             print("no chunk holds the query's words: try --mode hybrid or --mode vector")
-        else:
-            print("no results (has the corpus been ingested? run: rag ingest)")
         return 0
     for rank, hit in enumerate(hits, start=1):
         snippet = " ".join(hit.text.split())

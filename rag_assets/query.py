@@ -39,11 +39,15 @@ class TenantRequired(ValueError):
     """A query on a corpus with tenants that names none."""
 
 
+class NotIngested(LookupError):
+    """A query on a corpus whose serving table holds no rows yet."""
+
+
 def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of: int | None = None,
                  mode: str = "hybrid", filters: Filters = Filters(), rerank: str = "rrf",
                  neighbours: int = 0) -> list[Hit]:
-    """Top ``k`` chunks of ``corpus`` for ``text`` (at table version ``as_of`` when given);
-    empty when the corpus has no index yet. Raises TenantRequired where the corpus declares
+    """Top ``k`` chunks of ``corpus`` for ``text`` (at table version ``as_of`` when given).
+    Raises NotIngested where the corpus has no rows yet; TenantRequired where the corpus declares
     tenants and ``filters.tenant`` is unset: only that tenant's rows can come back; ValueError for
     an empty ``text``, ``k`` < 1, ``neighbours`` < 0 or an ``as_of`` version the table lacks."""
     if not text.strip():
@@ -62,7 +66,7 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
     embedder = open_embedder(model)
     index = live.index(db, corpus.name)
     if index.count_rows() == 0:
-        return []
+        raise NotIngested(f"corpus {corpus.name!r} has no indexed documents yet: run rag ingest")
     if as_of is not None:
         index.require_version(as_of)
     vector = embedder.embed([model.query_prefix + text])[0] if mode != "fts" else None

@@ -11,7 +11,7 @@ import yaml
 from rag_assets.config import load_project
 from rag_assets.core.retrieval import Filters
 from rag_assets.ingest import ingest_project
-from rag_assets.query import TenantRequired, query_corpus
+from rag_assets.query import NotIngested, TenantRequired, query_corpus
 from tests.conftest import SAMPLE_DOCS, edit_yaml, env, make_project
 
 pytestmark = pytest.mark.slow
@@ -77,6 +77,16 @@ def test_query_mistakes_are_named(ingested_sample):
     assert nothing.returncode == 0 and "no results match the filters (doc_id=no/such.md)" in nothing.stdout
     no_words = rag_query("qwzxv", "--mode", "fts")
     assert no_words.returncode == 0 and "no chunk holds the query's words" in no_words.stdout
+
+
+def test_a_corpus_not_ingested_yet_says_so_whatever_the_filters(tmp_path):
+    values = make_project(tmp_path)
+    with pytest.raises(NotIngested, match="run rag ingest"):
+        ask(values, "refund")
+    for extra in ([], ["--filter", "doc_id=support/customer_faq.md"], ["--mode", "fts"]):
+        out = subprocess.run([RAG, "query", "refund", *extra], env={**os.environ, **values},
+                             capture_output=True, text=True)
+        assert out.returncode == 1 and "has no indexed documents yet: run rag ingest" in out.stderr, extra
 
 
 def test_neighbour_expansion_and_overlap_merging(ingested_sample):
