@@ -29,6 +29,20 @@ def _plot(rows: list[dict]) -> str:
     return png_markdown(fig, "recall vs IoU")
 
 
+# Re-scored once the table (or the scoring's code version) changed, when nothing upstream runs.
+# Unlike eager(), which forgets a table change that lands while an evaluation is in flight (the
+# evaluation's own materialisation resets it), only the daemon's request of it resets the trigger
+# (a run of it from the UI can leave one more re-scoring to do, never one too few).
+EVAL_CONDITION = (
+    (dg.AutomationCondition.newly_missing() | dg.AutomationCondition.any_deps_updated()
+     | dg.AutomationCondition.code_version_changed())
+    .since(dg.AutomationCondition.newly_requested() | dg.AutomationCondition.initial_evaluation())
+    & ~dg.AutomationCondition.any_deps_missing()
+    & ~dg.AutomationCondition.any_deps_in_progress()
+    & ~dg.AutomationCondition.in_progress()
+).with_label("after the table changed")
+
+
 def build_eval_asset(project: Project, corpus: Corpus) -> list:
     """The asset and its check, or nothing when the corpus declares no golden set."""
     if not corpus.eval_questions:
@@ -45,7 +59,7 @@ def build_eval_asset(project: Project, corpus: Corpus) -> list:
                                         "whole_document_tokens": corpus.index.whole_document_tokens}})
 
     @dg.asset(key=key, deps=[asset_key(corpus.name, "lancedb_table")], group_name=corpus.name, kinds={"python"},
-              code_version=version, automation_condition=dg.AutomationCondition.eager(),
+              code_version=version, automation_condition=EVAL_CONDITION,
               check_specs=[dg.AssetCheckSpec("min_recall_at_5", asset=key,
                                              description=f"recall@5 of {corpus.eval_profiles[0]} >= {corpus.min_recall_at_5}")]
               if corpus.min_recall_at_5 is not None else None)

@@ -213,3 +213,32 @@ def test_observing_raw_documents_reports_exactly_the_edited_document(project_env
     assert stale(project) == {stage: [partition_key_for(DOC)] for stage in STAGES}
     assert ingest_project(project)["documents_changed"] == 1
     assert stale(project) == {stage: [] for stage in STAGES}
+
+
+def test_the_daemon_runs_every_data_test_with_the_table_and_rescores_a_change_made_mid_evaluation(project_env):
+    project = load_project()
+    defs = build_definitions(project)
+    selection = defs.get_sensor_def("rag_maintenance_automation").asset_selection
+    table, scores = dg.AssetKey(["sample", "lancedb_table"]), dg.AssetKey(["sample", "retrieval_eval"])
+    data_tests = {dg.AssetCheckKey(table, test) for test in project.corpus("sample").data_tests}
+    assert len(data_tests) == 6
+    with dg.DagsterInstance.get() as instance:
+        def requested(automation_cursor):
+            result = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=selection,
+                                                       cursor=automation_cursor)
+            return {r.key for r in result.results if not r.true_subset.is_empty}, result.cursor
+
+        _, cursor = requested(None)
+        # A batch launched from the UI indexes a document; nothing maintains the table yet.
+        instance.report_runless_asset_event(dg.AssetMaterialization(
+            dg.AssetKey(["sample", "lancedb_index"]), partition=partition_key_for(DOC)))
+        wanted, cursor = requested(cursor)
+        assert wanted == {table, scores} | data_tests
+        _, cursor = requested(cursor)
+        # The evaluation it asked for ends, and the table changes again right after, before the next tick.
+        instance.report_runless_asset_event(dg.AssetMaterialization(scores))
+        instance.report_runless_asset_event(dg.AssetMaterialization(table))
+        wanted, cursor = requested(cursor)
+        assert wanted == {scores} | data_tests
+        wanted, cursor = requested(cursor)
+        assert wanted == set()
