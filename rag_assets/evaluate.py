@@ -26,7 +26,7 @@ from rag_assets.core.evaluation import RECALL_AT, Question, Retrieved, Scores, l
 from rag_assets.core.hashing import content_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import EmbeddedDocument, RawDocument
-from rag_assets.core.parsing import parse_document
+from rag_assets.core.parsing import DocumentError, parse_document
 from rag_assets.core.retrieval import Filters
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
@@ -34,8 +34,10 @@ from rag_assets.progress import Progress
 from rag_assets.query import retrieve
 
 
-def _documents(corpus: Corpus, questions: list[Question], questions_path: Path, corpora: Path | None) -> dict:
-    """doc id -> parsed document, for the corpora the questions are about."""
+def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
+               corpora: Path | None) -> tuple[dict, dict[str, str]]:
+    """doc id -> parsed document, for the corpora the questions are about; and doc id -> cause
+    for the corpus' documents that cannot be parsed (left out, as an ingest leaves them out)."""
     if questions_path.suffix.lower() == ".csv":
         folder = corpora or questions_path.parent / "corpora"
         docs = {}
@@ -48,13 +50,16 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path, 
             parsed = parse_document(RawDocument(path.name, path.resolve().as_uri(), content_hash(data), len(data), "eval",
                                                  data))
             docs[corpus_id] = replace(parsed, doc_id=corpus_id)
-        return docs
-    docs = {}
+        return docs, {}
+    docs, failed = {}, {}
     for ref in list_disk(corpus.source_root, corpus.source.include, corpus.source.exclude):
         if ref.refused:
             continue
-        docs[ref.doc_id] = parse_document(read_disk(corpus.source_root, ref.doc_id))
-    return docs
+        try:
+            docs[ref.doc_id] = parse_document(read_disk(corpus.source_root, ref.doc_id))
+        except DocumentError as exc:
+            failed[ref.doc_id] = exc.cause
+    return docs, failed
 
 
 def evaluate(project: Project, questions_path: str | Path, profiles: list[str], corpora: str | Path | None = None,
@@ -64,7 +69,8 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     """One summary per profile: token-level recall/precision/precision-omega/IoU at ``k`` with
     bootstrap 95% intervals, recall@n for n in 1/3/5/10 (each from asking the retrieval path for n
     results, so recall@10 is not capped at ``k``), MRR over 10 results, chunk count and mean chunk
-    tokens. ``on_question(profile, question, results)`` sees every question's results by number
+    tokens, and the documents left out because they cannot be parsed (``documents_left_out``: a
+    question about one scores as a miss). ``on_question(profile, question, results)`` sees every question's results by number
     asked (``results[k]`` as scored, and one list per n of RECALL_AT). ``corpus`` (default: the
     project's first) gives the documents of a YAML question set, the default model and the search
     settings."""
@@ -79,7 +85,10 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     corpus = corpus or project.corpora[0]
     models = {m.name: m for m in project.embedding_models}
     model = models[embedder] if embedder else corpus.embedding_model
-    docs = _documents(corpus, questions, questions_path, Path(corpora) if corpora else None)
+    docs, failed = _documents(corpus, questions, questions_path, Path(corpora) if corpora else None)
+    if progress:
+        for doc_id, cause in failed.items():
+            print(f"[eval] left out {doc_id}: {cause}", file=progress, flush=True)
     settings = corpus.index  # the search settings `rag query` uses on that corpus
     counter = get_token_counter(model.tokenizer)
     cache_dir = Path(project.local_dir) / "eval_cache"
@@ -137,5 +146,6 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
             bar.finish()
         tokens = [c.tokens for c in all_chunks] or [0]
         results.append({"profile": name, "mode": mode, "k": k, "model": model.name, "chunks": len(all_chunks),
-                        "mean_tokens": round(statistics.fmean(tokens), 1), **scores.summary()})
+                        "mean_tokens": round(statistics.fmean(tokens), 1), **scores.summary(),
+                        "documents_left_out": sorted(failed)})
     return results

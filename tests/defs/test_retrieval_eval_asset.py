@@ -1,7 +1,9 @@
-"""The retrieval_eval asset: golden-set scores, a PNG plot and the recall@5 check."""
+"""The retrieval_eval asset: golden-set scores, a PNG plot and the recall@5 check, with a
+document that cannot be parsed left out."""
 
 import base64
 import re
+from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -15,6 +17,8 @@ pytestmark = pytest.mark.slow
 
 def test_retrieval_eval_materialises_scores_plot_and_check(tmp_path):
     values = make_project(tmp_path)
+    # A document that cannot be parsed is left out of the scores, as an ingest leaves it out.
+    (Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "broken.pdf").write_bytes(b"%PDF-1.4 not a pdf at all")
     with env(**values), dg.instance_for_test() as instance:
         defs = build_definitions(load_project())
         key = dg.AssetKey(["sample", "retrieval_eval"])
@@ -23,6 +27,7 @@ def test_retrieval_eval_materialises_scores_plot_and_check(tmp_path):
         assert result.success
         metadata = result.asset_materializations_for_node("sample__retrieval_eval")[0].metadata
         assert metadata["questions"].value >= 30
+        assert metadata["documents_left_out"].value == "notes/broken.pdf"
         png = re.search(r"base64,([A-Za-z0-9+/=]+)\)", metadata["plot"].value).group(1)
         assert base64.b64decode(png)[:8] == b"\x89PNG\r\n\x1a\n"
         assert "| recommended |" in metadata["profiles"].value
