@@ -17,6 +17,12 @@ def model_fingerprint(corpus: Corpus) -> str:
     return settings_hash({"provider": m.provider, "model": m.model, "dimensions": m.dimensions, "prefix": m.passage_prefix})
 
 
+def row_labels(corpus: Corpus) -> str:
+    """What the index writes on each row besides its chunk: tenant and tags."""
+    return settings_hash({"tenant": corpus.source.tenant, "tenant_from_path": corpus.source.tenant_from_path,
+                          "tags": list(corpus.tags)})
+
+
 def code_versions(corpus: Corpus) -> dict[str, str]:
     """Each stage's code version: what it depends on, including every stage before it, so a
     change marks exactly the stages it will redo (see defs/factory.py's docstring)."""
@@ -26,6 +32,7 @@ def code_versions(corpus: Corpus) -> dict[str, str]:
     chunks = settings_hash({"parser": parsed, "profile": profile.fingerprint(), "tokenizer": model.tokenizer,
                             "limit": model.max_input_tokens})
     embeddings = settings_hash({"chunks": chunks, "model": model_fingerprint(corpus)})
-    index = settings_hash({"embeddings": embeddings, "uri": corpus.index_uri, "model": model.name})
+    index = settings_hash({"embeddings": embeddings, "uri": corpus.index_uri, "model": model.name,
+                           "labels": row_labels(corpus)})
     return {"parsed_documents": parsed, "chunks": chunks, "embeddings": embeddings, "lancedb_index": index,
             "lancedb_table": settings_hash({"index": corpus.index.model_dump(), "model": model.name})}

@@ -122,6 +122,16 @@ def test_tenants_never_see_each_other(tmp_path):
             assert ask(values, "launch code", k=10, mode=mode, filters=Filters(tenant=value)) == []
     out = subprocess.run([RAG, "query", "launch code"], env={**os.environ, **values}, capture_output=True, text=True)
     assert out.returncode == 2 and "--tenant" in out.stderr
+    # The tenant rule changes: every row is re-labelled at the next ingest, nothing re-embedded.
+    data["sources"][0]["tenant_from_path"] = False
+    data["sources"][0]["tenant"] = "acme"
+    sources.write_text(yaml.safe_dump(data))
+    with env(**values):
+        report = ingest_project(load_project())
+    assert report["documents_failed"] == 0 and report["chunks_embedded"] == 0
+    acme = ask(values, "GLOBEX-9911 launch code", k=10, mode="fts", filters=Filters(tenant="acme"))
+    assert {h.doc_id for h in acme} == {"acme/plans.md", "globex/plans.md"} and {h.tenant for h in acme} == {"acme"}
+    assert ask(values, "launch code", k=10, mode="fts", filters=Filters(tenant="globex")) == []
 
 
 def test_short_documents_come_back_whole(tmp_path):
