@@ -57,7 +57,7 @@ def _render(value, file: Path, key: str, variables: dict):
                 return str(source[name])
             if default is not None:
                 return default
-            where = "the environment variable" if func == "env_var" else "vars."
+            where = "the environment variable " if func == "env_var" else "vars."
             raise ConfigError(file, key, f"{func}('{name}') is not set",
                               f"set {where}{name} or give a default: {func}('{name}', '...')")
         return get
@@ -67,16 +67,34 @@ def _render(value, file: Path, key: str, variables: dict):
     except jinja2.TemplateSyntaxError as exc:
         raise ConfigError(file, key, f"not a valid template: {exc.message}",
                           "write it as dbt does: {{ env_var('NAME', 'default') }}") from exc
-    return template.render(env_var=lookup("env_var", os.environ), var=lookup("var", variables))
+    try:
+        return template.render(env_var=lookup("env_var", os.environ), var=lookup("var", variables))
+    except jinja2.TemplateError as exc:
+        raise ConfigError(file, key, f"not a valid template: {exc.message}",
+                          "use only env_var('NAME', 'default') and var('name', 'default') inside {{ }}") from None
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
 
 
 def _read_yaml(path: Path, variables: dict) -> dict:
     if not path.exists():
         raise ConfigError(path, "(file)", "file is missing", f"create {path.name} (see the README's config section)")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except yaml.YAMLError as exc:
-        raise ConfigError(path, "(yaml)", f"not valid YAML: {exc}", "fix the YAML syntax at the line shown") from exc
+        raise ConfigError(path, "(yaml)", f"not valid YAML: {exc}",
+                          "fix the YAML at the line shown (a key may appear once per mapping)") from exc
     if not isinstance(data, dict):
         raise ConfigError(path, "(top level)", "expected a mapping", "start the file with its top-level keys")
     return _render(data, path, "", variables)
@@ -86,14 +104,18 @@ def _validate(model: type[BaseModel], data: dict, path: Path):
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
+        errors = exc.errors()
+        # A misspelt key shows as an unknown key and a missing one: name the unknown one.
+        err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        # Not chained (`from None`): pydantic's own text quotes the rejected value, which may be a
+        # secret written where the name of its environment variable belongs.
         if err["type"] == "extra_forbidden":
             allowed = _allowed_keys(model, err["loc"][:-1], data)
-            raise ConfigError(path, key, "unknown key", f"remove it or use one of: {allowed}") from exc
+            raise ConfigError(path, key, "unknown key", f"remove it or use one of: {allowed}") from None
         if err["type"] == "missing":
-            raise ConfigError(path, key, "required key is missing", f"add '{err['loc'][-1]}'") from exc
-        raise ConfigError(path, key, err["msg"], "correct the value (see the README's config section)") from exc
+            raise ConfigError(path, key, "required key is missing", f"add '{err['loc'][-1]}'") from None
+        raise ConfigError(path, key, err["msg"], "correct the value (see the README's config section)") from None
 
 
 def _allowed_keys(model: type[BaseModel], loc: tuple, data) -> str:
@@ -148,11 +170,24 @@ def _promote_if(project_path: Path, name: str, settings: CorpusSettings, default
     return rule
 
 
+def _own_vars(project_path: Path) -> dict:
+    """The ``vars:`` of rag_project.yml as written (not rendered), so the file's own
+    ``{{ var('name') }}`` sees them, as dbt's do."""
+    if not project_path.exists():
+        return {}
+    try:
+        data = yaml.load(project_path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
+    except yaml.YAMLError:
+        return {}  # _read_yaml reports it
+    own = data.get("vars") if isinstance(data, dict) else None
+    return own if isinstance(own, dict) else {}
+
+
 def load_project(project_dir: str | Path | None = None) -> Project:
     """Read, validate and resolve every config file under ``project_dir``."""
     root = Path(project_dir).resolve() if project_dir else project_dir_from_env()
     project_path = root / "rag_project.yml"
-    raw_project = _read_yaml(project_path, {})
+    raw_project = _read_yaml(project_path, _own_vars(project_path))
     project = _validate(ProjectFile, raw_project, project_path)
     variables = dict(project.vars)
 

@@ -1,4 +1,5 @@
 import shutil
+import traceback
 from pathlib import Path
 
 import pytest
@@ -110,4 +111,37 @@ def test_templates_follow_dbt_grammar(project, monkeypatch, tmp_path):
     assert load_project(project).corpus("sample").index_uri == str(tmp_path / "b")
     path.write_text("indexes:\n  - name: local_lancedb\n    uri: \"{{ env_var('RAG_TEST_URI' }}\"\n")
     with pytest.raises(ConfigError, match=r"indexes\[0\].uri: not a valid template"):
+        load_project(project)
+
+
+def test_a_secret_written_for_an_env_var_name_is_not_echoed_anywhere(project):
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    edit(project / "profiles" / "embedding_models.yml", lambda d: d["embedding_models"][1].update({"api_key_env": secret}))
+    with pytest.raises(ConfigError) as info:
+        load_project(project)
+    shown = "".join(traceback.format_exception(info.value))  # what `dagster definitions validate` prints
+    assert "embedding_models.1.api_key_env" in shown and secret not in shown
+
+
+def test_a_key_given_twice_is_refused_with_its_line(project):
+    path = project / "profiles" / "chunking.yml"
+    text = path.read_text()
+    path.write_text(text.replace("max_tokens:", "max_tokens: 64\n    max_tokens:", 1))
+    with pytest.raises(ConfigError, match=r"(?s)chunking.yml: \(yaml\): .*duplicate key 'max_tokens'.*line \d+"):
+        load_project(project)
+
+
+def test_a_misspelt_required_key_is_named_as_unknown(project):
+    edit(project / "rag_project.yml", lambda d: d.update({"nmae": d.pop("name")}))
+    with pytest.raises(ConfigError) as info:
+        load_project(project)
+    assert info.value.key == "nmae" and info.value.problem == "unknown key"
+
+
+def test_templates_see_the_projects_own_vars_and_unknown_names_are_config_errors(project):
+    edit(project / "rag_project.yml", lambda d: d.update({"vars": {"my_batch": 7}})
+         or d["defaults"].update({"+batch_size": "{{ var('my_batch') }}"}))
+    assert load_project(project).corpus("sample").batch_size == 7
+    edit(project / "sources.yml", lambda d: d["sources"][0].update({"path": "{{ envvar('X', 'docs') }}"}))
+    with pytest.raises(ConfigError, match=r"sources\[0\].path: not a valid template: 'envvar' is undefined"):
         load_project(project)
