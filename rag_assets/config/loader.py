@@ -21,6 +21,7 @@ from rag_assets.config.schema import (
     ProjectFile,
     SourcesFile,
 )
+from rag_assets.core.keys import safe_name
 from rag_assets.core.promotion import GRAMMAR, parse_rule
 
 DEFAULT_PROJECT_DIR = Path(__file__).resolve().parents[2] / "dbt_like_configs"
@@ -143,8 +144,21 @@ def _by_name(items, file: Path, key: str) -> dict:
     for i, item in enumerate(items):
         if item.name in seen:
             raise ConfigError(file, f"{key}[{i}].name", f"duplicate name {item.name!r}", "give each entry a unique name")
+        _check_table_part(item.name, seen, file, f"{key}[{i}].name")
         seen[item.name] = item
     return seen
+
+
+def _check_table_part(name: str, earlier, file: Path, key: str) -> None:
+    """Names become parts of LanceDB table names (``-`` written ``_``, parts joined by ``__``):
+    two that would name one table are refused."""
+    if "__" in name:
+        raise ConfigError(file, key, f"{name!r} contains '__', which separates the parts of a table name",
+                          "use single '_' or '-' between words")
+    twin = next((other for other in earlier if safe_name(other) == safe_name(name)), None)
+    if twin is not None:
+        raise ConfigError(file, key, f"{name!r} and {twin!r} would share one LanceDB table ('-' is written '_')",
+                          "rename one of them")
 
 
 def _resolve_path(project_dir: Path, value: str) -> str:
@@ -208,7 +222,8 @@ def load_project(project_dir: str | Path | None = None) -> Project:
     # uses ($DAGSTER_HOME wins, as in the cli).
     local_dir = Path(os.environ.get("DAGSTER_HOME") or dagster_home)
     corpora = []
-    for name, settings in project.corpora.items():
+    for i, (name, settings) in enumerate(project.corpora.items()):
+        _check_table_part(name, list(project.corpora)[:i], project_path, f"corpora.{name}")
         merged = {}
         for field in ("source", "chunking_profile", "embedding_model", "index"):
             value = getattr(settings, field) or getattr(project.defaults, field)

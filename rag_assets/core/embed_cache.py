@@ -7,7 +7,8 @@ from typing import Callable, Sequence
 
 import pyarrow as pa
 
-from rag_assets.core.index import safe_name, sql_ids
+from rag_assets.core.index import sql_ids
+from rag_assets.core.keys import safe_name
 
 
 CACHE_PREFIX = "embcache__"

@@ -16,6 +16,7 @@ from typing import Any, Iterable
 import pyarrow as pa
 
 from rag_assets.core.hashing import row_id, text_hash
+from rag_assets.core.keys import safe_name
 from rag_assets.core.locking import table_creation_lock
 from rag_assets.core.models import Chunk, EmbeddedDocument
 
@@ -37,11 +38,6 @@ def sql_ids(ids: Iterable[str]) -> str:
         if not _HEX.match(value):
             raise ValueError(f"invalid row id {value!r}")
     return "(" + ", ".join(f"'{v}'" for v in ids) + ")"
-
-
-def safe_name(value: str) -> str:
-    """``value`` as part of a table name: letters, digits and ``_`` only."""
-    return re.sub(r"[^A-Za-z0-9_]", "_", value)
 
 
 def table_prefix(corpus: str) -> str:

@@ -36,3 +36,8 @@ def partition_key_for(doc_id: str) -> str:
 def doc_id_for(partition_key: str) -> str:
     """Inverse of ``partition_key_for`` (also reads keys written with percent escapes only)."""
     return _DECODE.sub(_decode, partition_key)
+
+
+def safe_name(value: str) -> str:
+    """``value`` as part of a LanceDB table name: letters, digits and ``_`` only."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", value)

@@ -65,4 +65,11 @@ MISTAKES = [
     ("rag_project.yml", lambda d: d["executor"].update({"workers": 2}), "executor.workers", "max_concurrent"),
     ("profiles/indexes.yml", lambda d: d["indexes"][0].update({"access_key_env": "RAG_INDEX_KEY"}),
      "indexes.0", "secret_key_env"),
+    ("profiles/chunking.yml", lambda d: d["chunking_profiles"].__setitem__(slice(0, 0), [
+        {**d["chunking_profiles"][0], "name": "short-chunks"}, {**d["chunking_profiles"][0], "name": "short_chunks"}]),
+     "chunking_profiles[1].name", "rename one of them"),
+    ("profiles/embedding_models.yml", lambda d: d["embedding_models"][0].update({"name": "mini__lm"}),
+     "embedding_models[0].name", "single '_' or '-'"),
+    ("rag_project.yml", lambda d: d["corpora"].update({"sample__docs": d["corpora"]["sample"]}),
+     "corpora.sample__docs", "single '_' or '-'"),
 ]
