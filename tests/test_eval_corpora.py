@@ -28,8 +28,8 @@ def test_a_markdown_corpus_is_parsed_as_markdown_and_named_by_its_corpus_id(tmp_
                                                "end_index": start + len(content)}]), corpus_id])
     project = load_project()
     monkeypatch.chdir(tmp_path)  # paths as a caller may give them: relative to the working directory
-    docs = _documents(project.corpora[0], load_questions(questions), questions.relative_to(tmp_path),
-                      corpora.relative_to(tmp_path))
+    docs, _ = _documents(project.corpora[0], load_questions(questions), questions.relative_to(tmp_path),
+                         corpora.relative_to(tmp_path))
     assert {d: doc.doc_id for d, doc in docs.items()} == {"manual": "manual", "notes": "notes"}
     assert (docs["manual"].content_type, docs["notes"].content_type) == ("markdown", "text")
     assert docs["manual"].title == "Sound settings"

@@ -170,10 +170,11 @@ class Scores:
         and every n of RECALL_AT. Token metrics over ``results[k]``; recall@n over ``results[n]``
         (asking for fewer results can merge differently); the first-hit rank (MRR) over the
         deepest list."""
-        recall, precision, iou = token_scores(question, results[k])
-        self.recall.append(recall)
-        self.precision.append(precision)
-        self.iou.append(iou)
+        if question.references:  # token metrics need answer spans; a golden set without them has none
+            recall, precision, iou = token_scores(question, results[k])
+            self.recall.append(recall)
+            self.precision.append(precision)
+            self.iou.append(iou)
         if omega is not None:
             self.precision_omega.append(omega)
         deepest = results[max(results)]

@@ -52,9 +52,14 @@ def parse_rule(text: str) -> PromoteRule:
 
 
 def decide(rule: PromoteRule, candidate: dict, live: dict, candidate_name: str, live_name: str) -> Decision:
-    """Apply ``rule`` to two evaluation summaries (metric -> score; a missing or None score counts
-    as 0). The candidate is promoted when its score reaches ``live score + margin``."""
-    new, old = float(candidate.get(rule.metric) or 0), float(live.get(rule.metric) or 0)
+    """Apply ``rule`` to two evaluation summaries (metric -> score). The candidate is promoted when
+    its score reaches ``live score + margin``; never when either score is missing (None: the
+    golden set does not measure that metric, e.g. token recall without answer spans)."""
+    if candidate.get(rule.metric) is None or live.get(rule.metric) is None:
+        return Decision(False, str(rule), 0.0, 0.0,
+                        f"{rule.metric} is not measured on the golden set (token metrics need answer spans): held "
+                        f"back; use a metric it measures in +promote_if, e.g. recall_at_5 or mrr")
+    new, old = float(candidate[rule.metric]), float(live[rule.metric])
     needed = round(old + rule.margin, 4)
     promote = new >= needed
     verdict = "reaches" if promote else "is below"

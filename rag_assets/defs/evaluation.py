@@ -16,13 +16,16 @@ from rag_assets.evaluate import evaluate
 
 
 def _plot(rows: list[dict]) -> str:
-    """Markdown image (PNG) of recall vs IoU, one point per profile."""
+    """Markdown image (PNG) of recall vs IoU, one point per profile; of recall@5 vs mean chunk
+    tokens where the golden set has no answer spans (token metrics unmeasured)."""
+    spans = all(row["iou"] is not None for row in rows)
+    x, y = ("iou", "recall") if spans else ("mean_tokens", "recall_at_5")
     fig, ax = pyplot().subplots(figsize=(5, 3.5), dpi=100)
     for row in rows:
-        ax.scatter(row["iou"], row["recall"], s=40)
-        ax.annotate(row["profile"], (row["iou"], row["recall"]), textcoords="offset points", xytext=(4, 4), fontsize=8)
-    ax.set_xlabel("IoU (%)")
-    ax.set_ylabel("recall (%)")
+        ax.scatter(row[x], row[y], s=40)
+        ax.annotate(row["profile"], (row[x], row[y]), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    ax.set_xlabel("IoU (%)" if spans else "mean chunk tokens")
+    ax.set_ylabel("recall (%)" if spans else "recall@5 (%)")
     ax.set_title("Retrieval quality per chunking profile")
     ax.grid(alpha=0.3)
     fig.tight_layout()

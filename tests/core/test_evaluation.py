@@ -92,3 +92,12 @@ def test_summary_reports_intervals_and_recall_at_10_beyond_k():
     assert merged.summary()["mrr"] == 50.0
     assert summary["recall_ci"][0] <= summary["recall"] <= summary["recall_ci"][1]
     assert summary["iou_ci"][0] <= summary["iou"] <= summary["iou_ci"][1]
+
+
+def test_a_golden_set_without_answer_spans_measures_hits_but_no_token_metrics():
+    doc_question = Question("?", "a.md", expected_doc="a.md")
+    scores = Scores()
+    scores.add(doc_question, same_at_every_depth([Retrieved("a.md", 0, 10)]), 5, None)
+    summary = scores.summary()
+    assert summary["recall_at_1"] == 100.0 and summary["mrr"] == 100.0
+    assert (summary["recall"], summary["iou"], summary["recall_ci"]) == (None, None, None)

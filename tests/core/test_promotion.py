@@ -30,3 +30,5 @@ def test_decide_holds_back_below_the_margin_and_promotes_at_it():
     assert decide(parse_rule("mrr >= live"), {"mrr": 78.0}, live, "new", "old").promote
     assert not decide(parse_rule("mrr >= live + 0.5"), {"mrr": 78.0}, live, "new", "old").promote
     assert not decide(rule, {"recall_at_5": None}, live, "new", "old").promote  # no score is no promotion
+    unmeasured = decide(parse_rule("recall >= live"), {"recall": None}, {"recall": None}, "new", "old")
+    assert not unmeasured.promote and "not measured" in unmeasured.reason
