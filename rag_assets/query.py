@@ -56,6 +56,9 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
         raise ValueError(f"ask for at least one result and no negative expansion (got k={k}, expand={neighbours})")
     if has_tenants(corpus) and not filters.tenant:
         raise TenantRequired(f"corpus {corpus.name!r} has tenants: name one with --tenant")
+    if filters.tenant and not has_tenants(corpus):
+        raise ValueError(f"corpus {corpus.name!r} declares no tenants: drop --tenant (or declare tenant or "
+                         "tenant_from_path on its source in sources.yml)")
     if corpus.embedding_model.provider == "local" and mode != "fts":
         open_embedder(corpus.embedding_model).start_loading()  # while LanceDB is imported and opened
     if corpus.chunking_profile.late_interaction_weight:

@@ -54,6 +54,8 @@ class Filters:
                 raise FilterError(f"invalid filter {pair!r}: use key=value with key one of {', '.join(FILTER_KEYS)}")
             if not value or "\x00" in value or len(value) > 512:
                 raise FilterError(f"invalid value for filter {key!r}: give 1-512 characters")
+            if key in values:  # filters combine with AND: two values of one key can match nothing
+                raise FilterError(f"filter {key!r} given twice: give each key once")
             if key == "updated_after":
                 try:
                     parsed = datetime.fromisoformat(value)

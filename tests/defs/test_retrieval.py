@@ -64,7 +64,8 @@ def test_query_mistakes_are_named(ingested_sample):
     values, _ = ingested_sample
     for text, kwargs, cause in [("  ", {}, "the query is empty"), ("refund", {"k": 0}, "at least one result"),
                                 ("refund", {"neighbours": -1}, "no negative expansion"),
-                                ("refund", {"as_of": 10**6}, "has no version 1000000; it has versions 1 to")]:
+                                ("refund", {"as_of": 10**6}, "has no version 1000000; it has versions 1 to"),
+                                ("refund", {"filters": Filters(tenant="acme")}, "declares no tenants: drop --tenant")]:
         with pytest.raises(ValueError, match=cause):
             ask(values, text, **kwargs)
 
@@ -75,6 +76,8 @@ def test_query_mistakes_are_named(ingested_sample):
     assert empty.returncode == 2 and "the query is empty" in empty.stderr
     nothing = rag_query("refund", "--filter", "doc_id=no/such.md")
     assert nothing.returncode == 0 and "no results match the filters (doc_id=no/such.md)" in nothing.stdout
+    twice = rag_query("refund", "--filter", "doc_id=a.md", "--filter", "doc_id=b.md")
+    assert twice.returncode == 2 and "filter 'doc_id' given twice" in twice.stderr
     no_words = rag_query("qwzxv", "--mode", "fts")
     assert no_words.returncode == 0 and "no chunk holds the query's words" in no_words.stdout
 
