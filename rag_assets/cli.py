@@ -290,6 +290,7 @@ def cmd_lineage(args) -> int:
 def cmd_restore(args) -> int:
     from rag_assets.clients import connect_index
     from rag_assets.config import load_project
+    from rag_assets.core.locking import ingest_lock
     from rag_assets.query import serving
 
     project = load_project(args.project)
@@ -300,7 +301,8 @@ def cmd_restore(args) -> int:
         if args.as_of is None:
             versions = index.versions()
         else:
-            restored = index.restore(args.as_of)
+            with ingest_lock(corpus.lock_dir, corpus.name):  # not while `rag ingest` writes this corpus
+                restored = index.restore(args.as_of)
     except ValueError as exc:  # no such table or version
         print(f"rag: {exc}", file=sys.stderr)
         return 2

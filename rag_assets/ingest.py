@@ -9,6 +9,7 @@ observations, add and delete partitions, run the ingest job over contiguous part
 
 from __future__ import annotations
 
+import sys
 from typing import TextIO
 
 import dagster as dg
@@ -112,7 +113,11 @@ def ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instan
     stops with IngestLocked) unless it is a dry run."""
     if dry_run:
         return _ingest_corpus(project, corpus, defs, instance, progress, True, allow_mass_delete)
-    with ingest_lock(corpus.lock_dir, corpus.name, wait_seconds=LOCK_WAIT_SECONDS):
+    def waiting(holder: str) -> None:
+        print(f"[{corpus.name}] process {holder} is ingesting this corpus: waiting up to "
+              f"{LOCK_WAIT_SECONDS / 60:g} min for it to finish", file=sys.stderr, flush=True)
+
+    with ingest_lock(corpus.lock_dir, corpus.name, wait_seconds=LOCK_WAIT_SECONDS, on_wait=waiting):
         fail_abandoned_runs(instance, [ingest_job_name(corpus.name), maintenance_job_name(corpus.name)])
         return _ingest_corpus(project, corpus, defs, instance, progress, False, allow_mass_delete)
 

@@ -14,7 +14,7 @@ import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 LOCK_FILE = ".ingest.lock"
 
@@ -38,17 +38,21 @@ def _flock(fd: int, wait_seconds: float) -> bool:
 
 
 @contextmanager
-def ingest_lock(folder: str | os.PathLike, corpus: str, wait_seconds: float = 0.0) -> Iterator[Path]:
+def ingest_lock(folder: str | os.PathLike, corpus: str, wait_seconds: float = 0.0,
+                on_wait: Callable[[str], None] | None = None) -> Iterator[Path]:
     """Hold the corpus' ingest lock (``folder``/.ingest.lock, created if needed) for the block.
 
-    Waits up to ``wait_seconds`` for a running ingest to finish (0: do not wait), then raises
-    IngestLocked naming the holder's pid. Yields the lock file's path. Released when the block
-    ends or the process dies, whichever comes first.
+    Waits up to ``wait_seconds`` for a running ingest to finish (0: do not wait; ``on_wait`` is
+    told the holder's pid once when it starts waiting), then raises IngestLocked naming the
+    holder's pid. Yields the lock file's path. Released when the block ends or the process dies,
+    whichever comes first.
     """
     path = Path(folder) / LOCK_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
+        if wait_seconds > 0 and on_wait is not None and not _flock(fd, 0):
+            on_wait(os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown")
         if not _flock(fd, wait_seconds):
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
             raise IngestLocked(

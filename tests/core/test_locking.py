@@ -43,11 +43,15 @@ def test_second_ingest_is_refused_with_the_holders_pid_until_the_holder_is_kille
         assert path.read_text().strip() == str(os.getpid())
 
 
-def test_waiting_ingest_gets_the_lock_when_the_holder_finishes(tmp_path):
+def test_waiting_ingest_says_whom_it_waits_for_and_gets_the_lock_when_the_holder_finishes(tmp_path):
     holder = hold(tmp_path, 0.5)
-    with ingest_lock(tmp_path, "sample", wait_seconds=10):
+    told = []
+    with ingest_lock(tmp_path, "sample", wait_seconds=10, on_wait=told.append):
         assert holder.poll() == 0 or holder.wait(5) == 0
     holder.wait()
+    assert told == [str(holder.pid)]
+    with ingest_lock(tmp_path, "sample", wait_seconds=10, on_wait=told.append):
+        assert told == [str(holder.pid)]  # a free lock is taken without waiting
 
 
 def test_one_process_at_a_time_creates_a_local_table_and_an_object_store_is_left_alone(tmp_path):

@@ -1,4 +1,5 @@
-"""`rag restore`: list a corpus table's versions, restore one, clean errors for a bad version."""
+"""`rag restore`: list a corpus table's versions, restore one (never while `rag ingest` writes the
+corpus), clean errors for a bad version."""
 
 import json
 
@@ -7,6 +8,7 @@ import lancedb
 from rag_assets.cli import main
 from rag_assets.config import load_project
 from rag_assets.core.index import LanceIndex, mark_active
+from rag_assets.core.locking import ingest_lock
 from tests.conftest import env, make_project
 from tests.core.test_index_restore import embedded
 
@@ -27,6 +29,9 @@ def test_rag_restore_lists_versions_and_brings_deleted_rows_back(tmp_path, capsy
         listed = json.loads(capsys.readouterr().out)
         assert {"version": good, "rows": 3} == {k: v for k, v in listed[good - 1].items() if k != "timestamp"}
         assert listed[-1]["rows"] == 0
+        with ingest_lock(corpus.lock_dir, corpus.name):  # a `rag ingest` writing the corpus
+            assert main(["restore", "--corpus", "sample", "--as-of", str(good), "--json"]) == 1
+        assert "is being ingested by process" in capsys.readouterr().err and index.count_rows() == 0
         assert main(["restore", "--corpus", "sample", "--as-of", str(good), "--json"]) == 0
         out = json.loads(capsys.readouterr().out)
         assert (out["restored"], out["rows"], out["documents"]) == (good, 3, 2)
