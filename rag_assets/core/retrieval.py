@@ -94,7 +94,9 @@ def build_where(filters: Filters) -> str | None:
 
 @dataclass(frozen=True)
 class Hit:
-    """One retrieved chunk (or merged span) with everything a citation needs."""
+    """One retrieved chunk (or merged span) with everything a citation needs. A chunk's ``text``
+    is the parsed text's ``[start:end]``; a merged span's joins its chunks with one space where
+    whitespace (not stored) lies between them."""
 
     id: str
     doc_id: str
