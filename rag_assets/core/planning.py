@@ -94,6 +94,26 @@ class MassDeleteRefused(Exception):
     """A sweep would delete more of the corpus than its ``+max_delete_fraction`` allows, or all of it."""
 
 
+class ModelChangedInPlace(Exception):
+    """An embedding model's settings changed under the same name, whose vectors are cached and stored."""
+
+
+def guard_model(store: StageStore, name: str, fingerprint: str, record: bool = True) -> None:
+    """Raise ModelChangedInPlace when the corpus' vectors of model ``name`` were made with other
+    settings (``fingerprint``: provider, model, dimensions, prefix): vectors are keyed by the
+    model's name, so they would be mixed. Records the fingerprint the first time (``record``)."""
+    seen = store.current("model", name)
+    if seen is None:
+        if record:
+            store.set_current("model", name, key=None, fingerprint=fingerprint)
+    elif seen.get("fingerprint") != fingerprint:
+        raise ModelChangedInPlace(
+            f"embedding model {name!r} has other settings (model, dimensions, prefix or provider) than the one "
+            "that made this corpus' vectors, which are kept under its name: give the changed entry a new name in "
+            "profiles/embedding_models.yml and point +embedding_model at it (its own table is built beside the "
+            "live one), or restore the old settings")
+
+
 def guard_deletes(plan: Plan, max_fraction: float, corpus: str, source: str, allow: bool = False) -> None:
     """Raise MassDeleteRefused when ``plan`` deletes more than ``max_fraction`` of the documents
     the corpus held, or every one of them (a source pointed at an empty or wrong folder lists

@@ -27,6 +27,7 @@ from rag_assets.core.planning import (
     StoreSeen,
     contiguous_batches,
     guard_deletes,
+    guard_model,
     plan_sweep,
 )
 from rag_assets.defs.names import (
@@ -44,7 +45,7 @@ from rag_assets.defs.observations import raw_observation
 from rag_assets.defs.resources import CorpusResources
 from rag_assets.defs.runs import IN_FLIGHT
 from rag_assets.defs.storage import batched_writes
-from rag_assets.defs.versions import chunking_profile, row_labels
+from rag_assets.defs.versions import chunking_profile, model_fingerprint, row_labels
 
 
 @dataclass
@@ -69,8 +70,10 @@ def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=Non
     all in the index (``complete``); documents in ``busy`` (partition keys) need no new request.
     A listed document whose ``lancedb_index`` partition Dagster has not recorded as materialized
     (``materialized``: partition keys) is redone too, from the stage store's caches.
-    Raises MassDeleteRefused where it would delete over ``+max_delete_fraction`` of the corpus."""
+    Raises MassDeleteRefused where it would delete over ``+max_delete_fraction`` of the corpus, and
+    ModelChangedInPlace where the corpus' embedding model changed settings under its name."""
     profile = chunking_profile(corpus)
+    guard_model(store, corpus.embedding_model.name, model_fingerprint(corpus), record=keep_bytes)
     known = [doc_id_for(pk) for pk in partition_keys]
     plan = plan_sweep(refs, read, store, known, profile.fingerprint(), corpus.embedding_model.name,
                       corpus.source.max_document_bytes, seen=seen, keep_bytes=keep_bytes, complete=complete,

@@ -16,6 +16,7 @@ from rag_assets.core.chunking import chunk_document
 from rag_assets.core.hashing import text_hash
 from rag_assets.core.index import table_name
 from rag_assets.core.parsing import parse_document
+from rag_assets.core.planning import ModelChangedInPlace
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.ingest import ingest_project
@@ -80,6 +81,14 @@ def test_profile_change_reembeds_only_changed_chunks_and_model_change_never_repa
         assert serving(project, corpus, db).model.name == "minilm_passage"
         old = db.open_table(table_name("sample", "all_minilm_l6_v2", corpus.chunking_profile.name)).count_rows()
         assert old == changed["rows_in_index"]  # the old index is kept beside the new one
+
+        # The same name with other settings would mix its vectors with the old ones: refused.
+        edit_yaml(cfg / "profiles" / "embedding_models.yml",
+                  lambda d: d["embedding_models"][-1].update(passage_prefix="doc: "))
+        with pytest.raises(ModelChangedInPlace, match="give the changed entry a new name"):
+            ingest_project(load_project())
+        assert db.open_table(table_name("sample", "minilm_passage", corpus.chunking_profile.name)).count_rows() \
+            == switched["rows_in_index"]
 
 
 def test_failed_reingest_keeps_the_last_good_rows_and_fails_the_check(tmp_path):
