@@ -99,17 +99,18 @@ class ModelChangedInPlace(Exception):
 
 
 def guard_model(store: StageStore, name: str, fingerprint: str, record: bool = True) -> None:
-    """Raise ModelChangedInPlace when the corpus' vectors of model ``name`` were made with other
-    settings (``fingerprint``: provider, model, dimensions, prefix): vectors are keyed by the
-    model's name, so they would be mixed. Records the fingerprint the first time (``record``)."""
+    """Raise ModelChangedInPlace when the corpus' chunks and vectors of model ``name`` were made
+    with other settings (``fingerprint``: provider, model, dimensions, prefix, tokenizer, input
+    limit): they are keyed by the model's name, so they would be mixed or kept. Records the
+    fingerprint the first time (``record``)."""
     seen = store.current("model", name)
     if seen is None:
         if record:
             store.set_current("model", name, key=None, fingerprint=fingerprint)
     elif seen.get("fingerprint") != fingerprint:
         raise ModelChangedInPlace(
-            f"embedding model {name!r} has other settings (model, dimensions, prefix or provider) than the one "
-            "that made this corpus' vectors, which are kept under its name: give the changed entry a new name in "
+            f"embedding model {name!r} has other settings (model, dimensions, prefix, provider, tokenizer or "
+            "max_input_tokens) than the one that made this corpus' chunks and vectors, kept under its name: give the changed entry a new name in "
             "profiles/embedding_models.yml and point +embedding_model at it (its own table is built beside the "
             "live one), or restore the old settings")
 

@@ -45,7 +45,7 @@ from rag_assets.defs.observations import raw_observation
 from rag_assets.defs.resources import CorpusResources
 from rag_assets.defs.runs import IN_FLIGHT
 from rag_assets.defs.storage import batched_writes
-from rag_assets.defs.versions import chunking_profile, model_fingerprint, row_labels
+from rag_assets.defs.versions import chunking_profile, model_settings, row_labels
 
 
 @dataclass
@@ -73,7 +73,7 @@ def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=Non
     Raises MassDeleteRefused where it would delete over ``+max_delete_fraction`` of the corpus, and
     ModelChangedInPlace where the corpus' embedding model changed settings under its name."""
     profile = chunking_profile(corpus)
-    guard_model(store, corpus.embedding_model.name, model_fingerprint(corpus), record=keep_bytes)
+    guard_model(store, corpus.embedding_model.name, model_settings(corpus), record=keep_bytes)
     known = [doc_id_for(pk) for pk in partition_keys]
     plan = plan_sweep(refs, read, store, known, profile.fingerprint(), corpus.embedding_model.name,
                       corpus.source.max_document_bytes, seen=seen, keep_bytes=keep_bytes, complete=complete,
