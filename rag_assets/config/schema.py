@@ -11,6 +11,7 @@ from rag_assets.core.chunking import STRATEGY_NAMES
 from rag_assets.core.errors import UsageError
 from rag_assets.core.parsing import CONTENT_TYPE_NAMES
 from rag_assets.core.parsing.limits import ParseLimits
+from rag_assets.core.tokens import check_tokenizer
 
 # Documents per Dagster run: the largest partition range whose inputs Dagster still versions per
 # partition (it treats 100 or more upstream partitions as one).
@@ -179,6 +180,11 @@ class ChunkingProfileConfig(_Strict):
                           "chunks over the embedding model's own limit are still split to fit.")
     description: str = ""
 
+    @field_validator("size_tokenizer")
+    @classmethod
+    def _known_size_tokenizer(cls, value: str | None) -> str | None:
+        return value if value is None else check_tokenizer(value)
+
     @model_validator(mode="after")
     def _header_weight_needs_a_header(self):
         if self.header_weight is not None and not self.contextual_header:
@@ -236,6 +242,11 @@ class EmbeddingModelConfig(_Strict):
     query_prefix: str = ""
     passage_prefix: str = ""
     description: str = ""
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _known_tokenizer(cls, value: str) -> str:
+        return check_tokenizer(value)
 
     @field_validator("api_key_env")
     @classmethod

@@ -78,6 +78,13 @@ def _packaged_ranks(encoding_name: str) -> dict[bytes, int]:
 
 
 @lru_cache(maxsize=8)
+def check_tokenizer(name: str) -> str:
+    """``name`` when a counter for it ships offline; else TokenizerUnavailable saying what does."""
+    if name != MINILM_TOKENIZER and name not in _TIKTOKEN_ENCODINGS:
+        tiktoken_encoding(name)
+    return name
+
+
 def tiktoken_encoding(name: str):
     """A ``tiktoken.Encoding`` for an encoding name or an OpenAI model name, loaded offline."""
     import tiktoken

@@ -68,6 +68,10 @@ MISTAKES = [
     ("profiles/chunking.yml", lambda d: d["chunking_profiles"].__setitem__(slice(0, 0), [
         {**d["chunking_profiles"][0], "name": "short-chunks"}, {**d["chunking_profiles"][0], "name": "short_chunks"}]),
      "chunking_profiles[1].name", "rename one of them"),
+    ("profiles/chunking.yml", lambda d: d["chunking_profiles"][0].update({"size_tokenizer": "cl100k"}),
+     "chunking_profiles.0.size_tokenizer", "use cl100k_base, o200k_base"),
+    ("profiles/embedding_models.yml", lambda d: d["embedding_models"][0].update({"tokenizer": "wordpiece:minilm"}),
+     "embedding_models.0.tokenizer", "wordpiece:all-minilm-l6-v2"),
     ("profiles/embedding_models.yml", lambda d: d["embedding_models"][0].update({"name": "mini__lm"}),
      "embedding_models[0].name", "single '_' or '-'"),
     ("rag_project.yml", lambda d: d["corpora"].update({"sample__docs": d["corpora"]["sample"]}),
