@@ -228,9 +228,11 @@ class LanceIndex:
 
     def write_documents(self, docs: list[EmbeddedDocument], tenant, run_id: str,
                         tags: tuple[str, ...] = ()) -> dict[str, WriteResult]:
-        """Write a batch of documents in one upsert, then delete the batch's stale rows and
-        record the documents in the manifest. Never the reverse order: a crash between the
-        steps leaves extra rows (removed on the next write), never a document without rows."""
+        """Write a batch of documents in one commit that inserts their new rows, updates the kept
+        ones and deletes their stale ones (a reader sees each document's old rows or its new ones,
+        never both), then record the documents in the manifest. Never the reverse order: a crash
+        between the steps leaves an unrecorded write (redone on the next run), never a document
+        without rows."""
         if not docs:
             return {}
         table = self.table()
@@ -243,19 +245,18 @@ class LanceIndex:
         rows_by_doc = {d.chunked.doc_id: document_rows(d, tenant(d.chunked.doc_id) if callable(tenant) else tenant,
                                                        run_id, tags) for d in docs}
         rows = [r for doc_rows in rows_by_doc.values() for r in doc_rows]
-        if rows:
-            data = pa.Table.from_pylist(rows, schema=chunk_schema(self.dimensions))
-            for attempt in range(3):
-                try:
-                    table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
-                    break
-                except RuntimeError as error:  # another process created the table under us (unlocked store)
-                    if "concurrent transaction Overwrite" not in str(error) or attempt == 2:
-                        raise
-                    table = self.table()
-        stale = sorted(i for d, ids in old.items() for i in ids - {r["id"] for r in rows_by_doc.get(d, [])})
-        for i in range(0, len(stale), 1000):
-            table.delete(f"id IN {sql_ids(stale[i : i + 1000])}")
+        data = pa.Table.from_pylist(rows, schema=chunk_schema(self.dimensions))
+        # The batch's rows not in ``data`` are its stale rows: deleted in the same commit.
+        batch = "doc_id IN (" + ", ".join(sql_str(d) for d in doc_ids) + ")"
+        for attempt in range(3):
+            try:
+                table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all() \
+                    .when_not_matched_by_source_delete(batch).execute(data)
+                break
+            except RuntimeError as error:  # another process created the table under us (unlocked store)
+                if "concurrent transaction Overwrite" not in str(error) or attempt == 2:
+                    raise
+                table = self.table()
         version = table.version
         self._record(docs, run_id, version)
         return {

@@ -45,3 +45,14 @@ def test_restore_to_a_version_that_does_not_exist_names_the_range(tmp_path):
     missing = LanceIndex(lancedb.connect(tmp_path / "db"), "other", "m", DIM, "p")
     with pytest.raises(ValueError, match="no table other__m__p .* nothing to restore"):
         missing.restore(1)
+
+
+def test_a_rewrite_replaces_a_documents_rows_in_one_commit_and_leaves_the_rest(tmp_path):
+    index = LanceIndex(lancedb.connect(tmp_path / "db"), "sample", "m", DIM, "p")
+    index.write_documents([embedded("a.md", 3), embedded("b.md", 2)], None, "run1")
+    before = index.version()
+    result = index.write_documents([embedded("a.md", 1)], None, "run2")
+    assert index.version() == before + 1 == result["a.md"].table_version  # readers never see a half state
+    assert (result["a.md"].rows_written, result["a.md"].rows_deleted) == (1, 2)
+    rows = index.table().search().select(["doc_id", "chunk_index"]).limit(None).to_arrow().to_pylist()
+    assert sorted((r["doc_id"], r["chunk_index"]) for r in rows) == [("a.md", 0), ("b.md", 0), ("b.md", 1)]
