@@ -19,7 +19,8 @@ DESCRIPTIONS = {
     "no_empty_chunks": "No row has empty or whitespace-only text.",
     "embedding_dimension_matches": "Every vector has the model's configured dimensions.",
     "index_rows_match_live_chunks": "Rows per document equal the chunks recorded for it, for every live document "
-                                    "the index holds (a document that never indexed fails no_failed_documents).",
+                                    "the index holds, and every live document the stage store records as indexed "
+                                    "is in the index (a document that never indexed fails no_failed_documents).",
     "no_rows_of_deleted_documents": "Every row belongs to a document that is still a live partition.",
     "no_failed_documents": "No live document's latest ingest failed (its previous rows are kept meanwhile).",
 }
@@ -66,7 +67,10 @@ def build_corpus_checks(corpus: Corpus) -> list:
             counts[doc_id] = counts.get(doc_id, 0) + 1
         manifest = {d: e for d, e in index.indexed_documents().items() if d in live}
         unrecorded = {d for d in live if counts.get(d) and d not in manifest}
-        wrong = sorted(set(manifest) - complete_documents(manifest, counts) | unrecorded)
+        # Indexed by the stage store's account but not in the table (rolled back, or rows lost).
+        store = CorpusResources(context.resources, corpus).store.get_store()
+        lost = {d for d in live - set(manifest) if (r := store.current("index", d)) and r.get("key") and not r.get("error")}
+        wrong = sorted(set(manifest) - complete_documents(manifest, counts) | unrecorded | lost)
         return dg.AssetCheckResult(passed=not wrong, metadata={
             "rows": sum(counts.get(d, 0) for d in manifest), "live_chunks": sum(e["chunks"] for e in manifest.values()),
             "documents_with_wrong_rows": len(wrong), "live_documents_not_indexed": len(live - set(manifest)),
