@@ -220,10 +220,10 @@ def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache
 
 def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, cache: EmbeddingCache,
                 tenant, run_id: str, profile_hash: str, model_name: str,
-                prefix: str = "", tags: tuple[str, ...] = (), labels: str = "") -> list[StageResult]:
+                prefix: str = "", tags: tuple[str, ...] = (), index_version: str = "") -> list[StageResult]:
     """Write the batch's current chunks and vectors to the index in one upsert (new rows first,
     then stale ones removed); ``tenant`` is a string or a function of the document id, and
-    ``labels`` the hash of the tenant rule and ``tags`` (recorded, so a change redoes it). A failed
+    ``index_version`` the stage's code version (recorded, so a change redoes it). A failed
     document keeps its last good rows; its failure is recorded against the content, profile and
     model it failed with, so it is retried only when one changes (or at once, with ``retry``,
     when the cause was a damaged stage store)."""
@@ -239,7 +239,8 @@ def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, ca
                 error, retry = str(StoreDamaged(doc_id, "its chunks or vectors")), True
         if error:
             store.set_current("index", doc_id, key=None, error=error, content_hash=ptr.get("content_hash"),
-                              profile_hash=profile_hash, model=model_name, retry=retry, labels=labels)
+                              profile_hash=profile_hash, model=model_name, retry=retry,
+                              index_version=index_version)
             results[doc_id] = StageResult(doc_id, "failed", error=error,
                                           metadata={"kept_rows": index.count_doc_rows(doc_id)})
             continue
@@ -250,7 +251,7 @@ def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, ca
         result = written[doc_id]
         store.set_current("index", doc_id, key=ptr["key"], content_hash=embedded.chunked.content_hash,
                           profile_hash=embedded.chunked.profile_hash, model=ptr["model"],
-                          table_version=result.table_version, labels=labels)
+                          table_version=result.table_version, index_version=index_version)
         results[doc_id] = StageResult(doc_id, "computed", ptr["key"], metadata={
             "rows_written": result.rows_written, "rows_deleted": result.rows_deleted,
             "table_version": result.table_version})

@@ -143,14 +143,15 @@ def plan_sweep(
     keep_bytes: bool = True,
     complete: set[str] | None = None,
     limits: ParseLimits | None = None,
-    labels: str | None = None,
+    index_version: str | None = None,
 ) -> Plan:
     """Compare a listing with what the store holds and, given ``complete``, with what the index holds.
 
     Size and source version (mtime or ETag) are a prefilter: a document whose source version is
     unchanged is not read. Otherwise its xxh3 content hash decides. A document also needs work
     when its index entry was built with another chunk profile or embedding model, or (given
-    ``labels``) wrote other row labels: a changed tenant rule or tags. A document that
+    ``index_version``: the index stage's code version, which the orchestrator compares too) under
+    another one: a new parser, tokenizer, input limit, tenant rule or tags. A document that
     failed with the same content, profile and model is not retried until one of them changes,
     unless its failure was a damaged stage store (``retry``) or a parse limit that ``limits``
     (the source's current parse limits) no longer sets. A document whose raw snapshot is
@@ -212,7 +213,7 @@ def plan_sweep(
         indexed = store.current("index", ref.doc_id)
         current = indexed is not None and (indexed.get("content_hash"), indexed.get("profile_hash"),
                                            indexed.get("model")) == (raw["key"], profile_hash, model_name) and (
-            labels is None or indexed.get("labels") == labels)
+            index_version is None or indexed.get("index_version") == index_version)
         if not current or indexed.get("retry") or (  # never indexed, or with other content/profile/model
                 complete is not None and not indexed.get("error") and ref.doc_id not in complete) or (
                 limits is not None and indexed.get("error") and _over_other_limits(store, ref.doc_id, limits)):

@@ -42,7 +42,7 @@ from rag_assets.defs.promotion import gate, promotion_result, promotion_specs
 from rag_assets.defs.resources import CorpusResources, build_corpus_resources
 from rag_assets.defs.sensors import build_corpus_automation, observe_source
 from rag_assets.defs.storage import partitions_snapshot
-from rag_assets.defs.versions import chunking_profile, code_versions, row_labels
+from rag_assets.defs.versions import chunking_profile, code_versions
 from rag_assets.query import serving
 from rag_assets.tables import corpus_tables
 
@@ -236,7 +236,7 @@ def build_corpus_assets(project: Project, corpus: Corpus, observe) -> list:
         docs = _docs(context)
         written = index_stage(store, [d for _, d in docs], index, cache, tenant_of(corpus), context.run_id,
                               profile.fingerprint(), model.name, model.passage_prefix, corpus.tags,
-                              row_labels(corpus))
+                              versions["lancedb_index"])
         results = list(zip([pk for pk, _ in docs], written))
         live = serving(project, corpus, index.db)
         if live.label != own_table(corpus).label:  # queries stay on another table: keep it current too

@@ -45,7 +45,7 @@ from rag_assets.defs.observations import raw_observation
 from rag_assets.defs.resources import CorpusResources
 from rag_assets.defs.runs import IN_FLIGHT
 from rag_assets.defs.storage import batched_writes
-from rag_assets.defs.versions import chunking_profile, model_settings, row_labels
+from rag_assets.defs.versions import chunking_profile, code_versions, model_settings
 
 
 @dataclass
@@ -77,7 +77,7 @@ def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=Non
     known = [doc_id_for(pk) for pk in partition_keys]
     plan = plan_sweep(refs, read, store, known, profile.fingerprint(), corpus.embedding_model.name,
                       corpus.source.max_document_bytes, seen=seen, keep_bytes=keep_bytes, complete=complete,
-                      limits=corpus.source.parse_limits, labels=row_labels(corpus))
+                      limits=corpus.source.parse_limits, index_version=code_versions(corpus)["lancedb_index"])
     guard_deletes(plan, corpus.max_delete_fraction, corpus.name, corpus.source_location, allow_mass_delete)
     result = Sweep(plan)
     result.observations = [raw_observation(corpus, raw) for raw in plan.snapshots] + \

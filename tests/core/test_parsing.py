@@ -104,6 +104,11 @@ def test_legacy_encodings_and_line_endings_decode():
     assert doc.text == "Café crème, naïve façade.\nSecond line.\n"
     utf16 = "Grüße aus München".encode("utf-16")
     assert parse_document(raw("u16.txt", utf16)).text == "Grüße aus München"
+    for encoding in ("utf-16-le", "utf-16-be"):  # no byte-order mark
+        assert parse_document(raw("u16.txt", "Grüße aus München\n".encode(encoding))).text == "Grüße aus München\n"
+    # UTF-8 with one stray cp1252 byte: the UTF-8 text stays intact, the stray byte reads as cp1252.
+    mixed = "Café crème brûlée, ".encode() + b"caf\xe9.\n"
+    assert parse_document(raw("mixed.txt", mixed)).text == "Café crème brûlée, café.\n"
 
 
 def test_symlinks_out_of_the_source_root_are_not_listed_or_read(tmp_path):

@@ -162,3 +162,29 @@ def test_a_document_the_store_indexed_but_the_table_lost_fails_the_row_check(tmp
         assert verdicts["index_rows_match_live_chunks"].passed is False
         assert "notes/office_wifi.txt" in verdicts["index_rows_match_live_chunks"].metadata["examples"].value
         assert verdicts["no_rows_of_deleted_documents"].passed is True
+
+
+@pytest.fixture()
+def fresh_parser_version():
+    from rag_assets.core.parsing import parse
+
+    yield
+    parse.parser_version.cache_clear()  # after monkeypatch restored the revision (fixtures end last-in first-out)
+
+
+def test_a_new_parser_revision_is_redone_by_the_next_ingest_as_dagster_marks_it(tmp_path, fresh_parser_version,
+                                                                                 monkeypatch):
+    from rag_assets.core.parsing import parse
+    from rag_assets.ingest import status_project
+
+    values = make_project(tmp_path)
+    with env(**values):
+        first = ingest_project(load_project())
+        monkeypatch.setattr(parse, "PARSER_REVISION", parse.PARSER_REVISION + "-next")
+        parse.parser_version.cache_clear()  # read once per process: as a new process reads it
+        stages = status_project(load_project())["corpora"]["sample"]["stages"]
+        assert stages["parsed_documents"]["stale"] == first["documents_seen"]
+        again = ingest_project(load_project())
+        assert again["documents_parsed"] == first["documents_seen"] and again["chunks_embedded"] == 0
+        stages = status_project(load_project())["corpora"]["sample"]["stages"]
+        assert all(s["stale"] == 0 for s in stages.values()), stages
