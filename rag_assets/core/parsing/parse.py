@@ -20,7 +20,7 @@ from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, run_bounded
 from rag_assets.core.parsing.structure import heading_text, markdown_elements, paragraph_elements
 
-PARSER_REVISION = "3"  # 3: Markdown headings read as text (HTML anchors, links, emphasis, escapes rendered)
+PARSER_REVISION = "4"  # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
 
 CONTENT_TYPES = {
     ".md": "markdown",
