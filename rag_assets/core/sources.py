@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
@@ -62,15 +63,17 @@ def _matcher(include: tuple[str, ...], exclude: tuple[str, ...]):
 
 def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ...]) -> list[DocumentRef]:
     """Regular files under ``root`` matching the globs, sorted by id. A symlink that resolves
-    outside ``root`` is listed as refused (never followed out of the source); dangling links and
-    files that vanish while listing are left out."""
+    outside ``root`` is listed as refused (never followed out of the source), and so is a file
+    whose metadata cannot be read (its cause given); dangling or looping links and files that
+    vanish while listing are left out. Raises SourceUnavailable for a folder that cannot be
+    listed and holds files the globs may want: its documents would read as deleted."""
     base = Path(root).resolve()
     if not base.is_dir():
         raise SourceFolderMissing(f"source folder {base} does not exist; fix the source's 'path' in sources.yml "
                                   "(or the environment variable it reads, e.g. RAG_SAMPLE_DOCS)")
     wanted = _matcher(include, exclude)
     refs = []
-    for doc_id, entry in _entries(str(base)):
+    for doc_id, entry in _entries(str(base), wanted):
         if not wanted(doc_id):
             continue
         try:
@@ -86,28 +89,52 @@ def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ..
                 stat = entry.stat(follow_symlinks=False)
             else:
                 continue
-        except OSError:
+        except (FileNotFoundError, RuntimeError):  # vanished, dangling, or a symlink loop (RuntimeError)
+            continue
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                continue
+            refs.append(DocumentRef(doc_id, _uri(entry.path), 0, "refused",
+                                    refused=f"cannot be read ({exc.strerror}); check its permissions"))
             continue
         refs.append(DocumentRef(doc_id, _uri(entry.path), stat.st_size, f"mtime:{stat.st_mtime_ns}"))
     return sorted(refs, key=lambda r: r.doc_id)
 
 
-def _entries(base: str):
+def _entries(base: str, wanted):
     """(posix path relative to ``base``, directory entry) of everything under ``base`` that is
-    neither a folder nor a link to one (as ``os.walk`` without ``followlinks``)."""
+    neither a folder nor a link to one (as ``os.walk`` without ``followlinks``). A folder that
+    vanishes while listing is skipped; one that cannot be listed raises SourceUnavailable unless
+    ``wanted`` (the globs) wants nothing in it."""
     stack = [("", base)]
     while stack:
         prefix, folder = stack.pop()
         try:
             with os.scandir(folder) as it:
                 entries = list(it)
-        except OSError:  # vanished or unreadable while listing
+        except FileNotFoundError:  # vanished while listing
             continue
+        except OSError as exc:
+            if prefix and not any(wanted(prefix + probe) for probe in _PROBES):
+                continue  # excluded: nothing in it would be listed
+            raise SourceUnavailable(
+                f"source folder {folder} cannot be listed ({exc.strerror}): its documents would read as deleted, "
+                "so nothing was swept; fix its permissions, or exclude it in sources.yml "
+                f"(exclude: ['{prefix}**'])") from None
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 stack.append((f"{prefix}{entry.name}/", entry.path))
-            elif not (entry.is_symlink() and entry.is_dir()):  # a link to a folder: neither entered nor listed
+                continue
+            try:
+                to_folder = entry.is_symlink() and entry.is_dir()
+            except OSError:  # a symlink loop: listed, then left out as a dangling link is
+                to_folder = False
+            if not to_folder:  # a link to a folder: neither entered nor listed
                 yield prefix + entry.name, entry
+
+
+# File names one of which the globs want wherever they want anything in a folder.
+_PROBES = ("x", "x.md", "x.txt", "x.pdf", "x.html", "x.docx", "x.csv", "x.json", "x.py")
 
 
 def _uri(path: str) -> str:
@@ -129,14 +156,21 @@ def read_disk(root: str | Path, doc_id: str, max_bytes: int | None = None) -> Ra
         path = (base / doc_id).resolve(strict=True)
     except FileNotFoundError:
         raise DocumentError(doc_id, "file vanished after it was listed; the next sweep drops it") from None
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
+        raise DocumentError(doc_id, f"cannot be resolved ({getattr(exc, 'strerror', None) or exc})") from None
     if not path.is_relative_to(base):
         raise DocumentError(doc_id, f"resolves outside the source root {base}; refused")
     for attempt in range(READ_ATTEMPTS):
-        before = path.stat()
-        if max_bytes is not None and before.st_size > max_bytes:
-            raise DocumentError(doc_id, too_large(before.st_size, max_bytes))
-        data = path.read_bytes()
-        after = path.stat()
+        try:
+            before = path.stat()
+            if max_bytes is not None and before.st_size > max_bytes:
+                raise DocumentError(doc_id, too_large(before.st_size, max_bytes))
+            data = path.read_bytes()
+            after = path.stat()
+        except FileNotFoundError:
+            raise DocumentError(doc_id, "file vanished after it was listed; the next sweep drops it") from None
+        except OSError as exc:
+            raise DocumentError(doc_id, f"cannot be read ({exc.strerror}); check its permissions") from None
         if _same(before, after) and len(data) == after.st_size and (
                 not _racy(after) or (path.read_bytes() == data and _same(after, path.stat()))):
             return RawDocument(

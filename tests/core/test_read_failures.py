@@ -73,3 +73,57 @@ def test_identical_bytes_under_two_paths_parse_as_two_documents(tmp_path):
     first, second = (store.get("parsed", store.current("parsed", d)["key"]) for d in ("first copy.txt", "second copy.txt"))
     assert (first.doc_id, first.title) == ("first copy.txt", "first copy")
     assert (second.doc_id, second.title) == ("second copy.txt", "second copy")
+
+
+UNPRIVILEGED = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search",
+                "--inh-caps", "-dac_override,-dac_read_search"]
+LISTING = """
+import json, sys
+from rag_assets.core.parsing import DocumentError
+from rag_assets.core.sources import SourceUnavailable, list_disk, read_disk
+out = {}
+for name, exclude in (("all", ()), ("private_excluded", ("private/**",))):
+    try:
+        refs = list_disk(sys.argv[1], ("**/*",), exclude)
+    except SourceUnavailable as exc:
+        out[name] = str(exc)
+        continue
+    read = {}
+    for ref in refs:
+        try:
+            read[ref.doc_id] = read_disk(sys.argv[1], ref.doc_id).data.decode()
+        except DocumentError as exc:
+            read[ref.doc_id] = str(exc)
+    out[name] = read
+print(json.dumps(out))
+"""
+
+
+def test_unreadable_files_fail_alone_an_unreadable_folder_sweeps_nothing_and_loops_are_left_out(tmp_path):
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    if os.geteuid() == 0 and not shutil.which("setpriv"):
+        pytest.skip("running as root without setpriv: permissions cannot be denied here")
+    root = tmp_path / "src"
+    (root / "private").mkdir(parents=True)
+    (root / "ok.md").write_text("fine")
+    (root / "private" / "plan.md").write_text("secret")
+    (root / "locked.md").write_text("x")
+    (root / "loop.md").symlink_to("loop.md")
+    (root / ".hidden_loop").symlink_to(".hidden_loop")
+    (root / "locked.md").chmod(0)
+    (root / "private").chmod(0)
+    try:
+        prefix = UNPRIVILEGED if os.geteuid() == 0 else []
+        out = subprocess.run([*prefix, sys.executable, "-c", LISTING, str(root)], capture_output=True, text=True,
+                             check=True)
+    finally:
+        (root / "private").chmod(0o755)
+    result = json.loads(out.stdout)
+    assert "private cannot be listed (Permission denied)" in result["all"] and "exclude: ['private/**']" in result["all"]
+    assert result["private_excluded"] == {"locked.md": "locked.md: cannot be read (Permission denied); check its "
+                                                       "permissions", "ok.md": "fine"}
