@@ -165,8 +165,9 @@ def cmd_ingest(args) -> int:
             print(f"rag: {message} ({len(full)} documents or batches stopped by it)", file=sys.stderr)
         elif report["failures"]:
             print("the other documents were indexed; a failed document keeps its last good rows. Fix the cause "
-                  "and run `rag ingest` again (only the failed and changed documents are redone).", file=sys.stderr)
-    return 1 if report["documents_failed"] else 0
+                  "and run `rag ingest` again: the documents of a batch that stopped are redone, a document that "
+                  "failed alone is retried once it (or the config) changes.", file=sys.stderr)
+    return 1 if report["failures"] else 0
 
 
 def cmd_observe(args) -> int:

@@ -140,15 +140,17 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             return {**report, "failures": [], "checks": {}, "documents": _redo(corpus, store, corpus_sweep)}
         record(instance, apply_sweep(corpus, corpus_sweep, "", ingest_runs=False))  # runs below, in this process
         bar = Progress(progress, f"[{corpus.name}] batches", len(corpus_sweep.batches))
-        for n, (first, last) in enumerate(corpus_sweep.batches, start=1):
+        for n, ((first, last), versions) in enumerate(zip(corpus_sweep.batches, corpus_sweep.batch_versions),
+                                                      start=1):
             bar.start(n, f"{first} .. {last}")
             tags = {PARTITION: first} if first == last else {RANGE_START: first, RANGE_END: last}
             result = run_job(project, defs, ingest_job_name(corpus.name), instance, tags)
             report["runs"] += 1
             if interrupted(result):  # stop at once: no further batch, no maintenance
                 raise KeyboardInterrupt
-            if not result.success:
-                failures.append({"corpus": corpus.name, "doc_id": f"{first} .. {last}", "error": _failure_message(result)})
+            if not result.success:  # the whole batch stopped: none of its documents was indexed
+                error = _failure_message(result)
+                failures += [{"corpus": corpus.name, "doc_id": doc_id_for(pk), "error": error} for pk, _ in versions]
                 continue
             report["documents_parsed"] += _batch_total(result, f"{corpus.name}__parsed_documents", "run_documents_computed")
             report["chunks_embedded"] += _batch_total(result, f"{corpus.name}__embeddings", "run_chunks_embedded")
@@ -170,7 +172,8 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             if not result.success:
                 failures.append({"corpus": corpus.name, "doc_id": "(table)", "error": _failure_message(result)})
             checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-        report.update(documents_failed=len(failures), rows_in_index=index.count_rows())
+        report.update(documents_failed=sum(f["doc_id"] != "(table)" for f in failures),
+                      rows_in_index=index.count_rows())
     report["failures"] = failures
     report["checks"] = checks
     return report
