@@ -33,7 +33,7 @@ from rag_assets.defs.names import (
 from rag_assets.defs.resources import CorpusResources, build_corpus_resources
 from rag_assets.defs.runs import fail_abandoned_runs, interrupted, run_job, stale_status
 from rag_assets.defs.sensors import Sweep, apply_sweep, in_flight, materialized, record, sweep
-from rag_assets.defs.versions import chunking_profile
+from rag_assets.defs.versions import chunking_profile, code_versions
 from rag_assets.progress import Progress
 from rag_assets.query import serving
 
@@ -76,8 +76,9 @@ def _sweep(corpus: Corpus, resources: CorpusResources, index: LanceIndex, instan
                  materialized=materialized(instance, corpus))
 
 
-def _redo(corpus: Corpus, store, corpus_sweep: Sweep) -> list[dict]:
-    """What an ingest would redo, per document: why, and which stages."""
+def _redo(corpus: Corpus, store, corpus_sweep: Sweep, orphans: list[str]) -> list[dict]:
+    """What an ingest would redo, per document: why, and which stages; ``orphans`` are documents
+    no longer live whose rows the table still holds (maintenance prunes them)."""
     plan = corpus_sweep.plan
     changed = {raw.doc_id for raw in plan.snapshots} | {u["doc_id"] for u in plan.unreadable}
     new = {doc_id_for(pk) for pk in corpus_sweep.new_keys}
@@ -96,6 +97,8 @@ def _redo(corpus: Corpus, store, corpus_sweep: Sweep) -> list[dict]:
             reason, stages = "chunk profile changed", list(STAGES[1:])
         elif indexed.get("model") not in (None, corpus.embedding_model.name):
             reason, stages = "embedding model changed", list(STAGES[2:])
+        elif indexed.get("index_version") not in (None, code_versions(corpus)["lancedb_index"]):
+            reason, stages = "parser, tokenizer, model settings, tenant or tags changed", list(STAGES)
         elif doc_id in plan.work:
             reason, stages = "not indexed yet", list(STAGES)
         else:
@@ -103,7 +106,7 @@ def _redo(corpus: Corpus, store, corpus_sweep: Sweep) -> list[dict]:
         out.append({"doc_id": doc_id, "reason": reason, "stages": stages,
                     "queued_or_running": doc_id in busy})
     out.extend({"doc_id": doc_id, "reason": "deleted from the source", "stages": ["lancedb_table"],
-                "queued_or_running": False} for doc_id in plan.deleted)
+                "queued_or_running": False} for doc_id in sorted({*plan.deleted, *orphans}))
     return out
 
 
@@ -136,8 +139,10 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
                       documents_changed=len(corpus_sweep.wanted),
                       documents_new=len(corpus_sweep.new_keys), documents_deleted=len(plan.deleted))
         if dry_run:
-            report["rows_in_index"] = index.count_rows()
-            return {**report, "failures": [], "checks": {}, "documents": _redo(corpus, store, corpus_sweep)}
+            live = set(plan.listed)
+            orphans = [d for d in index.indexed_documents() if d not in live]
+            report.update(rows_in_index=index.count_rows(), documents_deleted=len({*plan.deleted, *orphans}))
+            return {**report, "failures": [], "checks": {}, "documents": _redo(corpus, store, corpus_sweep, orphans)}
         record(instance, apply_sweep(corpus, corpus_sweep, "", ingest_runs=False))  # runs below, in this process
         bar = Progress(progress, f"[{corpus.name}] batches", len(corpus_sweep.batches))
         for n, ((first, last), versions) in enumerate(zip(corpus_sweep.batches, corpus_sweep.batch_versions),
@@ -172,6 +177,8 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             if not result.success:
                 failures.append({"corpus": corpus.name, "doc_id": "(table)", "error": _failure_message(result)})
             checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+            if result.success:  # pruned: documents deleted now, and those a sensor or observe removed earlier
+                report["documents_deleted"] = len({*plan.deleted, *orphans})
         report.update(documents_failed=sum(f["doc_id"] != "(table)" for f in failures),
                       rows_in_index=index.count_rows())
     report["failures"] = failures

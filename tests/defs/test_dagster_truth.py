@@ -215,6 +215,19 @@ def test_observing_raw_documents_reports_exactly_the_edited_document(project_env
     assert stale(project) == {stage: [] for stage in STAGES}
 
 
+def test_a_deletion_observed_before_the_ingest_is_in_its_dry_run_and_its_count(project_env):
+    values = project_env
+    project = load_project()
+    (Path(values["RAG_SAMPLE_DOCS"]) / DOC).unlink()
+    observe_project(project)  # removes the partition; the rows wait for maintenance
+    dry = ingest_project(project, dry_run=True)
+    assert dry["documents_deleted"] == 1
+    assert [(d["doc_id"], d["reason"]) for d in dry["corpora"]["sample"]["documents"]] == \
+        [(DOC, "deleted from the source")]
+    report = ingest_project(project)
+    assert report["documents_deleted"] == 1 and report["checks"]["sample.no_rows_of_deleted_documents"] is True
+
+
 def test_the_daemon_runs_every_data_test_with_the_table_and_rescores_a_change_made_mid_evaluation(project_env):
     project = load_project()
     defs = build_definitions(project)
