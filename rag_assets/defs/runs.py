@@ -41,6 +41,7 @@ IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
 # Failures reach the user through `rag`'s own summary; the full logs are in the run (UI).
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 LAUNCHED_BY = "rag/launched_by"  # runs `rag ingest` created and executes in its own process
+PARENT_RUN = "dagster/parent_run_id"  # the tag of a re-execution
 INTERRUPTED = {"KeyboardInterrupt", "DagsterExecutionInterruptedError"}
 IN_FLIGHT = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
              dg.DagsterRunStatus.STARTED]
@@ -95,10 +96,12 @@ def interrupted(result) -> bool:
 def fail_abandoned_runs(instance: dg.DagsterInstance, job_names: list[str]) -> int:
     """Mark failed the runs of ``job_names`` that a `rag ingest` process created and never finished
     (it was killed). Call only while holding the corpus' ingest lock, which proves that no
-    `rag ingest` of it is alive; a run the daemon launched is left alone. Returns how many."""
+    `rag ingest` of it is alive; a run the daemon launched is left alone, and so is a re-execution
+    from the UI (it copies its parent's tags, ours included). Returns how many."""
     runs = [run for name in job_names
             for run in instance.get_runs(dg.RunsFilter(job_name=name, statuses=IN_FLIGHT,
-                                                       tags={LAUNCHED_BY: "rag ingest"}))]
+                                                       tags={LAUNCHED_BY: "rag ingest"}))
+            if PARENT_RUN not in run.tags]
     for run in runs:
         instance.report_run_failed(run, message="the `rag ingest` process running it ended before it finished")
     return len(runs)
