@@ -76,6 +76,13 @@ def _sweep(corpus: Corpus, resources: CorpusResources, index: LanceIndex, instan
                  materialized=materialized(instance, corpus))
 
 
+def _maintenance_unfinished(instance: dg.DagsterInstance, job_name: str) -> bool:
+    """Whether the corpus' last maintenance run failed or was cancelled (killed with its `rag
+    ingest`, say): its prune, compaction and data tests are still to do."""
+    last = instance.get_runs(dg.RunsFilter(job_name=job_name), limit=1)
+    return bool(last) and last[0].status in (dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED)
+
+
 def _redo(corpus: Corpus, store, corpus_sweep: Sweep, orphans: list[str]) -> list[dict]:
     """What an ingest would redo, per document: why, and which stages; ``orphans`` are documents
     no longer live whose rows the table still holds (maintenance prunes them)."""
@@ -168,7 +175,8 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             bar.finish()
         live = set(plan.listed)
         orphans = [d for d in index.indexed_documents() if d not in live]
-        if corpus_sweep.batches or corpus_sweep.deleted_keys or orphans:
+        if corpus_sweep.batches or corpus_sweep.deleted_keys or orphans or \
+                _maintenance_unfinished(instance, maintenance_job_name(corpus.name)):
             # The table: prune deleted documents, compact, run the data tests.
             result = run_job(project, defs, maintenance_job_name(corpus.name), instance)
             report["runs"] += 1

@@ -228,6 +228,18 @@ def test_a_deletion_observed_before_the_ingest_is_in_its_dry_run_and_its_count(p
     assert report["documents_deleted"] == 1 and report["checks"]["sample.no_rows_of_deleted_documents"] is True
 
 
+def test_a_maintenance_run_that_did_not_finish_is_redone_by_the_next_ingest(project_env):
+    project = load_project()
+    assert ingest_project(project)["runs"] == 0  # nothing changed, nothing to maintain
+    defs = build_definitions(project)
+    with dg.DagsterInstance.get() as instance:  # the maintenance of a `rag ingest` that was killed
+        run = instance.create_run_for_job(defs.resolve_job_def("maintain_sample"))
+        instance.report_run_failed(run, message="killed")
+    report = ingest_project(project)
+    assert report["runs"] == 1 and len(report["checks"]) == 6 and all(report["checks"].values())
+    assert ingest_project(project)["runs"] == 0
+
+
 def test_the_daemon_runs_every_data_test_with_the_table_and_rescores_a_change_made_mid_evaluation(project_env):
     project = load_project()
     defs = build_definitions(project)
