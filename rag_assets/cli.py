@@ -203,6 +203,8 @@ def cmd_status(args) -> int:
         pending = "" if c["serving_table"] == c["configured_table"] else \
             f" (configured: {c['configured_table']}, not live yet: incomplete or held back by +promote_if)"
         print(f"{name}: queries use {c['serving_table']}{pending}")
+        for failed in c["failed_documents"]:
+            print(f"{name}: FAILED {failed['doc_id']} (its last good rows stay): {failed['error']}")
     return 0
 
 

@@ -214,7 +214,9 @@ def observe_project(project: Project, corpora: list[str] | None = None) -> dict:
 def status_project(project: Project, corpora: list[str] | None = None) -> dict:
     """Per corpus and stage, the partitions Dagster itself reports as fresh, stale and missing; and
     per corpus the table queries use (``serving_table``, model / profile) and the one its config
-    builds (``configured_table``): they differ while a switch is incomplete or held back."""
+    builds (``configured_table``): they differ while a switch is incomplete or held back; and the
+    live documents whose latest ingest failed (``failed_documents``: doc id and cause; Dagster
+    counts them materialised, with ``status: failed``, and their last good rows stay)."""
     defs = build_definitions(project)
     out = {}
     with dg.DagsterInstance.get() as instance:
@@ -226,9 +228,13 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
                 stages[stage] = {"fresh": len(status["fresh"]), "stale": len(status["stale"]),
                                  "missing": len(status["missing"]), "stale_partitions": status["stale"],
                                  "missing_partitions": status["missing"]}
+            with dg.build_resources(build_corpus_resources(corpus)) as built:
+                store = CorpusResources(built, corpus).store.get_store()
+                records = {doc_id_for(pk): store.current("index", doc_id_for(pk)) or {} for pk in partition_keys}
+            failed = [{"doc_id": d, "error": r["error"]} for d, r in sorted(records.items()) if r.get("error")]
             out[corpus.name] = {"partitions": len(partition_keys), "stages": stages,
                                 "serving_table": serving(project, corpus, connect_index(corpus)).label,
-                                "configured_table": own_table(corpus).label}
+                                "configured_table": own_table(corpus).label, "failed_documents": failed}
     return {"corpora": out}
 
 

@@ -19,7 +19,7 @@ from rag_assets.core.parsing import parse_document
 from rag_assets.core.planning import ModelChangedInPlace
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
-from rag_assets.ingest import ingest_project
+from rag_assets.ingest import ingest_project, status_project
 from rag_assets.query import query_corpus, serving
 from tests.conftest import edit_yaml, env, make_project
 
@@ -104,8 +104,10 @@ def test_failed_reingest_keeps_the_last_good_rows_and_fails_the_check(tmp_path):
         assert {r["id"] for r in rows(load_project()) if r["doc_id"] == "notes/office_wifi.txt"} == good
         assert report["checks"]["sample.no_failed_documents"] is False
         assert report["checks"]["sample.index_rows_match_live_chunks"] is True
-        # Unchanged broken bytes are not retried on every ingest.
+        # Unchanged broken bytes are not retried on every ingest; rag status keeps naming them.
         assert ingest_project(load_project())["documents_changed"] == 0
+        failed = status_project(load_project())["corpora"]["sample"]["failed_documents"]
+        assert [f["doc_id"] for f in failed] == ["notes/office_wifi.txt"] and "binary" in failed[0]["error"]
 
 
 def test_document_failing_on_its_first_ingest_fails_only_no_failed_documents(tmp_path):
@@ -175,7 +177,6 @@ def fresh_parser_version():
 def test_a_new_parser_revision_is_redone_by_the_next_ingest_as_dagster_marks_it(tmp_path, fresh_parser_version,
                                                                                  monkeypatch):
     from rag_assets.core.parsing import parse
-    from rag_assets.ingest import status_project
 
     values = make_project(tmp_path)
     with env(**values):
