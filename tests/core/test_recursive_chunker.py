@@ -116,3 +116,17 @@ def test_counts_are_exact_on_arbitrary_character_soup(name, text, max_tokens):
     spans = [(c.start, c.end) for c in chunks]
     check_spans(text, spans, counter, max_tokens)
     assert [c.tokens for c in chunks] == [counter.count(text[s:e]) for s, e in spans]
+
+
+def test_split_exact_is_not_recursive_and_refuses_a_limit_with_no_room_for_text():
+    from rag_assets.core.chunking.engine import split_exact
+
+    counter = COUNTERS[MINILM_TOKENIZER]
+    text = " ".join(["the"] * 1500)  # one token per piece: deeper than the recursion limit
+    limit = counter.special_tokens + 1
+    spans = split_exact(text, counter, 0, len(text), limit)
+    assert len(spans) == 1500 and all(s.tokens == counter.count(text[s.start : s.end]) <= limit for s in spans)
+    with pytest.raises(ValueError, match="max_tokens=2 leaves no room for text"):
+        split_exact(text, counter, 0, len(text), counter.special_tokens)
+    with pytest.raises(ValueError, match="alone takes 3 tokens, more than max_tokens=1"):
+        split_exact("ab 🎉", COUNTERS["cl100k_base"], 0, 4, 1)  # never cut inside a char

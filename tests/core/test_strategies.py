@@ -41,7 +41,8 @@ lines = st.sampled_from(
      "| sku | name | price |", "|---|---|---|", "| NW-1 | Brush | 24.90 |", "sku,name,price", "NW-2,Filter,19.50",
      "def reserve(sku, units):", "    return client.reserve(sku, units)", "class Client:", "    timeout = 5",
      "The U.S. team paid $3.50 for v4.8.1. Was it worth it? Yes.", "日本語の文章です。次の文です。",
-     "A line with an emoji 🎉 and zero\u200bwidth chars.", "", "x" * 300, "- a list item", "1. first step"]
+     "A line with an emoji 🎉 and zero\u200bwidth chars.", "", "x" * 300, "- a list item", "1. first step",
+     "Q: Why " + "does this question go on and on " * 12 + "?"]
 )
 documents = st.lists(lines, max_size=60).map("\n".join)
 
@@ -152,6 +153,24 @@ def test_faq_pairs_stay_whole_and_transcript_turns_too():
     for s in turns:
         chunk = transcript[s.start : s.end]
         assert chunk.rstrip().endswith((".", "?", "!")) or s is turns[-1]
+
+
+@pytest.mark.parametrize("marker", ["Q: ", "## "])
+def test_faq_question_longer_than_the_limit_is_split_and_not_repeated_as_context(marker):
+    counter = COUNTERS[MINILM_TOKENIZER]
+    question = marker + " ".join(f"word{i}" for i in range(300)) + "?\n"
+    text = "# FAQ\n\n" + question + "A: The answer is here. " * 100 + "\n\nQ: Short?\nA: Yes.\n"
+    spans = STRATEGIES["faq"](128, 0, counter).chunk(text)
+    covered = bytearray(len(text))
+    for span in spans:
+        assert span.tokens == counter.count(text[span.start : span.end]) <= 128
+        assert counter.count(span.context + text[span.start : span.end]) <= 128
+        covered[span.start : span.end] = b"\x01" * (span.end - span.start)
+    assert all(covered[i] or ch.isspace() for i, ch in enumerate(text))
+    assert not any(span.context for span in spans)
+    # A question that leaves room for its answer is still repeated with each piece of it.
+    text = "Q: Short question?\nA: " + "The answer is here. " * 100
+    assert {s.context for s in STRATEGIES["faq"](128, 0, counter).chunk(text)[1:]} == {"Q: Short question?\n"}
 
 
 def test_code_chunks_follow_functions_and_classes():

@@ -18,7 +18,8 @@ _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]", re.M)
 
 class FAQChunker(Chunker):
     """One question with its answer per chunk; a pair is split only if over the hard limit,
-    and then every piece carries the question as context."""
+    and then every piece carries the question as context, unless the question takes more than
+    half the limit (it is then split like any text and not repeated)."""
 
     name = "faq"
     profile_options = {"min_tokens": "min_tokens"}
@@ -41,8 +42,11 @@ class FAQChunker(Chunker):
             line_end = b if line_end < 0 else line_end
             question = text[a:line_end].strip() + "\n"
             ctx_tokens = self.counter.count(question) - self.counter.special_tokens
-            items.append(Item(a, line_end))
-            items.extend(Item(x, y, {"context": question}, self.max_tokens - ctx_tokens)
+            items.extend(Item(x, y) for x, y in pack_units(index, [(a, line_end)], self.budget))
+            if ctx_tokens > self.budget // 2:  # repeated, it would crowd out the answer: not repeated
+                question, ctx_tokens = "", 0
+            meta = {"context": question} if question else {}
+            items.extend(Item(x, y, meta, self.max_tokens - ctx_tokens)
                          for x, y in pack_units(index, [(line_end, b)], self.budget - ctx_tokens))
         # Headings and intros join the pair after them; two pairs never share a chunk.
         merged: list[Item] = []

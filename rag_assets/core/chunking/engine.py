@@ -397,26 +397,42 @@ def _slice(index: TokenIndex, a: int, b: int) -> str:
 
 
 def split_exact(text: str, counter: TokenCounter, start: int, end: int, max_tokens: int) -> list[Span]:
-    """Count ``text[start:end]`` exactly; if over, cut at the longest fitting prefix (snapped to
-    whitespace when one is near) and continue with the rest."""
-    s, e = _strip(text, start, end)
-    if s >= e:
-        return []
-    n = counter.count(text[s:e])
-    if n <= max_tokens:
-        return [Span(s, e, n)]
-    lo, hi = s + 1, e
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if counter.count(text[s:mid]) <= max_tokens:
-            lo = mid
-        else:
-            hi = mid - 1
-    cut = lo
-    boundary = max(text.rfind(" ", s + 1, cut), text.rfind("\n", s + 1, cut))
-    if boundary > s + (cut - s) // 2:
-        cut = boundary
-    return [*split_exact(text, counter, s, cut, max_tokens), *split_exact(text, counter, cut, e, max_tokens)]
+    """Spans covering ``text[start:end]`` (surrounding whitespace dropped), each counted exactly
+    and at most ``max_tokens``: an over-long stretch is cut at its longest fitting prefix
+    (snapped to whitespace when one is near) and the rest is split the same way. Iterative: the
+    depth never grows with the text.
+
+    Raises ValueError when ``max_tokens`` leaves no room for text after the model's special
+    tokens, or when one char alone takes more than ``max_tokens`` (never truncated)."""
+    if max_tokens <= counter.special_tokens:
+        raise ValueError(f"max_tokens={max_tokens} leaves no room for text after the model's "
+                         f"{counter.special_tokens} special tokens; raise max_tokens")
+    out: list[Span] = []
+    todo = [(start, end)]  # stretches still to place, the next one last
+    while todo:
+        s, e = _strip(text, *todo.pop())
+        if s >= e:
+            continue
+        n = counter.count(text[s:e])
+        if n <= max_tokens:
+            out.append(Span(s, e, n))
+            continue
+        lo, hi = s + 1, e
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if counter.count(text[s:mid]) <= max_tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        if lo == s + 1 and (first := counter.count(text[s:lo])) > max_tokens:
+            raise ValueError(f"the char {text[s]!r} at offset {s} alone takes {first} tokens, more than "
+                             f"max_tokens={max_tokens}; raise max_tokens")
+        cut = lo
+        boundary = max(text.rfind(" ", s + 1, cut), text.rfind("\n", s + 1, cut))
+        if boundary > s + (cut - s) // 2:
+            cut = boundary
+        todo += [(cut, e), (s, cut)]
+    return out
 
 
 def _strip(text: str, start: int, end: int) -> tuple[int, int]:
