@@ -14,7 +14,9 @@ LanceDB folder, and the embedding cache in it, is lost.
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -124,7 +126,7 @@ def chunk_stage(store: StageStore, doc_id: str, profile: ChunkingProfile, counte
         key, chunked, status = _chunked(store, doc_id, parsed_ptr, profile, counter, model_limit, embed)
     except StoreDamaged as exc:
         return _fail(store, "chunks", doc_id, str(exc), content_hash=parsed_ptr["content_hash"], retry=True)
-    except ValueError as exc:
+    except (DocumentError, ValueError) as exc:
         return _fail(store, "chunks", doc_id, str(exc), content_hash=parsed_ptr["content_hash"])
     store.set_current("chunks", doc_id, key=key, content_hash=parsed_ptr["content_hash"])
     tokens = [c.tokens for c in chunked.chunks] or [0]
@@ -147,7 +149,9 @@ def chunks_with(store: StageStore, doc_id: str, profile: ChunkingProfile, counte
 
 def _chunked(store: StageStore, doc_id: str, parsed_ptr: dict, profile: ChunkingProfile, counter: TokenCounter,
              model_limit: int, embed: Callable | None) -> tuple[str, ChunkedDocument, str]:
-    """(key, chunks, "reused" or "computed") of the parsed text ``parsed_ptr`` points at."""
+    """(key, chunks, "reused" or "computed") of the parsed text ``parsed_ptr`` points at. Raises
+    ValueError for text the profile cannot chunk, and DocumentError naming the document, the
+    exception and where it was raised for any other failure of the chunker."""
     key = settings_hash({"parsed": parsed_ptr["key"], "profile": profile.fingerprint(), "tokenizer": counter.name,
                          "limit": model_limit})
     chunked: ChunkedDocument | None = store.load("chunks", key)
@@ -156,7 +160,16 @@ def _chunked(store: StageStore, doc_id: str, parsed_ptr: dict, profile: Chunking
     parsed: ParsedDocument | None = store.load("parsed", parsed_ptr["key"])
     if parsed is None:
         raise StoreDamaged(doc_id, "its parsed text")
-    chunked = chunk_document(parsed, profile, counter, model_limit, embed=embed)
+    try:
+        chunked = chunk_document(parsed, profile, counter, model_limit, embed=embed)
+    except ValueError:
+        raise
+    except Exception as exc:  # a chunker bug: this document fails with its cause, the batch goes on
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        raise DocumentError(doc_id, f"cannot chunk with profile {profile.name!r}: {type(exc).__name__}: {exc} "
+                                    f"(at {Path(where.filename).name}:{where.lineno} in {where.name}); a bug in "
+                                    f"the chunker: report it, or set another strategy for {parsed.content_type} "
+                                    "documents in the profile's content_types") from exc
     store.put("chunks", key, chunked)
     return key, chunked, "computed"
 
