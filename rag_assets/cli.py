@@ -369,6 +369,7 @@ def cmd_chunk(args) -> int:
     from rag_assets.config import load_project
     from rag_assets.config.profiles import profile_from_config
     from rag_assets.core.chunking import STRATEGY_NAMES, chunk_document, row_token_limit
+    from rag_assets.core.chunking.profile import check_overlap
     from rag_assets.core.hashing import content_hash
     from rag_assets.core.models import RawDocument
     from rag_assets.core.parsing import DocumentError, parse_document
@@ -390,6 +391,11 @@ def cmd_chunk(args) -> int:
         profile = replace(profile, max_tokens=args.max_tokens)
     if args.overlap is not None:
         profile = replace(profile, overlap=args.overlap)
+    try:
+        check_overlap(profile.overlap, profile.max_tokens)
+    except ValueError as exc:
+        print(f"rag: {exc}: set --overlap or --max-tokens", file=sys.stderr)
+        return 2
     model = corpus.embedding_model
     try:
         counter = get_token_counter(args.tokenizer or model.tokenizer)

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rag_assets.core.chunking import STRATEGY_NAMES
+from rag_assets.core.chunking.profile import check_overlap
 from rag_assets.core.errors import UsageError
 from rag_assets.core.parsing import CONTENT_TYPE_NAMES
 from rag_assets.core.parsing.limits import ParseLimits
@@ -215,8 +216,7 @@ class ChunkingProfileConfig(_Strict):
 
     @model_validator(mode="after")
     def _overlap_fits(self):
-        if self.overlap > self.max_tokens // 2:
-            raise ValueError(f"overlap ({self.overlap}) must be at most half of max_tokens ({self.max_tokens})")
+        check_overlap(self.overlap, self.max_tokens)
         return self
 
 

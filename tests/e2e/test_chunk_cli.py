@@ -73,3 +73,13 @@ def test_rag_chunk_errors_exit_nonzero(tmp_path):
     binary.write_bytes(bytes(range(256)) * 4)
     out = subprocess.run([RAG, "chunk", str(binary)], capture_output=True, text=True)
     assert out.returncode == 1 and "image.md" in out.stderr and "binary" in out.stderr
+
+
+@pytest.mark.parametrize("overlap", ["500", "61", "-5"])
+def test_rag_chunk_refuses_an_overlap_a_profile_would_refuse(tmp_path, overlap):
+    doc = tmp_path / "doc.md"
+    doc.write_text("# Doc\n\nSome text.\n")
+    out = subprocess.run([RAG, "chunk", str(doc), "--strategy", "recursive", "--max-tokens", "120",
+                          "--overlap", overlap], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert f"overlap ({overlap}) must be >= 0 and at most half of max_tokens (120)" in out.stderr

@@ -77,6 +77,13 @@ class ChunkingProfile:
         return choose_strategy(doc) if chosen == "auto" else chosen
 
 
+def check_overlap(overlap: int, max_tokens: int) -> None:
+    """The profile rule for overlap, wherever a profile is set (YAML, CLI flags): at least 0 and
+    at most half of ``max_tokens``. Raises ValueError saying so."""
+    if not 0 <= overlap <= max_tokens // 2:
+        raise ValueError(f"overlap ({overlap}) must be >= 0 and at most half of max_tokens ({max_tokens})")
+
+
 def row_token_limit(profile: ChunkingProfile, model_tokenizer: str, model_limit: int) -> int:
     """The most tokens a row's embedded text (contextual header included) may have, counted with
     the embedding model's tokenizer: ``min(max_tokens, model_limit)`` when the profile counts
