@@ -84,6 +84,21 @@ def test_chunk_document_embed_text_fits_the_model_limit(strategy, text):
         assert counter.count(chunk.embed_text) == chunk.tokens <= 96
 
 
+def test_a_long_cjk_title_is_shortened_to_leave_room_for_text_and_a_short_title_is_kept_whole():
+    counter = COUNTERS[MINILM_TOKENIZER]
+    profile = ChunkingProfile("p", strategy="recursive", max_tokens=128)
+    for title, kept in (("数据管道配置与文档检索系统的设计原则" * 4, "数据管道配置与文档检索系统的设计原则" * 2),
+                        ("Refund policy", "Refund policy")):
+        text = f"# {title}\n\n" + "这是正文。" * 60
+        doc = parse_document(RawDocument("doc.md", "file:///doc.md", content_hash(text.encode()), 1, "v", text.encode()))
+        chunked = chunk_document(doc, profile, counter, model_limit=256)
+        for chunk in chunked.chunks:
+            assert counter.count(chunk.embed_text) == chunk.tokens <= 128
+            header_title = chunk.embed_text.split("\n", 1)[0].removeprefix("Document: ")
+            assert title.startswith(header_title) and header_title.startswith(kept)
+        assert (header_title == title) == (title == kept)
+
+
 def test_sentence_splitter_knows_abbreviations_decimals_quotes_and_lists():
     text = ('Dr. Smith paid $3.50 for v4.8.1 of the app. Was it worth it? "Yes!" she said. '
             'The U.S. team agreed, e.g. on price... and left.\n- first item\n- second item\n日本語の文です。次の文です。')

@@ -17,13 +17,24 @@ SECTION_TOKENS = 32
 
 
 class _Headers:
-    """Contextual headers with the section path cut to ``SECTION_TOKENS`` tokens (it is
-    metadata: shortening it never shortens the chunk)."""
+    """Contextual headers with the title cut to 120 chars and the section path to
+    ``SECTION_TOKENS`` tokens (it is metadata: shortening it never shortens the chunk)."""
 
-    def __init__(self, title: str, counter: TokenCounter):
-        self.title = " ".join(title.split())[:120]
+    def __init__(self, title: str, counter: TokenCounter, max_room: int | None = None):
+        """With ``max_room``, a title whose header would take more than ``max_room`` tokens (120
+        chars of CJK are about 120 tokens) is cut to the longest prefix that fits, if any does."""
         self.counter = counter
+        self.title = " ".join(title.split())[:120]
         self._section = lru_cache(maxsize=256)(self._section_line)
+        if max_room is not None and self.room() > max_room:
+            full, lo, hi = self.title, 0, len(self.title)
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if self._room(full[:mid]) <= max_room:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            self.title = full[:lo].rstrip()
 
     def _section_line(self, path: tuple[str, ...]) -> str:
         section = " > ".join(" ".join(p.split()) for p in path)
@@ -36,21 +47,26 @@ class _Headers:
 
     def room(self) -> int:
         """Upper bound of any header's tokens (specials excluded)."""
-        bare = self.counter.count(f"Document: {self.title}\nSection: \n\n") - self.counter.special_tokens
+        return self._room(self.title)
+
+    def _room(self, title: str) -> int:
+        bare = self.counter.count(f"Document: {title}\nSection: \n\n") - self.counter.special_tokens
         return bare + SECTION_TOKENS + 2
 
 
 def chunk_document(
     doc: ParsedDocument, profile: ChunkingProfile, counter: TokenCounter, model_limit: int, embed=None
 ) -> ChunkedDocument:
-    """Split ``doc`` into chunks that fit both the profile and the embedding model's limit.
+    """Split ``doc`` into chunks that fit both the profile and the embedding model's limit; a title
+    too long for the contextual header to leave a quarter of the limit to text is shortened.
     Raises ValueError when the limit leaves no room for text after the contextual header."""
     limit = row_token_limit(profile, counter.name, model_limit)
     sizer = get_token_counter(profile.size_tokenizer) if profile.size_tokenizer else counter
     size_limit = limit if sizer is counter else profile.max_tokens
-    headers = _Headers(doc.title, sizer)
+    content_room = max(16, size_limit // 4)  # what the header must leave for the chunk's own text
+    headers = _Headers(doc.title, sizer, size_limit - content_room)
     header_room = headers.room() if profile.contextual_header else 0
-    if size_limit - header_room < max(16, size_limit // 4):
+    if size_limit - header_room < content_room:
         raise ValueError(
             f"{doc.doc_id}: contextual header takes up to {header_room} of {size_limit} tokens; "
             "raise max_tokens or set contextual_header: false in the profile"
@@ -63,7 +79,7 @@ def chunk_document(
     profile_hash = profile.fingerprint()
     spans = chunker.chunk(doc.text, elements)
     if sizer is not counter:
-        spans = _split_for_model(doc.text, spans, profile, counter, model_limit, _Headers(doc.title, counter))
+        spans = _split_for_model(doc.text, spans, profile, counter, model_limit, _Headers(headers.title, counter))
     chunks: list[Chunk] = []
     for span in spans:
         chunks.append(_make_chunk(doc, span, len(chunks), elements, starts, headers, profile, counter,
