@@ -243,7 +243,7 @@ def test_a_maintenance_run_that_did_not_finish_is_redone_by_the_next_ingest(proj
 def test_the_daemon_runs_every_data_test_with_the_table_and_rescores_a_change_made_mid_evaluation(project_env):
     project = load_project()
     defs = build_definitions(project)
-    selection = defs.get_sensor_def("rag_maintenance_automation").asset_selection
+    selection = defs.resolve_sensor_def("rag_maintenance_automation").asset_selection
     table, scores = dg.AssetKey(["sample", "lancedb_table"]), dg.AssetKey(["sample", "retrieval_eval"])
     data_tests = {dg.AssetCheckKey(table, test) for test in project.corpus("sample").data_tests}
     assert len(data_tests) == 6
