@@ -9,13 +9,15 @@ observations, add and delete partitions, run the ingest job over contiguous part
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import TextIO
 
 import dagster as dg
 
 from rag_assets.clients import connect_index, own_table
-from rag_assets.config import Corpus, Project
+from rag_assets.config import ConfigError, Corpus, Project
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.keys import doc_id_for
 from rag_assets.core.locking import ingest_lock
@@ -132,8 +134,25 @@ def ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instan
         return _ingest_corpus(project, corpus, defs, instance, progress, False, allow_mass_delete)
 
 
+def _require_env(project: Project, corpus: Corpus) -> None:
+    """Raise ConfigError naming the file, the key and the variable when an environment variable
+    the corpus' config names for a secret is unset (Dagster only says its resource config failed)."""
+    model, source, index = corpus.embedding_model, corpus.source, corpus.index
+    named = [("profiles/embedding_models.yml", f"{model.name}.api_key_env", model.api_key_env)] \
+        if model.provider == "openai" else []
+    if source.kind == "s3":
+        named += [("sources.yml", f"{source.name}.{k}", getattr(source, k)) for k in ("access_key_env", "secret_key_env")]
+    named += [("profiles/indexes.yml", f"{index.name}.{k}", getattr(index, k))
+              for k in ("access_key_env", "secret_key_env") if getattr(index, k)]
+    for file, key, variable in named:
+        if not os.environ.get(variable):
+            raise ConfigError(Path(project.project_dir) / file, key, f"environment variable {variable} is not set",
+                              f"export {variable}=... where rag and Dagster run (the secret never goes in the config)")
+
+
 def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instance: dg.DagsterInstance,
                    progress: TextIO | None, dry_run: bool, allow_mass_delete: bool) -> dict:
+    _require_env(project, corpus)
     report = dict.fromkeys(COUNTS, 0)
     failures: list[dict] = []
     checks: dict[str, bool] = {}

@@ -7,7 +7,7 @@ import dagster as dg
 import lancedb
 import pytest
 
-from rag_assets.config import load_project
+from rag_assets.config import ConfigError, load_project
 from rag_assets.config.profiles import profile_from_config
 from rag_assets.core.chunking import row_token_limit
 from rag_assets.core.index import table_name
@@ -17,7 +17,7 @@ from rag_assets.core.sources import read_disk
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.ingest import ingest_project
 from rag_assets.query import query_corpus
-from tests.conftest import SAMPLE_DOCS, env, make_project
+from tests.conftest import SAMPLE_DOCS, edit_yaml, env, make_project
 
 pytestmark = pytest.mark.slow
 
@@ -150,3 +150,15 @@ def test_a_profile_sized_in_cl100k_tokens_passes_every_data_test_with_minilm(tmp
     assert max(r["tokens"] for r in index_rows) > 200
     assert report["checks"] and all(report["checks"].values()), report["checks"]
     assert set(report["checks"]) == {f"sample.{test}" for test in corpus.data_tests}
+
+
+def test_an_unset_secret_variable_is_named_with_its_file_and_key(tmp_path, monkeypatch):
+    values = make_project(tmp_path)
+    edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml",
+              lambda d: d["corpora"]["sample"].update({"+embedding_model": "openai_text_embedding_3_small"}))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with env(**values), pytest.raises(ConfigError) as info:
+        ingest_project(load_project())
+    assert info.value.file.endswith("embedding_models.yml")
+    assert info.value.key == "openai_text_embedding_3_small.api_key_env"
+    assert "environment variable OPENAI_API_KEY is not set" in str(info.value)
