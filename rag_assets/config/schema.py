@@ -19,6 +19,48 @@ from rag_assets.core.tokens import check_tokenizer
 DEFAULT_BATCH_SIZE = 99
 
 NAME = r"^[A-Za-z][A-Za-z0-9_\-]*$"
+# An e-mail address as Dagster accepts one for an asset owner.
+EMAIL = r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,7}"
+
+
+# Cron fields as Dagster reads them: (name, lowest, highest, names allowed in place of numbers).
+_MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
+_DAYS = {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}
+_CRON_FIELDS = (("minute", 0, 59, {}), ("hour", 0, 23, {}), ("day of month", 1, 31, {}),
+                ("month", 1, 12, _MONTHS), ("day of week", 0, 7, _DAYS))
+_CRON_ALIASES = {"@hourly", "@daily", "@midnight", "@weekly", "@monthly", "@yearly", "@annually"}
+
+
+def cron_problem(expression: str) -> str | None:
+    """Why Dagster would refuse ``expression`` as a schedule, or None. Checks the field count and
+    every number, name, range and step (``@daily`` and the like pass); croniter's extensions
+    (``L``, ``W``, ``#``, ``?``) pass unchecked."""
+    fields = expression.split()
+    if expression.strip().lower() in _CRON_ALIASES:
+        return None
+    if len(fields) != 5:
+        return f"it has {len(fields)} fields, not 5 (minute hour day-of-month month day-of-week)"
+    days: list[int] = []
+    for text, (name, low, high, names) in zip(fields, _CRON_FIELDS):
+        if re.search(r"[LW#?]", text):
+            continue
+        for part in text.split(","):
+            span, slash, step = part.partition("/")
+            if slash and not (step.isdigit() and int(step) > 0):
+                return f"{name} step {step!r} is not a positive number"
+            if span == "*":
+                continue
+            ends = span.split("-")
+            values = [names.get(end.lower(), int(end) if end.isdigit() else None) for end in ends]
+            if len(ends) > 2 or None in values:
+                return f"{name} {part!r} is not a number, a range a-b or '*'"
+            if any(not low <= v <= high for v in values):
+                return f"{name} {part!r} is outside {low}-{high}"
+            if name == "day of month":
+                days += values
+    if fields[3].lower() in ("2", "feb") and len(days) == 1 and days[0] >= 30:
+        return "February has no 30th or 31st"
+    return None
 
 
 class _Strict(BaseModel):
@@ -65,8 +107,9 @@ class SourceConfig(_Strict):
     @field_validator("schedule")
     @classmethod
     def _cron(cls, value: str | None) -> str | None:
-        if value is not None and len(value.split()) != 5:
-            raise ValueError("schedule must be a 5-field cron expression, e.g. '*/15 * * * *'")
+        problem = None if value is None else cron_problem(value)
+        if problem:
+            raise ValueError(f"schedule {value!r}: {problem}; write a 5-field cron expression, e.g. '*/15 * * * *'")
         return value
 
     @model_validator(mode="after")
@@ -351,6 +394,35 @@ class CorpusSettings(_Strict):
     promote_if: str | None = Field(None, alias="+promote_if")
     max_delete_fraction: float | None = Field(None, alias="+max_delete_fraction", gt=0, le=1)
     automation: AUTOMATION | None = Field(None, alias="+automation")
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for tag in value:
+            if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,63}", tag):
+                raise ValueError(f"tag {tag!r} must be 1-63 of A-Z, a-z, 0-9, '_', '-', '.' (it becomes a Dagster "
+                                 "tag key)")
+        return value
+
+    @field_validator("meta")
+    @classmethod
+    def _owner(cls, value: dict) -> dict:
+        owner = value.get("owner")
+        for name in owner if isinstance(owner, list) else [owner] if owner is not None else []:
+            if not isinstance(name, str) or not name.strip():
+                raise ValueError(f"owner {name!r} must be an e-mail address or a team name")
+            if "@" in name and not re.fullmatch(EMAIL, name):
+                raise ValueError(f"owner {name!r} is neither an e-mail address (name@example.com) nor a team name "
+                                 "(no '@')")
+        return value
+
+    @field_validator("data_tests")
+    @classmethod
+    def _unique_tests(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        twice = sorted({t for t in value or () if value.count(t) > 1})
+        if twice:
+            raise ValueError(f"data test(s) {twice} listed twice; each becomes one asset check, list it once")
+        return value
 
 
 class ExecutorConfig(_Strict):

@@ -145,3 +145,37 @@ def test_templates_see_the_projects_own_vars_and_unknown_names_are_config_errors
     edit(project / "sources.yml", lambda d: d["sources"][0].update({"path": "{{ envvar('X', 'docs') }}"}))
     with pytest.raises(ConfigError, match=r"sources\[0\].path: not a valid template: 'envvar' is undefined"):
         load_project(project)
+
+
+CRONS = ["*/15 * * * *", "0 6 * * mon-fri", "0,30 9-17 * * 1-5", "0 0 1 jan,jul *", "0 0 * * 7", "@daily",
+         "0 0 L * *", "0 0 29 2 *", "0 0 30,31 2 *", "1-5/2 * * * *", "every hour", "0 0 * * * *", "60 * * * *",
+         "0 24 * * *", "0 0 0 * *", "0 0 * 13 *", "0 0 * * 8", "*/0 * * * *", "0 0 30 feb *", "a * * * *",
+         "@reboot", "1- * * * *"]
+
+
+@pytest.mark.parametrize("cron", CRONS)
+def test_a_schedule_is_refused_at_load_exactly_when_dagster_would_refuse_it(cron):
+    from dagster._utils.schedules import is_valid_cron_string
+
+    from rag_assets.config.schema import cron_problem
+
+    assert (cron_problem(cron) is None) == is_valid_cron_string(cron), cron_problem(cron)
+
+
+@pytest.mark.parametrize("owner", ["platform-team", "ana@example.com", ["ana@example.com", "search"], "bob@", "a@b"])
+def test_an_owner_is_refused_at_load_exactly_when_dagster_would_refuse_it(project, owner):
+    from dagster._core.definitions.utils import is_valid_owner
+
+    from rag_assets.defs.factory import owners_of
+
+    names = owner if isinstance(owner, list) else [owner]
+    dagster_form = [n if "@" in n else f"team:{n}" for n in names]
+    edit(project / "rag_project.yml", lambda d: d["corpora"]["sample"]["+meta"].update({"owner": owner}))
+    try:
+        corpus = load_project(project).corpus("sample")
+    except ConfigError as err:
+        assert err.key == "corpora.sample.+meta"
+        assert not all(map(is_valid_owner, dagster_form))
+    else:
+        assert all(map(is_valid_owner, dagster_form))
+        assert owners_of(corpus) == dagster_form

@@ -76,4 +76,13 @@ MISTAKES = [
      "embedding_models[0].name", "single '_' or '-'"),
     ("rag_project.yml", lambda d: d["corpora"].update({"sample__docs": d["corpora"]["sample"]}),
      "corpora.sample__docs", "single '_' or '-'"),
+    # Values Dagster refuses when it builds the definitions: named here with their file and key.
+    ("sources.yml", lambda d: d["sources"][0].update({"schedule": "61 * * * *"}), "sources.0.schedule",
+     "minute '61' is outside 0-59"),
+    ("rag_project.yml", lambda d: d["corpora"]["sample"].update({"+tags": ["démo"]}), "corpora.sample.+tags",
+     "'_', '-', '.'"),
+    ("rag_project.yml", lambda d: d["corpora"]["sample"]["+meta"].update({"owner": "bob@"}), "corpora.sample.+meta",
+     "name@example.com"),
+    ("rag_project.yml", lambda d: d["defaults"]["+data_tests"].append("no_empty_chunks"), "defaults.+data_tests",
+     "list it once"),
 ]
