@@ -69,8 +69,9 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     """One summary per profile: token-level recall/precision/precision-omega/IoU at ``k`` with
     bootstrap 95% intervals, recall@n for n in 1/3/5/10 (each from asking the retrieval path for n
     results, so recall@10 is not capped at ``k``), MRR over 10 results, chunk count and mean chunk
-    tokens, and the documents left out because they cannot be parsed (``documents_left_out``: a
-    question about one scores as a miss). ``on_question(profile, question, results)`` sees every question's results by number
+    tokens, the documents left out because they cannot be parsed (``documents_left_out``) and the
+    documents questions name that the corpus does not hold (``documents_not_found``): a question
+    about either scores as a miss. ``on_question(profile, question, results)`` sees every question's results by number
     asked (``results[k]`` as scored, and one list per n of RECALL_AT). ``corpus`` (default: the
     project's first) gives the documents of a YAML question set, the default model and the search
     settings."""
@@ -86,9 +87,15 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     models = {m.name: m for m in project.embedding_models}
     model = models[embedder] if embedder else corpus.embedding_model
     docs, failed = _documents(corpus, questions, questions_path, Path(corpora) if corpora else None)
+    # A question about a document the corpus no longer has (renamed, deleted) scores as a miss.
+    not_found = sorted({q.corpus_id for q in questions} - set(docs) - set(failed))
     if progress:
         for doc_id, cause in failed.items():
             print(f"[eval] left out {doc_id}: {cause}", file=progress, flush=True)
+        for doc_id in not_found:
+            asked = sum(q.corpus_id == doc_id for q in questions)
+            print(f"[eval] warning: {asked} question(s) name {doc_id!r}, which {corpus.name!r} does not hold: they "
+                  f"score as misses (fix the question set's 'document')", file=progress, flush=True)
     settings = corpus.index  # the search settings `rag query` uses on that corpus
     counter = get_token_counter(model.tokenizer)
     cache_dir = Path(project.local_dir) / "eval_cache"
@@ -147,5 +154,5 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
         tokens = [c.tokens for c in all_chunks] or [0]
         results.append({"profile": name, "mode": mode, "k": k, "model": model.name, "chunks": len(all_chunks),
                         "mean_tokens": round(statistics.fmean(tokens), 1), **scores.summary(),
-                        "documents_left_out": sorted(failed)})
+                        "documents_left_out": sorted(failed), "documents_not_found": not_found})
     return results

@@ -77,6 +77,7 @@ def build_eval_asset(project: Project, corpus: Corpus) -> list:
             "plot": dg.MetadataValue.md(_plot(rows)),
             "questions": rows[0]["n_questions"],
             "documents_left_out": dg.MetadataValue.text(", ".join(rows[0]["documents_left_out"]) or "none"),
+            "documents_not_found": dg.MetadataValue.text(", ".join(rows[0]["documents_not_found"]) or "none"),
             "recall_at_5": rows[0]["recall_at_5"],
         }
         yield dg.MaterializeResult(metadata=metadata)

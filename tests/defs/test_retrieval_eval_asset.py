@@ -1,5 +1,6 @@
 """The retrieval_eval asset: golden-set scores, a PNG plot and the recall@5 check, with a
-document that cannot be parsed left out."""
+document that cannot be parsed left out and a document questions name but the corpus lacks
+reported."""
 
 import base64
 import re
@@ -19,6 +20,8 @@ def test_retrieval_eval_materialises_scores_plot_and_check(tmp_path):
     values = make_project(tmp_path)
     # A document that cannot be parsed is left out of the scores, as an ingest leaves it out.
     (Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "broken.pdf").write_bytes(b"%PDF-1.4 not a pdf at all")
+    # Two golden questions are about this note: deleted, they can only miss, and the asset says why.
+    (Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "office_wifi.txt").unlink()
     with env(**values), dg.instance_for_test() as instance:
         defs = build_definitions(load_project())
         key = dg.AssetKey(["sample", "retrieval_eval"])
@@ -28,6 +31,7 @@ def test_retrieval_eval_materialises_scores_plot_and_check(tmp_path):
         metadata = result.asset_materializations_for_node("sample__retrieval_eval")[0].metadata
         assert metadata["questions"].value >= 30
         assert metadata["documents_left_out"].value == "notes/broken.pdf"
+        assert metadata["documents_not_found"].value == "notes/office_wifi.txt"
         png = re.search(r"base64,([A-Za-z0-9+/=]+)\)", metadata["plot"].value).group(1)
         assert base64.b64decode(png)[:8] == b"\x89PNG\r\n\x1a\n"
         assert "| recommended |" in metadata["profiles"].value
