@@ -62,6 +62,21 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
     return docs, failed
 
 
+def _cache_dir(folder: Path, progress: TextIO | None) -> tuple[Path, tempfile.TemporaryDirectory | None]:
+    """``folder`` where it can be written; else a temporary folder (returned too, so that it lives
+    as long as the caller holds it): a read-only data dir costs the cache, not the evaluation."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+        return folder, None
+    except OSError as exc:
+        scratch = tempfile.TemporaryDirectory(prefix="rag-eval-cache-")
+        if progress:
+            print(f"[eval] warning: cannot write the embedding cache {folder} ({exc.strerror}): every text is "
+                  "embedded anew", file=progress, flush=True)
+        return Path(scratch.name), scratch
+
+
 def evaluate(project: Project, questions_path: str | Path, profiles: list[str], corpora: str | Path | None = None,
              embedder: str | None = None, mode: str = "vector", k: int = 5, progress: TextIO | None = None,
              on_question: Callable[[str, Question, dict[int, list[Retrieved]]], None] | None = None,
@@ -98,7 +113,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                   f"score as misses (fix the question set's 'document')", file=progress, flush=True)
     settings = corpus.index  # the search settings `rag query` uses on that corpus
     counter = get_token_counter(model.tokenizer)
-    cache_dir = Path(project.local_dir) / "eval_cache"
+    cache_dir, _scratch = _cache_dir(Path(project.local_dir) / "eval_cache", progress)
     cache = EmbeddingCache(lancedb.connect(str(cache_dir)), model.name, model.dimensions)
     results = []
     embed = open_embedder(model).embed

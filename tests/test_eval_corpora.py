@@ -81,3 +81,24 @@ def test_a_missing_or_empty_question_file_or_no_results_asked_for_is_refused(tmp
         evaluate(load_project(), one, ["fixed_200_0"], corpora=tmp_path, k=0)
     with pytest.raises(ValueError, match="no question file at .*missing.csv"):
         evaluate(load_project(), tmp_path / "missing.csv", ["fixed_200_0"], corpora=tmp_path)
+
+
+def test_a_data_dir_that_cannot_be_written_costs_the_cache_not_the_evaluation(tmp_path, monkeypatch):
+    """The embedding cache goes to a temporary folder, removed afterwards, with a warning."""
+    import io
+    import tempfile
+
+    (tmp_path / "not_a_folder").write_text("")
+    monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "not_a_folder" / "data"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "corpora").mkdir()
+    (tmp_path / "corpora" / "a.txt").write_text("The depot opens at seven. Parcels leave at noon.\n")
+    path = tmp_path / "questions.csv"
+    path.write_text('question,references,corpus_id\nWhen do parcels leave?,'
+                    '"[{""content"": ""Parcels leave at noon."", ""start_index"": 26, ""end_index"": 48}]",a\n')
+    progress = io.StringIO()
+    [row] = evaluate(load_project(), path, ["fixed_200_0"], corpora=tmp_path / "corpora", progress=progress)
+    assert row["recall"] == 100.0
+    assert "cannot write the embedding cache" in progress.getvalue()
+    assert list((tmp_path / "tmp").iterdir()) == []
