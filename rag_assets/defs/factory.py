@@ -41,7 +41,7 @@ from rag_assets.defs.plots import histogram_png
 from rag_assets.defs.promotion import gate, promotion_result, promotion_specs
 from rag_assets.defs.resources import CorpusResources, build_corpus_resources
 from rag_assets.defs.sensors import build_corpus_automation, observe_source
-from rag_assets.defs.storage import partitions_snapshot
+from rag_assets.defs.storage import current_dynamic_partitions, partitions_snapshot
 from rag_assets.defs.versions import chunking_profile, code_versions
 from rag_assets.query import serving
 from rag_assets.tables import corpus_tables
@@ -266,7 +266,8 @@ STAGE_CONDITION = (
 # Maintenance (prune, compact, data tests) after any batch, however it was launched (sensor, UI,
 # schedule, `rag ingest`): the daemon's automation sensor materialises the table once a document's
 # index partition has changed and no batch is still running. Unlike eager(), a document that
-# never indexed (a missing partition) does not hold maintenance back.
+# never indexed (a missing partition) does not hold maintenance back. A batch landing during the
+# table's run is maintained by that run (see lancedb_table): its own materialisation resets this.
 TABLE_CONDITION = (
     dg.AutomationCondition.any_deps_updated().since_last_handled()
     & ~dg.AutomationCondition.any_deps_in_progress()
@@ -281,6 +282,15 @@ def _mirror(store, doc_ids: list[str], live: CorpusTable, db, corpus: Corpus, ru
     return mirror_stage(doc_ids, lambda d: chunks_with(store, d, chunker, counter, model.max_input_tokens, embed),
                         live.index(db, corpus.name), EmbeddingCache(db, model.name, model.dimensions), embed,
                         tenant_of(corpus), run_id, model.name, model.passage_prefix, corpus.tags)
+
+
+MAINTENANCE_PASSES = 3
+
+
+def _latest_event(instance: dg.DagsterInstance, key: dg.AssetKey) -> int | None:
+    """Storage id of the latest materialisation of any partition of ``key``."""
+    records = instance.fetch_materializations(key, limit=1).records
+    return records[0].storage_id if records else None
 
 
 def _prune(index: LanceIndex, live: set[str]) -> tuple[list[str], int]:
@@ -302,28 +312,40 @@ def build_table_asset(project: Project, corpus: Corpus):
               tags={f"rag/{t}": "" for t in corpus.tags}, automation_condition=TABLE_CONDITION,
               check_specs=promotion_specs(corpus) or None)
     def lancedb_table(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        """The corpus' LanceDB table as a whole: rows of deleted documents removed, then compacted."""
+        """The corpus' LanceDB table as a whole: rows of deleted documents removed, then compacted.
+        Maintained again when an index batch lands meanwhile (its materialisation would otherwise
+        be forgotten by TABLE_CONDITION once this run materialises), at most MAINTENANCE_PASSES times."""
         resources = CorpusResources(context.resources, corpus)
         store = resources.store.get_store()
         index = resources.index()
-        live = {doc_id_for(pk) for pk in context.instance.get_dynamic_partitions(partitions_name(name))}
-        # While queries stay on another table (a switch not yet complete, or held back by the
-        # gate), a deleted document leaves that table too.
-        before = serving(project, corpus, index.db)
-        tables = [index] + ([before.index(index.db, name)] if before.label != own_table(corpus).label else [])
-        pruned = [_prune(table, live) for table in tables]
-        removed_docs = sorted({doc_id for docs, _ in pruned for doc_id in docs})
-        removed_rows = sum(rows for _, rows in pruned)
-        for doc_id in removed_docs:
-            store.forget(doc_id)
-        for table in tables:
-            table.optimize()
-        built = index.ensure_search_indexes(corpus.index.ann_min_rows)
-        indexed = index.indexed_documents()
-        complete = all(doc_id in indexed for doc_id in live)
-        decision, recorded = gate(project, corpus, index, before, context.instance) if complete else (None, {})
-        if complete and (decision is None or decision.promote):
-            mark_active(index, name, model.name, corpus.chunking_profile.name, len(live))
+        removed_docs, removed_rows, passes = set(), 0, 0
+        seen = _latest_event(context.instance, asset_key(name, "lancedb_index"))
+        while True:
+            passes += 1
+            live = {doc_id_for(pk) for pk in current_dynamic_partitions(context.instance, partitions_name(name))}
+            # While queries stay on another table (a switch not yet complete, or held back by the
+            # gate), a deleted document leaves that table too.
+            before = serving(project, corpus, index.db)
+            tables = [index] + ([before.index(index.db, name)] if before.label != own_table(corpus).label else [])
+            pruned = [_prune(table, live) for table in tables]
+            for doc_id in {doc_id for docs, _ in pruned for doc_id in docs} - removed_docs:
+                store.forget(doc_id)
+                removed_docs.add(doc_id)
+            removed_rows += sum(rows for _, rows in pruned)
+            for table in tables:
+                table.optimize()
+            built = index.ensure_search_indexes(corpus.index.ann_min_rows)
+            indexed = index.indexed_documents()
+            complete = all(doc_id in indexed for doc_id in live)
+            decision, recorded = gate(project, corpus, index, before, context.instance) if complete else (None, {})
+            if complete and (decision is None or decision.promote):
+                mark_active(index, name, model.name, corpus.chunking_profile.name, len(live))
+            latest = _latest_event(context.instance, asset_key(name, "lancedb_index"))
+            if latest == seen or passes == MAINTENANCE_PASSES:
+                break
+            context.log.info("an index batch landed during maintenance: maintaining the table again")
+            seen = latest
+        removed_docs = sorted(removed_docs)
         after = serving(project, corpus, index.db)
         checks = [promotion_result(corpus, decision, complete, after.label)] if corpus.promote_if else None
         rows = index.count_rows()
@@ -336,7 +358,7 @@ def build_table_asset(project: Project, corpus: Corpus):
             "complete": complete, "indexes_built": ", ".join(built) or "none",
             "table": index.name, "table_version": index.version(), "rows": rows,
             "documents": len(indexed), "deleted_documents": len(removed_docs),
-            "deleted_rows": removed_rows, "dagster/row_count": rows, "lancedb_uri": corpus.index_uri,
+            "deleted_rows": removed_rows, "passes": passes, "dagster/row_count": rows, "lancedb_uri": corpus.index_uri,
             "upstream": _link(name, "lancedb_index")})
 
     return lancedb_table

@@ -223,6 +223,15 @@ def partitions_snapshot(instance: dg.DagsterInstance):
     return storage.partitions_snapshot() if isinstance(storage, RagEventLogStorage) else nullcontext()
 
 
+def current_dynamic_partitions(instance: dg.DagsterInstance, partitions_def_name: str) -> list[str]:
+    """The partition keys as stored now, written by any process: a partitions snapshot in force
+    is read anew."""
+    storage = instance.event_log_storage
+    if isinstance(storage, RagEventLogStorage):
+        storage._forget(partitions_def_name)
+    return list(instance.get_dynamic_partitions(partitions_def_name))
+
+
 def batched_writes(instance: dg.DagsterInstance):
     """``RagEventLogStorage.batched_writes`` where the instance's event log is ours (otherwise
     each write commits on its own, as Dagster always does)."""

@@ -6,6 +6,7 @@ sensor neither requests work twice nor changes anything when only previewed."""
 from pathlib import Path
 
 import dagster as dg
+import lancedb
 import pytest
 import yaml
 
@@ -267,3 +268,36 @@ def test_the_daemon_runs_every_data_test_with_the_table_and_rescores_a_change_ma
         assert wanted == {scores} | data_tests
         wanted, cursor = requested(cursor)
         assert wanted == set()
+
+
+def test_a_batch_landing_during_table_maintenance_is_maintained_by_that_run(project_env, monkeypatch):
+    """TABLE_CONDITION forgets an index batch that lands while the table run is in progress (the
+    run's own materialisation resets it), so the run maintains the table again itself."""
+    from rag_assets.core.index import table_name
+    from rag_assets.defs import factory
+    from rag_assets.defs.runs import run_job
+
+    project = load_project()
+    defs = build_definitions(project)
+    prune, calls = factory._prune, []
+
+    def prune_then_a_batch_lands(index, live):
+        if not calls:  # a sweep deletes a document and a batch indexes another, mid-run
+            with dg.DagsterInstance.get() as instance:
+                instance.delete_dynamic_partition("sample_documents", partition_key_for(DOC))
+                instance.report_runless_asset_event(dg.AssetMaterialization(
+                    dg.AssetKey(["sample", "lancedb_index"]), partition=partition_key_for("support/customer_faq.md")))
+        calls.append(len(live))
+        return prune(index, live)
+
+    monkeypatch.setattr(factory, "_prune", prune_then_a_batch_lands)
+    with dg.DagsterInstance.get() as instance:
+        result = run_job(project, defs, "maintain_sample", instance)
+    assert result.success
+    metadata = result.asset_materializations_for_node("sample__lancedb_table")[0].metadata
+    assert metadata["passes"].value == 2 and len(calls) == 2 and calls[1] == calls[0] - 1
+    assert metadata["deleted_documents"].value == 1
+    corpus = project.corpus("sample")
+    table = lancedb.connect(corpus.index_uri).open_table(table_name("sample", corpus.embedding_model.name,
+                                                                    corpus.chunking_profile.name))
+    assert DOC not in set(table.to_arrow().column("doc_id").to_pylist())
