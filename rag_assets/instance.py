@@ -5,7 +5,9 @@ create a new home's databases.
 
 The event log is Dagster's consolidated SQLite storage (``$DAGSTER_HOME/event_log.db``) and the
 run storage Dagster's SQLite one (``runs.db``), both on one engine per process
-(``rag_assets.defs.storage``); schedules and the run queue keep Dagster's defaults. A home that
+(``rag_assets.defs.storage``); the compute logs stay where Dagster keeps them
+(``storage/``) but are not mirrored to the terminal; schedules and the run queue keep Dagster's
+defaults. A home that
 already has a dagster.yaml is left as it is.
 """
 
@@ -15,7 +17,7 @@ import fcntl
 import os
 from pathlib import Path
 
-# Telemetry off; no new-user dialog (sign-up prompt) when the UI opens; the event log above.
+# Telemetry off; no new-user dialog (sign-up prompt) when the UI opens; the storage above.
 DAGSTER_YAML = """telemetry:
   enabled: false
 nux:
@@ -29,6 +31,12 @@ event_log_storage:
 run_storage:
   module: rag_assets.defs.storage
   class: RagRunStorage
+  config:
+    base_dir:
+      env: DAGSTER_HOME
+compute_logs:
+  module: rag_assets.defs.storage
+  class: RagComputeLogManager
   config:
     base_dir:
       env: DAGSTER_HOME

@@ -20,22 +20,31 @@ start. ``partitions_snapshot()`` reads each dynamic partitions definition once f
 code: an asset reporting metadata for 50 document partitions otherwise makes Dagster re-read
 every partition key (and check the range's ends) once per document.
 
+``RagComputeLogManager`` keeps Dagster's local compute logs but does not mirror them to the
+terminal (see the class).
+
 Dagster has no public import path for instance storage classes (its documented dagster.yaml
-names ``dagster._core.storage...``), hence the private import, kept to this module.
+names ``dagster._core.storage...``), hence the private imports, kept to this module.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 
 import dagster as dg
 import sqlalchemy as db
+from dagster._config import StringSource
+from dagster._core.execution.compute_logs import redirect_to_file
+from dagster._core.storage.compute_log_manager import CapturedLogContext, ComputeIOType
 from dagster._core.storage.event_log import ConsolidatedSqliteEventLogStorage
+from dagster._core.storage.local_compute_log_manager import IO_TYPE_EXTENSION, LocalComputeLogManager
 from dagster._core.storage.runs import SqliteRunStorage
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
+from dagster._utils import ensure_file, touch_file
 
 # Events Dagster buffers per batch before handing them to store_event_batch: more than a run of
 # 99 documents plans (4 stages x 99 partitions), so a batch is flushed only at its end.
@@ -188,6 +197,34 @@ class RagRunStorage(SqliteRunStorage):
     def dispose(self):
         super().dispose()
         self._engine.dispose()
+
+
+class RagComputeLogManager(LocalComputeLogManager):
+    """Dagster's local compute logs (each step's stdout and stderr, in the files the UI reads under
+    ``base_dir``/storage, where Dagster keeps them by default), captured without mirroring them to
+    the process' own terminal: Dagster's mirror starts a ``tail`` and a Python watcher process per
+    capture, and Ctrl-C in a terminal running `rag ingest` reached those and printed their
+    tracebacks."""
+
+    def __init__(self, base_dir: str, inst_data=None):
+        super().__init__(os.path.join(base_dir, "storage"), inst_data=inst_data)
+
+    @classmethod
+    def config_type(cls):
+        return {"base_dir": StringSource}
+
+    @classmethod
+    def from_config_value(cls, inst_data, config_value):
+        return cls(inst_data=inst_data, **config_value)
+
+    @contextmanager
+    def capture_logs(self, log_key):
+        out, err = (self.get_captured_local_path(log_key, IO_TYPE_EXTENSION[io]) for io in ComputeIOType)
+        ensure_file(out)
+        ensure_file(err)
+        with redirect_to_file(sys.stdout, out), redirect_to_file(sys.stderr, err):
+            yield CapturedLogContext(log_key)
+        touch_file(self.complete_artifact_path(log_key))  # the UI's sign that the capture ended
 
 
 class ProcessEngine:

@@ -147,3 +147,39 @@ def test_processes_starting_on_a_new_home_create_its_databases_once(tmp_path):
     assert (home / ".rag_initialized").exists()
     with env(DAGSTER_HOME=str(home)), dg.DagsterInstance.get() as instance:
         assert sorted(instance.get_dynamic_partitions("docs")) == [f"doc{n}.md" for n in range(4)]
+
+
+def test_a_steps_output_reaches_the_ui_without_a_tail_process_per_capture(tmp_path):
+    """The compute logs are the files the UI reads (Dagster's own manager reads them back), and
+    capturing them starts no `tail` or watcher process (which a terminal's Ctrl-C reached)."""
+    home = tmp_path / "home"
+    write_instance_config(home)
+    code = ("import subprocess, sys\nimport dagster as dg\n"
+            "started = []\n"
+            "popen = subprocess.Popen\n"
+            "def spy(args, *a, **k):\n"
+            "    started.append(args)\n"
+            "    return popen(args, *a, **k)\n"
+            "subprocess.Popen = spy\n"
+            "@dg.op\n"
+            "def talk():\n"
+            "    print('to stdout', flush=True)\n"
+            "    print('to stderr', file=sys.stderr, flush=True)\n"
+            "@dg.job\n"
+            "def job():\n"
+            "    talk()\n"
+            "with dg.DagsterInstance.get() as i:\n"
+            "    print(job.execute_in_process(instance=i).run_id, len(started))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "DAGSTER_HOME": str(home)}, timeout=120)
+    run_id, started = out.stdout.split()[-2:]
+    assert started == "0" and "to stdout" not in out.stdout
+    with env(DAGSTER_HOME=str(home)), dg.DagsterInstance.get() as instance:
+        from dagster._core.storage.compute_log_manager import ComputeIOType
+
+        manager = instance.compute_log_manager
+        [key] = manager.get_log_keys_for_log_key_prefix([run_id, "compute_logs"], io_type=ComputeIOType.STDOUT)
+        data = manager.get_log_data(key)
+        assert b"to stdout" in data.stdout and b"to stderr" in data.stderr
+        assert manager.is_capture_complete(key)
+        assert str(home / "storage") in manager.get_captured_local_path(key, "out")

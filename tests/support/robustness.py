@@ -301,22 +301,24 @@ def sigkill_mid_write(tmp: Path, documents: int = 12) -> dict:
 
 
 def interrupted_ingest(tmp: Path, signum: int = signal.SIGINT, documents: int = 16) -> dict:
-    """``rag ingest`` (runs of 2 documents) gets SIGINT or SIGTERM once it has written two
-    batches: it stops at once with 130 or 143, runs no further batch and no maintenance, and the
-    next ingest redoes exactly the documents it had not finished."""
+    """``rag ingest`` (runs of 2 documents) and its process group get SIGINT or SIGTERM once it has
+    written two batches: it stops at once with 130 or 143 and no traceback, runs no further batch
+    and no maintenance, and the next ingest redoes exactly the documents it had not finished."""
     docs = tmp / "docs"
     write_notes(docs, documents, "one")
     values = project_over(tmp / "p", docs, batch_size=2)
     with env(**values):
         start = _table_versions(load_project())
+    # Its own process group, signalled as a terminal's Ctrl-C or a supervisor signals one: every
+    # process `rag` started gets the signal too, and none may print a traceback.
     child = subprocess.Popen([RAG, "ingest", "--json"], env={**os.environ, **values}, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 300
     with env(**values):
         project = load_project()
         while child.poll() is None and _table_versions(project) < start + 2 and time.monotonic() < deadline:
             time.sleep(0.01)
-    child.send_signal(signum)
+    os.killpg(child.pid, signum)
     sent = time.monotonic()
     _, err = child.communicate(timeout=120)
     stopped_s = time.monotonic() - sent
