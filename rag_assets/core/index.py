@@ -51,6 +51,38 @@ def table_name(corpus: str, model_name: str, profile_name: str) -> str:
     return table_prefix(corpus) + safe_name(f"{model_name}__{profile_name}")
 
 
+# What each column of a chunks table holds (the Dagster UI shows them as the table's columns).
+ROW_COLUMNS = {
+    "id": "Row id: xxh3 of the document id, chunk text hash, profile hash and start offset.",
+    "doc_id": "Document id: its path under the source (the Dagster partition's document).",
+    "chunk_index": "Position of the chunk in its document.",
+    "text": "The chunk's text, exactly parsed_text[start:end].",
+    "vector": "Embedding of the chunk (with its contextual header, or its sentence window).",
+    "start": "Character offset where the chunk starts in the document's parsed text.",
+    "end": "Character offset where the chunk ends (exclusive).",
+    "tokens": "Model tokens embedded for the row (header included), at most the model's input limit.",
+    "title": "Document title, for citations.",
+    "source_uri": "Where the document lives (file:// or s3://).",
+    "source_version": "Source version read: the file's mtime on disk, the object's ETag on S3.",
+    "heading_path": "Headings above the chunk, joined with ' > '.",
+    "page": "PDF page of the chunk's start, if any.",
+    "element_types": "Structural elements the chunk holds (Title, NarrativeText, Table, ...).",
+    "strategy": "Chunking strategy that cut the chunk.",
+    "window_start": "sentence_window: start of the text embedded around the sentence.",
+    "window_end": "sentence_window: end of the text embedded around the sentence.",
+    "content_type": "Content type the document was parsed as.",
+    "content_hash": "xxh3 of the document's bytes (raw_documents' data version).",
+    "chunk_profile": "Chunking profile name.",
+    "profile_hash": "Fingerprint of the profile's settings (a change re-chunks).",
+    "embedding_model": "Embedding model name.",
+    "embed_text_hash": "xxh3 of what the vector was made from (an unchanged one is never re-embedded).",
+    "tenant": "Tenant of the document (queries are always filtered by it where the source declares one).",
+    "tags": "Corpus tags, comma-delimited on both ends.",
+    "run_id": "Dagster run that wrote the row.",
+    "ingested_at": "When the row was written (UTC).",
+}
+
+
 def chunk_schema(dimensions: int) -> pa.Schema:
     return pa.schema(
         [

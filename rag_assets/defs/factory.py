@@ -26,7 +26,7 @@ from rag_assets.config.schema import Corpus, Project
 from rag_assets.core.chunking import row_token_limit
 from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.hashing import settings_hash
-from rag_assets.core.index import LanceIndex, mark_active
+from rag_assets.core.index import ROW_COLUMNS, LanceIndex, chunk_schema, mark_active
 from rag_assets.core.keys import doc_id_for
 from rag_assets.core.pipeline import chunk_stage, chunks_with, embed_stage, index_stage, mirror_stage, parse_stage
 from rag_assets.core.pipeline import StageResult
@@ -227,7 +227,8 @@ def build_corpus_assets(project: Project, corpus: Corpus, observe) -> list:
               code_version=versions["lancedb_index"], kinds={"lancedb"},
               required_resource_keys={keys["store"], keys["lancedb"]}, **stage,
               description="Each document's rows in the corpus' LanceDB table (new rows written, then its stale "
-                          f"rows removed) at {corpus.index_uri}.")
+                          f"rows removed) at {corpus.index_uri}.",
+              metadata={"dagster/column_schema": column_schema(model.dimensions)})
     def lancedb_index(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         resources = CorpusResources(context.resources, corpus)
         store = resources.store.get_store()
@@ -287,6 +288,12 @@ def _mirror(store, doc_ids: list[str], live: CorpusTable, db, corpus: Corpus, ru
 MAINTENANCE_PASSES = 3
 
 
+def column_schema(dimensions: int) -> dg.TableSchema:
+    """The chunks table's columns, as the UI lists them on the index and table assets."""
+    return dg.TableSchema(columns=[dg.TableColumn(f.name, str(f.type), description=ROW_COLUMNS[f.name])
+                                   for f in chunk_schema(dimensions)])
+
+
 def _latest_event(instance: dg.DagsterInstance, key: dg.AssetKey) -> int | None:
     """Storage id of the latest materialisation of any partition of ``key``."""
     records = instance.fetch_materializations(key, limit=1).records
@@ -310,6 +317,7 @@ def build_table_asset(project: Project, corpus: Corpus):
               kinds={"lancedb"}, required_resource_keys={keys["store"], keys["lancedb"]},
               code_version=code_versions(corpus)["lancedb_table"], owners=owners_of(corpus),
               tags={f"rag/{t}": "" for t in corpus.tags}, automation_condition=TABLE_CONDITION,
+              metadata={"dagster/column_schema": column_schema(model.dimensions)},
               check_specs=promotion_specs(corpus) or None)
     def lancedb_table(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         """The corpus' LanceDB table as a whole: rows of deleted documents removed, then compacted.

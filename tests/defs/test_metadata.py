@@ -69,3 +69,20 @@ def test_metadata_matches_the_index(ingested_sample):
             else:
                 assert latest(instance, stage, pk)["upstream"] == \
                     f"/assets/sample/{before}?view=partitions&partition={quote(pk, safe='')}", stage
+
+
+def test_the_index_and_table_assets_list_the_tables_real_columns(ingested_sample):
+    from rag_assets.defs.factory import build_definitions
+
+    values, _ = ingested_sample
+    with env(**values):
+        project = load_project()
+        corpus = project.corpus("sample")
+        table = lancedb.connect(corpus.index_uri).open_table(
+            table_name("sample", corpus.embedding_model.name, corpus.chunking_profile.name))
+        defs = build_definitions(project)
+    for stage in ("lancedb_index", "lancedb_table"):
+        key = dg.AssetKey(["sample", stage])
+        schema = defs.get_assets_def(key).specs_by_key[key].metadata["dagster/column_schema"]
+        assert [(c.name, c.type) for c in schema.columns] == [(f.name, str(f.type)) for f in table.schema]
+        assert all(c.description for c in schema.columns)
