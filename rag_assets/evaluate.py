@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import statistics
 import tempfile
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import Callable, Iterator, TextIO
 
 import lancedb
 
@@ -62,19 +63,21 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
     return docs, failed
 
 
-def _cache_dir(folder: Path, progress: TextIO | None) -> tuple[Path, tempfile.TemporaryDirectory | None]:
-    """``folder`` where it can be written; else a temporary folder (returned too, so that it lives
-    as long as the caller holds it): a read-only data dir costs the cache, not the evaluation."""
+@contextmanager
+def _cache_dir(folder: Path, progress: TextIO | None) -> Iterator[Path]:
+    """``folder`` where it can be written; else a temporary folder, removed when the block ends:
+    a read-only data dir costs the cache, not the evaluation."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryFile(dir=folder).close()
-        return folder, None
     except OSError as exc:
-        scratch = tempfile.TemporaryDirectory(prefix="rag-eval-cache-")
         if progress:
             print(f"[eval] warning: cannot write the embedding cache {folder} ({exc.strerror}): every text is "
                   "embedded anew", file=progress, flush=True)
-        return Path(scratch.name), scratch
+        with tempfile.TemporaryDirectory(prefix="rag-eval-cache-") as scratch:
+            yield Path(scratch)
+        return
+    yield folder
 
 
 def evaluate(project: Project, questions_path: str | Path, profiles: list[str], corpora: str | Path | None = None,
@@ -113,61 +116,62 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                   f"score as misses (fix the question set's 'document')", file=progress, flush=True)
     settings = corpus.index  # the search settings `rag query` uses on that corpus
     counter = get_token_counter(model.tokenizer)
-    cache_dir, _scratch = _cache_dir(Path(project.local_dir) / "eval_cache", progress)
-    cache = EmbeddingCache(lancedb.connect(str(cache_dir)), model.name, model.dimensions)
-    results = []
-    embed = open_embedder(model).embed
+    with _cache_dir(Path(project.local_dir) / "eval_cache", progress) as cache_dir:
+        cache = EmbeddingCache(lancedb.connect(str(cache_dir)), model.name, model.dimensions)
+        results = []
+        embed = open_embedder(model).embed
 
-    def vectors_for(texts: list[str], label: str) -> list[list[float]]:
-        wanted = {text_hash(t): t for t in texts}
-        found = cache.get_many(list(wanted))
-        missing = [h for h in wanted if h not in found]
-        bar = Progress(progress, f"[eval] {label}: embedding {len(missing)} new texts", -(-len(missing) // 512),
-                       every=10)
-        for i in range(0, len(missing), 512):
-            bar.start(i // 512 + 1)
-            found.update(cache.embed_missing({h: wanted[h] for h in missing[i : i + 512]}, found, embed))
-        if missing:
-            bar.finish()
-        return [found[text_hash(t)] for t in texts]
+        def vectors_for(texts: list[str], label: str) -> list[list[float]]:
+            wanted = {text_hash(t): t for t in texts}
+            found = cache.get_many(list(wanted))
+            missing = [h for h in wanted if h not in found]
+            bar = Progress(progress, f"[eval] {label}: embedding {len(missing)} new texts", -(-len(missing) // 512),
+                           every=10)
+            for i in range(0, len(missing), 512):
+                bar.start(i // 512 + 1)
+                found.update(cache.embed_missing({h: wanted[h] for h in missing[i : i + 512]}, found, embed))
+            if missing:
+                bar.finish()
+            return [found[text_hash(t)] for t in texts]
 
-    question_vectors = vectors_for([model.query_prefix + q.question for q in questions], "questions")
-    for name in profiles:
-        profile = profile_from_config(declared[name])
-        if progress:
-            print(f"[eval] {name}: chunking {len(docs)} documents", file=progress, flush=True)
-        # Semantic breakpoints embed sentences through the same cache as the chunks.
-        chunked = {d: chunk_document(doc, profile, counter, model.max_input_tokens,
-                                      embed=lambda texts: vectors_for(texts, name))
-                   for d, doc in docs.items()}
-        all_chunks = [c for ch in chunked.values() for c in ch.chunks]
-        inputs = list(dict.fromkeys(t for ch in chunked.values() for t in chunk_inputs(ch, model.passage_prefix)))
-        vector_of = dict(zip(inputs, vectors_for(inputs, name)))
-        with tempfile.TemporaryDirectory() as tmp:
-            index = LanceIndex(lancedb.connect(tmp), "eval", model.name, model.dimensions, name)
-            index.write_documents([EmbeddedDocument(ch, model.name, tuple(
-                tuple(v) for v in chunk_vectors(ch, vector_of, model.passage_prefix))) for ch in chunked.values()],
-                None, "eval")
-            if mode == "hybrid":
-                index.ensure_search_indexes(ann_min_rows=10**9)
-            spans = {d: [Retrieved(d, c.start, c.end) for c in ch.chunks] for d, ch in chunked.items()}
-            scores = Scores()
-            bar = Progress(progress, f"[eval] {name}: questions", len(questions), every=50)
-            for n, (question, vector) in enumerate(zip(questions, question_vectors), start=1):
-                bar.start(n)
-                # What a user asking for each number of results gets (merging depends on it).
-                filters = Filters(doc_id=question.corpus_id) if question.scoped else Filters()
-                asked = {depth: [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
-                         for depth, hits in retrieve(index, question.question, vector, declared[name], settings,
-                                                     counter.count, ks=(k, *RECALL_AT), mode=mode,
-                                                     filters=filters).items()}
-                omega = precision_omega(question, spans.get(question.corpus_id, [])) if question.references else None
-                scores.add(question, asked, k, omega)
-                if on_question:
-                    on_question(name, question, asked)
-            bar.finish()
-        tokens = [c.tokens for c in all_chunks] or [0]
-        results.append({"profile": name, "mode": mode, "k": k, "model": model.name, "chunks": len(all_chunks),
-                        "mean_tokens": round(statistics.fmean(tokens), 1), **scores.summary(),
-                        "documents_left_out": sorted(failed), "documents_not_found": not_found})
-    return results
+        question_vectors = vectors_for([model.query_prefix + q.question for q in questions], "questions")
+        for name in profiles:
+            profile = profile_from_config(declared[name])
+            if progress:
+                print(f"[eval] {name}: chunking {len(docs)} documents", file=progress, flush=True)
+            # Semantic breakpoints embed sentences through the same cache as the chunks.
+            chunked = {d: chunk_document(doc, profile, counter, model.max_input_tokens,
+                                          embed=lambda texts: vectors_for(texts, name))
+                       for d, doc in docs.items()}
+            all_chunks = [c for ch in chunked.values() for c in ch.chunks]
+            inputs = list(dict.fromkeys(t for ch in chunked.values() for t in chunk_inputs(ch, model.passage_prefix)))
+            vector_of = dict(zip(inputs, vectors_for(inputs, name)))
+            with tempfile.TemporaryDirectory() as tmp:
+                index = LanceIndex(lancedb.connect(tmp), "eval", model.name, model.dimensions, name)
+                index.write_documents([EmbeddedDocument(ch, model.name, tuple(
+                    tuple(v) for v in chunk_vectors(ch, vector_of, model.passage_prefix))) for ch in chunked.values()],
+                    None, "eval")
+                if mode == "hybrid":
+                    index.ensure_search_indexes(ann_min_rows=10**9)
+                spans = {d: [Retrieved(d, c.start, c.end) for c in ch.chunks] for d, ch in chunked.items()}
+                scores = Scores()
+                bar = Progress(progress, f"[eval] {name}: questions", len(questions), every=50)
+                for n, (question, vector) in enumerate(zip(questions, question_vectors), start=1):
+                    bar.start(n)
+                    # What a user asking for each number of results gets (merging depends on it).
+                    filters = Filters(doc_id=question.corpus_id) if question.scoped else Filters()
+                    asked = {depth: [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
+                             for depth, hits in retrieve(index, question.question, vector, declared[name], settings,
+                                                         counter.count, ks=(k, *RECALL_AT), mode=mode,
+                                                         filters=filters).items()}
+                    omega = (precision_omega(question, spans.get(question.corpus_id, []))
+                             if question.references else None)
+                    scores.add(question, asked, k, omega)
+                    if on_question:
+                        on_question(name, question, asked)
+                bar.finish()
+            tokens = [c.tokens for c in all_chunks] or [0]
+            results.append({"profile": name, "mode": mode, "k": k, "model": model.name, "chunks": len(all_chunks),
+                            "mean_tokens": round(statistics.fmean(tokens), 1), **scores.summary(),
+                            "documents_left_out": sorted(failed), "documents_not_found": not_found})
+        return results
