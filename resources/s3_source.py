@@ -10,7 +10,7 @@ from pydantic import Field
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError
-from rag_assets.core.sources import DocumentRef, SourceUnavailable, matches, too_large
+from rag_assets.core.sources import DocumentRef, SourceUnavailable, matches, s3_folder, too_large
 
 MISSING = {"NoSuchKey", "404", "NotFound"}
 
@@ -20,7 +20,7 @@ class S3SourceResource(dg.ConfigurableResource):
 
     s3: S3Resource
     bucket: str = Field(description="Bucket holding the documents.")
-    prefix: str = Field("", description="Key prefix to list under.")
+    prefix: str = Field("", description="Folder of keys to list under (with or without its trailing slash).")
     include: list[str] = Field(default_factory=lambda: ["**/*"], description="Globs of documents to index.")
     exclude: list[str] = Field(default_factory=list, description="Globs to leave out.")
     max_document_bytes: int | None = Field(None, description="Larger objects are refused, never downloaded.")
@@ -35,11 +35,12 @@ class S3SourceResource(dg.ConfigurableResource):
         """Every matching object; the ETag is the source version (a cheap change prefilter).
         Raises SourceUnavailable rather than returning a partial listing."""
         refs = []
+        folder = s3_folder(self.prefix)
         try:
             client = self.s3.get_client()
-            for page in client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self.prefix):
+            for page in client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=folder):
                 for obj in page.get("Contents", []):
-                    doc_id = obj["Key"][len(self.prefix):].lstrip("/")
+                    doc_id = obj["Key"][len(folder):].lstrip("/")
                     if doc_id and not doc_id.endswith("/") and matches(doc_id, tuple(self.include), tuple(self.exclude)):
                         refs.append(DocumentRef(doc_id, f"s3://{self.bucket}/{obj['Key']}", int(obj["Size"]),
                                                 f"etag:{obj['ETag'].strip(chr(34))}"))
@@ -49,7 +50,7 @@ class S3SourceResource(dg.ConfigurableResource):
 
     def read(self, doc_id: str) -> RawDocument:
         """One object; DocumentError when it is gone or too large, SourceUnavailable otherwise."""
-        key = f"{self.prefix.rstrip('/')}/{doc_id}" if self.prefix else doc_id
+        key = s3_folder(self.prefix) + doc_id
         try:
             obj = self.s3.get_client().get_object(Bucket=self.bucket, Key=key)
             if self.max_document_bytes is not None and obj["ContentLength"] > self.max_document_bytes:

@@ -72,7 +72,7 @@ class SourceConfig(_Strict):
     kind: Literal["disk", "s3"] = Field(description="Where documents live: a local folder or an S3 bucket.")
     path: str | None = Field(None, description="disk: folder, relative to the config project directory.")
     bucket: str | None = Field(None, description="s3: bucket name.")
-    prefix: str = Field("", description="s3: key prefix to list under.")
+    prefix: str = Field("", description="s3: folder of keys to list under (with or without its trailing slash).")
     endpoint_url: str | None = Field(None, description="s3: endpoint of an S3-compatible server.")
     include: tuple[str, ...] = Field(("**/*",), description="Glob patterns of documents to index.")
     exclude: tuple[str, ...] = Field((), description="Glob patterns to leave out.")

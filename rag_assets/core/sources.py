@@ -186,6 +186,14 @@ def read_disk(root: str | Path, doc_id: str, max_bytes: int | None = None) -> Ra
                                 "it is read again once it changes no more")
 
 
+def s3_folder(prefix: str) -> str:
+    """The folder an S3 source's ``prefix`` names, as the start of its documents' keys ("" for the
+    whole bucket): ``handbook`` and ``handbook/`` both list ``handbook/...`` only, never the
+    siblings ``handbook2/...`` or ``handbook.md`` that a bare string prefix would also match (their
+    ids could not be read back under the folder)."""
+    return prefix.rstrip("/") + "/" if prefix.strip("/") else ""
+
+
 def too_large(size: int, max_bytes: int) -> str:
     """The error of a document over the size limit."""
     return (f"{size / 2**20:.1f} MB exceeds the source's limit of {max_bytes / 2**20:g} MB; raise "
