@@ -23,13 +23,15 @@ def has_tenants(corpus: Corpus) -> bool:
 
 
 def serving(project: Project, corpus: Corpus, db) -> CorpusTable:
-    """The table queries use (see module docstring): the corpus' own once it was complete, else
-    the most recently complete one whose model and profile are still declared."""
+    """The table queries use (see module docstring): the most recently complete one whose model and
+    profile are still declared (the corpus' own when none is). Only that table is kept current: a
+    table that served before another went live lacks what changed since (new, edited and deleted
+    documents), so switching back to it serves it again only once it is complete again."""
     models = {m.name: m for m in project.embedding_models}
     profiles = {p.name: p for p in project.chunking_profiles}
     own = own_table(corpus)
     complete = [(m, p) for m, p in active_pairs(db, corpus.name) if m in models and p in profiles]
-    if not complete or (own.model.name, own.profile.name) in complete:
+    if not complete or (own.model.name, own.profile.name) == complete[0]:
         return own
     model, profile = complete[0]
     return CorpusTable(models[model], profiles[profile])

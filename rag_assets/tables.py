@@ -2,7 +2,7 @@
 
 Roles: ``serving`` (the table queries use), ``configured`` (the table the corpus' current model and
 profile build, while queries still use another), ``previous`` (complete once, for a model and
-profile still declared: switching back to them is instant) and ``unused`` (a model or profile no
+profile still declared: switching back to them re-embeds nothing) and ``unused`` (a model or profile no
 longer declared, a table never completed, or a table an earlier version of rag_assets named
 ``<corpus>__<model>``). Manifests and the corpus' registry go with their tables. The embedding
 caches (``embcache__<model>``, one per model in a LanceDB, shared by its corpora) are ``cache``

@@ -10,7 +10,7 @@ import dagster as dg
 from rag_assets.clients import CorpusTable, own_table
 from rag_assets.config.schema import Corpus, Project
 from rag_assets.core.hashing import content_hash, settings_hash
-from rag_assets.core.index import LanceIndex
+from rag_assets.core.index import LanceIndex, active_pairs
 from rag_assets.core.promotion import Decision, decide, parse_rule
 from rag_assets.defs.names import asset_key
 from rag_assets.evaluate import evaluate
@@ -46,13 +46,15 @@ def _previous(instance: dg.DagsterInstance, corpus: Corpus, key: str) -> Decisio
 def gate(project: Project, corpus: Corpus, index: LanceIndex, live: CorpusTable, instance: dg.DagsterInstance
          ) -> tuple[Decision | None, dict]:
     """Whether the corpus' complete table ``index`` may be marked active against ``live``, the table
-    queries use now: (None, {}) when nothing is gated (no rule, no live table yet, or the corpus'
-    own table is already live), else the decision and the metadata recording it. Scores are reused
+    queries use now: (None, {}) when nothing is gated (no rule, no live table yet, the corpus' own
+    table is already live, or it went live before: switching back to it is not a new model or
+    profile), else the decision and the metadata recording it. Scores are reused
     while the questions, both tables' models and profiles and the indexed documents are unchanged."""
     if not corpus.promote_if:
         return None, {}
     candidate = own_table(corpus)
-    if live.label == candidate.label:
+    if live.label == candidate.label or (candidate.model.name, candidate.profile.name) in active_pairs(
+            index.db, corpus.name):
         return None, {}
     rule = parse_rule(corpus.promote_if)
     key = settings_hash({

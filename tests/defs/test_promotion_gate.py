@@ -162,3 +162,36 @@ def test_worse_chunk_profile_is_held_back_and_an_equal_one_goes_live(tmp_path):
 
         use_profile(cfg, "default_copy")
         assert_goes_live("serving_profile", "default_copy")
+
+
+def test_switching_back_waits_for_the_old_table_to_catch_up_and_is_not_gated(tmp_path):
+    """A table that served before another went live missed what changed since: switching back to it
+    keeps queries on the table that served last until an ingest has brought it up to date (a deleted
+    document never comes back), re-embedding nothing; having served before, it is not gated again
+    (`recursive` scores below `default` on the sample questions)."""
+    values = make_project(tmp_path)
+    cfg = Path(values["RAG_PROJECT_DIR"])
+    edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+promote_if": RULE}))
+    with env(**values):
+        use_profile(cfg, "recursive")
+        ingest_project(load_project())  # the first table goes live ungated
+        use_profile(cfg, "default")
+        assert ingest_project(load_project())["checks"]["sample.promotion"] is True
+        (Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "office_wifi.txt").unlink()
+        ingest_project(load_project())
+
+        use_profile(cfg, "recursive")
+        project = load_project()
+        corpus = project.corpus("sample")
+        db = lancedb.connect(corpus.index_uri)
+        assert serving(project, corpus, db).profile.name == "default"
+        hits = query_corpus(project, corpus, "guest Wi-Fi password", k=5, mode="hybrid")
+        assert hits and all(h.doc_id != "notes/office_wifi.txt" for h in hits)
+
+        back = ingest_project(project)
+        assert back["chunks_embedded"] == 0 and back["checks"]["sample.promotion"] is True
+        assert serving(project, corpus, db).profile.name == "recursive"
+        assert "notes/office_wifi.txt" not in LanceIndex(db, "sample", "all_minilm_l6_v2", 384,
+                                                         "recursive").indexed_documents()
+        hits = query_corpus(project, corpus, "guest Wi-Fi password", k=5, mode="hybrid")
+        assert hits and all(h.doc_id != "notes/office_wifi.txt" for h in hits)

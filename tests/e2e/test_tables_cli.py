@@ -98,3 +98,22 @@ def test_only_previous_and_unused_tables_can_be_dropped(sample):
     corpus, db = sample
     with pytest.raises(ValueError, match="only tables of roles"):
         drop_tables(db, corpus_tables(load_project(), corpus, db), ("serving",))
+
+
+def test_switching_back_serves_the_old_table_only_once_it_is_complete_again(sample, capsys):
+    """A table that served before another went live was not kept current since (documents added,
+    edited or deleted meanwhile): the config naming it again does not serve it until it is
+    complete again; queries stay on the table that served last."""
+    from rag_assets.query import serving
+
+    corpus, db = sample
+    own = _table(db, corpus, corpus.chunking_profile.name, 2, complete=True)  # served first
+    later = _table(db, corpus, "recursive", 1, complete=True)  # then a switch to recursive went live
+    # The config is back on its first profile: it serves again only once complete again.
+    assert serving(load_project(), corpus, db).profile.name == "recursive"
+    listed = _listed(capsys, "--drop-unused", "--drop-previous")
+    assert {name: (t["role"], t["dropped"]) for name, t in listed.items() if t["corpus"]} == {
+        later.name: ("serving", False), own.name: ("configured", False)}
+    mark_active(own, corpus.name, corpus.embedding_model.name, corpus.chunking_profile.name, 2)
+    assert serving(load_project(), corpus, db).profile.name == corpus.chunking_profile.name
+    assert _listed(capsys)[later.name]["role"] == "previous"
