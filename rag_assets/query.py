@@ -106,14 +106,19 @@ def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: 
 
 
 def lineage(project: Project, row_id: str) -> dict | None:
-    """Where an index row came from: source, versions, profile, model, run and table version."""
+    """Where an index row came from: source, versions, profile, model, run and table version. A row id
+    does not name the model (a switch of model, or of profile to one of the same settings, writes
+    the same ids to the new table), so the table queries use is searched first, then the configured
+    one, then the others."""
     for corpus in project.corpora:
         db = connect_index(corpus)
         tables = set(open_tables(db, table_prefix(corpus.name)))
-        for table in (CorpusTable(m, p) for m in project.embedding_models for p in project.chunking_profiles):
+        first = [serving(project, corpus, db), own_table(corpus)]
+        for table in first + [CorpusTable(m, p) for m in project.embedding_models for p in project.chunking_profiles]:
             index = table.index(db, corpus.name)
             if index.name not in tables:
                 continue
+            tables.discard(index.name)  # each table is searched once
             row = index.row(row_id)
             if row is None:
                 continue

@@ -117,3 +117,23 @@ def test_switching_back_serves_the_old_table_only_once_it_is_complete_again(samp
     mark_active(own, corpus.name, corpus.embedding_model.name, corpus.chunking_profile.name, 2)
     assert serving(load_project(), corpus, db).profile.name == corpus.chunking_profile.name
     assert _listed(capsys)[later.name]["role"] == "previous"
+
+
+def test_lineage_of_a_row_names_the_table_queries_use(sample):
+    """Row ids do not name the model or the profile's name: during a switch the configured table may
+    hold a row of the same id, written by another run. `rag lineage` of a row a query returned
+    traces the serving table's row."""
+    from rag_assets.query import lineage, serving
+
+    corpus, db = sample
+    model = corpus.embedding_model
+    live = LanceIndex(db, corpus.name, model.name, model.dimensions, "recursive")
+    live.write_documents([embedded("a.md", 1, model.dimensions)], None, "serving-run")
+    mark_active(live, corpus.name, model.name, "recursive", 1)
+    building = LanceIndex(db, corpus.name, model.name, model.dimensions, corpus.chunking_profile.name)
+    building.write_documents([embedded("a.md", 1, model.dimensions)], None, "switch-run")
+    assert serving(load_project(), corpus, db).profile.name == "recursive"
+    row_id = live.table().to_arrow()["id"][0].as_py()
+    assert building.row(row_id) is not None
+    trace = lineage(load_project(), row_id)
+    assert (trace["table"], trace["run_id"]) == (live.name, "serving-run")
