@@ -193,8 +193,11 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
         if corpus_sweep.batches:
             bar.finish()
         live = set(plan.listed)
-        orphans = [d for d in index.indexed_documents() if d not in live]
-        if corpus_sweep.batches or corpus_sweep.deleted_keys or orphans or \
+        indexed = index.indexed_documents()
+        orphans = [d for d in indexed if d not in live]
+        # A complete table held back by +promote_if: decided again under the current rule and questions.
+        held_back = live <= set(indexed) and serving(project, corpus, index.db).label != own_table(corpus).label
+        if corpus_sweep.batches or corpus_sweep.deleted_keys or orphans or held_back or \
                 _maintenance_unfinished(instance, maintenance_job_name(corpus.name)):
             # The table: prune deleted documents, compact, run the data tests.
             result = run_job(project, defs, maintenance_job_name(corpus.name), instance)

@@ -195,3 +195,22 @@ def test_switching_back_waits_for_the_old_table_to_catch_up_and_is_not_gated(tmp
                                                          "recursive").indexed_documents()
         hits = query_corpus(project, corpus, "guest Wi-Fi password", k=5, mode="hybrid")
         assert hits and all(h.doc_id != "notes/office_wifi.txt" for h in hits)
+
+
+def test_rag_ingest_decides_a_held_back_table_again_once_the_rule_is_removed(tmp_path):
+    """With nothing else changed, `rag ingest` after the user drops +promote_if (overriding the gate)
+    puts the complete held-back table live."""
+    values = make_project(tmp_path)
+    cfg = Path(values["RAG_PROJECT_DIR"])
+    edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+promote_if": RULE}))
+    with env(**values):
+        ingest_project(load_project())
+        use_profile(cfg, "recursive")
+        assert ingest_project(load_project())["checks"]["sample.promotion"] is False
+        edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].pop("+promote_if"))
+        project = load_project()
+        corpus = project.corpus("sample")
+        again = ingest_project(project)
+        assert again["documents_changed"] == 0 and again["chunks_embedded"] == 0
+        assert serving(project, corpus, lancedb.connect(corpus.index_uri)).profile.name == "recursive"
+        assert status_project(project)["corpora"]["sample"]["serving_table"] == "all_minilm_l6_v2 / recursive"
