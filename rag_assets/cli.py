@@ -200,8 +200,8 @@ def cmd_status(args) -> int:
             for name, c in report["corpora"].items() for stage, s in c["stages"].items()]
     print(_table(["corpus", "stage", "fresh", "stale", "missing", "stale partitions"], rows))
     for name, c in report["corpora"].items():
-        pending = "" if c["serving_table"] == c["configured_table"] else \
-            f" (configured: {c['configured_table']}, not live yet: incomplete or held back by +promote_if)"
+        pending = "" if c["pending_switch"] is None else \
+            f" (configured: {c['configured_table']}, not live yet: {c['pending_switch']['reason']})"
         print(f"{name}: queries use {c['serving_table']}{pending}")
         for failed in c["failed_documents"]:
             print(f"{name}: FAILED {failed['doc_id']} (its last good rows stay): {failed['error']}")

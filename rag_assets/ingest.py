@@ -18,7 +18,7 @@ import dagster as dg
 
 from rag_assets.clients import connect_index, own_table
 from rag_assets.config import ConfigError, Corpus, Project
-from rag_assets.core.index import LanceIndex
+from rag_assets.core.index import LanceIndex, open_tables
 from rag_assets.core.keys import doc_id_for
 from rag_assets.core.locking import ingest_lock
 from rag_assets.core.planning import SnapshotSeen, StoreSeen
@@ -238,7 +238,8 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
     per corpus the table queries use (``serving_table``, model / profile) and the one its config
     builds (``configured_table``): they differ while a switch is incomplete or held back; and the
     live documents whose latest ingest failed (``failed_documents``: doc id and cause; Dagster
-    counts them materialised, with ``status: failed``, and their last good rows stay)."""
+    counts them materialised, with ``status: failed``, and their last good rows stay); while the
+    two tables differ, ``pending_switch`` says why (else null)."""
     defs = build_definitions(project)
     out = {}
     with dg.DagsterInstance.get() as instance:
@@ -254,10 +255,42 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
                 store = CorpusResources(built, corpus).store.get_store()
                 records = {doc_id_for(pk): store.current("index", doc_id_for(pk)) or {} for pk in partition_keys}
             failed = [{"doc_id": d, "error": r["error"]} for d, r in sorted(records.items()) if r.get("error")]
-            out[corpus.name] = {"partitions": len(partition_keys), "stages": stages,
-                                "serving_table": serving(project, corpus, connect_index(corpus)).label,
-                                "configured_table": own_table(corpus).label, "failed_documents": failed}
+            db = connect_index(corpus)
+            live = serving(project, corpus, db)
+            out[corpus.name] = {"partitions": len(partition_keys), "stages": stages, "serving_table": live.label,
+                                "configured_table": own_table(corpus).label, "failed_documents": failed,
+                                "pending_switch": None if live.label == own_table(corpus).label
+                                else _pending_switch(instance, corpus, db, records)}
     return {"corpora": out}
+
+
+SHOWN_MISSING = 20
+
+
+def _pending_switch(instance: dg.DagsterInstance, corpus: Corpus, db, records: dict[str, dict]) -> dict:
+    """Why the corpus' configured table is not the serving one, given the live documents' index
+    records: ``state`` ``incomplete`` (it lacks ``documents_missing`` live documents; the first
+    ``missing_documents``, those whose ingest failed first, with their error: a failed document
+    holds the switch until it is fixed or deleted), ``held_back`` (the +promote_if decision the last
+    maintenance recorded, in ``reason``) or ``waiting`` (complete; the next maintenance decides)."""
+    index = own_table(corpus).index(db, corpus.name)
+    indexed = index.indexed_documents() if index.manifest_name in open_tables(db, index.manifest_name) else {}
+    missing = sorted((d for d in records if d not in indexed), key=lambda d: (not records[d].get("error"), d))
+    if missing:
+        failed = [d for d in missing if records[d].get("error")]
+        reason = f"it lacks {len(missing)} live document(s): " + (
+            f"{len(failed)} failed to ingest ({', '.join(failed[:5])}); fix or delete them, then run rag ingest"
+            if failed else "rag ingest adds them")
+        return {"state": "incomplete", "reason": reason, "documents_missing": len(missing),
+                "missing_documents": [{"doc_id": d, "error": records[d].get("error")} for d in missing[:SHOWN_MISSING]]}
+    event = instance.get_latest_materialization_event(asset_key(corpus.name, "lancedb_table"))
+    meta = {k: v.value for k, v in event.asset_materialization.metadata.items()} if event else {}
+    if meta.get("promotion_candidate") == own_table(corpus).label and meta.get("promotion_promoted") is False:
+        return {"state": "held_back", "reason": f"held back by +promote_if: {meta['promotion_reason']}",
+                "documents_missing": 0, "missing_documents": []}
+    then = "applies +promote_if to it" if corpus.promote_if else "makes it live"
+    return {"state": "waiting", "reason": f"complete: the next rag ingest (or {maintenance_job_name(corpus.name)} "
+                                          f"run) {then}", "documents_missing": 0, "missing_documents": []}
 
 
 def _selected(project: Project, corpora: list[str] | None) -> list[Corpus]:

@@ -344,7 +344,8 @@ def build_table_asset(project: Project, corpus: Corpus):
                 table.optimize()
             built = index.ensure_search_indexes(corpus.index.ann_min_rows)
             indexed = index.indexed_documents()
-            complete = all(doc_id in indexed for doc_id in live)
+            missing = sorted(doc_id for doc_id in live if doc_id not in indexed)
+            complete = not missing
             decision, recorded = gate(project, corpus, index, before, context.instance) if complete else (None, {})
             if complete and (decision is None or decision.promote):
                 mark_active(index, name, model.name, corpus.chunking_profile.name, len(live))
@@ -355,7 +356,7 @@ def build_table_asset(project: Project, corpus: Corpus):
             seen = latest
         removed_docs = sorted(removed_docs)
         after = serving(project, corpus, index.db)
-        checks = [promotion_result(corpus, decision, complete, after.label)] if corpus.promote_if else None
+        checks = [promotion_result(corpus, decision, missing, after.label)] if corpus.promote_if else None
         rows = index.count_rows()
         tables = corpus_tables(project, corpus, index.db)
         return dg.MaterializeResult(check_results=checks, metadata={
@@ -363,7 +364,7 @@ def build_table_asset(project: Project, corpus: Corpus):
             "tables": dg.MetadataValue.md("| table | role | rows |\n|---|---|---|\n" + "\n".join(
                 f"| {t.table} | {t.role} | {t.rows} |" for t in tables)),
             "unused_tables": sum(t.role == "unused" for t in tables),
-            "complete": complete, "indexes_built": ", ".join(built) or "none",
+            "complete": complete, "documents_missing": len(missing), "indexes_built": ", ".join(built) or "none",
             "table": index.name, "table_version": index.version(), "rows": rows,
             "documents": len(indexed), "deleted_documents": len(removed_docs),
             "deleted_rows": removed_rows, "passes": passes, "dagster/row_count": rows, "lancedb_uri": corpus.index_uri,

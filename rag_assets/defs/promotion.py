@@ -73,11 +73,14 @@ def gate(project: Project, corpus: Corpus, index: LanceIndex, live: CorpusTable,
         "promotion_reason": decision.reason}
 
 
-def promotion_result(corpus: Corpus, decision: Decision | None, complete: bool, serving: str) -> dg.AssetCheckResult:
-    """The ``promotion`` check's result: fails only when a complete candidate was held back."""
+def promotion_result(corpus: Corpus, decision: Decision | None, missing: list[str], serving: str
+                     ) -> dg.AssetCheckResult:
+    """The ``promotion`` check's result: fails only when a complete candidate was held back;
+    ``missing`` are the live documents the candidate lacks (the first few are named)."""
     if decision is None:
-        why = (f"{serving} is live" if complete
-               else f"{own_table(corpus).label}'s table is incomplete: queries stay on {serving}")
+        why = (f"{serving} is live" if not missing else
+               f"{own_table(corpus).label}'s table lacks {len(missing)} live document(s) "
+               f"({', '.join(missing[:5])}): queries stay on {serving}; rag status says why")
         return dg.AssetCheckResult(check_name=CHECK, passed=True, metadata={"reason": why, "serving": serving})
     return dg.AssetCheckResult(check_name=CHECK, passed=decision.promote, metadata={
         "reason": decision.reason, "rule": decision.rule, "serving": serving,

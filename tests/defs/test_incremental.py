@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import dagster as dg
 import lancedb
 import pytest
 
@@ -19,6 +20,7 @@ from rag_assets.core.parsing import parse_document
 from rag_assets.core.planning import ModelChangedInPlace
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
+from rag_assets.defs.names import asset_key
 from rag_assets.ingest import ingest_project, status_project
 from rag_assets.query import query_corpus, serving
 from tests.conftest import edit_yaml, env, make_project
@@ -108,6 +110,40 @@ def test_failed_reingest_keeps_the_last_good_rows_and_fails_the_check(tmp_path):
         assert ingest_project(load_project())["documents_changed"] == 0
         failed = status_project(load_project())["corpora"]["sample"]["failed_documents"]
         assert [f["doc_id"] for f in failed] == ["notes/office_wifi.txt"] and "binary" in failed[0]["error"]
+
+
+def test_a_failed_document_holds_a_profile_switch_and_status_names_it(tmp_path):
+    """The new profile's table never gets a document whose re-ingest failed, so queries stay on the
+    old table (which keeps its last good rows) until it is fixed; rag status and the table's
+    metadata say which document holds the switch, and why."""
+    values = make_project(tmp_path)
+    docs = Path(values["RAG_SAMPLE_DOCS"])
+    wifi = docs / "notes" / "office_wifi.txt"
+    good = wifi.read_bytes()
+    with env(**values):
+        ingest_project(load_project())
+        wifi.write_bytes(b"\x00\x01binary garbage\xff" * 100)
+        edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml",
+                  lambda d: d["corpora"]["sample"].update({"+chunking_profile": "recursive"}))
+        project = load_project()
+        corpus = project.corpus("sample")
+        assert [f["doc_id"] for f in ingest_project(project)["failures"]] == ["notes/office_wifi.txt"]
+        assert serving(project, corpus, lancedb.connect(corpus.index_uri)).profile.name == "default"
+        pending = status_project(project)["corpora"]["sample"]["pending_switch"]
+        assert pending["state"] == "incomplete" and pending["documents_missing"] == 1
+        assert pending["missing_documents"][0]["doc_id"] == "notes/office_wifi.txt"
+        assert "binary" in pending["missing_documents"][0]["error"] and "fix or delete" in pending["reason"]
+        with dg.DagsterInstance.get() as instance:
+            table = instance.get_latest_materialization_event(asset_key("sample", "lancedb_table"))
+        meta = table.asset_materialization.metadata
+        assert meta["complete"].value is False and meta["documents_missing"].value == 1
+        out = subprocess.run([RAG, "status"], capture_output=True, text=True, env={**os.environ, **values}, check=True)
+        assert "not live yet: it lacks 1 live document(s): 1 failed to ingest (notes/office_wifi.txt)" in out.stdout
+
+        wifi.write_bytes(good)
+        ingest_project(project)
+        assert serving(project, corpus, lancedb.connect(corpus.index_uri)).profile.name == "recursive"
+        assert status_project(project)["corpora"]["sample"]["pending_switch"] is None
 
 
 def test_document_failing_on_its_first_ingest_fails_only_no_failed_documents(tmp_path):

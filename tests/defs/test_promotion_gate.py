@@ -147,6 +147,7 @@ def test_worse_chunk_profile_is_held_back_and_an_equal_one_goes_live(tmp_path):
         status = status_project(project)["corpora"]["sample"]
         assert (status["serving_table"], status["configured_table"]) == (
             "all_minilm_l6_v2 / default", "all_minilm_l6_v2 / recursive")
+        assert status["pending_switch"]["state"] == "held_back" and RULE in status["pending_switch"]["reason"]
         default_table = LanceIndex(db, "sample", "all_minilm_l6_v2", 384, "default")
         hits = query_corpus(project, corpus, "guest Wi-Fi password", k=3, mode="vector")
         assert hits and hits[0].doc_id == "notes/office_wifi.txt"
