@@ -6,6 +6,7 @@ from typing import Any
 
 import dagster as dg
 from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ConnectionError as BotoConnectionError
 from dagster_aws.s3 import S3Resource
 from pydantic import Field, PrivateAttr
 
@@ -21,6 +22,7 @@ class S3SourceResource(dg.ConfigurableResource):
     """Objects under ``prefix`` in ``bucket``; a document id is the key relative to the prefix."""
 
     s3: S3Resource
+    name: str = Field(description="The source's name in sources.yml, which its errors name.")
     bucket: str = Field(description="Bucket holding the documents.")
     prefix: str = Field("", description="Folder of keys to list under (with or without its trailing slash).")
     include: list[str] = Field(default_factory=lambda: ["**/*"], description="Globs of documents to index.")
@@ -37,9 +39,14 @@ class S3SourceResource(dg.ConfigurableResource):
 
     def _unavailable(self, action: str, exc: Exception) -> SourceUnavailable:
         # botocore's messages name the endpoint, bucket and error code, never the credentials.
-        return SourceUnavailable(f"S3 source s3://{self.bucket}/{self.prefix} at {self.s3.endpoint_url or 'AWS'}: "
-                                 f"cannot {action}: {type(exc).__name__}: {exc}; check the server and the "
-                                 "credentials' environment variables, the next sweep retries")
+        endpoint = self.s3.endpoint_url or "AWS"
+        if isinstance(exc, BotoConnectionError):
+            fix = f"check the endpoint_url of source {self.name!r} in sources.yml and that the server is running"
+        else:
+            fix = "check the server and the credentials' environment variables"
+        return SourceUnavailable(f"S3 source {self.name!r} (s3://{self.bucket}/{s3_folder(self.prefix)} at "
+                                 f"{endpoint}): cannot {action}: {type(exc).__name__}: {exc}; {fix}; "
+                                 "the next sweep retries")
 
     def list_documents(self) -> list[DocumentRef]:
         """Every matching object; the ETag is the source version (a cheap change prefilter).

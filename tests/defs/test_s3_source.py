@@ -27,7 +27,8 @@ def client(endpoint: str):
 
 def source(endpoint: str, bucket: str, prefix: str = "", **settings) -> S3SourceResource:
     return S3SourceResource(s3=S3Resource(endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id=KEY,
-                                          aws_secret_access_key=SECRET), bucket=bucket, prefix=prefix, **settings)
+                                          aws_secret_access_key=SECRET), name="s3_docs", bucket=bucket,
+                            prefix=prefix, **settings)
 
 
 def test_a_prefix_names_a_folder_with_or_without_its_trailing_slash(s3_server):

@@ -111,7 +111,8 @@ def test_ingest_from_an_unreachable_s3_source_exits_1_with_the_cause_and_no_secr
                            "AWS_MAX_ATTEMPTS": "1"}, check=False)
     assert out.returncode == 1, out.stderr[-3000:]
     assert "Traceback" not in out.stderr
-    assert f"127.0.0.1:{port}" in out.stderr and "s3://company-docs" in out.stderr
+    assert f"127.0.0.1:{port}" in out.stderr and "S3 source 's3_docs' (s3://company-docs/" in out.stderr
+    assert "check the endpoint_url of source 's3_docs' in sources.yml" in out.stderr
     assert secret not in out.stderr + out.stdout
 
 
