@@ -1,11 +1,14 @@
-"""S3 document source: wraps dagster-aws's S3Resource client."""
+"""S3 document source: a boto3 client built from dagster-aws's S3Resource settings."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import boto3
 import dagster as dg
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore import UNSIGNED
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError, ConnectTimeoutError, ReadTimeoutError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from dagster_aws.s3 import S3Resource
 from pydantic import Field, PrivateAttr
@@ -16,10 +19,13 @@ from rag_assets.core.parsing import DocumentError
 from rag_assets.core.sources import DocumentRef, SourceUnavailable, matches, s3_folder, too_large
 
 MISSING = {"NoSuchKey", "404", "NotFound"}
+TIMEOUTS = {ConnectTimeoutError: "connect_timeout_seconds", ReadTimeoutError: "read_timeout_seconds"}
 
 
 class S3SourceResource(dg.ConfigurableResource):
-    """Objects under ``prefix`` in ``bucket``; a document id is the key relative to the prefix."""
+    """Objects under ``prefix`` in ``bucket``; a document id is the key relative to the prefix.
+    Every request gives up after ``s3.max_attempts`` tries (the first included) of at most
+    ``connect_timeout_seconds`` to connect and ``read_timeout_seconds`` a read."""
 
     s3: S3Resource
     name: str = Field(description="The source's name in sources.yml, which its errors name.")
@@ -28,19 +34,36 @@ class S3SourceResource(dg.ConfigurableResource):
     include: list[str] = Field(default_factory=lambda: ["**/*"], description="Globs of documents to index.")
     exclude: list[str] = Field(default_factory=list, description="Globs to leave out.")
     max_document_bytes: int | None = Field(None, description="Larger objects are refused, never downloaded.")
+    connect_timeout_seconds: float = Field(description="How long one attempt waits to connect to the endpoint.")
+    read_timeout_seconds: float = Field(description="How long one attempt waits for each read of a response.")
     _client: Any = PrivateAttr(None)
 
     def _s3(self):
         """One boto3 client for this resource's life (a sweep): building one (a new session) costs
-        about 100x a small object's GET, which made a sweep's reads cost ~0.25 s a document."""
+        about 100x a small object's GET, which made a sweep's reads cost ~0.25 s a document.
+        Built here rather than by S3Resource.get_client, which takes no timeouts: botocore's
+        default of 60 s a read over 6 attempts left a sweep of an unresponsive endpoint hanging
+        for minutes."""
         if self._client is None:
-            self._client = self.s3.get_client()
+            s3 = self.s3
+            config = Config(connect_timeout=self.connect_timeout_seconds, read_timeout=self.read_timeout_seconds,
+                            retries={"total_max_attempts": s3.max_attempts, "mode": "standard"},
+                            signature_version=UNSIGNED if s3.use_unsigned_session else None)
+            self._client = boto3.session.Session(profile_name=s3.profile_name).client(
+                "s3", region_name=s3.region_name, endpoint_url=s3.endpoint_url, use_ssl=s3.use_ssl, verify=s3.verify,
+                aws_access_key_id=s3.aws_access_key_id, aws_secret_access_key=s3.aws_secret_access_key,
+                aws_session_token=s3.aws_session_token, config=config)
         return self._client
 
     def _unavailable(self, action: str, exc: Exception) -> SourceUnavailable:
         # botocore's messages name the endpoint, bucket and error code, never the credentials.
         endpoint = self.s3.endpoint_url or "AWS"
-        if isinstance(exc, BotoConnectionError):
+        timeout = next((key for cls, key in TIMEOUTS.items() if isinstance(exc, cls)), None)
+        if timeout:
+            fix = (f"{endpoint} did not answer within {getattr(self, timeout):g} s (each of up to "
+                   f"{self.s3.max_attempts} attempts): check the endpoint_url of source {self.name!r} in "
+                   f"sources.yml, or raise its {timeout} (or max_attempts) there for a slow server")
+        elif isinstance(exc, BotoConnectionError):
             fix = f"check the endpoint_url of source {self.name!r} in sources.yml and that the server is running"
         else:
             fix = "check the server and the credentials' environment variables"

@@ -81,6 +81,13 @@ class SourceConfig(_Strict):
     region: str | None = Field(None, description="s3: region name.")
     access_key_env: str = Field("AWS_ACCESS_KEY_ID", description="s3: environment variable holding the access key id.")
     secret_key_env: str = Field("AWS_SECRET_ACCESS_KEY", description="s3: environment variable holding the secret key.")
+    connect_timeout_seconds: float = Field(5.0, gt=0, le=300, description="s3: how long one attempt waits to "
+                                           "connect to the endpoint.")
+    read_timeout_seconds: float = Field(15.0, gt=0, le=3600, description="s3: how long one attempt waits for the "
+                                        "server to answer (each read of a response).")
+    max_attempts: int = Field(3, ge=1, le=10, description="s3: tries of each request (the first included) before "
+                              "the sweep fails; an unresponsive endpoint fails it after about max_attempts x "
+                              "read_timeout_seconds.")
     max_document_mb: float = Field(32.0, gt=0, le=4096, description="Larger documents are refused from the "
                                    "listing, never read (memory stays bounded); each is reported as failed.")
     max_parse_seconds: float = Field(ParseLimits.max_seconds, gt=0, le=3600, description="A rich document (HTML, "

@@ -69,9 +69,10 @@ def build_corpus_resources(corpus: Corpus) -> dict[str, dg.ConfigurableResource]
         source_resource = S3SourceResource(
             s3=S3Resource(endpoint_url=source.endpoint_url, region_name=source.region,
                           aws_access_key_id=dg.EnvVar(source.access_key_env),
-                          aws_secret_access_key=dg.EnvVar(source.secret_key_env)),
+                          aws_secret_access_key=dg.EnvVar(source.secret_key_env), max_attempts=source.max_attempts),
             name=source.name, bucket=source.bucket or "", prefix=source.prefix, include=list(source.include),
             exclude=list(source.exclude), max_document_bytes=source.max_document_bytes,
+            connect_timeout_seconds=source.connect_timeout_seconds, read_timeout_seconds=source.read_timeout_seconds,
         )
     return {
         keys["source"]: source_resource,

@@ -101,6 +101,15 @@ def test_parse_limits_and_delete_guard_have_defaults_and_follow_the_config(proje
         load_project(project)
 
 
+def test_s3_request_limits_have_defaults_and_follow_the_config(project):
+    source = load_project(project).corpus("sample").source
+    assert (source.connect_timeout_seconds, source.read_timeout_seconds, source.max_attempts) == (5, 15, 3)
+    edit(project / "sources.yml", lambda d: d["sources"][0].update(connect_timeout_seconds=2, read_timeout_seconds=60,
+                                                                  max_attempts=1))
+    source = load_project(project).corpus("sample").source
+    assert (source.connect_timeout_seconds, source.read_timeout_seconds, source.max_attempts) == (2, 60, 1)
+
+
 def test_templates_follow_dbt_grammar(project, monkeypatch, tmp_path):
     # Jinja, as dbt: either quotes, and a default for an unset variable.
     path = project / "profiles" / "indexes.yml"

@@ -100,15 +100,14 @@ def test_ingest_from_an_unreachable_s3_source_exits_1_with_the_cause_and_no_secr
     data = yaml.safe_load(sources.read_text())
     data["sources"].append({"name": "s3_docs", "kind": "s3", "bucket": "company-docs", "region": "us-east-1",
                             "endpoint_url": f"http://127.0.0.1:{port}", "access_key_env": "RAG_TEST_S3_KEY",
-                            "secret_key_env": "RAG_TEST_S3_SECRET"})
+                            "secret_key_env": "RAG_TEST_S3_SECRET", "max_attempts": 1})
     sources.write_text(yaml.safe_dump(data))
     project_yml = Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml"
     pdata = yaml.safe_load(project_yml.read_text())
     pdata["corpora"]["sample"]["+source"] = "s3_docs"
     project_yml.write_text(yaml.safe_dump(pdata))
     secret = "planted-secret-5f2e91"
-    out = rag(["ingest"], {**values, "RAG_TEST_S3_KEY": "AKIATESTKEY", "RAG_TEST_S3_SECRET": secret,
-                           "AWS_MAX_ATTEMPTS": "1"}, check=False)
+    out = rag(["ingest"], {**values, "RAG_TEST_S3_KEY": "AKIATESTKEY", "RAG_TEST_S3_SECRET": secret}, check=False)
     assert out.returncode == 1, out.stderr[-3000:]
     assert "Traceback" not in out.stderr
     assert f"127.0.0.1:{port}" in out.stderr and "S3 source 's3_docs' (s3://company-docs/" in out.stderr

@@ -105,6 +105,16 @@ def _wait_ready(endpoint, access_key, secret_key, proc, timeout_s, log_path) -> 
     raise RuntimeError(f"SeaweedFS S3 not ready after {timeout_s}s: {last}; log: {log_path.read_text()[-2000:]}")
 
 
+@contextmanager
+def black_hole():
+    """Yield the URL of an endpoint on 127.0.0.1 that accepts TCP connections and never answers
+    (the kernel completes them in the listen backlog; nothing reads); it closes when the block ends."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(64)
+        yield f"http://127.0.0.1:{server.getsockname()[1]}"
+
+
 class ThreadedServer:
     """An HTTP server on a free 127.0.0.1 port, serving in a daemon thread while entered."""
 
