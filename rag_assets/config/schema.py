@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -103,6 +104,11 @@ class SourceConfig(_Strict):
     sensor_interval_seconds: int = Field(60, ge=5, description="How often the source's sensor lists it.")
     schedule: str | None = Field(None, description="Cron of a scheduled sweep, for sources without events.")
     description: str = ""
+
+    @field_validator("endpoint_url")
+    @classmethod
+    def _endpoint(cls, value: str | None) -> str | None:
+        return _check_url(value)
 
     @field_validator("access_key_env", "secret_key_env")
     @classmethod
@@ -298,6 +304,11 @@ class EmbeddingModelConfig(_Strict):
     def _known_tokenizer(cls, value: str) -> str:
         return check_tokenizer(value)
 
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        return _check_url(value)
+
     @field_validator("api_key_env")
     @classmethod
     def _env_name(cls, value: str) -> str:
@@ -321,6 +332,17 @@ class EmbeddingModelsFile(_Strict):
 ENV_NAME = r"[A-Z_][A-Z0-9_]*"
 
 
+def _check_url(value: str | None) -> str | None:
+    """An endpoint or base URL: http(s) with a host (botocore and the openai client refuse anything
+    else only when they connect, naming no config key)."""
+    if value is not None:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{value!r} is not an http:// or https:// URL with a host; write it whole, "
+                             "e.g. http://127.0.0.1:9000")
+    return value
+
+
 def _check_env_name(value: str | None) -> str | None:
     if value is not None and not re.fullmatch(ENV_NAME, value):
         raise ValueError("must name an environment variable (e.g. AWS_ACCESS_KEY_ID), not hold a secret")
@@ -342,6 +364,11 @@ class ObjectStoreConfig(_Strict):
     def _blank_is_unset(cls, value):
         # An env_var('...', '') template that resolves to nothing means "not set".
         return value or None
+
+    @field_validator("endpoint_url")
+    @classmethod
+    def _endpoint(cls, value: str | None) -> str | None:
+        return _check_url(value)
 
     @field_validator("access_key_env", "secret_key_env")
     @classmethod
