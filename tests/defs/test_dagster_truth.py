@@ -113,6 +113,15 @@ def test_config_changes_mark_exactly_the_stages_they_redo(project_env):
     assert sorted(switched["chunks"]) == sorted(switched["embeddings"]) == sorted(switched["lancedb_index"]) \
         == everything
 
+    # A copy of the ingested profile under another name (another table, the profile's name on every
+    # row): stale from the chunks on, and its ingest embeds nothing (the same texts are cached).
+    edit_config(values, "profiles/chunking.yml", lambda d: d["chunking_profiles"].append(
+        dict(next(p for p in d["chunking_profiles"] if p["name"] == "default"), name="default_copy")))
+    edit_config(values, "rag_project.yml", lambda d: d["defaults"].update({"+chunking_profile": "default_copy"}))
+    assert stale(load_project()) == {"parsed_documents": [], **dict.fromkeys(STAGES[1:], everything)}
+    assert ingest_project(load_project())["chunks_embedded"] == 0
+    assert stale(load_project()) == {stage: [] for stage in STAGES}
+
 
 def test_sensor_preview_changes_nothing_and_queued_work_is_not_requested_twice(project_env):
     values = project_env
