@@ -153,6 +153,10 @@ def cmd_ingest(args) -> int:
         headers = ["corpus", "seen", "changed", "new", "deleted", "failed", "embedded", "cached", "rows", "checks"]
         print(_table(headers, [[name, *(c[k] for k in columns), _checks(c["checks"])]
                                for name, c in report["corpora"].items()]))
+        for name, c in report["corpora"].items():
+            if c["serving_table"] != c["configured_table"]:
+                print(f"{name}: queries stay on {c['serving_table']}; {c['configured_table']} is not live yet "
+                      "(`rag status` says why)")
         from rag_assets.core.errors import disk_full
 
         # A full disk stops whole batches: one line with the folders and the fix, not one per document.

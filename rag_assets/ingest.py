@@ -210,7 +210,8 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             if result.success:  # pruned: documents deleted now, and those a sensor or observe removed earlier
                 report["documents_deleted"] = len({*plan.deleted, *orphans})
         report.update(documents_failed=sum(f["doc_id"] != "(table)" for f in failures),
-                      rows_in_index=index.count_rows())
+                      rows_in_index=index.count_rows(), serving_table=serving(project, corpus, index.db).label,
+                      configured_table=own_table(corpus).label)
     report["failures"] = failures
     report["checks"] = checks
     return report

@@ -127,7 +127,10 @@ def test_a_failed_document_holds_a_profile_switch_and_status_names_it(tmp_path):
                   lambda d: d["corpora"]["sample"].update({"+chunking_profile": "recursive"}))
         project = load_project()
         corpus = project.corpus("sample")
-        assert [f["doc_id"] for f in ingest_project(project)["failures"]] == ["notes/office_wifi.txt"]
+        out = subprocess.run([RAG, "ingest"], capture_output=True, text=True, env={**os.environ, **values})
+        assert out.returncode == 1 and "FAILED sample/notes/office_wifi.txt" in out.stderr
+        assert "sample: queries stay on all_minilm_l6_v2 / default; all_minilm_l6_v2 / recursive is not live yet" \
+            in out.stdout
         assert serving(project, corpus, lancedb.connect(corpus.index_uri)).profile.name == "default"
         pending = status_project(project)["corpora"]["sample"]["pending_switch"]
         assert pending["state"] == "incomplete" and pending["documents_missing"] == 1
