@@ -33,8 +33,9 @@ from rag_assets.defs.names import (
     partitions_name,
 )
 from rag_assets.defs.resources import CorpusResources, build_corpus_resources
-from rag_assets.defs.runs import fail_abandoned_runs, interrupted, run_job, stale_status
+from rag_assets.defs.runs import fail_abandoned_runs, interrupted, run_job
 from rag_assets.defs.sensors import Sweep, apply_sweep, in_flight, materialized, record, sweep
+from rag_assets.defs.staleness import stale_status
 from rag_assets.defs.versions import chunking_profile, code_versions
 from rag_assets.progress import Progress
 from rag_assets.query import serving

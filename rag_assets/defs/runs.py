@@ -1,13 +1,13 @@
-"""Real Dagster runs and Dagster's own stale status, for the `rag` command line.
+"""Real Dagster runs, for the `rag` command line.
 
 A run started by `rag ingest` is the run the UI or a sensor would create: it carries the code
 location's origin (location ``rag_assets`` of workspace.yaml), so it appears in the job's Runs
 tab and timeline and the UI can re-execute it. It then executes in this process (or, with the
 celery executor, on the workers), which for a handful of documents beats a process per run.
 
-Dagster has no public API for either: creating a run with a code-location origin outside a
-workspace, and reading the stale status the UI shows. The calls below are the ones `dagster job
-launch` and the webserver make (Dagster 1.13); they are kept to this module.
+Dagster has no public API for creating a run with a code-location origin outside a workspace.
+The calls below are the ones `dagster job launch` makes (Dagster 1.13); they are kept to this
+module (the stale status the UI shows is read in defs/staleness.py).
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import dagster as dg
-from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
-from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
 from dagster._core.definitions.job_base import InMemoryJob
 from dagster._core.execution.api import execute_run
 from dagster._core.remote_origin import (
@@ -27,7 +25,6 @@ from dagster._core.remote_origin import (
     RemoteRepositoryOrigin,
 )
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
-from dagster._time import get_current_datetime
 
 from rag_assets.config.schema import Project
 from rag_assets.defs.executors import reconstructable_job
@@ -105,18 +102,3 @@ def fail_abandoned_runs(instance: dg.DagsterInstance, job_names: list[str]) -> i
     for run in runs:
         instance.report_run_failed(run, message="the `rag ingest` process running it ended before it finished")
     return len(runs)
-
-
-def stale_status(defs: dg.Definitions, instance: dg.DagsterInstance, key: dg.AssetKey,
-                 partition_keys: list[str]) -> dict[str, list[str]]:
-    """Dagster's own status of each partition of ``key`` (what the UI shows as fresh, unsynced
-    or missing): ``{"fresh": [...], "stale": [...], "missing": [...]}``."""
-    graph = defs.resolve_asset_graph()
-    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
-                          instance=instance, asset_graph=graph)
-    resolver = CachingStaleStatusResolver(instance=instance, asset_graph=graph, loading_context=view)
-    out: dict[str, list[str]] = {"fresh": [], "stale": [], "missing": []}
-    names = {StaleStatus.FRESH: "fresh", StaleStatus.STALE: "stale", StaleStatus.MISSING: "missing"}
-    for partition_key in partition_keys:
-        out[names[resolver.get_status(key, partition_key)]].append(partition_key)
-    return out
