@@ -1,9 +1,11 @@
 """`rag status` reads Dagster's stale status in bulk (defs/staleness.py): partition by partition
-and stage by stage, it equals what Dagster's resolver answers on its own (the webserver's way)
-on a corpus where documents were edited, added and deleted, stages re-materialized out of band
-and the chunking profile changed; and every event-log query it answers itself gets the event
-log's own answer."""
+and stage by stage, on a SQLite and on a PostgreSQL instance, it equals what Dagster's resolver
+answers on its own (the webserver's way) on a corpus where documents were edited, added and
+deleted, stages re-materialized out of band and the chunking profile changed; and every
+event-log query it answers itself gets the event log's own answer (its events without their
+metadata, which the resolver does not read)."""
 
+import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -17,7 +19,8 @@ from rag_assets.core.keys import partition_key_for
 from rag_assets.defs import staleness
 from rag_assets.defs.factory import build_definitions
 from rag_assets.ingest import STAGES, ingest_project, observe_project, status_project
-from tests.conftest import edit_yaml, env, make_project
+from tests.conftest import REPO, edit_yaml, env, make_project
+from tests.support.postgres import postgres_server
 
 pytestmark = pytest.mark.slow
 NAMES = {StaleStatus.FRESH: "fresh", StaleStatus.STALE: "stale", StaleStatus.MISSING: "missing"}
@@ -37,6 +40,20 @@ def resolver_status(defs, instance, key: dg.AssetKey, partition_keys: list[str])
     return out
 
 
+def without_metadata(result: dg.EventRecordsResult) -> dg.EventRecordsResult:
+    """The event log's answer with each event's metadata left out, as LatestEvents reads events."""
+    def strip(record: dg.EventLogRecord) -> dg.EventLogRecord:
+        entry = record.event_log_entry
+        data = entry.dagster_event.event_specific_data
+        data = data._replace(materialization=data.materialization._replace(metadata={})) \
+            if hasattr(data, "materialization") else \
+            data._replace(asset_observation=data.asset_observation._replace(metadata={}))
+        return record._replace(event_log_entry=entry._replace(
+            dagster_event=entry.dagster_event._replace(event_specific_data=data)))
+
+    return result._replace(records=[strip(r) for r in result.records])
+
+
 class Checked(staleness.LatestEvents):
     """LatestEvents that asks the event log too, for each query it answers, and keeps count."""
 
@@ -50,7 +67,7 @@ class Checked(staleness.LatestEvents):
         if answer is None:
             Checked.passed_on.append(records_filter)
         else:
-            assert answer == fetch(records_filter, limit, cursor, ascending), records_filter
+            assert answer == without_metadata(fetch(records_filter, limit, cursor, ascending)), records_filter
             Checked.answered.append(records_filter)
         return answer
 
@@ -60,11 +77,25 @@ def latest_version(instance, key: dg.AssetKey, partition_key: str) -> str:
     return record.records[0].event_log_entry.tags["dagster/data_version"]
 
 
-def test_bulk_status_equals_dagsters_resolver_partition_by_partition(tmp_path, monkeypatch):
+@pytest.fixture(params=["sqlite", "postgres"])
+def instance_env(request, tmp_path):
+    """A project on the SQLite instance `rag` writes, or on the shipped PostgreSQL one."""
     values = make_project(tmp_path / "p")
+    if request.param == "sqlite":
+        yield "RagEventLogStorage", values
+        return
+    with postgres_server("rag-staleness-pg") as pg:
+        shutil.copy(REPO / "deploy" / "postgres" / "dagster.yaml", Path(values["DAGSTER_HOME"]) / "dagster.yaml")
+        yield "PostgresEventLogStorage", {**values, **pg}
+
+
+def test_bulk_status_equals_dagsters_resolver_partition_by_partition(instance_env, monkeypatch):
+    storage, values = instance_env
     docs = Path(values["RAG_SAMPLE_DOCS"])
     monkeypatch.setattr(staleness, "LatestEvents", Checked)
     with env(**values):
+        with dg.DagsterInstance.get() as instance:
+            assert type(instance.event_log_storage).__name__ == storage
         assert ingest_project(load_project())["documents_failed"] == 0
         (docs / EDITED).write_text((docs / EDITED).read_text() + "\nThe canteen opens at 07:30.\n")
         (docs / ADDED).write_text("Parking permits are renewed every January at the front desk.\n")
