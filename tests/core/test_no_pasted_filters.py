@@ -46,6 +46,7 @@ def test_scanner_accepts_escaped_and_traced_filters(tmp_path):
             search(table, filters, where=f"doc_id = {sql_str(doc_id)} AND n >= {int(lo)}")
             table.delete(f"id IN {sql_ids(ids)}")
             table.count_rows("doc_id IN (" + ", ".join(sql_str(d) for d in ids) + ")")
+            db.select(Events.c.id).where(Events.c.id.in_(ids))
     """))
     assert scan([good], tmp_path) == []
     good.write_text(good.read_text() + "\ndef leak(table, filters, name):\n    search(table, filters, f\"a = '{name}'\")\n")

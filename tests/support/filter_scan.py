@@ -3,7 +3,7 @@
 A *sink* is a call that takes a SQL filter: ``.where(x)``, ``.delete(x)``, ``.count_rows(x)``,
 or a ``where=``/``filter=`` keyword. Its filter must be *safe*: a string constant; an f-string,
 ``+`` concatenation or ``"sep".join(...)`` whose pasted parts are all safe values; a call to
-``build_where``; or a name whose every assignment (and ``.append``) in the function is safe. A
+``build_where`` or to a SQLAlchemy column operator (``in_``: bound parameters); or a name whose every assignment (and ``.append``) in the function is safe. A
 name that is a parameter is safe when every call of that function passes a safe argument.
 Safe values are constants and calls to the escaping helpers (``sql_str``, ``sql_ids``,
 ``_like``) or to ``int``/``float``. Anything else (``%`` or ``.format`` formatting, a pasted
@@ -21,6 +21,7 @@ SINK_KEYWORDS = {"where", "filter"}
 NOT_TABLES = {"np", "numpy", "pc"}  # numpy.where / pyarrow.compute take arrays, not SQL
 ESCAPERS = {"sql_str", "sql_ids", "_like", "int", "float"}
 BUILDERS = {"build_where"}
+CLAUSES = {"in_"}  # SQLAlchemy column operators: their values go as bound parameters, never pasted
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ class Scanner:
             return self.safe(node.body, module, scope, depth + 1) and self.safe(node.orelse, module, scope, depth + 1)
         if isinstance(node, ast.Call):
             name = _name(node.func)
-            if name in BUILDERS or name in ESCAPERS - {"int", "float"}:
+            if name in BUILDERS or name in CLAUSES or name in ESCAPERS - {"int", "float"}:
                 return True
             if (name == "join" and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Constant)
                     and len(node.args) == 1):
