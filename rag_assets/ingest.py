@@ -32,6 +32,7 @@ from rag_assets.defs.names import (
     maintenance_job_name,
     partitions_name,
 )
+from rag_assets.defs.promotion import held_back
 from rag_assets.defs.resources import CorpusResources, build_corpus_resources
 from rag_assets.defs.runs import fail_abandoned_runs, interrupted, run_job
 from rag_assets.defs.sensors import Sweep, apply_sweep, in_flight, materialized, record, sweep
@@ -258,25 +259,26 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
                 records = {doc_id_for(pk): store.current("index", doc_id_for(pk)) or {} for pk in partition_keys}
             failed = [{"doc_id": d, "error": r["error"]} for d, r in sorted(records.items()) if r.get("error")]
             db = connect_index(corpus)
-            live = serving(project, corpus, db)
+            live, configured = serving(project, corpus, db), own_table(corpus)
             out[corpus.name] = {"partitions": len(partition_keys), "stages": stages, "serving_table": live.label,
-                                "configured_table": own_table(corpus).label, "failed_documents": failed,
-                                "pending_switch": None if live.label == own_table(corpus).label
-                                else _pending_switch(instance, corpus, db, records)}
+                                "configured_table": configured.label, "failed_documents": failed,
+                                "pending_switch": None if live.label == configured.label
+                                else _pending_switch(instance, corpus, configured.index(db, corpus.name), records)}
     return {"corpora": out}
 
 
 SHOWN_MISSING = 20
 
 
-def _pending_switch(instance: dg.DagsterInstance, corpus: Corpus, db, records: dict[str, dict]) -> dict:
-    """Why the corpus' configured table is not the serving one, given the live documents' index
-    records: ``state`` ``incomplete`` (it lacks ``documents_missing`` live documents; the first
+def _pending_switch(instance: dg.DagsterInstance, corpus: Corpus, index: LanceIndex, records: dict[str, dict]
+                    ) -> dict:
+    """Why the corpus' configured table ``index`` is not the serving one, given the live documents'
+    index records: ``state`` ``incomplete`` (it lacks ``documents_missing`` live documents; the first
     ``missing_documents``, those whose ingest failed first, with their error: a failed document
     holds the switch until it is fixed or deleted), ``held_back`` (the +promote_if decision the last
     maintenance recorded, in ``reason``) or ``waiting`` (complete; the next maintenance decides)."""
-    index = own_table(corpus).index(db, corpus.name)
-    indexed = index.indexed_documents() if index.manifest_name in open_tables(db, index.manifest_name) else {}
+    opened = index.manifest_name in open_tables(index.db, index.manifest_name)
+    indexed = index.indexed_documents() if opened else {}
     missing = sorted((d for d in records if d not in indexed), key=lambda d: (not records[d].get("error"), d))
     if missing:
         failed = [d for d in missing if records[d].get("error")]
@@ -285,10 +287,9 @@ def _pending_switch(instance: dg.DagsterInstance, corpus: Corpus, db, records: d
             if failed else "rag ingest adds them")
         return {"state": "incomplete", "reason": reason, "documents_missing": len(missing),
                 "missing_documents": [{"doc_id": d, "error": records[d].get("error")} for d in missing[:SHOWN_MISSING]]}
-    event = instance.get_latest_materialization_event(asset_key(corpus.name, "lancedb_table"))
-    meta = {k: v.value for k, v in event.asset_materialization.metadata.items()} if event else {}
-    if meta.get("promotion_candidate") == own_table(corpus).label and meta.get("promotion_promoted") is False:
-        return {"state": "held_back", "reason": f"held back by +promote_if: {meta['promotion_reason']}",
+    reason = held_back(instance, corpus)
+    if reason is not None:
+        return {"state": "held_back", "reason": f"held back by +promote_if: {reason}",
                 "documents_missing": 0, "missing_documents": []}
     then = "applies +promote_if to it" if corpus.promote_if else "makes it live"
     return {"state": "waiting", "reason": f"complete: the next rag ingest (or {maintenance_job_name(corpus.name)} "

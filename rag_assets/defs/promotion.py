@@ -32,15 +32,29 @@ def _scores(project: Project, corpus: Corpus, table: CorpusTable) -> dict:
     return evaluate(project, corpus.eval_questions, [table.profile.name], embedder=table.model.name, corpus=corpus)[0]
 
 
-def _previous(instance: dg.DagsterInstance, corpus: Corpus, key: str) -> Decision | None:
-    """The decision the table's last materialization recorded for the same ``key``, if any."""
+def _recorded(instance: dg.DagsterInstance, corpus: Corpus) -> dict:
+    """The metadata values of the table's last materialization ({} before the first)."""
     event = instance.get_latest_materialization_event(asset_key(corpus.name, "lancedb_table"))
     meta = event.asset_materialization.metadata if event and event.asset_materialization else {}
-    if "promotion_key" not in meta or meta["promotion_key"].value != key:
+    return {name: entry.value for name, entry in meta.items()}
+
+
+def _previous(instance: dg.DagsterInstance, corpus: Corpus, key: str) -> Decision | None:
+    """The decision the table's last materialization recorded for the same ``key``, if any."""
+    value = _recorded(instance, corpus)
+    if value.get("promotion_key") != key:
         return None
-    value = {name: entry.value for name, entry in meta.items()}
     return Decision(value["promotion_promoted"], value["promotion_rule"], value["promotion_candidate_score"],
                     value["promotion_live_score"], value["promotion_reason"])
+
+
+def held_back(instance: dg.DagsterInstance, corpus: Corpus) -> str | None:
+    """Why the last maintenance held the corpus' configured table back (its recorded decision's
+    reason), or None when it did not."""
+    value = _recorded(instance, corpus)
+    if value.get("promotion_candidate") == own_table(corpus).label and value.get("promotion_promoted") is False:
+        return value["promotion_reason"]
+    return None
 
 
 def gate(project: Project, corpus: Corpus, index: LanceIndex, live: CorpusTable, instance: dg.DagsterInstance
