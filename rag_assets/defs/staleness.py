@@ -56,10 +56,11 @@ class LatestEvents:
     """``instance`` for a stale-status resolver: a query for the latest materialization or
     observation of one partition of one of ``keys`` (optionally after or before a storage id) is
     answered from the latest event of each partition, as the event log would answer it (less the
-    event's metadata: see ``events_without_metadata``); any other query goes to ``instance``. Read when built: each key's latest storage id per partition (two
-    queries a key); on the first query for a partition's latest event, the key's latest events of
-    ``partition_keys`` (a query per ``PAGE``). Events written after that are not seen: use it for
-    one reading, as the webserver uses a resolver for one request."""
+    event's metadata: see ``events_without_metadata``); any other query goes to ``instance``.
+    Read when built: each key's latest storage id per partition (two queries a key); on the first
+    query for a partition's latest event, the key's latest events of ``partition_keys`` (a query
+    per ``PAGE``). Events written after that are not seen: use it for one reading, as the
+    webserver uses a resolver for one request."""
 
     def __init__(self, instance: dg.DagsterInstance, keys: list[dg.AssetKey], partition_keys: list[str]):
         self._instance = instance
