@@ -51,7 +51,9 @@ def connect_index(corpus: Corpus):
     """The corpus' LanceDB, opened once per process with the options the Dagster resource uses."""
     index = corpus.index
     keys = [os.environ.get(index.access_key_env or "", ""), os.environ.get(index.secret_key_env or "", "")]
-    options = storage_options(corpus.index_uri, index.endpoint_url, index.region, *keys)
+    options = storage_options(corpus.index_uri, index.endpoint_url, index.region, *keys,
+                              connect_timeout_seconds=index.connect_timeout_seconds,
+                              read_timeout_seconds=index.read_timeout_seconds, max_attempts=index.max_attempts)
     return _database(corpus.index_uri, tuple(sorted((options or {}).items())))
 
 

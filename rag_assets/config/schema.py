@@ -358,6 +358,14 @@ class ObjectStoreConfig(_Strict):
         None, description="s3 URIs: environment variable holding the access key id (unset: the default AWS "
                           "credential chain, e.g. AWS_ACCESS_KEY_ID or an IAM role).")
     secret_key_env: str | None = Field(None, description="s3 URIs: environment variable holding the secret key.")
+    connect_timeout_seconds: float = Field(5.0, gt=0, le=300, description="s3 URIs: how long one attempt waits to "
+                                           "connect to the endpoint.")
+    read_timeout_seconds: float = Field(30.0, gt=0, le=3600, description="s3 URIs: how long one attempt waits for "
+                                        "the server's answer (the index: the whole response; the stage store: "
+                                        "each read of it).")
+    max_attempts: int = Field(3, ge=1, le=10, description="s3 URIs: tries of each request (the first included); "
+                              "an endpoint that never answers fails a call after about max_attempts x "
+                              "read_timeout_seconds.")
 
     @field_validator("endpoint_url", "region", mode="before")
     @classmethod

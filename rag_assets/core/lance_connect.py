@@ -11,6 +11,7 @@ as usual, and the first use of a name from the package itself (the REST client) 
 from __future__ import annotations
 
 import importlib.util
+import math
 import sys
 import types
 
@@ -39,25 +40,47 @@ def _defer_rest_client() -> None:
 
 
 def storage_options(uri: str, endpoint_url: str | None = None, region: str | None = None,
-                    access_key_id: str | None = None, secret_access_key: str | None = None) -> dict[str, str] | None:
-    """Object-store options for ``uri`` (only s3:// URIs take the endpoint, region and keys)."""
-    options = {}
-    if uri.startswith("s3://"):
-        if endpoint_url:
-            options["aws_endpoint"] = endpoint_url
-            options["allow_http"] = str(endpoint_url.startswith("http://")).lower()
-        if region:
-            options["aws_region"] = region
-        if access_key_id and secret_access_key:
-            options["aws_access_key_id"] = access_key_id
-            options["aws_secret_access_key"] = secret_access_key
-    return options or None
+                    access_key_id: str | None = None, secret_access_key: str | None = None, *,
+                    connect_timeout_seconds: float = 5.0, read_timeout_seconds: float = 30.0,
+                    max_attempts: int = 3) -> dict[str, str] | None:
+    """Object-store options for ``uri``: only s3:// URIs take the endpoint, region, keys and the
+    limits, which bound how long an endpoint that never answers can hold a call (the object store's
+    own defaults retry each request for up to 3 minutes)."""
+    if not uri.startswith("s3://"):
+        return None
+    options = {"connect_timeout": f"{round(connect_timeout_seconds * 1000)}ms",
+               "timeout": f"{round(read_timeout_seconds * 1000)}ms",
+               "client_max_retries": str(max_attempts - 1),
+               "client_retry_timeout": str(math.ceil(max_attempts * (connect_timeout_seconds + read_timeout_seconds)))}
+    if endpoint_url:
+        options["aws_endpoint"] = endpoint_url
+        options["allow_http"] = str(endpoint_url.startswith("http://")).lower()
+    if region:
+        options["aws_region"] = region
+    if access_key_id and secret_access_key:
+        options["aws_access_key_id"] = access_key_id
+        options["aws_secret_access_key"] = secret_access_key
+    return options
+
+
+class IndexUnavailable(RuntimeError):
+    """The LanceDB database at an s3:// URI could not be opened (names the URI and the fix)."""
 
 
 def connect(uri: str, options: dict[str, str] | None = None):
     """A LanceDB connection to ``uri`` (a folder or s3://bucket/path) with ``options``
-    (see ``storage_options``)."""
+    (see ``storage_options``); an s3:// database that cannot be reached raises IndexUnavailable."""
     _defer_rest_client()
     import lancedb
 
-    return lancedb.connect(uri, storage_options=options)
+    try:
+        return lancedb.connect(uri, storage_options=options)
+    except (OSError, ValueError) as exc:
+        if not uri.startswith("s3://"):
+            raise
+        endpoint = (options or {}).get("aws_endpoint", "AWS")
+        cause = str(exc).splitlines()[0][:400] if str(exc) else type(exc).__name__
+        raise IndexUnavailable(
+            f"LanceDB index {uri} at {endpoint}: cannot open it: {cause}. Check the index's endpoint_url, "
+            "region and keys in profiles/indexes.yml (RAG_LANCEDB_URI / RAG_LANCEDB_ENDPOINT), or raise its "
+            "read_timeout_seconds or max_attempts there for a slow server") from exc

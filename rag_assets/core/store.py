@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import xxhash
+from botocore.exceptions import BotoCoreError, ClientError
 
 HOST = socket.gethostname()
 
@@ -81,19 +82,25 @@ class FolderBlobs:
         (self.root / name).unlink(missing_ok=True)
 
 
+class StoreUnavailable(RuntimeError):
+    """An S3 stage store refused or never answered a request (names the store, the blob and the fix)."""
+
+
 class S3Blobs:
     """Blobs as objects under ``prefix`` in ``bucket``, through a boto3 S3 client.
 
     A PUT is published whole or not at all, and the client sends a checksum of the body so the
-    server refuses a cut-off upload: no temp object or rename is needed for atomicity.
+    server refuses a cut-off upload: no temp object or rename is needed for atomicity. A request
+    that fails for any reason but a missing object raises StoreUnavailable ending with ``fix``.
     """
 
     MISSING = {"NoSuchKey", "404", "NotFound"}
 
-    def __init__(self, client, bucket: str, prefix: str = ""):
+    def __init__(self, client, bucket: str, prefix: str = "", fix: str = ""):
         self.client = client
         self.bucket = bucket
         self.prefix = prefix.strip("/")
+        self.fix = fix
 
     def __str__(self) -> str:
         return f"s3://{self.bucket}/{self.prefix}"
@@ -105,28 +112,39 @@ class S3Blobs:
         response = getattr(exc, "response", None) or {}
         return response.get("Error", {}).get("Code") in self.MISSING
 
+    def _unavailable(self, action: str, name: str, exc: Exception) -> StoreUnavailable:
+        where = f"{self} at {self.client.meta.endpoint_url}"
+        return StoreUnavailable(f"stage store {where}: cannot {action} {name}: {type(exc).__name__}: {exc}"
+                                + (f"; {self.fix}" if self.fix else ""))
+
     def read(self, name: str) -> bytes:
         try:
             return self.client.get_object(Bucket=self.bucket, Key=self._key(name))["Body"].read()
-        except Exception as exc:
+        except (BotoCoreError, ClientError) as exc:
             if self._missing(exc):
                 raise FileNotFoundError(f"{self}/{name}") from exc
-            raise
+            raise self._unavailable("read", name, exc) from exc
 
     def write(self, name: str, data: bytes) -> None:
-        self.client.put_object(Bucket=self.bucket, Key=self._key(name), Body=data)
+        try:
+            self.client.put_object(Bucket=self.bucket, Key=self._key(name), Body=data)
+        except (BotoCoreError, ClientError) as exc:
+            raise self._unavailable("write", name, exc) from exc
 
     def exists(self, name: str) -> bool:
         try:
             self.client.head_object(Bucket=self.bucket, Key=self._key(name))
-        except Exception as exc:
+        except (BotoCoreError, ClientError) as exc:
             if self._missing(exc):
                 return False
-            raise
+            raise self._unavailable("look up", name, exc) from exc
         return True
 
     def remove(self, name: str) -> None:
-        self.client.delete_object(Bucket=self.bucket, Key=self._key(name))  # idempotent in S3
+        try:
+            self.client.delete_object(Bucket=self.bucket, Key=self._key(name))  # idempotent in S3
+        except (BotoCoreError, ClientError) as exc:
+            raise self._unavailable("remove", name, exc) from exc
 
 
 class StageStore:

@@ -39,12 +39,14 @@ class CorpusResources:
 
 
 def _s3_settings(location) -> dict:
-    """Endpoint, region and, where the config names their variables, keys via dg.EnvVar."""
+    """Endpoint, region, limits and, where the config names their variables, keys via dg.EnvVar."""
     keys = {}
     if location.access_key_env and location.secret_key_env:
         keys = {"aws_access_key_id": dg.EnvVar(location.access_key_env),
                 "aws_secret_access_key": dg.EnvVar(location.secret_key_env)}
-    return {"endpoint_url": location.endpoint_url, "region": location.region, **keys}
+    return {"endpoint_url": location.endpoint_url, "region": location.region,
+            "connect_timeout_seconds": location.connect_timeout_seconds,
+            "read_timeout_seconds": location.read_timeout_seconds, "max_attempts": location.max_attempts, **keys}
 
 
 def lancedb_resource(corpus: Corpus) -> LanceDBResource:
