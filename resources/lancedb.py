@@ -16,9 +16,9 @@ class LanceDBResource(dg.ConfigurableResource):
     region: str | None = Field(None, description="s3: region name.")
     aws_access_key_id: str | None = Field(None, description="s3: access key id (set it with dg.EnvVar).")
     aws_secret_access_key: str | None = Field(None, description="s3: secret key (set it with dg.EnvVar).")
-    connect_timeout_seconds: float = Field(5.0, description="s3: how long one attempt waits to connect.")
-    read_timeout_seconds: float = Field(30.0, description="s3: how long one attempt waits for the answer.")
-    max_attempts: int = Field(3, description="s3: tries of each request, the first included.")
+    connect_timeout_seconds: float = Field(description="s3: how long one attempt waits to connect.")
+    read_timeout_seconds: float = Field(description="s3: how long one attempt waits for the answer.")
+    max_attempts: int = Field(description="s3: tries of each request, the first included.")
 
     def get_connection(self):
         """A LanceDB connection (cheap; opened per call)."""

@@ -41,8 +41,8 @@ def _defer_rest_client() -> None:
 
 def storage_options(uri: str, endpoint_url: str | None = None, region: str | None = None,
                     access_key_id: str | None = None, secret_access_key: str | None = None, *,
-                    connect_timeout_seconds: float = 5.0, read_timeout_seconds: float = 30.0,
-                    max_attempts: int = 3) -> dict[str, str] | None:
+                    connect_timeout_seconds: float, read_timeout_seconds: float,
+                    max_attempts: int) -> dict[str, str] | None:
     """Object-store options for ``uri``: only s3:// URIs take the endpoint, region, keys and the
     limits, which bound how long an endpoint that never answers can hold a call (the object store's
     own defaults retry each request for up to 3 minutes)."""
