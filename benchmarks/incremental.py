@@ -78,15 +78,16 @@ def set_setting(project_dir: Path, key: str, value: str) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
-def bench_project(root: Path, docs: int, rng: random.Random) -> dict[str, str]:
-    """Under ``root``: a copy of the config project with one corpus ``bench`` (markdown profile)
-    over ``docs`` documents generated with ``rng``; points this process' environment at it and
-    returns the texts by document id."""
+def bench_project(root: Path, docs: int, rng: random.Random, model: str | None = None) -> dict[str, str]:
+    """Under ``root``: a copy of the config project with one corpus ``bench`` (markdown profile;
+    embedding ``model`` when given, else the default one) over ``docs`` documents generated with
+    ``rng``; points this process' environment at it and returns the texts by document id."""
     docs_dir, project_dir = root / "docs", root / "dbt_like_configs"
     docs_dir.mkdir()
     shutil.copytree(REPO / "dbt_like_configs", project_dir)
     project_yml = yaml.safe_load((project_dir / "rag_project.yml").read_text())
-    project_yml["corpora"] = {"bench": {"+source": "sample_docs", "+chunking_profile": "markdown"}}
+    project_yml["corpora"] = {"bench": {"+source": "sample_docs", "+chunking_profile": "markdown",
+                                        **({"+embedding_model": model} if model else {})}}
     (project_dir / "rag_project.yml").write_text(yaml.safe_dump(project_yml, sort_keys=False))
     os.environ.update(RAG_PROJECT_DIR=str(project_dir), RAG_SAMPLE_DOCS=str(docs_dir),
                       DAGSTER_HOME=str(root / ".dagster_home"), RAG_LANCEDB_URI=str(root / "lancedb"),

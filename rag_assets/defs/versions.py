@@ -14,7 +14,10 @@ def chunking_profile(corpus: Corpus) -> ChunkingProfile:
 
 def model_fingerprint(corpus: Corpus) -> str:
     m = corpus.embedding_model
-    return settings_hash({"provider": m.provider, "model": m.model, "dimensions": m.dimensions, "prefix": m.passage_prefix})
+    # compute enters only when it is not the default, so that float32 models keep their fingerprint.
+    compute = {"compute": m.compute} if m.compute != "float32" else {}
+    return settings_hash({"provider": m.provider, "model": m.model, "dimensions": m.dimensions, "prefix": m.passage_prefix,
+                          **compute})
 
 
 def model_settings(corpus: Corpus) -> str:

@@ -80,6 +80,40 @@ def test_code_versions_follow_profile_and_model(tmp_path, monkeypatch):
         assert version(search, stage) == version(query, stage), stage
 
 
+def test_int8_compute_redoes_the_vectors_only_and_float32_keeps_its_fingerprint(tmp_path):
+    import shutil
+
+    import yaml
+
+    from rag_assets.core.hashing import settings_hash
+    from rag_assets.defs.versions import model_fingerprint
+
+    root = tmp_path / "cfg"
+    shutil.copytree(REPO / "dbt_like_configs", root)
+    project = load_project(root)
+    m = project.corpus("sample").embedding_model
+    assert m.compute == "float32"
+    # Stores made before compute existed recorded this fingerprint: it must not move.
+    assert model_fingerprint(project.corpus("sample")) == settings_hash(
+        {"provider": m.provider, "model": m.model, "dimensions": m.dimensions, "prefix": m.passage_prefix})
+    before = build_definitions(project).resolve_asset_graph()
+    path = root / "rag_project.yml"
+    data = yaml.safe_load(path.read_text())
+    data["corpora"]["sample"]["+embedding_model"] = "all_minilm_l6_v2_int8"
+    path.write_text(yaml.safe_dump(data))
+    switched = load_project(root)
+    assert model_fingerprint(switched.corpus("sample")) != model_fingerprint(project.corpus("sample"))
+    after = build_definitions(switched).resolve_asset_graph()
+
+    def version(graph, stage):
+        return graph.get(dg.AssetKey(["sample", stage])).code_version
+
+    for stage in ("embeddings", "lancedb_index"):
+        assert version(before, stage) != version(after, stage), stage
+    for stage in ("parsed_documents", "chunks"):  # same tokenizer and limit: the chunks stand
+        assert version(before, stage) == version(after, stage), stage
+
+
 def test_jobs_use_the_configured_executor(tmp_path, monkeypatch):
     import shutil
 

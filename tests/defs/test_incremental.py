@@ -89,6 +89,10 @@ def test_profile_change_reembeds_only_changed_chunks_and_model_change_never_repa
                   lambda d: d["embedding_models"][-1].update(passage_prefix="doc: "))
         with pytest.raises(ModelChangedInPlace, match="give the changed entry a new name"):
             ingest_project(load_project())
+        edit_yaml(cfg / "profiles" / "embedding_models.yml",  # so would another arithmetic
+                  lambda d: d["embedding_models"][-1].update(passage_prefix="passage: ", compute="int8"))
+        with pytest.raises(ModelChangedInPlace, match="compute"):
+            ingest_project(load_project())
         assert db.open_table(table_name("sample", "minilm_passage", corpus.chunking_profile.name)).count_rows() \
             == switched["rows_in_index"]
 
