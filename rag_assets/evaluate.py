@@ -1,8 +1,8 @@
 """`rag eval`: chunk, embed into a temporary index and score each profile side by side.
 
 Embeddings go through a persistent cache (``<data_dir>/eval_cache``, or the Dagster home's when
-data_dir is on S3; keyed by embedded text and model), so comparing profiles re-embeds only the
-chunks that differ between them.
+data_dir is on S3; keyed by embedded text and by the model's name and vector settings), so
+comparing profiles re-embeds only the chunks that differ between them.
 """
 
 from __future__ import annotations
@@ -117,7 +117,9 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     settings = corpus.index  # the search settings `rag query` uses on that corpus
     counter = get_token_counter(model.tokenizer)
     with _cache_dir(Path(project.local_dir) / "eval_cache", progress) as cache_dir:
-        cache = EmbeddingCache(lancedb.connect(str(cache_dir)), model.name, model.dimensions)
+        # Keyed by the entry's settings too: an entry changed under its name never reads its old vectors.
+        cache = EmbeddingCache(lancedb.connect(str(cache_dir)), f"{model.name}_{model.vectors_fingerprint()}",
+                               model.dimensions)
         results = []
         embed = open_embedder(model).embed
 

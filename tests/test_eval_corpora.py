@@ -102,3 +102,35 @@ def test_a_data_dir_that_cannot_be_written_costs_the_cache_not_the_evaluation(tm
     assert row["recall"] == 100.0
     assert "cannot write the embedding cache" in progress.getvalue()
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_a_model_changed_under_its_name_is_never_scored_with_its_old_cached_vectors(tmp_path, monkeypatch):
+    import rag_assets.evaluate as evaluation
+
+    monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "corpora").mkdir()
+    (tmp_path / "corpora" / "a.txt").write_text("The depot opens at seven. Parcels leave at noon.\n")
+    path = tmp_path / "questions.csv"
+    path.write_text('question,references,corpus_id\nWhen do parcels leave?,'
+                    '"[{""content"": ""Parcels leave at noon."", ""start_index"": 26, ""end_index"": 48}]",a\n')
+    embedded, real = [], evaluation.open_embedder
+
+    def counting(model):
+        inner = real(model)
+        return type("Counting", (), {"embed": lambda self, texts: embedded.extend(texts) or inner.embed(texts)})()
+
+    monkeypatch.setattr(evaluation, "open_embedder", counting)
+    project = load_project()
+    float32 = project.corpora[0].embedding_model
+    int8 = project.model_copy(update={"embedding_models": tuple(
+        m.model_copy(update={"compute": "int8"}) if m.name == float32.name else m for m in project.embedding_models)})
+
+    def texts_embedded(p):
+        embedded.clear()
+        evaluate(p, path, ["fixed_200_0"], corpora=tmp_path / "corpora", embedder=float32.name)
+        return len(embedded)
+
+    first = texts_embedded(project)
+    assert first > 0
+    assert texts_embedded(int8) == first  # same name, other arithmetic: embedded again, not read from the cache
+    assert texts_embedded(project) == 0  # the float32 vectors are still cached under their own settings

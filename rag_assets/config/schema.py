@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from rag_assets.core.chunking import STRATEGY_NAMES
 from rag_assets.core.chunking.profile import check_overlap
 from rag_assets.core.errors import UsageError
+from rag_assets.core.hashing import settings_hash
 from rag_assets.core.parsing import CONTENT_TYPE_NAMES
 from rag_assets.core.parsing.limits import ParseLimits
 from rag_assets.core.tokens import check_tokenizer
@@ -326,6 +327,13 @@ class EmbeddingModelConfig(_Strict):
         if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", value):
             raise ValueError("api_key_env must name an environment variable (e.g. OPENAI_API_KEY), not hold a key")
         return value
+
+    def vectors_fingerprint(self) -> str:
+        """What this entry's vectors depend on: provider, model, dimensions, passage prefix and
+        (when not float32) compute. Stores and caches keyed by the entry's name record it."""
+        compute = {"compute": self.compute} if self.compute != "float32" else {}  # float32 keeps older fingerprints
+        return settings_hash({"provider": self.provider, "model": self.model, "dimensions": self.dimensions,
+                              "prefix": self.passage_prefix, **compute})
 
     def embedder_settings(self) -> dict:
         """The settings of ``rag_assets.core.embedding.build_embedder`` this entry declares: all

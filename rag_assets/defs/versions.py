@@ -13,11 +13,7 @@ def chunking_profile(corpus: Corpus) -> ChunkingProfile:
 
 
 def model_fingerprint(corpus: Corpus) -> str:
-    m = corpus.embedding_model
-    # compute enters only when it is not the default, so that float32 models keep their fingerprint.
-    compute = {"compute": m.compute} if m.compute != "float32" else {}
-    return settings_hash({"provider": m.provider, "model": m.model, "dimensions": m.dimensions, "prefix": m.passage_prefix,
-                          **compute})
+    return corpus.embedding_model.vectors_fingerprint()
 
 
 def model_settings(corpus: Corpus) -> str:
