@@ -165,7 +165,7 @@ class LocalMiniLMEmbedder:
                 if self.compute == "int8":
                     from rag_assets.core.onnx_int8 import int8_matmuls
 
-                    model, _ = int8_matmuls(Path(model).read_bytes())
+                    model = int8_matmuls(Path(model).read_bytes())
                 self._session = ort.InferenceSession(model, sess_options=options, providers=providers)
         return self._session
 
