@@ -109,7 +109,7 @@ def _redo(corpus: Corpus, store, corpus_sweep: Sweep, orphans: list[str]) -> lis
         elif indexed.get("model") not in (None, corpus.embedding_model.name):
             reason, stages = "embedding model changed", list(STAGES[2:])
         elif indexed.get("index_version") not in (None, code_versions(corpus)["lancedb_index"]):
-            reason, stages = "parser, tokenizer, model settings, tenant or tags changed", list(STAGES)
+            reason, stages = "parser, tokenizer, model settings, index URI, tenant or tags changed", list(STAGES)
         elif doc_id in plan.work:
             reason, stages = "not indexed yet", list(STAGES)
         else:

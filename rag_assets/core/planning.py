@@ -151,8 +151,8 @@ def plan_sweep(
     unchanged is not read. Otherwise its xxh3 content hash decides. A document also needs work
     when its index entry was built with another chunk profile or embedding model, or (given
     ``index_version``: the index stage's code version, which the orchestrator compares too) under
-    another one: a new parser, tokenizer, input limit, tenant rule or tags. A document that
-    failed with the same content, profile and model is not retried until one of them changes,
+    another one: a new parser, tokenizer, input limit, index URI, tenant rule or tags. A document
+    that failed with the same content, profile and model is not retried until one of them changes,
     unless its failure was a damaged stage store (``retry``) or a parse limit that ``limits``
     (the source's current parse limits) no longer sets. A document whose raw snapshot is
     missing from the store is read again.

@@ -38,7 +38,9 @@ def code_versions(corpus: Corpus) -> dict[str, str]:
     chunks = settings_hash({"parser": parsed, "profile": profile.fingerprint(), "tokenizer": model.tokenizer,
                             "limit": model.max_input_tokens})
     embeddings = settings_hash({"chunks": chunks, "model": model_fingerprint(corpus)})
-    index = settings_hash({"embeddings": embeddings, "uri": corpus.index_uri, "model": model.name,
+    # The URI as declared (a relative one is relative to the config folder), never the resolved
+    # path: a project moved or cloned elsewhere with its data keeps its index current.
+    index = settings_hash({"embeddings": embeddings, "uri": corpus.index.uri, "model": model.name,
                            "labels": row_labels(corpus)})
     return {"parsed_documents": parsed, "chunks": chunks, "embeddings": embeddings, "lancedb_index": index,
             "lancedb_table": settings_hash({"index": corpus.index.model_dump(), "model": model.name})}

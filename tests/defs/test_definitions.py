@@ -80,6 +80,22 @@ def test_code_versions_follow_profile_and_model(tmp_path, monkeypatch):
         assert version(search, stage) == version(query, stage), stage
 
 
+def test_the_index_version_follows_the_declared_uri_not_where_the_project_lies(tmp_path, monkeypatch):
+    import shutil
+
+    from rag_assets.defs.versions import code_versions
+
+    monkeypatch.delenv("RAG_LANCEDB_URI", raising=False)
+    for where in ("a", "b"):
+        shutil.copytree(REPO / "dbt_like_configs", tmp_path / where / "cfg")
+    a, b = (load_project(tmp_path / where / "cfg").corpus("sample") for where in ("a", "b"))
+    assert a.index_uri != b.index_uri and code_versions(a) == code_versions(b)
+    # Another declared location is another index: its rows are written there.
+    monkeypatch.setenv("RAG_LANCEDB_URI", str(tmp_path / "elsewhere"))
+    moved = code_versions(load_project(tmp_path / "a" / "cfg").corpus("sample"))
+    assert [s for s in moved if moved[s] != code_versions(a)[s]] == ["lancedb_index", "lancedb_table"]
+
+
 def test_int8_compute_redoes_the_vectors_only_and_float32_keeps_its_fingerprint(tmp_path):
     import shutil
 

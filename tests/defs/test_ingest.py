@@ -15,9 +15,10 @@ from rag_assets.core.keys import partition_key_for
 from rag_assets.core.parsing import parse_document
 from rag_assets.core.sources import read_disk
 from rag_assets.core.tokens import get_token_counter
-from rag_assets.ingest import ingest_project
+from rag_assets.ingest import ingest_project, status_project
+from rag_assets.instance import write_instance_config
 from rag_assets.query import query_corpus
-from tests.conftest import SAMPLE_DOCS, edit_yaml, env, make_project
+from tests.conftest import CONFIGS, SAMPLE_DOCS, edit_yaml, env, make_project
 
 pytestmark = pytest.mark.slow
 
@@ -162,3 +163,32 @@ def test_an_unset_secret_variable_is_named_with_its_file_and_key(tmp_path, monke
     assert info.value.file.endswith("embedding_models.yml")
     assert info.value.key == "openai_text_embedding_3_small.api_key_env"
     assert "environment variable OPENAI_API_KEY is not set" in str(info.value)
+
+
+def test_a_project_moved_with_its_data_stays_current(tmp_path, monkeypatch):
+    # Every path relative, as shipped: the documents, stage outputs and index move with the folder.
+    for name in ("RAG_SAMPLE_DOCS", "RAG_LANCEDB_URI", "RAG_DATA_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    shutil.copytree(CONFIGS, old / "dbt_like_configs")
+    shutil.copytree(SAMPLE_DOCS, old / "sample_docs")
+
+    def located(root):
+        return {"RAG_PROJECT_DIR": str(root / "dbt_like_configs"), "DAGSTER_HOME": str(root / ".dagster_home")}
+
+    write_instance_config(old / ".dagster_home")
+    with env(**located(old)):
+        first = ingest_project(load_project())
+    assert first["documents_new"] == 11 and first["rows_in_index"] > 0
+    old.rename(new)
+    with env(**located(new)):
+        project = load_project()
+        assert project.corpus("sample").index_uri.startswith(str(new))
+        stages = status_project(project)["corpora"]["sample"]["stages"]
+        assert {stage: (s["fresh"], s["stale"]) for stage, s in stages.items()} == {
+            stage: (11, 0) for stage in stages}
+        assert ingest_project(project, dry_run=True)["corpora"]["sample"]["documents"] == []
+        again = ingest_project(project)
+    assert (again["documents_changed"], again["chunks_embedded"]) == (0, 0)
+    assert again["rows_in_index"] == first["rows_in_index"]
