@@ -532,27 +532,28 @@ def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, count_t
                     version: int | None = None, wholes: dict[str, Hit | None] | None = None) -> list[Hit]:
     """Hits from documents whose text counts at most ``max_tokens`` tokens (``count_tokens``, the
     model's tokenizer: a chunk's stored count is what was embedded, a window or a header too)
-    become the whole document. Each document is judged once: a count of at most ``max_tokens + 1``
-    rows (every row holds a token), then its text when that few; ``wholes`` (doc_id -> the whole
-    document, or None when long) keeps the judgements across calls on one table version."""
+    become the whole document. Each document is judged once: its rows are counted (every row holds
+    a token, so more than ``max_tokens`` rows is long), then the rows of the documents that few
+    are read in one query and their text counted; ``wholes`` (doc_id -> the whole document, or None
+    when long) keeps the judgements across calls on one table version."""
     if max_tokens <= 0:
         return hits
     table = _table(index, version)
     wholes = {} if wholes is None else wholes
-
-    def whole(doc_id: str) -> Hit | None:
-        if doc_id not in wholes:
-            where = f"doc_id = {sql_str(doc_id)}"
-            wholes[doc_id] = None
-            if len(table.search().where(where).select(["chunk_index"]).limit(max_tokens + 1).to_list()) <= max_tokens:
-                rows = table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()
-                document = _absorb(_hit(rows[0], 0.0, ""), rows) if rows else None
-                if document is not None and count_tokens(document.text) <= max_tokens:
-                    wholes[doc_id] = document
-        return wholes[doc_id]
-
+    unjudged = [d for d in dict.fromkeys(hit.doc_id for hit in hits) if d not in wholes]
+    few = [d for d in unjudged if table.count_rows(f"doc_id = {sql_str(d)}") <= max_tokens]
+    wholes.update(dict.fromkeys(unjudged))
+    if few:
+        rows: dict[str, list[dict]] = {}
+        where = "doc_id IN (" + ", ".join(sql_str(d) for d in few) + ")"
+        for row in table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list():
+            rows.setdefault(row["doc_id"], []).append(row)
+        for doc_id, doc_rows in rows.items():
+            document = _absorb(_hit(doc_rows[0], 0.0, ""), doc_rows)
+            if count_tokens(document.text) <= max_tokens:
+                wholes[doc_id] = document
     return merge_overlapping([replace(hit, text=document.text, start=document.start, end=document.end)
-                              if (document := whole(hit.doc_id)) else hit for hit in hits])
+                              if (document := wholes[hit.doc_id]) else hit for hit in hits])
 
 
 def candidate_hits(index: LanceIndex, text: str, vector: list[float] | None, mode: str, pool: int,

@@ -319,3 +319,25 @@ def test_a_result_in_a_short_document_is_the_whole_document_by_its_text_not_its_
                       whole_document_tokens=84) == alone
     with pytest.raises(ValueError, match="count_tokens"):
         search(index, "q", QUERY, whole_document_tokens=84, ks=(3,), mode="vector", grouping=Grouping(2))
+
+
+def test_results_from_several_documents_are_each_judged_short_or_long(tmp_path):
+    # Three documents in one search: two short ones (one whose id needs quoting) come whole, the
+    # long one (more rows than the limit) keeps its sentence.
+    docs = {"short.md": (3, 0.9), "it's short.md": (4, 0.8), "long.md": (30, 0.7)}
+    embedded = []
+    for doc_id, (n, best) in docs.items():
+        text, chunks = "", []
+        for i in range(n):
+            sentence = f"{doc_id} sentence {i}."
+            chunks.append(Chunk(doc_id, i, len(text), len(text) + len(sentence), sentence, sentence, 3,
+                                window_start=len(text), window_end=len(text) + len(sentence)))
+            text += sentence + " "
+        doc = ChunkedDocument(doc_id, f"file:///{doc_id}", doc_id, "h", "v", "text", "p", "ph", tuple(chunks))
+        embedded.append(EmbeddedDocument(doc, "m", tuple(unit(best if i == 1 else 0.0) for i in range(n))))
+    index = LanceIndex(lancedb.connect(str(tmp_path / "db")), "c", "m", DIM, "p")
+    index.write_documents(embedded, None, "run")
+    hits = search(index, "q", QUERY, ks=(3,), mode="vector", candidates=3, whole_document_tokens=20,
+                  count_tokens=lambda t: len(t.split()))[3]
+    assert [(h.doc_id, h.start, h.text.count("sentence")) for h in hits] == [
+        ("short.md", 0, 3), ("it's short.md", 0, 4), ("long.md", len("long.md sentence 0. "), 1)]
