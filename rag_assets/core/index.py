@@ -8,6 +8,7 @@ from escaped or validated values only (``sql_str``/``sql_ids``).
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -227,9 +228,19 @@ class LanceIndex:
         self.name = table_name(corpus, model_name, profile_name)
         self.manifest_name = self.name + MANIFEST_SUFFIX
         self.dimensions = dimensions
+        self._opened = None
 
     def table(self):
+        if self._opened is not None:
+            return self._opened
         return open_or_create(self.db, self.name, chunk_schema(self.dimensions))
+
+    def pinned(self) -> LanceIndex:
+        """This index with its chunks table opened once, now, for reads: every read through it sees
+        that table version (one query's searches agree with each other), and none opens it again."""
+        view = copy.copy(self)
+        view._opened = self.table()
+        return view
 
     def manifest(self):
         return open_or_create(self.db, self.manifest_name, MANIFEST_SCHEMA)

@@ -585,11 +585,13 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
     merging of overlapping spans (``sentence_windows``), neighbour expansion; or, with ``grouping``,
     ``group_sentences`` of the candidates; then whole documents for short ones (``whole_documents``:
     ``whole_document_tokens``, counted by ``count_tokens``). ``mode`` is vector, fts or hybrid.
+    Every read sees the table version of the search's start (``LanceIndex.pinned``).
     Returns the results by ``k``."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if whole_document_tokens and count_tokens is None:
         raise ValueError("whole_document_tokens needs count_tokens, the model's token counter")
+    index = index.pinned()
     pools: dict[int, tuple[list[Hit], frozenset[str], dict[str, float]]] = {}
     out: dict[int, list[Hit]] = {}
     wholes: dict[str, Hit | None] = {}  # whole_documents' judgements, shared by every k

@@ -38,3 +38,15 @@ def test_search_indexes_include_a_btree_on_doc_id_built_once_and_reads_stay_exac
     index.write_documents([embedded("c.md", 4)], None, "run")
     found = index.table().search().where("doc_id = 'c.md'").select(["chunk_index"]).limit(None).to_list()
     assert sorted(r["chunk_index"] for r in found) == [0, 1, 2, 3]
+
+
+def test_a_pinned_index_reads_the_table_version_it_was_pinned_at(tmp_path):
+    from rag_assets.core.retrieval import vector_search
+
+    index = LanceIndex(lancedb.connect(tmp_path / "db"), "sample", "m", DIM, "p")
+    index.write_documents([embedded("a.md", 2)], None, "run1")
+    pinned = index.pinned()  # what one search reads through
+    index.write_documents([embedded("b.md", 3)], None, "run2")  # an ingest landing meanwhile
+    assert (index.count_rows(), pinned.count_rows()) == (5, 2)
+    assert {h.doc_id for h in vector_search(pinned, [0.1] * DIM, k=10)} == {"a.md"}
+    assert {h.doc_id for h in vector_search(index.pinned(), [0.1] * DIM, k=10)} == {"a.md", "b.md"}
