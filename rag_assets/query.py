@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 from rag_assets.clients import CorpusTable, connect_index, late_interaction_model, open_embedder, own_table
 from rag_assets.config import Corpus, Project
 from rag_assets.config.schema import ChunkingProfileConfig, IndexConfig
-from rag_assets.core.index import LanceIndex, active_pairs, open_tables, table_prefix
+from rag_assets.core.index import LanceIndex, TableMissing, active_pairs, open_tables, table_prefix
 from rag_assets.core.retrieval import Filters, Grouping, Hit, LateInteraction, search
 from rag_assets.core.tokens import get_token_counter
 
@@ -69,8 +69,11 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
     live = serving(project, corpus, db)
     model = live.model
     embedder = open_embedder(model)
-    index = live.index(db, corpus.name)
-    if index.count_rows() == 0:
+    try:  # a query creates nothing, and its search reads the version checked here
+        index = live.index(db, corpus.name).pinned()
+    except TableMissing:
+        index = None
+    if index is None or index.count_rows() == 0:
         raise NotIngested(f"corpus {corpus.name!r} has no indexed documents yet: run rag ingest")
     if as_of is not None:
         index.require_version(as_of)

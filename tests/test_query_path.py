@@ -41,3 +41,28 @@ def test_rest_client_still_loads_when_used():
             "print(client.ApiClient.__name__, client.TableApi.__name__)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["ApiClient", "TableApi"]
+
+
+def test_reads_of_a_corpus_never_ingested_create_nothing(tmp_path):
+    # A query, the table listing and lineage only read: before any ingest they answer "nothing
+    # yet" and leave the index folder as they found it (no empty table, registry or lock file).
+    from rag_assets.clients import connect_index
+    from rag_assets.config import load_project
+    from rag_assets.query import NotIngested, lineage, query_corpus
+    from rag_assets.tables import corpus_tables
+    from tests.conftest import env
+
+    values = make_project(tmp_path)
+    with env(**values):
+        project = load_project()
+        corpus = project.corpus("sample")
+        for mode in ("vector", "fts", "hybrid"):
+            try:
+                query_corpus(project, corpus, "refund policy", mode=mode)
+                raise AssertionError("a corpus never ingested answered a query")
+            except NotIngested:
+                pass
+        assert corpus_tables(project, corpus, connect_index(corpus)) == []
+        assert lineage(project, "0" * 32) is None
+    index = tmp_path / "lancedb"
+    assert not index.exists() or not any(index.iterdir()), sorted(p.name for p in index.iterdir())

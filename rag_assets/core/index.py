@@ -209,13 +209,27 @@ class WriteResult:
     table_version: int
 
 
+class TableMissing(LookupError):
+    """A table that a read asked for does not exist (nothing was written to it yet)."""
+
+
+def open_existing(db, name: str):
+    """Table ``name`` of ``db``, for reads: never created; raises TableMissing when absent."""
+    try:
+        return db.open_table(name)
+    except ValueError as exc:
+        if "not found" not in str(exc):
+            raise
+        raise TableMissing(f"no table {name} in the LanceDB at {db.uri}") from exc
+
+
 def open_or_create(db, name: str, schema: pa.Schema):
     """Table ``name`` of ``db``, created empty with ``schema`` when missing: under
     ``table_creation_lock``, so concurrent first writers share one table instead of one emptying
     the other's."""
     try:
-        return db.open_table(name)
-    except ValueError:  # not found
+        return open_existing(db, name)
+    except TableMissing:
         with table_creation_lock(db.uri, name):
             return db.create_table(name, schema=schema, exist_ok=True)
 
@@ -237,9 +251,10 @@ class LanceIndex:
 
     def pinned(self) -> LanceIndex:
         """This index with its chunks table opened once, now, for reads: every read through it sees
-        that table version (one query's searches agree with each other), and none opens it again."""
+        that table version (one query's searches agree with each other), and none opens it again.
+        Creates nothing: raises TableMissing where the table was never written."""
         view = copy.copy(self)
-        view._opened = self.table()
+        view._opened = self._opened if self._opened is not None else open_existing(self.db, self.name)
         return view
 
     def manifest(self):
@@ -474,7 +489,11 @@ def mark_active(index: LanceIndex, corpus: str, model_name: str, profile_name: s
 def active_entries(db, corpus: str) -> list[dict[str, Any]]:
     """The registry's entries (table, model, profile, documents, completed_at) of the tables that
     were complete, most recently completed first."""
-    return sorted(_registry(db, corpus).to_arrow().to_pylist(), key=lambda r: r["completed_at"], reverse=True)
+    try:
+        registry = open_existing(db, active_table(db, corpus))
+    except TableMissing:  # no table was ever complete; a read creates nothing
+        return []
+    return sorted(registry.to_arrow().to_pylist(), key=lambda r: r["completed_at"], reverse=True)
 
 
 def active_pairs(db, corpus: str) -> list[tuple[str, str]]:
