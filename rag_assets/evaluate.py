@@ -157,6 +157,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                     index.ensure_search_indexes(ann_min_rows=10**9)
                 spans = {d: [Retrieved(d, c.start, c.end) for c in ch.chunks] for d, ch in chunked.items()}
                 scores = Scores()
+                wholes: dict = {}  # each document judged short or long once: the table stays as written
                 bar = Progress(progress, f"[eval] {name}: questions", len(questions), every=50)
                 for n, (question, vector) in enumerate(zip(questions, question_vectors), start=1):
                     bar.start(n)
@@ -165,7 +166,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                     asked = {depth: [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
                              for depth, hits in retrieve(index, question.question, vector, declared[name], settings,
                                                          counter.count, ks=(k, *RECALL_AT), mode=mode,
-                                                         filters=filters).items()}
+                                                         filters=filters, wholes=wholes).items()}
                     omega = (precision_omega(question, spans.get(question.corpus_id, []))
                              if question.references else None)
                     scores.add(question, asked, k, omega)

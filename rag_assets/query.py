@@ -85,12 +85,12 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
 def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: ChunkingProfileConfig,
              settings: IndexConfig, count_tokens: Callable[[str], int], ks: Sequence[int] = (5,),
              mode: str = "hybrid", filters: Filters = Filters(), rerank: str = "rrf", neighbours: int = 0,
-             version: int | None = None) -> dict[int, list[Hit]]:
+             version: int | None = None, wholes: dict[str, Hit | None] | None = None) -> dict[int, list[Hit]]:
     """The results of ``text`` (embedded as ``vector``) from ``index``, chunked with ``profile``,
     under the index settings ``settings`` (documents' tokens counted by ``count_tokens``, the
     model's tokenizer), for each number of results in ``ks`` (by that number):
     the one retrieval path of `rag query`, `rag eval` and the retrieval_eval asset, so evaluation
-    scores exactly the spans a user gets."""
+    scores exactly the spans a user gets. ``wholes``: see ``search``."""
     grouped = profile.strategy == "sentence_window" and profile.group_gap > 0
     grouping = Grouping(gap=profile.group_gap, context=profile.group_context, lone_context=profile.lone_hit_context,
                         margin=profile.group_margin, min_chars=profile.min_result_chars,
@@ -105,7 +105,7 @@ def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: 
                   candidates=profile.group_candidates if grouped else settings.search_candidates,
                   rerank=rerank, neighbours=neighbours, version=version, score_margin=profile.score_margin,
                   grouping=grouping, late=late, whole_document_tokens=settings.whole_document_tokens,
-                  count_tokens=count_tokens)
+                  count_tokens=count_tokens, wholes=wholes)
 
 
 def lineage(project: Project, row_id: str) -> dict | None:

@@ -576,7 +576,8 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
            filters: Filters = Filters(), candidates: int = 50, rerank: str = "rrf", neighbours: int = 0,
            version: int | None = None, score_margin: float | None = None, grouping: Grouping | None = None,
            late: LateInteraction | None = None, whole_document_tokens: int = 0,
-           count_tokens: Callable[[str], int] | None = None) -> dict[int, list[Hit]]:
+           count_tokens: Callable[[str], int] | None = None,
+           wholes: dict[str, Hit | None] | None = None) -> dict[int, list[Hit]]:
     """The query path, for each number of results ``k`` in ``ks``: candidates (``candidate_hits``,
     a pool of ``max(k, candidates)``, searched once per pool size), reordered by ``late`` when given
     (a yes/no question, ``is_closed_question``, first keeps only the candidates within its
@@ -585,7 +586,9 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
     merging of overlapping spans (``sentence_windows``), neighbour expansion; or, with ``grouping``,
     ``group_sentences`` of the candidates; then whole documents for short ones (``whole_documents``:
     ``whole_document_tokens``, counted by ``count_tokens``). ``mode`` is vector, fts or hybrid.
-    Every read sees the table version of the search's start (``LanceIndex.pinned``).
+    Every read sees the table version of the search's start (``LanceIndex.pinned``). ``wholes``
+    keeps whole_documents' judgements across searches of a table that does not change between
+    them (an evaluation's); by default they last one search.
     Returns the results by ``k``."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -594,7 +597,7 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
     index = index.pinned()
     pools: dict[int, tuple[list[Hit], frozenset[str], dict[str, float]]] = {}
     out: dict[int, list[Hit]] = {}
-    wholes: dict[str, Hit | None] = {}  # whole_documents' judgements, shared by every k
+    wholes = {} if wholes is None else wholes  # whole_documents' judgements, shared by every k
     for k in sorted(set(ks)):
         pool = max(k, candidates)
         if pool not in pools:

@@ -3,6 +3,7 @@ later results, the minimum result width widens narrow results by whole sentences
 several hits brings its short heading section."""
 
 import lancedb
+from lancedb.table import LanceTable
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -321,7 +322,7 @@ def test_a_result_in_a_short_document_is_the_whole_document_by_its_text_not_its_
         search(index, "q", QUERY, whole_document_tokens=84, ks=(3,), mode="vector", grouping=Grouping(2))
 
 
-def test_results_from_several_documents_are_each_judged_short_or_long(tmp_path):
+def test_results_from_several_documents_are_each_judged_short_or_long(tmp_path, monkeypatch):
     # Three documents in one search: two short ones (one whose id needs quoting) come whole, the
     # long one (more rows than the limit) keeps its sentence.
     docs = {"short.md": (3, 0.9), "it's short.md": (4, 0.8), "long.md": (30, 0.7)}
@@ -337,7 +338,14 @@ def test_results_from_several_documents_are_each_judged_short_or_long(tmp_path):
         embedded.append(EmbeddedDocument(doc, "m", tuple(unit(best if i == 1 else 0.0) for i in range(n))))
     index = LanceIndex(lancedb.connect(str(tmp_path / "db")), "c", "m", DIM, "p")
     index.write_documents(embedded, None, "run")
-    hits = search(index, "q", QUERY, ks=(3,), mode="vector", candidates=3, whole_document_tokens=20,
-                  count_tokens=lambda t: len(t.split()))[3]
+    settings = dict(ks=(3,), mode="vector", candidates=3, whole_document_tokens=20, count_tokens=lambda t: len(t.split()))
+    hits = search(index, "q", QUERY, **settings)[3]
     assert [(h.doc_id, h.start, h.text.count("sentence")) for h in hits] == [
         ("short.md", 0, 3), ("it's short.md", 0, 4), ("long.md", len("long.md sentence 0. "), 1)]
+    # Judgements kept across searches (an evaluation's): the same results, each document read once.
+    wholes: dict = {}
+    assert search(index, "q", QUERY, wholes=wholes, **settings)[3] == hits
+    assert {d: w is not None for d, w in wholes.items()} == {"short.md": True, "it's short.md": True, "long.md": False}
+    counted = []
+    monkeypatch.setattr(LanceTable, "count_rows", lambda self, *a, **kw: counted.append(a) or 0)
+    assert search(index, "q", QUERY, wholes=wholes, **settings)[3] == hits and counted == []
