@@ -140,10 +140,13 @@ def cmd_ingest(args) -> int:
             return 0
         for name, c in report["corpora"].items():
             print(f"{name}: {len(c['documents'])} of {c['documents_seen']} documents would be redone")
-            rows = [[d["doc_id"], d["reason"], ", ".join(d["stages"]), "yes" if d["queued_or_running"] else ""]
-                    for d in c["documents"]]
+            rows = [[d["doc_id"], d["reason"], ", ".join(d["stages"]), "yes" if d["observed"] else "not yet",
+                     "yes" if d["queued_or_running"] else ""] for d in c["documents"]]
             if rows:
-                print(_table(["document", "reason", "stages", "queued/running"], rows))
+                print(_table(["document", "reason", "stages", "in Dagster", "queued/running"], rows))
+            if unseen := sum(not d["observed"] for d in c["documents"]):
+                print(f"{name}: {unseen} not yet observed: the UI and `rag status` show them as before until the "
+                      "source sensor, `rag observe` or `rag ingest` records the change")
         return 0
     if args.json:
         print(json.dumps(report, indent=2))

@@ -88,9 +88,13 @@ def _maintenance_unfinished(instance: dg.DagsterInstance, job_name: str) -> bool
 
 
 def _redo(corpus: Corpus, store, corpus_sweep: Sweep, orphans: list[str]) -> list[dict]:
-    """What an ingest would redo, per document: why, and which stages; ``orphans`` are documents
+    """What an ingest would redo, per document: why, which stages, and whether Dagster has observed
+    what makes the work (``observed``: false until the sensor, `rag observe` or the ingest records
+    it; until then the UI and `rag status` show the partition as before); ``orphans`` are documents
     no longer live whose rows the table still holds (maintenance prunes them)."""
     plan = corpus_sweep.plan
+    unobserved = set(map(doc_id_for, [o.partition for o in corpus_sweep.observations]
+                         + corpus_sweep.new_keys + corpus_sweep.deleted_keys))
     changed = {raw.doc_id for raw in plan.snapshots} | {u["doc_id"] for u in plan.unreadable}
     new = {doc_id_for(pk) for pk in corpus_sweep.new_keys}
     profile_hash = chunking_profile(corpus).fingerprint()
@@ -102,7 +106,7 @@ def _redo(corpus: Corpus, store, corpus_sweep: Sweep, orphans: list[str]) -> lis
         indexed = store.current("index", doc_id) or {}
         if doc_id in new:
             reason, stages = "new", list(STAGES)
-        elif doc_id in changed or indexed.get("content_hash") != plan.versions.get(doc_id):
+        elif doc_id in changed or indexed.get("content_hash") not in (None, plan.versions.get(doc_id)):
             reason, stages = "content changed", list(STAGES)
         elif indexed.get("profile_hash") not in (None, profile_hash):
             reason, stages = "chunk profile changed", list(STAGES[1:])
@@ -115,9 +119,10 @@ def _redo(corpus: Corpus, store, corpus_sweep: Sweep, orphans: list[str]) -> lis
         else:
             reason, stages = "not materialised in Dagster", list(STAGES)
         out.append({"doc_id": doc_id, "reason": reason, "stages": stages,
-                    "queued_or_running": doc_id in busy})
+                    "queued_or_running": doc_id in busy, "observed": doc_id not in unobserved})
     out.extend({"doc_id": doc_id, "reason": "deleted from the source", "stages": ["lancedb_table"],
-                "queued_or_running": False} for doc_id in sorted({*plan.deleted, *orphans}))
+                "queued_or_running": False, "observed": doc_id not in unobserved}
+               for doc_id in sorted({*plan.deleted, *orphans}))
     return out
 
 

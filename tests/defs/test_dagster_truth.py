@@ -70,6 +70,11 @@ def test_an_edit_is_unsynced_in_its_partition_only_until_ingested(project_env):
 
     doc = Path(values["RAG_SAMPLE_DOCS"]) / DOC
     doc.write_text(doc.read_text() + "\nEmployees may also take one volunteering day per year.\n")
+    # Before anything records the edit, Dagster (and so `rag status`) still calls it fresh, and the
+    # dry run says so; once observed, it is stale in every stage and the dry run agrees.
+    unseen = ingest_project(project, dry_run=True)["corpora"]["sample"]["documents"]
+    assert [(d["doc_id"], d["observed"]) for d in unseen] == [(DOC, False)]
+    assert stale(project) == {stage: [] for stage in STAGES}
     assert observe_project(project)["corpora"]["sample"]["documents_observed"] == 1
     assert stale(project) == {stage: [partition_key_for(DOC)] for stage in STAGES}
 
@@ -78,7 +83,8 @@ def test_an_edit_is_unsynced_in_its_partition_only_until_ingested(project_env):
     before = (files(data), files(index))
     instance_state = recorded()
     plan = ingest_project(project, dry_run=True)["corpora"]["sample"]["documents"]
-    assert [(d["doc_id"], d["reason"], d["stages"]) for d in plan] == [(DOC, "content changed", list(STAGES))]
+    assert [(d["doc_id"], d["reason"], d["stages"], d["observed"]) for d in plan] == [
+        (DOC, "content changed", list(STAGES), True)]
     assert (files(data), files(index)) == before
     assert recorded() == instance_state
 
