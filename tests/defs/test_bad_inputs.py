@@ -21,8 +21,8 @@ def test_a_50_mb_file_is_refused_from_the_listing_with_bounded_memory(tmp_path):
     outcome = robustness.large_file(tmp_path)
     assert_handled([outcome])
     assert outcome["file_mb"] == 50
-    # The file is never read: the ingest's peak RSS is that of the same ingest without it (reading
-    # it alone would add 50 MB; decoding, chunking and embedding it far more).
+    # The file is never read: the ingest's peak RSS is that of the same ingest with a small file in
+    # its place (reading it alone would add 50 MB; decoding, chunking and embedding it far more).
     assert outcome["rss_over_baseline_mb"] < 25, outcome
 
 

@@ -159,12 +159,15 @@ def _rag_ingests(*projects: dict) -> list[tuple[dict, float]]:
 def large_file(tmp: Path, megabytes: int = 50) -> dict:
     """A ``megabytes`` MB text file beside a small one, ingested by ``rag ingest`` in a child
     process: the big one fails alone without being read, and the child's peak RSS is that of
-    the same ingest without the big file (``rss_over_baseline_mb``)."""
+    the same ingest with a small file in its place (``rss_over_baseline_mb``; the same run
+    shape, so a run of two documents' chart is drawn in both)."""
     docs, base_docs = tmp / "docs", tmp / "baseline_docs"
     for folder in (docs, base_docs):
         folder.mkdir(parents=True)
         (folder / "small.md").write_text("# Small\n\nThe badge office opens at nine.\n")
     size = write_large_text(docs / "big" / "shipments.txt", megabytes)
+    (base_docs / "big").mkdir()
+    (base_docs / "big" / "shipments.txt").write_text("Shipment 1 left the dock at noon.\n")
     values = project_over(tmp / "p", docs)
     (report, peak_mb), (_, baseline_mb) = _rag_ingests(values, project_over(tmp / "baseline", base_docs))
     error = next((f["error"] for f in report["failures"] if f["doc_id"] == "big/shipments.txt"), "")
