@@ -132,3 +132,17 @@ def test_symlinks_out_of_the_source_root_are_not_listed_or_read(tmp_path):
     for doc_id in ("leak.md", "../secret.md", "../src/../secret.md"):
         with pytest.raises(DocumentError, match="outside the source root"):
             read_disk(root, doc_id)
+
+
+def test_rich_formats_never_run_language_detection(monkeypatch):
+    """unstructured's language detection only fills element metadata we drop, and each forked
+    parse loaded its profiles anew: it stays off (a detection call fails the parse here)."""
+    import unstructured.partition.common.lang as lang
+
+    def detect_langs(text):
+        raise AssertionError("language detection ran")
+
+    monkeypatch.setattr(lang, "detect_langs", detect_langs)
+    for doc_id in ("support/security_policy.html", "handbook/travel_policy.docx", "handbook/robot_maintenance_guide.pdf"):
+        doc = parse_document(read_disk(SAMPLE, doc_id))
+        assert len(doc.text) > 200 and doc.elements, doc_id
