@@ -56,6 +56,16 @@ def document(rng: random.Random, i: int) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def as_html(markdown: str) -> str:
+    """The generated Markdown document as an HTML page (headings, paragraphs), for format benchmarks."""
+    title = markdown.splitlines()[0].lstrip("# ")
+    body = []
+    for block in markdown.strip().split("\n\n"):
+        level = len(block) - len(block.lstrip("#"))
+        body.append(f"<h{level}>{block[level:].strip()}</h{level}>" if level else f"<p>{block}</p>")
+    return f"<html><head><title>{title}</title></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
+
+
 def expected_chunks(texts: dict[str, str], project, prefix_model: str) -> dict[str, list[str]]:
     """Embedded texts of every live document, chunked directly with the corpus' profile."""
     corpus = project.corpus("bench")
@@ -78,10 +88,12 @@ def set_setting(project_dir: Path, key: str, value: str) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
-def bench_project(root: Path, docs: int, rng: random.Random, model: str | None = None) -> dict[str, str]:
+def bench_project(root: Path, docs: int, rng: random.Random, model: str | None = None,
+                  fmt: str = "md") -> dict[str, str]:
     """Under ``root``: a copy of the config project with one corpus ``bench`` (markdown profile;
     embedding ``model`` when given, else the default one) over ``docs`` documents generated with
-    ``rng``; points this process' environment at it and returns the texts by document id."""
+    ``rng`` and written as Markdown (``fmt`` "md") or HTML ("html"); points this process'
+    environment at it and returns the texts by document id."""
     docs_dir, project_dir = root / "docs", root / "dbt_like_configs"
     docs_dir.mkdir()
     shutil.copytree(REPO / "dbt_like_configs", project_dir)
@@ -92,7 +104,7 @@ def bench_project(root: Path, docs: int, rng: random.Random, model: str | None =
     os.environ.update(RAG_PROJECT_DIR=str(project_dir), RAG_SAMPLE_DOCS=str(docs_dir),
                       DAGSTER_HOME=str(root / ".dagster_home"), RAG_LANCEDB_URI=str(root / "lancedb"),
                       RAG_DATA_DIR=str(root / "data"))
-    texts = {f"doc_{i:05d}.md": document(rng, i) for i in range(docs)}
+    texts = {f"doc_{i:05d}.{fmt}": (as_html if fmt == "html" else str)(document(rng, i)) for i in range(docs)}
     for doc_id, text in texts.items():
         (docs_dir / doc_id).write_text(text)
     return texts

@@ -1,8 +1,10 @@
 """How close `rag ingest` runs to the speed of its embedder, and how fast queries answer.
 
-    .venv/bin/python benchmarks/ingest_speed.py --docs 1000 [--peer] [--model NAME] [--json]
+    .venv/bin/python benchmarks/ingest_speed.py --docs 1000 [--format md|html] [--peer] [--model NAME] [--json]
 
-Documents are generated as benchmarks/incremental.py does (seed 7). Measured, in this process:
+Documents are generated as benchmarks/incremental.py does (seed 7), as Markdown or as HTML pages
+(``--format html``: parsed by unstructured in bounded child processes, as every rich format is).
+Measured, in this process:
 
 - ``full_s``: the first ``ingest_project`` (sweep, observations, Dagster runs, maintenance);
 - ``noop_s``: the same again with nothing changed;
@@ -164,13 +166,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--format", choices=("md", "html"), default="md", help="write the documents as")
     parser.add_argument("--peer", action="store_true", help="also time LlamaIndex's IngestionPipeline")
     parser.add_argument("--model", help="embedding model of profiles/embedding_models.yml (default: the project's)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="rag-ingest-speed-"))
     try:
-        texts = bench_project(root, args.docs, random.Random(args.seed), args.model)
+        texts = bench_project(root, args.docs, random.Random(args.seed), args.model, args.format)
         from rag_assets.cli import _prepare_instance
         from rag_assets.config import load_project
         from rag_assets.ingest import ingest_project
@@ -196,7 +199,7 @@ def main(argv=None) -> int:
         floor = time.perf_counter() - start
 
         result = {
-            "docs": args.docs, "model": project.corpus("bench").embedding_model.name, "chunks": report["rows_in_index"],
+            "docs": args.docs, "format": args.format, "model": project.corpus("bench").embedding_model.name, "chunks": report["rows_in_index"],
             "full_s": round(full, 3), "noop_s": round(noop, 3),
             "embed_floor_s": round(floor, 3), "ratio_to_floor": round(full / floor, 2),
             "events_per_document": round(events / args.docs, 2),

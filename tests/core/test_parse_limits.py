@@ -1,9 +1,12 @@
 """Bounded parsing: a hostile document fails alone, fast, naming the limit and its setting."""
 
+import concurrent.futures
+import fcntl
 import os
 import subprocess
 import sys
 import time
+import types
 
 import pytest
 
@@ -89,7 +92,55 @@ def test_no_child_outlives_a_timeout():
     before = _children()
     with pytest.raises(ParseLimitExceeded):
         run_bounded(_sleep, (30,), ParseLimits(max_seconds=0.2))
-    assert _children() == before
+    assert _children() <= before  # the worker that timed out is gone, reaped
+
+
+def test_one_worker_parses_call_after_call_and_a_failure_retires_it():
+    first, second = run_bounded(os.getpid, (), ParseLimits()), run_bounded(os.getpid, (), ParseLimits())
+    assert first == second != os.getpid()
+    with pytest.raises(ParserFailed):
+        run_bounded(_raise, (), ParseLimits())
+    assert str(first) not in _children()
+    assert run_bounded(os.getpid, (), ParseLimits()) not in (first, os.getpid())
+
+
+def test_modules_loaded_since_the_fork_make_a_new_worker(monkeypatch):
+    first = run_bounded(os.getpid, (), ParseLimits())
+    monkeypatch.setitem(sys.modules, "rag_test_parser_plugin", types.ModuleType("rag_test_parser_plugin"))
+    assert run_bounded(os.getpid, (), ParseLimits()) != first
+    assert str(first) not in _children()
+
+
+def test_a_call_while_another_thread_parses_gets_a_worker_of_its_own():
+    busy = concurrent.futures.ThreadPoolExecutor(1).submit(run_bounded, _sleep_pid, (1.0,), ParseLimits())
+    time.sleep(0.3)
+    alone = run_bounded(os.getpid, (), ParseLimits())
+    shared = busy.result(timeout=30)
+    assert alone != shared and str(alone) not in _children()  # used once, then reaped
+    assert run_bounded(os.getpid, (), ParseLimits()) == shared
+
+
+def test_the_worker_holds_none_of_the_parents_files(tmp_path):
+    """A lock the parent held while the worker was forked is free once the parent lets it go
+    (the corpus' ingest lock is such a file)."""
+    lock_path = tmp_path / "ingest.lock"
+    held = os.open(lock_path, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    with pytest.raises(ParserFailed):
+        run_bounded(_raise, (), ParseLimits())  # retire any worker forked before the lock was taken
+    worker = run_bounded(os.getpid, (), ParseLimits())
+    os.close(held)
+    again = os.open(lock_path, os.O_RDWR)
+    try:
+        fcntl.flock(again, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(again)
+    assert str(worker) in _children()  # the worker lives on, without the lock
+
+
+def _sleep_pid(seconds):
+    time.sleep(seconds)
+    return os.getpid()
 
 
 def _children() -> set[str]:

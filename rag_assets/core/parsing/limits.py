@@ -1,19 +1,21 @@
 """Bounds on what one document may cost to parse, so a hostile file fails alone.
 
-Rich formats run in a forked child process: the parent waits at most ``max_seconds`` and kills
-the child after that, and the child's address space may grow by at most ``max_memory_mb`` over
-the parent's (``RLIMIT_AS``), so neither a slow nor a memory-hungry parser can stall or sink the
-batch. A fork (not a fresh interpreter) keeps the per-document cost at milliseconds: the parser
-modules and the spaCy model are loaded once, in the parent, and shared copy-on-write. The parent
-may run other threads (Dagster, LanceDB's runtime); the child only parses and exits, and should a
-lock held at fork time ever block it, the time limit still ends it. A forkserver would avoid that
-at the price of loading the parsers once more per process (seconds per Dagster step). Archives
-(DOCX) are checked before any parser sees them: the sum of the members' uncompressed sizes, as
-the zip directory declares them, must stay under ``max_expanded_mb``; Python's zipfile never
-inflates a member past its declared size (it stops there and fails the CRC check), so the
-declared size is a real bound.
+Rich formats are parsed in a forked worker process: the parent waits at most ``max_seconds`` for
+each document and kills the worker after that, and while it parses a document the worker's
+address space may grow by at most ``max_memory_mb`` (``RLIMIT_AS``), so neither a slow nor a
+memory-hungry parser can stall or sink the batch. A fork (not a fresh interpreter) shares the
+parser modules and the spaCy model, loaded once in the parent, copy-on-write; the worker then
+parses document after document, since forking and tearing down a child per document cost 30-50
+ms, ten times the parse of a typical page. It retires after any failure, once it has grown by
+``RETIRE_GROWTH``, when the parent has loaded modules since the fork (a parser for another
+format: the next worker shares them) or after ``IDLE_SECONDS`` idle, and the next document forks
+a new one. The parent may run other threads (Dagster, LanceDB's runtime); the worker only parses,
+and should a lock held at fork time ever block it, the time limit still ends it. Archives (DOCX)
+are checked before any parser sees them: the sum of the members' uncompressed sizes, as the zip
+directory declares them, must stay under ``max_expanded_mb``; Python's zipfile never inflates a
+member past its declared size (it stops there and fails the CRC check), so the declared size is a
+real bound.
 """
-
 from __future__ import annotations
 
 import io
@@ -22,6 +24,8 @@ import pickle
 import resource
 import select
 import signal
+import sys
+import threading
 import time
 import warnings
 import zipfile
@@ -29,6 +33,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 MB = 2**20
+IDLE_SECONDS = 60.0  # a worker with nothing to parse for this long exits
+RETIRE_GROWTH = 256 * MB  # a worker whose resident memory grew this much since its fork retires
 
 
 class ParseLimitExceeded(ValueError):
@@ -83,41 +89,47 @@ class ParseLimits:
 
 
 def run_bounded(fn: Callable[..., Any], args: tuple, limits: ParseLimits) -> Any:
-    """``fn(*args)`` in a forked child, bounded by ``limits.max_seconds`` and ``limits.max_memory_mb``.
+    """``fn(*args)`` in a forked parse worker, bounded by ``limits.max_seconds`` and ``limits.max_memory_mb``.
 
-    Returns what ``fn`` returned (it must pickle). Raises ParseLimitExceeded when the child runs
-    out of time or memory (the child is killed; nothing of it survives), and ParserFailed (the
-    child's exception type and message) when ``fn`` raised. The parent's own interrupts (Ctrl-C,
-    SIGTERM) kill the child before they propagate.
+    ``fn`` and ``args`` must pickle (``fn`` a module-level function) and so must its result.
+    Returns what ``fn`` returned. Raises ParseLimitExceeded when the call runs out of time or
+    memory (the worker is killed; nothing of it survives), and ParserFailed (the exception's type
+    and message) when ``fn`` raised. The parent's own interrupts (Ctrl-C, SIGTERM) kill the worker
+    before they propagate. A call made while another thread of this process is waiting on the
+    worker gets a worker of its own, used once.
     """
-    read_fd, write_fd = os.pipe()
-    with warnings.catch_warnings():
-        # LanceDB warns that a forked child using it could deadlock; the child never uses it.
-        warnings.filterwarnings("ignore", message="lancedb fork support", category=RuntimeWarning)
-        pid = os.fork()
-        if pid == 0:  # the child: never returns into the caller's code
-            os.close(read_fd)
-            _child(fn, args, limits.max_seconds, limits.max_memory_mb * MB, write_fd)
-    os.close(write_fd)
-    reaped = False
+    global _shared
+    request = pickle.dumps((fn, args, limits.max_seconds, limits.max_memory_mb * MB), protocol=pickle.HIGHEST_PROTOCOL)
+    if not _shared_lock.acquire(blocking=False):
+        worker = _Worker()
+        try:
+            return _unpack(_call_once(worker, request, limits), limits)
+        finally:
+            worker.close()
     try:
-        payload = _read_until(read_fd, time.monotonic() + limits.max_seconds)
-        if payload is None:
-            raise ParseLimitExceeded(
-                f"parsing took longer than the source's max_parse_seconds of {limits.max_seconds:g} s and was "
-                "stopped; raise max_parse_seconds in sources.yml if the file is genuine, or exclude it")
-        _, status = os.waitpid(pid, 0)
-        reaped = True
-        if not payload:
-            raise ParseLimitExceeded(
-                f"the parser was killed ({_describe(status)}), most likely over the source's max_parse_memory_mb "
-                f"of {limits.max_memory_mb}; raise max_parse_memory_mb in sources.yml if the file is genuine")
-        kind, value = pickle.loads(payload)
+        if _shared is not None and not _shared.usable():
+            _shared.close()
+            _shared = None
+        if _shared is None:
+            _shared = _Worker()
+        worker, reply = _shared, None
+        try:
+            reply = _call_once(worker, request, limits)
+        finally:
+            if reply is None or reply[0]:  # killed, or retiring
+                worker.close()
+                _shared = None
+        return _unpack(reply, limits)
     finally:
-        os.close(read_fd)
-        if not reaped:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+        _shared_lock.release()
+
+
+_shared: _Worker | None = None  # this process' worker, reused across calls
+_shared_lock = threading.Lock()
+
+
+def _unpack(reply: tuple[bool, tuple], limits: ParseLimits) -> Any:
+    kind, value = reply[1]
     if kind == "memory":
         raise ParseLimitExceeded(
             f"parsing needed more than the source's max_parse_memory_mb of {limits.max_memory_mb}; raise "
@@ -129,55 +141,156 @@ def run_bounded(fn: Callable[..., Any], args: tuple, limits: ParseLimits) -> Any
     return value
 
 
-def _child(fn, args, limits_seconds: float, memory_bytes: int, write_fd: int) -> None:
+def _call_once(worker: "_Worker", request: bytes, limits: ParseLimits) -> tuple[bool, tuple]:
+    """Send one request and wait for its reply, (retiring, payload); kills the worker (and raises
+    ParseLimitExceeded) when the reply does not come within ``max_seconds`` or the worker dies."""
+    deadline = time.monotonic() + limits.max_seconds
+    try:
+        _send(worker.requests, request)
+        payload = _receive(worker.replies, deadline)
+    except BaseException:
+        worker.close()
+        raise
+    if payload is None:
+        worker.close()
+        raise ParseLimitExceeded(
+            f"parsing took longer than the source's max_parse_seconds of {limits.max_seconds:g} s and was "
+            "stopped; raise max_parse_seconds in sources.yml if the file is genuine, or exclude it")
+    if not payload:
+        status = worker.close()
+        raise ParseLimitExceeded(
+            f"the parser was killed ({_describe(status)}), most likely over the source's max_parse_memory_mb "
+            f"of {limits.max_memory_mb}; raise max_parse_memory_mb in sources.yml if the file is genuine")
+    worker.last_used = time.monotonic()
+    return pickle.loads(payload)
+
+
+class _Worker:
+    """A child forked from this process that runs requests one at a time until it is killed,
+    retires (after a failure, or once it has grown by ``RETIRE_GROWTH``) or sits idle for
+    ``IDLE_SECONDS``; it shares the parent's loaded parsers copy-on-write, as forked."""
+
+    def __init__(self) -> None:
+        self.owner, self.modules, self.last_used, self.status = os.getpid(), len(sys.modules), time.monotonic(), None
+        request_read, self.requests = os.pipe()
+        self.replies, reply_write = os.pipe()
+        with warnings.catch_warnings():
+            # LanceDB warns that a forked child using it could deadlock; the worker never uses it.
+            warnings.filterwarnings("ignore", message="lancedb fork support", category=RuntimeWarning)
+            self.pid = os.fork()
+        if self.pid == 0:  # the worker: never returns into the caller's code
+            # Keep nothing of the parent's open but the standard streams: an inherited lock file
+            # (the corpus' ingest lock) or pipe would otherwise stay held while the worker lives.
+            low, high = sorted((request_read, reply_write))
+            for first, last in ((3, low), (low + 1, high), (high + 1, os.sysconf("SC_OPEN_MAX"))):
+                os.closerange(first, last)
+            _serve(request_read, reply_write)
+        os.close(request_read)
+        os.close(reply_write)
+
+    def usable(self) -> bool:
+        """Still this process' worker, forked after everything the process has loaded, and not
+        near its idle exit."""
+        return (self.owner == os.getpid() and self.modules == len(sys.modules)
+                and time.monotonic() - self.last_used < IDLE_SECONDS / 2)
+
+    def close(self) -> int:
+        """Kill the worker (if still running), reap it and close the pipes, once; its wait status."""
+        if self.status is None:
+            os.close(self.requests)
+            os.close(self.replies)
+            if self.owner != os.getpid():  # inherited through a fork of the parent: not ours to reap
+                self.status = 0
+            else:
+                try:
+                    os.kill(self.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.status = os.waitpid(self.pid, 0)[1]
+        return self.status
+
+
+def _serve(requests: int, replies: int) -> None:
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # the parent handles interrupts and kills us
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # and should the parent die, the alarm kills us
-        signal.alarm(int(limits_seconds) + 2)
-        cap = _address_space() + memory_bytes
-        resource.setrlimit(resource.RLIMIT_AS, (cap, resource.RLIM_INFINITY))
-        try:
-            payload = ("ok", fn(*args))
-        except MemoryError:
-            payload = ("memory", None)
-        except ParseLimitExceeded as exc:
-            payload = ("limit", str(exc))
-        except Exception as exc:  # parsers raise many types; the parent reports type and message
-            # C libraries (lxml) report a failed allocation as their own error: near the cap, it was memory.
-            near_cap = _address_space(peak=True) > cap - memory_bytes // 10
-            payload = ("memory", None) if near_cap else ("error", f"{type(exc).__name__}: {exc}")
-        try:
-            data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
-        except MemoryError:
-            data = pickle.dumps(("memory", None))
-        with os.fdopen(write_fd, "wb") as out:
-            out.write(data)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # should the parent stop reading, the alarm kills us
+        born = _status("VmRSS:")
+        while select.select([requests], [], [], IDLE_SECONDS)[0]:
+            message = _receive(requests, None)
+            if not message:  # the parent closed the pipe or exited
+                break
+            fn, args, seconds, memory_bytes = pickle.loads(message)
+            signal.alarm(int(seconds) + 2)
+            start = _status("VmSize:")
+            resource.setrlimit(resource.RLIMIT_AS, (start + memory_bytes, resource.RLIM_INFINITY))
+            payload = _run(fn, args, start, memory_bytes)
+            resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+            # A failure may leave a parser's state behind, a large document the heap grown: start afresh.
+            retire = (payload[0] != "ok" or _status("VmPeak:") > start + memory_bytes // 4
+                      or _status("VmRSS:") > born + RETIRE_GROWTH)
+            try:
+                data = pickle.dumps((retire, payload), protocol=pickle.HIGHEST_PROTOCOL)
+            except MemoryError:
+                data, retire = pickle.dumps((True, ("memory", None))), True
+            _send(replies, data)
+            signal.alarm(0)
+            if retire:
+                break
     except BaseException:
         code = 1
     finally:
         os._exit(code)
 
 
-def _address_space(peak: bool = False) -> int:
-    """This process' virtual memory size (or its peak so far), in bytes."""
-    field = "VmPeak:" if peak else "VmSize:"
+def _run(fn, args, start: int, memory_bytes: int) -> tuple:
+    try:
+        return ("ok", fn(*args))
+    except MemoryError:
+        return ("memory", None)
+    except ParseLimitExceeded as exc:
+        return ("limit", str(exc))
+    except Exception as exc:  # parsers raise many types; the parent reports type and message
+        # C libraries (lxml) report a failed allocation as their own error: near the cap, it was memory.
+        near_cap = _status("VmPeak:") > start + memory_bytes - memory_bytes // 10
+        return ("memory", None) if near_cap else ("error", f"{type(exc).__name__}: {exc}")
+
+
+def _send(fd: int, data: bytes) -> None:
+    """One message: its length, then its bytes."""
+    view = memoryview(len(data).to_bytes(8, "little") + data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _receive(fd: int, deadline: float | None) -> bytes | None:
+    """The next message on ``fd``; b"" when the writer closed the pipe first; None when
+    ``deadline`` (monotonic) passes first."""
+    header = _read_exactly(fd, 8, deadline)
+    if not header:
+        return header
+    return _read_exactly(fd, int.from_bytes(header, "little"), deadline)
+
+
+def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes | None:
+    parts, left = [], size
+    while left:
+        wait = None if deadline is None else deadline - time.monotonic()
+        if wait is not None and (wait <= 0 or not select.select([fd], [], [], wait)[0]):
+            return None
+        chunk = os.read(fd, min(left, MB))
+        if not chunk:
+            return b""
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def _status(field: str) -> int:
+    """A size from /proc/self/status (``VmSize:``, ``VmPeak:``, ``VmRSS:``), in bytes."""
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) * 1024 for line in status if line.startswith(field))
-
-
-def _read_until(fd: int, deadline: float) -> bytes | None:
-    """Everything the child writes until it closes the pipe; None when the deadline passes first."""
-    parts = []
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return None
-        chunk = os.read(fd, MB)
-        if not chunk:
-            return b"".join(parts)
-        parts.append(chunk)
 
 
 def _describe(status: int) -> str:
