@@ -66,6 +66,21 @@ def as_html(markdown: str) -> str:
     return f"<html><head><title>{title}</title></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
 
 
+def as_docx(markdown: str) -> bytes:
+    """The generated Markdown document as a Word file (headings, paragraphs), for format benchmarks."""
+    import io
+
+    from docx import Document
+
+    out = Document()
+    for block in markdown.strip().split("\n\n"):
+        level = len(block) - len(block.lstrip("#"))
+        out.add_heading(block[level:].strip(), level) if level else out.add_paragraph(block)
+    data = io.BytesIO()
+    out.save(data)
+    return data.getvalue()
+
+
 def expected_chunks(texts: dict[str, str], project, prefix_model: str) -> dict[str, list[str]]:
     """Embedded texts of every live document, chunked directly with the corpus' profile."""
     corpus = project.corpus("bench")
@@ -92,8 +107,9 @@ def bench_project(root: Path, docs: int, rng: random.Random, model: str | None =
                   fmt: str = "md") -> dict[str, str]:
     """Under ``root``: a copy of the config project with one corpus ``bench`` (markdown profile;
     embedding ``model`` when given, else the default one) over ``docs`` documents generated with
-    ``rng`` and written as Markdown (``fmt`` "md") or HTML ("html"); points this process'
-    environment at it and returns the texts by document id."""
+    ``rng`` and written as Markdown (``fmt`` "md"), HTML ("html") or Word files ("docx"); points
+    this process' environment at it and returns the files' contents (text, or bytes for Word) by
+    document id."""
     docs_dir, project_dir = root / "docs", root / "dbt_like_configs"
     docs_dir.mkdir()
     shutil.copytree(REPO / "dbt_like_configs", project_dir)
@@ -104,9 +120,11 @@ def bench_project(root: Path, docs: int, rng: random.Random, model: str | None =
     os.environ.update(RAG_PROJECT_DIR=str(project_dir), RAG_SAMPLE_DOCS=str(docs_dir),
                       DAGSTER_HOME=str(root / ".dagster_home"), RAG_LANCEDB_URI=str(root / "lancedb"),
                       RAG_DATA_DIR=str(root / "data"))
-    texts = {f"doc_{i:05d}.{fmt}": (as_html if fmt == "html" else str)(document(rng, i)) for i in range(docs)}
+    write = {"md": str, "html": as_html, "docx": as_docx}[fmt]
+    texts = {f"doc_{i:05d}.{fmt}": write(document(rng, i)) for i in range(docs)}
     for doc_id, text in texts.items():
-        (docs_dir / doc_id).write_text(text)
+        path = docs_dir / doc_id
+        path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text)
     return texts
 
 

@@ -1,9 +1,10 @@
 """How close `rag ingest` runs to the speed of its embedder, and how fast queries answer.
 
-    .venv/bin/python benchmarks/ingest_speed.py --docs 1000 [--format md|html] [--peer] [--model NAME] [--json]
+    .venv/bin/python benchmarks/ingest_speed.py --docs 1000 [--format md|html|docx] [--peer] [--model NAME] [--json]
 
-Documents are generated as benchmarks/incremental.py does (seed 7), as Markdown or as HTML pages
-(``--format html``: parsed by unstructured in bounded child processes, as every rich format is).
+Documents are generated as benchmarks/incremental.py does (seed 7), as Markdown, HTML pages or
+Word files (``--format html`` or ``docx``: parsed by unstructured in the bounded parse worker, as
+every rich format is; ``--peer`` reads Markdown only).
 Measured, in this process:
 
 - ``full_s``: the first ``ingest_project`` (sweep, observations, Dagster runs, maintenance);
@@ -62,7 +63,7 @@ def embedded_texts(texts: dict[str, str], project) -> list[str]:
     counter = get_token_counter(corpus.embedding_model.tokenizer)
     out: dict[str, None] = {}
     for doc_id, text in texts.items():
-        data = text.encode()
+        data = text if isinstance(text, bytes) else text.encode()
         doc = parse_document(RawDocument(doc_id, "", content_hash(data), len(data), "", data))
         for chunk in chunk_document(doc, profile, counter, corpus.embedding_model.max_input_tokens).chunks:
             out.setdefault(prefix + chunk.embed_text)
@@ -166,11 +167,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--format", choices=("md", "html"), default="md", help="write the documents as")
+    parser.add_argument("--format", choices=("md", "html", "docx"), default="md", help="write the documents as")
     parser.add_argument("--peer", action="store_true", help="also time LlamaIndex's IngestionPipeline")
     parser.add_argument("--model", help="embedding model of profiles/embedding_models.yml (default: the project's)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.peer and args.format != "md":
+        parser.error("--peer reads the documents with LlamaIndex's SimpleDirectoryReader: use it with --format md")
     root = Path(tempfile.mkdtemp(prefix="rag-ingest-speed-"))
     try:
         texts = bench_project(root, args.docs, random.Random(args.seed), args.model, args.format)
