@@ -56,13 +56,20 @@ def document(rng: random.Random, i: int) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def as_html(markdown: str) -> str:
-    """The generated Markdown document as an HTML page (headings, paragraphs), for format benchmarks."""
-    title = markdown.splitlines()[0].lstrip("# ")
-    body = []
+def blocks(markdown: str) -> list[tuple[int, str]]:
+    """A generated document's blocks as (heading level, text); level 0 is a paragraph."""
+    out = []
     for block in markdown.strip().split("\n\n"):
         level = len(block) - len(block.lstrip("#"))
-        body.append(f"<h{level}>{block[level:].strip()}</h{level}>" if level else f"<p>{block}</p>")
+        out.append((level, block[level:].strip()))
+    return out
+
+
+def as_html(markdown: str) -> str:
+    """The generated Markdown document as an HTML page (headings, paragraphs), for format benchmarks."""
+    parts = blocks(markdown)
+    body = [f"<h{level}>{text}</h{level}>" if level else f"<p>{text}</p>" for level, text in parts]
+    title = parts[0][1]
     return f"<html><head><title>{title}</title></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
 
 
@@ -73,9 +80,8 @@ def as_docx(markdown: str) -> bytes:
     from docx import Document
 
     out = Document()
-    for block in markdown.strip().split("\n\n"):
-        level = len(block) - len(block.lstrip("#"))
-        out.add_heading(block[level:].strip(), level) if level else out.add_paragraph(block)
+    for level, text in blocks(markdown):
+        out.add_heading(text, level) if level else out.add_paragraph(text)
     data = io.BytesIO()
     out.save(data)
     return data.getvalue()

@@ -665,8 +665,9 @@ def _probe_parse(path: Path, **limits) -> dict:
 def hostile_docx(tmp: Path) -> list[dict]:
     """A 480 kB DOCX whose word/document.xml unzips to 60 MB of short paragraphs, beside a small
     document: ``rag ingest`` refuses it before any parser reads it and indexes the rest (peak
-    RSS against the same ingest with a small note in its place). With the archive check lifted, the bounded child
-    stops it at ``max_parse_seconds`` (10 here) or at ``max_parse_memory_mb`` (256 here)."""
+    RSS against the same ingest with a small note in its place). With the archive check lifted,
+    the bounded parse worker stops it at ``max_parse_seconds`` (10 here) or at
+    ``max_parse_memory_mb`` (256 here)."""
     from tests.support.bad_inputs import expanding_docx
 
     docs, base_docs = tmp / "docs", tmp / "baseline_docs"

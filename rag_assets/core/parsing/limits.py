@@ -16,6 +16,7 @@ directory declares them, must stay under ``max_expanded_mb``; Python's zipfile n
 member past its declared size (it stops there and fails the CRC check), so the declared size is a
 real bound.
 """
+
 from __future__ import annotations
 
 import io
@@ -88,6 +89,10 @@ class ParseLimits:
                 f"{self.max_text_mb:g}; raise max_text_mb in sources.yml if the file is genuine, or split it")
 
 
+_shared: _Worker | None = None  # this process' worker, reused across calls
+_shared_lock = threading.Lock()
+
+
 def run_bounded(fn: Callable[..., Any], args: tuple, limits: ParseLimits) -> Any:
     """``fn(*args)`` in a forked parse worker, bounded by ``limits.max_seconds`` and ``limits.max_memory_mb``.
 
@@ -124,10 +129,6 @@ def run_bounded(fn: Callable[..., Any], args: tuple, limits: ParseLimits) -> Any
         _shared_lock.release()
 
 
-_shared: _Worker | None = None  # this process' worker, reused across calls
-_shared_lock = threading.Lock()
-
-
 def _unpack(reply: tuple[bool, tuple], limits: ParseLimits) -> Any:
     kind, value = reply[1]
     if kind == "memory":
@@ -142,17 +143,13 @@ def _unpack(reply: tuple[bool, tuple], limits: ParseLimits) -> Any:
 
 
 def _call_once(worker: "_Worker", request: bytes, limits: ParseLimits) -> tuple[bool, tuple]:
-    """Send one request and wait for its reply, (retiring, payload); kills the worker (and raises
-    ParseLimitExceeded) when the reply does not come within ``max_seconds`` or the worker dies."""
+    """Send one request and wait for its reply, (retiring, payload); raises ParseLimitExceeded when
+    the reply does not come within ``max_seconds`` or the worker dies. The caller closes (kills)
+    the worker whenever no reply came."""
     deadline = time.monotonic() + limits.max_seconds
-    try:
-        _send(worker.requests, request)
-        payload = _receive(worker.replies, deadline)
-    except BaseException:
-        worker.close()
-        raise
+    _send(worker.requests, request)
+    payload = _receive(worker.replies, deadline)
     if payload is None:
-        worker.close()
         raise ParseLimitExceeded(
             f"parsing took longer than the source's max_parse_seconds of {limits.max_seconds:g} s and was "
             "stopped; raise max_parse_seconds in sources.yml if the file is genuine, or exclude it")
