@@ -93,7 +93,11 @@ class SourceConfig(_Strict):
     max_document_mb: float = Field(32.0, gt=0, le=4096, description="Larger documents are refused from the "
                                    "listing, never read (memory stays bounded); each is reported as failed.")
     max_parse_seconds: float = Field(ParseLimits.max_seconds, gt=0, le=3600, description="A rich document (HTML, "
-                                     "DOCX, PDF) still parsing after this long is stopped and reported as failed.")
+                                     "DOCX, PDF) still parsing after this long is stopped and reported as failed "
+                                     "(a PDF: after this long on one page, or see max_parse_seconds_per_page).")
+    max_parse_seconds_per_page: float = Field(ParseLimits.max_seconds_per_page, gt=0, le=60, description="A PDF "
+                                              "may parse for this long per page when that is longer than "
+                                              "max_parse_seconds (a long PDF is not stopped for its length).")
     max_expanded_mb: float = Field(ParseLimits.max_expanded_mb, gt=0, le=4096, description="A DOCX whose archive "
                                    "members unzip to more than this is refused before parsing (zip bombs).")
     max_elements: int = Field(ParseLimits.max_elements, ge=1, description="Most structural elements (paragraphs, "
@@ -143,9 +147,9 @@ class SourceConfig(_Strict):
     @property
     def parse_limits(self) -> ParseLimits:
         """The limits every parse of this source's documents runs under."""
-        return ParseLimits(max_seconds=self.max_parse_seconds, max_expanded_mb=self.max_expanded_mb,
-                           max_elements=self.max_elements, max_text_mb=self.max_text_mb,
-                           max_memory_mb=self.max_parse_memory_mb)
+        return ParseLimits(max_seconds=self.max_parse_seconds, max_seconds_per_page=self.max_parse_seconds_per_page,
+                           max_expanded_mb=self.max_expanded_mb, max_elements=self.max_elements,
+                           max_text_mb=self.max_text_mb, max_memory_mb=self.max_parse_memory_mb)
 
 
 class SourcesFile(_Strict):

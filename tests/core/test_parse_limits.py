@@ -13,10 +13,12 @@ import pytest
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError, ParseLimitExceeded, ParseLimits, parse_document
-from rag_assets.core.parsing.limits import ParserFailed, run_bounded
+from rag_assets.core.parsing import parse
+from rag_assets.core.parsing.limits import ParserFailed, report_pages, run_bounded
 from rag_assets.core.pipeline import parse_stage, snapshot_raw
 from rag_assets.core.store import StageStore
 from tests.support.bad_inputs import expanding_docx
+from tests.support.make_sample_binaries import write_pdf
 
 
 def raw(doc_id: str, data: bytes) -> RawDocument:
@@ -86,6 +88,45 @@ def test_run_bounded_returns_the_value_and_bounds_time_and_memory():
         run_bounded(_allocate, (1000,), ParseLimits(max_memory_mb=200))
     with pytest.raises(ParserFailed, match="KeyError: 'no such part'"):
         run_bounded(_raise, (), ParseLimits())
+
+
+def _pages(count, seconds_each):
+    report_pages(0, count)
+    for page in range(1, count + 1):
+        time.sleep(seconds_each)
+        report_pages(page, count)
+    return count
+
+
+def test_a_paged_parse_may_take_its_per_page_allowance_but_no_page_longer_than_max_seconds():
+    # 3.2 s in all, past max_seconds and past the worker's own alarm (max_seconds + 2), 0.4 s a page
+    assert run_bounded(_pages, (8, 0.4), ParseLimits(max_seconds=1, max_seconds_per_page=1)) == 8
+    with pytest.raises(ParseLimitExceeded, match="parsing its 20 pages took longer than the 2 s the source's "
+                                                 "max_parse_seconds_per_page of 0.1 s allows them"):
+        run_bounded(_pages, (20, 0.2), ParseLimits(max_seconds=0.5, max_seconds_per_page=0.1))
+    with pytest.raises(ParseLimitExceeded, match="stopped after page 0 of 100: the next step took longer than the "
+                                                 "source's max_parse_seconds of 0.5 s"):
+        run_bounded(_pages, (100, 30), ParseLimits(max_seconds=0.5, max_seconds_per_page=1))
+    with pytest.raises(ParseLimitExceeded, match="longer than the source's max_parse_seconds of 1 s"):
+        run_bounded(_pages, (2, 0.8), ParseLimits(max_seconds=1))  # few pages: max_seconds bounds them all
+
+
+def _long_pdf(tmp_path, count: int) -> bytes:
+    path = tmp_path / "long.pdf"
+    write_pdf(path, [[f"Chapter {n}", "", f"Dock {n} charges the robot in {n % 90 + 10} minutes."]
+                     for n in range(1, count + 1)])
+    return path.read_bytes()
+
+
+def test_a_pdf_reports_each_page_and_a_long_one_parses_past_max_seconds(tmp_path, monkeypatch):
+    data = _long_pdf(tmp_path, 300)
+    reported = []
+    monkeypatch.setattr(parse, "report_pages", lambda done, total: reported.append((done, total)))
+    assert parse._parse_pdf(data)[0].count("Dock ") == 300
+    assert reported == [(page, 300) for page in range(301)]
+    monkeypatch.undo()
+    doc = parse_document(raw("long.pdf", data), ParseLimits(max_seconds=0.3, max_seconds_per_page=0.2))
+    assert {e.page for e in doc.elements} == set(range(1, 301))  # ~6 ms a page here: 1.8 s in all
 
 
 def test_no_child_outlives_a_timeout():

@@ -1,7 +1,9 @@
 """Bounds on what one document may cost to parse, so a hostile file fails alone.
 
 Rich formats are parsed in a forked worker process: the parent waits at most ``max_seconds`` for
-each document and kills the worker after that, and while it parses a document the worker's
+each document and kills the worker after that (a parse that reports its pages, a PDF's, may take
+``max_seconds_per_page`` per page when that is longer, but no page longer than ``max_seconds``),
+and while it parses a document the worker's
 address space may grow by at most ``max_memory_mb`` (``RLIMIT_AS``), so neither a slow nor a
 memory-hungry parser can stall or sink the batch. A fork (not a fresh interpreter) shares the
 parser modules and the spaCy model, loaded once in the parent, copy-on-write; the worker then
@@ -51,6 +53,7 @@ class ParseLimits:
     """What parsing one document may expand to and cost. Each field is a source setting in sources.yml."""
 
     max_seconds: float = 30.0
+    max_seconds_per_page: float = 0.3
     max_expanded_mb: float = 32.0
     max_elements: int = 100_000
     max_text_mb: float = 32.0
@@ -91,6 +94,19 @@ class ParseLimits:
 
 _shared: _Worker | None = None  # this process' worker, reused across calls
 _shared_lock = threading.Lock()
+_PAGES = "pages"  # a worker's progress message: (_PAGES, pages done, pages in all)
+_reporting: tuple[int, float] | None = None  # in a worker, during a call: (reply pipe, max_seconds)
+
+
+def report_pages(done: int, total: int) -> None:
+    """Called by a bounded function as it parses a paged document: ``done`` of its ``total``
+    pages are parsed. In a parse worker the parent then allows the whole document
+    ``max(max_seconds, total x max_seconds_per_page)`` and the next page ``max_seconds``;
+    elsewhere it does nothing."""
+    if _reporting is not None:
+        replies, seconds = _reporting
+        _send(replies, pickle.dumps((_PAGES, done, total)))
+        signal.alarm(int(seconds) + 2)
 
 
 def run_bounded(fn: Callable[..., Any], args: tuple, limits: ParseLimits) -> Any:
@@ -144,22 +160,42 @@ def _unpack(reply: tuple[bool, tuple], limits: ParseLimits) -> Any:
 
 def _call_once(worker: "_Worker", request: bytes, limits: ParseLimits) -> tuple[bool, tuple]:
     """Send one request and wait for its reply, (retiring, payload); raises ParseLimitExceeded when
-    the reply does not come within ``max_seconds`` or the worker dies. The caller closes (kills)
-    the worker whenever no reply came."""
-    deadline = time.monotonic() + limits.max_seconds
+    the reply does not come in time (``max_seconds``, or what the pages the worker reports allow)
+    or the worker dies. The caller closes (kills) the worker whenever no reply came."""
+    start = time.monotonic()
+    whole = deadline = start + limits.max_seconds
+    pages = None
     _send(worker.requests, request)
-    payload = _receive(worker.replies, deadline)
-    if payload is None:
-        raise ParseLimitExceeded(
-            f"parsing took longer than the source's max_parse_seconds of {limits.max_seconds:g} s and was "
-            "stopped; raise max_parse_seconds in sources.yml if the file is genuine, or exclude it")
-    if not payload:
-        status = worker.close()
-        raise ParseLimitExceeded(
-            f"the parser was killed ({_describe(status)}), most likely over the source's max_parse_memory_mb "
-            f"of {limits.max_memory_mb}; raise max_parse_memory_mb in sources.yml if the file is genuine")
-    worker.last_used = time.monotonic()
-    return pickle.loads(payload)
+    while True:
+        payload = _receive(worker.replies, deadline)
+        if payload is None:
+            raise ParseLimitExceeded(_overtime(limits, pages, whole - start, stalled=deadline < whole))
+        if not payload:
+            status = worker.close()
+            raise ParseLimitExceeded(
+                f"the parser was killed ({_describe(status)}), most likely over the source's max_parse_memory_mb "
+                f"of {limits.max_memory_mb}; raise max_parse_memory_mb in sources.yml if the file is genuine")
+        reply = pickle.loads(payload)
+        if reply[0] != _PAGES:
+            worker.last_used = time.monotonic()
+            return reply
+        pages = reply[1:]
+        whole = start + max(limits.max_seconds, pages[1] * limits.max_seconds_per_page)
+        deadline = min(whole, time.monotonic() + limits.max_seconds)
+
+
+def _overtime(limits: ParseLimits, pages: tuple[int, int] | None, allowed: float, stalled: bool) -> str:
+    """Why a parse that gave no reply in time was stopped, naming the setting to raise."""
+    fix = "in sources.yml if the file is genuine, or exclude it"
+    if pages is not None and stalled:
+        return (f"parsing was stopped after page {pages[0]} of {pages[1]}: the next step took longer than the "
+                f"source's max_parse_seconds of {limits.max_seconds:g} s; raise max_parse_seconds {fix}")
+    if pages is not None and allowed > limits.max_seconds:
+        return (f"parsing its {pages[1]} pages took longer than the {allowed:.0f} s the source's "
+                f"max_parse_seconds_per_page of {limits.max_seconds_per_page:g} s allows them and was stopped "
+                f"after {pages[0]} pages; raise max_parse_seconds_per_page {fix}")
+    return (f"parsing took longer than the source's max_parse_seconds of {limits.max_seconds:g} s and was "
+            f"stopped; raise max_parse_seconds {fix}")
 
 
 class _Worker:
@@ -208,6 +244,7 @@ class _Worker:
 
 
 def _serve(requests: int, replies: int) -> None:
+    global _reporting
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # the parent handles interrupts and kills us
@@ -222,7 +259,9 @@ def _serve(requests: int, replies: int) -> None:
             signal.alarm(int(seconds) + 2)
             start = _status("VmSize:")
             resource.setrlimit(resource.RLIMIT_AS, (start + memory_bytes, resource.RLIM_INFINITY))
+            _reporting = (replies, seconds)
             payload = _run(fn, args, start, memory_bytes)
+            _reporting = None
             resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
             # A failure may leave a parser's state behind, a large document the heap grown: start afresh.
             retire = (payload[0] != "ok" or _status("VmPeak:") > start + memory_bytes // 4

@@ -17,7 +17,7 @@ from importlib.metadata import version
 
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
 from rag_assets.core.parsing.decode import decode_text
-from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, run_bounded
+from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, report_pages, run_bounded
 from rag_assets.core.parsing.structure import heading_text, markdown_elements, paragraph_elements
 
 PARSER_REVISION = "4"  # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
@@ -214,10 +214,14 @@ def _parse_docx(data: bytes):
 
 
 def _parse_pdf(data: bytes):
-    """pdfminer extracts each page's text (the 'fast' strategy); unstructured classifies it."""
-    from pdfminer.high_level import extract_pages
-    from pdfminer.layout import LTTextContainer
+    """pdfminer extracts each page's text (the 'fast' strategy); unstructured classifies it. The
+    pages are counted first and each one reported done (``report_pages``): a long PDF's time
+    limit grows with its page count."""
+    from pdfminer.converter import PDFPageAggregator
+    from pdfminer.layout import LAParams, LTTextContainer
     from pdfminer.pdfdocument import PDFEncryptionError
+    from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
+    from pdfminer.pdfpage import PDFPage
 
     from rag_assets.core.parsing.offline import prepare_unstructured
 
@@ -226,10 +230,17 @@ def _parse_pdf(data: bytes):
 
     items: list[tuple[str, str, int | None]] = []
     try:
-        for page_number, page in enumerate(extract_pages(io.BytesIO(data)), start=1):
-            page_text = "\n".join(el.get_text() for el in page if isinstance(el, LTTextContainer))
+        pages = list(PDFPage.get_pages(io.BytesIO(data)))
+        report_pages(0, len(pages))
+        resources = PDFResourceManager()
+        device = PDFPageAggregator(resources, laparams=LAParams())
+        interpreter = PDFPageInterpreter(resources, device)
+        for page_number, page in enumerate(pages, start=1):
+            interpreter.process_page(page)
+            page_text = "\n".join(el.get_text() for el in device.get_result() if isinstance(el, LTTextContainer))
             if page_text.strip():
                 items.extend(_unstructured_items(partition_text(text=page_text, languages=NO_LANGUAGE), page=page_number))
+            report_pages(page_number, len(pages))
     except PDFEncryptionError as exc:
         raise ValueError("the PDF is encrypted (password protected); save an unprotected copy or exclude it") from exc
     text, elements = _join_elements(items)
@@ -245,5 +256,5 @@ def _first_title(text: str, elements: tuple[Element, ...]) -> str:
 
 _PARSERS = {"html": _parse_html, "docx": _parse_docx, "pdf": _parse_pdf}
 _PARSER_MODULES = {"html": ("unstructured.partition.html",), "docx": ("unstructured.partition.docx",),
-                   "pdf": ("pdfminer.high_level", "unstructured.partition.text")}
+                   "pdf": ("pdfminer.converter", "pdfminer.pdfpage", "unstructured.partition.text")}
 _LOADED: set[str] = set()
