@@ -239,6 +239,28 @@ print(run_bounded(len, ("abc",), ParseLimits()))
 """
 
 
+THREAD_RESTARTED_IN_THE_WORKER = """
+import os, selectors, threading, time
+from rag_assets.core.parsing.limits import ParseLimits, run_bounded
+
+def restart():  # as LanceDB restarts its event loop thread in a forked child
+    selector = selectors.DefaultSelector()
+    def loop():
+        time.sleep(0.3)  # by now the worker has closed the files it inherited, the selector's too
+        selector.select(1)
+    threading.Thread(target=loop, daemon=True).start()
+
+os.register_at_fork(after_in_child=restart)
+print(run_bounded(time.sleep, (1,), ParseLimits()))
+"""
+
+
+def test_a_thread_restarted_in_the_worker_fails_there_without_a_word():
+    out = subprocess.run([sys.executable, "-c", THREAD_RESTARTED_IN_THE_WORKER], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "None" and out.stderr == ""  # was: "Exception in thread ...: Bad file descriptor"
+
+
 def test_forking_beside_lancedb_prints_no_warning_to_the_operator(tmp_path):
     # In a plain interpreter: pytest would record the child's warnings instead of printing them.
     out = subprocess.run([sys.executable, "-c", FORK_BESIDE_LANCEDB, str(tmp_path)], capture_output=True, text=True,

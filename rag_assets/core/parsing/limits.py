@@ -214,6 +214,9 @@ class _Worker:
         if self.pid == 0:  # the worker: never returns into the caller's code
             # Keep nothing of the parent's open but the standard streams: an inherited lock file
             # (the corpus' ingest lock) or pipe would otherwise stay held while the worker lives.
+            # A thread a library restarts in a forked child (LanceDB's event loop) loses its files
+            # with them and fails: the worker runs no threads of its own, so that is not reported.
+            threading.excepthook = lambda args: None
             low, high = sorted((request_read, reply_write))
             for first, last in ((3, low), (low + 1, high), (high + 1, os.sysconf("SC_OPEN_MAX"))):
                 os.closerange(first, last)
