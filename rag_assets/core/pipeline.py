@@ -27,7 +27,8 @@ from rag_assets.core.embedding import InputTooLong, chunk_inputs, chunk_vectors
 from rag_assets.core.hashing import content_hash, settings_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import ChunkedDocument, EmbeddedDocument, ParsedDocument, RawDocument
-from rag_assets.core.parsing import DocumentError, ParseLimitExceeded, ParseLimits, parse_document, parser_version
+from rag_assets.core.parsing import (DocumentError, ParseLimitExceeded, ParseLimits, content_type_for, parse_document,
+                                     parser_version)
 from rag_assets.core.store import StageStore
 from rag_assets.core.tokens import TokenCounter
 
@@ -106,7 +107,7 @@ def parse_stage(store: StageStore, doc_id: str, observed: dict | None = None,
     except DocumentError as exc:
         over_limit = isinstance(exc.__cause__, ParseLimitExceeded)
         return _fail(store, "parsed", doc_id, str(exc), content_hash=raw_ptr["key"],
-                     retry=isinstance(exc, StoreDamaged),
+                     retry=isinstance(exc, StoreDamaged), parsed_as=content_type_for(doc_id),
                      limits=limits.fingerprint() if over_limit else None)
     store.put("parsed", key, parsed)
     store.set_current("parsed", doc_id, key=key, content_hash=raw_ptr["key"])

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol
 
 from rag_assets.core.models import RawDocument
-from rag_assets.core.parsing import DocumentError, ParseLimits
+from rag_assets.core.parsing import DocumentError, ParseLimits, content_type_for
 from rag_assets.core.sources import DocumentRef, too_large
 from rag_assets.core.store import StageStore
 
@@ -153,9 +153,10 @@ def plan_sweep(
     ``index_version``: the index stage's code version, which the orchestrator compares too) under
     another one: a new parser, tokenizer, input limit, index URI, tenant rule or tags. A document
     that failed with the same content, profile and model is not retried until one of them changes,
-    unless its failure was a damaged stage store (``retry``) or a parse limit that ``limits``
-    (the source's current parse limits) no longer sets. A document whose raw snapshot is
-    missing from the store is read again.
+    unless its failure was a damaged stage store (``retry``), a parse limit that ``limits``
+    (the source's current parse limits) no longer sets, or a parse as another content type than
+    its name now means (a format supported since). A document whose raw snapshot is missing from
+    the store is read again.
 
     ``complete`` (from ``LanceIndex.complete_documents``) holds the documents whose rows in the
     live table are all there: a document the store records as indexed but that is not in it
@@ -216,7 +217,7 @@ def plan_sweep(
             index_version is None or indexed.get("index_version") == index_version)
         if not current or indexed.get("retry") or (  # never indexed, or with other content/profile/model
                 complete is not None and not indexed.get("error") and ref.doc_id not in complete) or (
-                limits is not None and indexed.get("error") and _over_other_limits(store, ref.doc_id, limits)):
+                indexed.get("error") and _parse_failed_otherwise(store, ref.doc_id, limits)):
             plan.work.append(ref.doc_id)
     live = set(plan.listed)
     seen.retain(live)
@@ -226,10 +227,16 @@ def plan_sweep(
     return plan
 
 
-def _over_other_limits(store: StageStore, doc_id: str, limits: ParseLimits) -> bool:
-    """True when the document's parse failed a limit other than ``limits`` set."""
-    recorded = (store.current("parsed", doc_id) or {}).get("limits")
-    return recorded is not None and recorded != limits.fingerprint()
+def _parse_failed_otherwise(store: StageStore, doc_id: str, limits: ParseLimits | None) -> bool:
+    """True when the document's parse failed in a way a new attempt may not: over a limit other
+    than ``limits`` set, or read as another content type than its name now means (a format added
+    since; a failure recorded before parses recorded their type counts as one)."""
+    failed = store.current("parsed", doc_id) or {}
+    if not failed.get("error"):
+        return False
+    recorded = failed.get("limits")
+    return (limits is not None and recorded is not None and recorded != limits.fingerprint()) or (
+        failed.get("parsed_as") != content_type_for(doc_id) and failed.get("content_hash") is not None)
 
 
 def contiguous_batches(order: list[str], wanted: Iterable[str], batch_size: int) -> list[tuple[str, str]]:

@@ -17,7 +17,7 @@ from rag_assets.core.parsing import parse
 from rag_assets.core.parsing.limits import ParserFailed, report_pages, run_bounded
 from rag_assets.core.pipeline import parse_stage, snapshot_raw
 from rag_assets.core.store import StageStore
-from tests.support.bad_inputs import expanding_docx
+from tests.support.bad_inputs import expanding_docx, slide_deck
 from tests.support.make_sample_binaries import write_pdf
 
 
@@ -229,6 +229,36 @@ def test_a_document_over_a_limit_is_planned_again_once_the_limit_changes(tmp_pat
     assert work(strict) == []  # not retried on every sweep
     assert work(ParseLimits(max_elements=1000)) == ["many.txt"]
     assert parse_stage(store, "many.txt", limits=ParseLimits(max_elements=1000)).status == "computed"
+
+
+def test_a_document_read_as_another_type_is_planned_again_once_its_format_is_supported(tmp_path):
+    from rag_assets.core.planning import plan_sweep
+    from rag_assets.core.sources import DocumentRef
+
+    store = StageStore(tmp_path)
+    document = raw("deck.pptx", slide_deck())
+    snapshot_raw(store, document)
+    ref = DocumentRef("deck.pptx", document.uri, document.size, document.source_version)
+
+    def fail(**recorded):  # the parse's failure, and what the later stages record for it
+        store.set_current("parsed", "deck.pptx", key=None, error="deck.pptx: binary", content_hash=document.content_hash,
+                          **recorded)
+        store.set_current("index", "deck.pptx", key=None, error="failed", content_hash=document.content_hash,
+                          profile_hash="p", model="m")
+
+    def work():
+        return plan_sweep([ref], lambda d: document, store, ["deck.pptx"], "p", "m", limits=ParseLimits()).work
+
+    fail(parsed_as="pptx")
+    assert work() == []  # failed as what its name means: not retried on every sweep
+    fail(parsed_as="text")  # read as text before PPTX was supported
+    assert work() == ["deck.pptx"]
+    fail()  # recorded before failures named their type: retried once
+    assert work() == ["deck.pptx"]
+    assert parse_stage(store, "deck.pptx", limits=ParseLimits()).status == "computed"
+    snapshot_raw(store, raw("cut.pptx", slide_deck()[:500]))
+    assert parse_stage(store, "cut.pptx", limits=ParseLimits()).status == "failed"
+    assert store.current("parsed", "cut.pptx")["parsed_as"] == "pptx"  # what the next sweep compares
 
 
 FORK_BESIDE_LANCEDB = """

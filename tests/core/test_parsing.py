@@ -4,8 +4,9 @@ import pytest
 
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
-from rag_assets.core.parsing import DocumentError, parse_document
+from rag_assets.core.parsing import DocumentError, ParseLimits, parse_document
 from rag_assets.core.sources import list_disk, read_disk
+from tests.support.bad_inputs import slide_deck
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
 
@@ -80,6 +81,24 @@ def test_pdf_pages_and_html_scripts():
     assert "hardware key" in html.text
 
 
+def test_a_slide_deck_parses_slide_by_slide_with_its_notes_after_each_slide():
+    deck = parse_document(raw("sales/q3 review.pptx", slide_deck()))
+    assert (deck.content_type, deck.title) == ("pptx", "Quarterly Robot Review")
+    spans = {deck.text[e.start:e.end]: e for e in deck.elements}
+    notes = spans["Mention the supply of part NW-BATT-5200."]
+    assert (notes.page, notes.heading_path) == (2, ("Battery returns",))  # the slide it annotates
+    assert notes.start > spans["Most returns came from robots stored in hot cars."].start
+    assert (spans["Battery returns"].category, spans["Battery returns"].page) == ("Title", 2)
+    table = next(e for e in deck.elements if e.category == "Table")
+    assert (table.page, table.heading_path) == (3, ("Sales by region",))
+    assert all(w in deck.text[table.start:table.end] for w in ("Region", "EMEA", "1200", "Americas"))
+
+
+def test_a_slide_deck_is_held_to_the_archive_limit():
+    with pytest.raises(DocumentError, match="archive expands to .* over the source's max_expanded_mb of 0.01"):
+        parse_document(raw("deck.pptx", slide_deck()), ParseLimits(max_expanded_mb=0.01))
+
+
 @pytest.mark.parametrize(
     "doc_id, data, cause",
     [
@@ -88,6 +107,7 @@ def test_pdf_pages_and_html_scripts():
         ("image.md", bytes(range(256)) * 40, "binary"),
         ("broken.pdf", b"%PDF-1.4\nthis is not really a pdf", "cannot parse as pdf"),
         ("broken.docx", b"PK\x03\x04 not a zip", "cannot parse as docx"),
+        ("broken.pptx", b"PK\x03\x04 not a zip", "cannot parse as pptx"),
     ],
 )
 def test_bad_documents_fail_with_the_document_and_the_cause(doc_id, data, cause):

@@ -94,6 +94,32 @@ def expanding_docx(megabytes: float) -> bytes:
     return hostile.getvalue()
 
 
+def slide_deck() -> bytes:
+    """A PPTX of three slides: a title slide, a bulleted slide with speaker notes, a table."""
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    deck = Presentation()
+    first = deck.slides.add_slide(deck.slide_layouts[0])
+    first.shapes.title.text = "Quarterly Robot Review"
+    first.placeholders[1].text = "Northwind Robotics, Q3 2026"
+    second = deck.slides.add_slide(deck.slide_layouts[1])
+    second.shapes.title.text = "Battery returns"
+    body = second.placeholders[1].text_frame
+    body.text = "Returns fell to 1.2 percent after the firmware fix."
+    body.add_paragraph().text = "Most returns came from robots stored in hot cars."
+    second.notes_slide.notes_text_frame.text = "Mention the supply of part NW-BATT-5200."
+    third = deck.slides.add_slide(deck.slide_layouts[5])
+    third.shapes.title.text = "Sales by region"
+    table = third.shapes.add_table(3, 2, Inches(1), Inches(2), Inches(6), Inches(2)).table
+    for r, row in enumerate([("Region", "Units"), ("EMEA", "1200"), ("Americas", "950")]):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    out = io.BytesIO()
+    deck.save(out)
+    return out.getvalue()
+
+
 def _texts(rows: list[dict]) -> str:
     return "\n".join(r["text"] for r in sorted(rows, key=lambda r: r["start"]))
 
@@ -103,6 +129,7 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
     root.mkdir(parents=True, exist_ok=True)
     outside.mkdir(parents=True, exist_ok=True)
     good_pdf = _pdf_bytes([["Dock Manual", "", "The dock charges the robot in 90 minutes."]], root)
+    deck = slide_deck()
     long_line = "".join(f"NW{i:05d}" for i in range(100_000 // 7 + 1))[:100_000]
     deep = "".join("#" * (1 + i % 6) + f" Level {i}\n\n" + "  " * (i % 40) + f"- item {i} about pumps\n\n"
                    for i in range(120)) + ">" * 200 + " quoted deep down\n"
@@ -135,6 +162,8 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         "web/scripts_and_styles.html": html.encode(),
         "web/only_scripts.html": b"<html><head><script>var a = 1;</script><style>p {}</style></head><body></body></html>",
         "docx/images_only.docx": _images_only_docx(),
+        "pptx/review.pptx": deck,
+        "pptx/corrupt.pptx": deck[: len(deck) // 2],
         "scripts/cjk.md": cjk.encode(),
         "scripts/rtl.txt": rtl.encode(),
         "scripts/emoji_zero_width.md": emoji.encode(),
@@ -180,6 +209,9 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
              and "SECRET_STYLE" not in _texts(rows)),
         Case("HTML that parses to nothing", ("web/only_scripts.html",), "error", "no text"),
         Case("DOCX with only images", ("docx/images_only.docx",), "error", "no text"),
+        Case("PowerPoint deck with notes and a table", ("pptx/review.pptx",), "ok",
+             check=has("Returns fell to 1.2 percent", "NW-BATT-5200", "EMEA")),
+        Case("corrupt PowerPoint file", ("pptx/corrupt.pptx",), "error", "cannot parse as pptx"),
         Case("whitespace-only text", ("nothing/whitespace.txt",), "error", "no text"),
         Case("CJK text", ("scripts/cjk.md",), "ok", check=has("电池大约可以使用五百次完整充电", "ブラシは毎月交換")),
         Case("right-to-left text", ("scripts/rtl.txt",), "ok", check=has("سبعة وعشرين", "עשרים ושבעה")),

@@ -2,8 +2,9 @@
 
 Text formats (markdown, text, code, csv) keep the file's text as read (newlines normalised as
 Python's text mode does), so chunk offsets index the file itself. Rich formats are parsed with
-unstructured (HTML, DOCX) or pdfminer + unstructured (PDF, per page), and their text is the
-elements' text joined by blank lines, so every element span is exact by construction.
+unstructured (HTML, DOCX, PPTX: a slide is a page) or pdfminer + unstructured (PDF, per page), and
+their text is the elements' text joined by blank lines, so every element span is exact by
+construction.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ CONTENT_TYPES = {
     ".htm": "html",
     ".pdf": "pdf",
     ".docx": "docx",
+    ".pptx": "pptx",
     ".csv": "csv",
     ".tsv": "csv",
     ".py": "code",
@@ -75,14 +77,14 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
     """Parse ``raw`` within ``limits``; raises DocumentError (never returns partial text) when it
     cannot or when the document exceeds a limit (the cause names the limit and its setting).
 
-    Rich formats (HTML, DOCX, PDF) are parsed in a child process bounded in time and memory
-    (see ``limits.run_bounded``); a DOCX is first checked for its expanded size. Text formats are
+    Rich formats (HTML, DOCX, PPTX, PDF) are parsed in a child process bounded in time and memory
+    (see ``limits.run_bounded``); a DOCX or PPTX is first checked for its expanded size. Text formats are
     decoded in process: their cost is linear in the bytes, which the source's size limit bounds.
     """
     content_type = content_type_for(raw.doc_id)
     try:
         if content_type in _PARSERS:
-            if content_type == "docx":
+            if content_type in ("docx", "pptx"):
                 limits.check_archive(raw.data)
             _load_parser(content_type)
             text, elements, title = run_bounded(_bounded_parse, (content_type, raw.data, limits), limits)
@@ -213,6 +215,29 @@ def _parse_docx(data: bytes):
     return text, spans, _first_title(text, spans)
 
 
+def _parse_pptx(data: bytes):
+    """Each slide's title, text and tables (unstructured), then its speaker notes (python-pptx:
+    unstructured would put them before the slide's title); a slide's number is its page."""
+    from pptx import Presentation
+
+    from rag_assets.core.parsing.offline import prepare_unstructured
+
+    prepare_unstructured()
+    from unstructured.partition.pptx import partition_pptx
+
+    by_slide: dict[int, list[tuple[str, str, int | None]]] = {}
+    for item in _unstructured_items(partition_pptx(file=io.BytesIO(data), languages=NO_LANGUAGE)):
+        by_slide.setdefault(item[2], []).append(item)
+    items = []
+    for number, slide in enumerate(Presentation(io.BytesIO(data)).slides, start=1):
+        items += by_slide.get(number, [])
+        notes = slide.notes_slide.notes_text_frame if slide.has_notes_slide else None
+        if notes is not None and notes.text.strip():
+            items.append(("NarrativeText", notes.text.replace("\v", "\n"), number))
+    text, spans = _join_elements(items)
+    return text, spans, _first_title(text, spans)
+
+
 def _parse_pdf(data: bytes):
     """pdfminer extracts each page's text (the 'fast' strategy); unstructured classifies it. The
     pages are counted first and each one reported done (``report_pages``): a long PDF's time
@@ -254,7 +279,8 @@ def _first_title(text: str, elements: tuple[Element, ...]) -> str:
     return ""
 
 
-_PARSERS = {"html": _parse_html, "docx": _parse_docx, "pdf": _parse_pdf}
+_PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "pdf": _parse_pdf}
 _PARSER_MODULES = {"html": ("unstructured.partition.html",), "docx": ("unstructured.partition.docx",),
+                   "pptx": ("pptx", "unstructured.partition.pptx"),
                    "pdf": ("pdfminer.converter", "pdfminer.pdfpage", "unstructured.partition.text")}
 _LOADED: set[str] = set()
