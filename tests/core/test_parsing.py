@@ -1,3 +1,4 @@
+import io
 from pathlib import Path
 
 import pytest
@@ -91,7 +92,29 @@ def test_a_slide_deck_parses_slide_by_slide_with_its_notes_after_each_slide():
     assert (spans["Battery returns"].category, spans["Battery returns"].page) == ("Title", 2)
     table = next(e for e in deck.elements if e.category == "Table")
     assert (table.page, table.heading_path) == (3, ("Sales by region",))
-    assert all(w in deck.text[table.start:table.end] for w in ("Region", "EMEA", "1200", "Americas"))
+    assert deck.text[table.start:table.end] == "| Region | Units |\n| --- | --- |\n| EMEA | 1200 |\n| Americas | 950 |"
+
+
+def test_web_page_and_word_tables_keep_their_rows():
+    page = (b"<html><body><h1>Limits</h1><table><tr><th>City</th><th>Nightly limit</th></tr>"
+            b"<tr><td>London</td><td>240 EUR</td></tr><tr><td>Other | cities</td><td>180<br/>EUR</td></tr></table>"
+            b"<p>Book early.</p></body></html>")
+    html = parse_document(raw("limits.html", page))
+    assert html.text == ("Limits\n\n| City | Nightly limit |\n| --- | --- |\n| London | 240 EUR |\n"
+                         "| Other ｜ cities | 180 EUR |\n\nBook early.")
+    assert [e.category for e in html.elements][:2] == ["Title", "Table"]
+    from docx import Document
+
+    word = Document()
+    word.add_heading("Hotel limits", 1)
+    cells = word.add_table(rows=2, cols=2)
+    for r, row in enumerate([("City", "Limit"), ("Paris", "240 EUR")]):
+        for c, value in enumerate(row):
+            cells.cell(r, c).text = value
+    out = io.BytesIO()
+    word.save(out)
+    doc = parse_document(raw("limits.docx", out.getvalue()))
+    assert "| City | Limit |\n| --- | --- |\n| Paris | 240 EUR |" in doc.text
 
 
 def test_a_slide_deck_is_held_to_the_archive_limit():

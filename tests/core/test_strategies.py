@@ -154,6 +154,21 @@ def test_big_table_splits_by_rows_with_the_header_repeated():
     assert records[0].embed_override.splitlines()[0] == "sku: NW-1; name: Brush"
 
 
+def test_a_web_page_table_is_chunked_by_rows_with_its_header_as_context():
+    rows = "".join(f"<tr><td>NW-{i:04d}</td><td>Part {i}</td><td>{i * 3} EUR</td></tr>" for i in range(400))
+    page = (f"<html><body><h1>Spare parts</h1><p>Prices as of March.</p><table><tr><th>Part</th><th>Name</th>"
+            f"<th>Price</th></tr>{rows}</table></body></html>").encode()
+    doc = parse_document(RawDocument("parts.html", "", content_hash(page), len(page), "", page))
+    chunked = chunk_document(doc, ChunkingProfile("default", strategy="auto", max_tokens=128, overlap=16),
+                             COUNTERS[MINILM_TOKENIZER], 256)
+    assert {c.strategy for c in chunked.chunks} == {"markdown"}  # one heading, but a table: by section, its rows
+    later = chunked.chunks[1:]
+    assert len(later) > 20
+    for chunk in later:
+        assert chunk.text.startswith("| NW-") and chunk.text.endswith(" EUR |")  # whole rows only
+        assert "| Part | Name | Price |" in chunk.embed_text  # the header row, as context
+
+
 def test_faq_pairs_stay_whole_and_transcript_turns_too():
     faq = (SAMPLE / "support" / "customer_faq.md").read_text()
     spans = STRATEGIES["faq"](200, 0, COUNTERS[MINILM_TOKENIZER]).chunk(faq)

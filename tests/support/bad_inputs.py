@@ -137,6 +137,9 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
     # tests parsing, chunking and writing 10k rows, not the embedder's speed.
     table = "# Parts\n\n| part | stock |\n|---|---|\n| NW-first | 1 |\n" + "| NW-part | 5 |\n" * 9_998 + \
         "| NW-last | 9 |\n"
+    html_table = ("<html><body><h1>Parts</h1><table><tr><th>part</th><th>stock</th></tr>"
+                  "<tr><td>NW-first</td><td>1</td></tr>" + "<tr><td>NW-part</td><td>5</td></tr>" * 9_998 +
+                  "<tr><td>NW-last</td><td>9</td></tr></table></body></html>")
     html = ("<html><head><title>Gate Policy</title><style>body { font-family: SECRET_STYLE; }</style>"
             "<script>window.trackingId = 'SCRIPT_LEAK_42';</script></head><body><h1>Gate Policy</h1>"
             "<p>The loading gate closes at 22:00 every night.</p><script>alert('SCRIPT_LEAK_43')</script></body></html>")
@@ -159,6 +162,7 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         "huge/long_line.txt": long_line.encode(),
         "structure/deep.md": deep.encode(),
         "structure/table_10k.md": table.encode(),
+        "structure/table_10k.html": html_table.encode(),
         "web/scripts_and_styles.html": html.encode(),
         "web/only_scripts.html": b"<html><head><script>var a = 1;</script><style>p {}</style></head><body></body></html>",
         "docx/images_only.docx": _images_only_docx(),
@@ -204,6 +208,8 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         Case("deeply nested markdown", ("structure/deep.md",), "ok", check=has("Level 119", "quoted deep down")),
         Case("markdown table of 10k rows", ("structure/table_10k.md",), "ok",
              check=lambda rows: len(rows) > 50 and has("NW-first", "NW-last")(rows)),
+        Case("web page table of 10k rows", ("structure/table_10k.html",), "ok",
+             check=lambda rows: len(rows) > 50 and has("| NW-first | 1 |", "| NW-last | 9 |")(rows)),
         Case("HTML with scripts and styles", ("web/scripts_and_styles.html",), "ok",
              check=lambda rows: has("closes at 22:00")(rows) and "LEAK" not in _texts(rows)
              and "SECRET_STYLE" not in _texts(rows)),

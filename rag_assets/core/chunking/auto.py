@@ -1,6 +1,7 @@
 """``auto``: pick a strategy from the document's type and structure (the selection guide:
-code -> functions, tables -> rows, FAQ -> whole pairs, transcripts -> turns, structured docs ->
-headings, legal prose -> sentences, everything else -> paragraphs via recursive)."""
+code -> functions, tables -> rows, FAQ -> whole pairs, transcripts -> turns, structured docs
+(headings, or a table: split by rows, its header repeated) -> sections, legal prose -> sentences,
+everything else -> paragraphs via recursive)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def choose_strategy(doc: ParsedDocument) -> str:
     if turns >= 4 and turns >= 0.3 * sum(1 for line in text.splitlines() if line.strip()):
         return "transcript"
     categories = [el.category for el in doc.elements]
-    if categories.count("Title") >= 2:
+    if categories.count("Title") >= 2 or "Table" in categories:
         return "markdown"
     if len(_LEGAL.findall(text)) >= max(3, lines // 200):
         return "sentence"

@@ -21,7 +21,9 @@ from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, report_pages, run_bounded
 from rag_assets.core.parsing.structure import heading_text, markdown_elements, paragraph_elements
 
-PARSER_REVISION = "4"  # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
+# 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8;
+# 3: Markdown headings read as text
+PARSER_REVISION = "5"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -181,10 +183,29 @@ def _join_elements(items: list[tuple[str, str, int | None]]) -> tuple[str, tuple
 
 def _unstructured_items(elements, page: int | None = None) -> list[tuple[str, str, int | None]]:
     return [
-        (el.category, str(el), page if page is not None else el.metadata.page_number)
+        (el.category, _table_rows(el) if el.category == "Table" else str(el),
+         page if page is not None else el.metadata.page_number)
         for el in elements
         if el.category not in ("PageBreak", "Image")
     ]
+
+
+def _table_rows(table) -> str:
+    """A table as Markdown rows: its first row, a separator, then a line a row (cells' whitespace
+    collapsed, a "|" in a cell written as "｜"), so it is cited and chunked row by row with its
+    header; its flat text where unstructured kept no structure."""
+    from lxml import html
+
+    rows = []
+    for tr in html.fromstring(table.metadata.text_as_html or "<table></table>").iter("tr"):
+        for br in tr.iter("br"):
+            br.tail = "\n" + (br.tail or "")
+        cells = [" ".join(cell.text_content().split()).replace("|", "｜") for cell in tr if cell.tag in ("td", "th")]
+        if any(cells):
+            rows.append("| " + " | ".join(cells) + " |")
+    if not rows:
+        return str(table)
+    return "\n".join([rows[0], "|" + " --- |" * (rows[0].count(" | ") + 1), *rows[1:]])
 
 
 # unstructured detects each document's language (langdetect, whose 55 profiles a forked child
