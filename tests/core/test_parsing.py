@@ -7,7 +7,7 @@ from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError, ParseLimits, parse_document
 from rag_assets.core.sources import list_disk, read_disk
-from tests.support.bad_inputs import slide_deck
+from tests.support.bad_inputs import email_message, slide_deck
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
 
@@ -95,6 +95,17 @@ def test_a_slide_deck_parses_slide_by_slide_with_its_notes_after_each_slide():
     assert deck.text[table.start:table.end] == "| Region | Units |\n| --- | --- |\n| EMEA | 1200 |\n| Americas | 950 |"
 
 
+def test_an_email_is_its_subject_senders_and_body_without_attachments():
+    mail = parse_document(raw("support/dock firmware.eml", email_message()))
+    assert (mail.content_type, mail.title) == ("email", "Dock firmware 2.4 stops R4 docks charging")
+    assert mail.text.startswith("Dock firmware 2.4 stops R4 docks charging\n\nFrom: Dana Lee <dana@northwind.example>\n"
+                                "To: support@northwind.example\nCc: Jürgen Weiß <jw@northwind.example>\nDate: ")
+    assert "restores firmware 2.3" in mail.text  # the HTML body, with its table as rows
+    assert "| R4 | 2.4 |" in mail.text and "ATTACHMENT-TEXT" not in mail.text
+    body = next(e for e in mail.elements if "reset button" in mail.text[e.start:e.end])
+    assert body.heading_path == ("Dock firmware 2.4 stops R4 docks charging",)
+
+
 def test_web_page_and_word_tables_keep_their_rows():
     page = (b"<html><body><h1>Limits</h1><table><tr><th>City</th><th>Nightly limit</th></tr>"
             b"<tr><td>London</td><td>240 EUR</td></tr><tr><td>Other | cities</td><td>180<br/>EUR</td></tr></table>"
@@ -131,6 +142,7 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
         ("broken.pdf", b"%PDF-1.4\nthis is not really a pdf", "cannot parse as pdf"),
         ("broken.docx", b"PK\x03\x04 not a zip", "cannot parse as docx"),
         ("broken.pptx", b"PK\x03\x04 not a zip", "cannot parse as pptx"),
+        ("notes.eml", b"Just some notes, no headers at all.\n", "not an e-mail message"),
     ],
 )
 def test_bad_documents_fail_with_the_document_and_the_cause(doc_id, data, cause):

@@ -120,6 +120,25 @@ def slide_deck() -> bytes:
     return out.getvalue()
 
 
+def email_message() -> bytes:
+    """An e-mail with a plain-text and an HTML body (the HTML one holds a table) and a PDF attachment."""
+    from email.message import EmailMessage
+
+    message = EmailMessage()
+    message["From"] = "Dana Lee <dana@northwind.example>"
+    message["To"] = "support@northwind.example"
+    message["Cc"] = "Jürgen Weiß <jw@northwind.example>"
+    message["Subject"] = "Dock firmware 2.4 stops R4 docks charging"
+    message["Date"] = "Tue, 03 Nov 2026 10:12:00 +0000"
+    message.set_content("Hi team,\n\nAfter updating to dock firmware 2.4 the R4 dock no longer charges.\n")
+    message.add_alternative("<html><body><p>Hi team,</p><p>After updating to dock firmware 2.4 the R4 dock no longer "
+                            "charges. Holding the reset button for ten seconds restores firmware 2.3.</p><table><tr>"
+                            "<th>Dock</th><th>Firmware</th></tr><tr><td>R4</td><td>2.4</td></tr></table></body></html>",
+                            subtype="html")
+    message.add_attachment(b"ATTACHMENT-TEXT-7731", maintype="text", subtype="plain", filename="dock.log")
+    return bytes(message)
+
+
 def _texts(rows: list[dict]) -> str:
     return "\n".join(r["text"] for r in sorted(rows, key=lambda r: r["start"]))
 
@@ -168,6 +187,8 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         "docx/images_only.docx": _images_only_docx(),
         "pptx/review.pptx": deck,
         "pptx/corrupt.pptx": deck[: len(deck) // 2],
+        "mail/dock_firmware.eml": email_message(),
+        "mail/photo.eml": _png() * 20,
         "scripts/cjk.md": cjk.encode(),
         "scripts/rtl.txt": rtl.encode(),
         "scripts/emoji_zero_width.md": emoji.encode(),
@@ -218,6 +239,10 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         Case("PowerPoint deck with notes and a table", ("pptx/review.pptx",), "ok",
              check=has("Returns fell to 1.2 percent", "NW-BATT-5200", "EMEA")),
         Case("corrupt PowerPoint file", ("pptx/corrupt.pptx",), "error", "cannot parse as pptx"),
+        Case("e-mail with an HTML body and an attachment", ("mail/dock_firmware.eml",), "ok",
+             check=lambda rows: has("From: Dana Lee", "restores firmware 2.3", "| R4 | 2.4 |")(rows)
+             and "ATTACHMENT-TEXT" not in _texts(rows)),
+        Case("binary file named .eml", ("mail/photo.eml",), "error", "not an e-mail message"),
         Case("whitespace-only text", ("nothing/whitespace.txt",), "error", "no text"),
         Case("CJK text", ("scripts/cjk.md",), "ok", check=has("电池大约可以使用五百次完整充电", "ブラシは毎月交換")),
         Case("right-to-left text", ("scripts/rtl.txt",), "ok", check=has("سبعة وعشرين", "עשרים ושבעה")),

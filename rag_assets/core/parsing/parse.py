@@ -2,9 +2,9 @@
 
 Text formats (markdown, text, code, csv) keep the file's text as read (newlines normalised as
 Python's text mode does), so chunk offsets index the file itself. Rich formats are parsed with
-unstructured (HTML, DOCX, PPTX: a slide is a page) or pdfminer + unstructured (PDF, per page), and
-their text is the elements' text joined by blank lines, so every element span is exact by
-construction.
+unstructured (HTML, DOCX, PPTX: a slide is a page; e-mail: its body, after its subject and
+senders) or pdfminer + unstructured (PDF, per page), and their text is the elements' text joined
+by blank lines, so every element span is exact by construction.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, report_pages, run_bounded
 from rag_assets.core.parsing.structure import heading_text, markdown_elements, paragraph_elements
 
-# 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8;
-# 3: Markdown headings read as text
-PARSER_REVISION = "5"
+# 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16
+# without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
+PARSER_REVISION = "6"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -37,6 +37,7 @@ CONTENT_TYPES = {
     ".pdf": "pdf",
     ".docx": "docx",
     ".pptx": "pptx",
+    ".eml": "email",
     ".csv": "csv",
     ".tsv": "csv",
     ".py": "code",
@@ -79,7 +80,7 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
     """Parse ``raw`` within ``limits``; raises DocumentError (never returns partial text) when it
     cannot or when the document exceeds a limit (the cause names the limit and its setting).
 
-    Rich formats (HTML, DOCX, PPTX, PDF) are parsed in a child process bounded in time and memory
+    Rich formats (HTML, DOCX, PPTX, e-mail, PDF) are parsed in a child process bounded in time and memory
     (see ``limits.run_bounded``); a DOCX or PPTX is first checked for its expanded size. Text formats are
     decoded in process: their cost is linear in the bytes, which the source's size limit bounds.
     """
@@ -259,6 +260,30 @@ def _parse_pptx(data: bytes):
     return text, spans, _first_title(text, spans)
 
 
+def _parse_email(data: bytes):
+    """An e-mail message (.eml): its subject (the title), a line each of From, To, Cc and Date,
+    then its body as unstructured reads it (the HTML part where there is one); attachments are
+    not read."""
+    import email
+    from email import policy
+
+    from rag_assets.core.parsing.offline import prepare_unstructured
+
+    prepare_unstructured()
+    from unstructured.partition.email import partition_email
+
+    message = email.message_from_bytes(data, policy=policy.default)
+    fields = [(name, " ".join(str(message[name]).split())) for name in ("From", "To", "Cc", "Date") if message[name]]
+    subject = " ".join(str(message["Subject"] or "").split())
+    if not fields and not subject:
+        raise ValueError("no e-mail headers (From, To, Date, Subject): not an e-mail message; check its extension")
+    items = [("Title", subject, None)] if subject else []
+    items.append(("UncategorizedText", "\n".join(f"{name}: {value}" for name, value in fields), None))
+    body = partition_email(file=io.BytesIO(data), process_attachments=False, languages=NO_LANGUAGE)
+    text, spans = _join_elements(items + _unstructured_items(body))
+    return text, spans, subject
+
+
 def _parse_pdf(data: bytes):
     """pdfminer extracts each page's text (the 'fast' strategy); unstructured classifies it. The
     pages are counted first and each one reported done (``report_pages``): a long PDF's time
@@ -300,8 +325,8 @@ def _first_title(text: str, elements: tuple[Element, ...]) -> str:
     return ""
 
 
-_PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "pdf": _parse_pdf}
+_PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "email": _parse_email, "pdf": _parse_pdf}
 _PARSER_MODULES = {"html": ("unstructured.partition.html",), "docx": ("unstructured.partition.docx",),
-                   "pptx": ("pptx", "unstructured.partition.pptx"),
+                   "pptx": ("pptx", "unstructured.partition.pptx"), "email": ("unstructured.partition.email",),
                    "pdf": ("pdfminer.converter", "pdfminer.pdfpage", "unstructured.partition.text")}
 _LOADED: set[str] = set()
