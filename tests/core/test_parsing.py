@@ -7,7 +7,7 @@ from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError, ParseLimits, parse_document
 from rag_assets.core.sources import list_disk, read_disk
-from tests.support.bad_inputs import email_message, slide_deck
+from tests.support.bad_inputs import email_message, slide_deck, workbook
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
 
@@ -106,6 +106,18 @@ def test_an_email_is_its_subject_senders_and_body_without_attachments():
     assert body.heading_path == ("Dock firmware 2.4 stops R4 docks charging",)
 
 
+def test_a_workbook_is_its_sheets_as_tables_a_sheet_a_page():
+    book = parse_document(raw("inventory/stock.xlsx", workbook()))
+    assert (book.content_type, book.title) == ("xlsx", "Parts inventory")
+    assert book.text == ("Stock\n\n| Part | Name | Units | Checked |\n| --- | --- | --- | --- |\n"
+                         "| NW-BATT-5200 | Battery ｜ 5200 mAh | 40 | 2026-03-31 |\n| NW-BRUSH-1 | Side brush |  |  |\n"
+                         "| NW-DOCK-4 | Dock R4 | 7 |  |\n\nPrices\n\n| Part | EUR |\n| --- | --- |\n| NW-DOCK-4 | 129.5 |")
+    assert [(e.category, e.page, e.heading_path) for e in book.elements] == [
+        ("Title", 1, ("Stock",)), ("Table", 1, ("Stock",)), ("Title", 3, ("Prices",)), ("Table", 3, ("Prices",))]
+    with pytest.raises(DocumentError, match="archive expands to"):
+        parse_document(raw("stock.xlsx", workbook()), ParseLimits(max_expanded_mb=0.001))
+
+
 def test_web_page_and_word_tables_keep_their_rows():
     page = (b"<html><body><h1>Limits</h1><table><tr><th>City</th><th>Nightly limit</th></tr>"
             b"<tr><td>London</td><td>240 EUR</td></tr><tr><td>Other | cities</td><td>180<br/>EUR</td></tr></table>"
@@ -143,6 +155,7 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
         ("broken.docx", b"PK\x03\x04 not a zip", "cannot parse as docx"),
         ("broken.pptx", b"PK\x03\x04 not a zip", "cannot parse as pptx"),
         ("notes.eml", b"Just some notes, no headers at all.\n", "not an e-mail message"),
+        ("broken.xlsx", b"PK\x03\x04 not a zip", "cannot parse as xlsx"),
     ],
 )
 def test_bad_documents_fail_with_the_document_and_the_cause(doc_id, data, cause):

@@ -139,6 +139,32 @@ def email_message() -> bytes:
     return bytes(message)
 
 
+def workbook(rows: int = 3) -> bytes:
+    """An Excel workbook: a "Stock" sheet (header, ``rows`` rows of parts, a blank row, a formula
+    cell never calculated), an empty sheet, and a "Prices" sheet; titled "Parts inventory"."""
+    from datetime import date
+
+    from openpyxl import Workbook
+
+    book = Workbook()
+    book.properties.title = "Parts inventory"
+    stock = book.active
+    stock.title = "Stock"
+    stock.append(["Part", "Name", "Units", "Checked"])
+    stock.append(["NW-BATT-5200", "Battery | 5200 mAh", 40, date(2026, 3, 31)])
+    for _ in range(rows - 2):
+        stock.append(["NW-BRUSH-1", "Side brush", None])
+    stock.append([])
+    stock.append(["NW-DOCK-4", "Dock R4", 7])
+    stock["F2"] = "=C2*2"
+    book.create_sheet("Empty")
+    book.create_sheet("Prices").append(["Part", "EUR"])
+    book["Prices"].append(["NW-DOCK-4", 129.5])
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
 def _texts(rows: list[dict]) -> str:
     return "\n".join(r["text"] for r in sorted(rows, key=lambda r: r["start"]))
 
@@ -188,6 +214,7 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         "pptx/review.pptx": deck,
         "pptx/corrupt.pptx": deck[: len(deck) // 2],
         "mail/dock_firmware.eml": email_message(),
+        "sheets/stock_10k.xlsx": workbook(10_000),
         "mail/photo.eml": _png() * 20,
         "scripts/cjk.md": cjk.encode(),
         "scripts/rtl.txt": rtl.encode(),
@@ -243,6 +270,9 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
              check=lambda rows: has("From: Dana Lee", "restores firmware 2.3", "| R4 | 2.4 |")(rows)
              and "ATTACHMENT-TEXT" not in _texts(rows)),
         Case("binary file named .eml", ("mail/photo.eml",), "error", "not an e-mail message"),
+        Case("spreadsheet of 10k rows", ("sheets/stock_10k.xlsx",), "ok",
+             check=lambda rows: len(rows) > 50 and has("| NW-BATT-5200 | Battery ｜ 5200 mAh | 40 | 2026-03-31 |",
+                                                       "| NW-DOCK-4 | 129.5 |")(rows)),
         Case("whitespace-only text", ("nothing/whitespace.txt",), "error", "no text"),
         Case("CJK text", ("scripts/cjk.md",), "ok", check=has("电池大约可以使用五百次完整充电", "ブラシは毎月交換")),
         Case("right-to-left text", ("scripts/rtl.txt",), "ok", check=has("سبعة وعشرين", "עשרים ושבעה")),

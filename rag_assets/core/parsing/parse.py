@@ -3,8 +3,9 @@
 Text formats (markdown, text, code, csv) keep the file's text as read (newlines normalised as
 Python's text mode does), so chunk offsets index the file itself. Rich formats are parsed with
 unstructured (HTML, DOCX, PPTX: a slide is a page; e-mail: its body, after its subject and
-senders) or pdfminer + unstructured (PDF, per page), and their text is the elements' text joined
-by blank lines, so every element span is exact by construction.
+senders), pdfminer + unstructured (PDF, per page) or openpyxl (XLSX: a sheet is a page, its cells
+Markdown rows), and their text is the elements' text joined by blank lines, so every element span
+is exact by construction.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import importlib
 import io
 import posixpath
 import re
+from datetime import datetime, time
 from functools import lru_cache
 from importlib.metadata import version
 
@@ -21,9 +23,10 @@ from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, report_pages, run_bounded
 from rag_assets.core.parsing.structure import heading_text, markdown_elements, paragraph_elements
 
-# 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16
-# without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "6"
+# 7: short table rows padded to the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX
+# tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings
+# read as text
+PARSER_REVISION = "7"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -38,6 +41,7 @@ CONTENT_TYPES = {
     ".docx": "docx",
     ".pptx": "pptx",
     ".eml": "email",
+    ".xlsx": "xlsx",
     ".csv": "csv",
     ".tsv": "csv",
     ".py": "code",
@@ -80,14 +84,14 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
     """Parse ``raw`` within ``limits``; raises DocumentError (never returns partial text) when it
     cannot or when the document exceeds a limit (the cause names the limit and its setting).
 
-    Rich formats (HTML, DOCX, PPTX, e-mail, PDF) are parsed in a child process bounded in time and memory
-    (see ``limits.run_bounded``); a DOCX or PPTX is first checked for its expanded size. Text formats are
+    Rich formats (HTML, DOCX, PPTX, e-mail, XLSX, PDF) are parsed in a child process bounded in time
+    and memory (see ``limits.run_bounded``); a DOCX, PPTX or XLSX is first checked for its expanded size. Text formats are
     decoded in process: their cost is linear in the bytes, which the source's size limit bounds.
     """
     content_type = content_type_for(raw.doc_id)
     try:
         if content_type in _PARSERS:
-            if content_type in ("docx", "pptx"):
+            if content_type in ("docx", "pptx", "xlsx"):
                 limits.check_archive(raw.data)
             _load_parser(content_type)
             text, elements, title = run_bounded(_bounded_parse, (content_type, raw.data, limits), limits)
@@ -192,21 +196,28 @@ def _unstructured_items(elements, page: int | None = None) -> list[tuple[str, st
 
 
 def _table_rows(table) -> str:
-    """A table as Markdown rows: its first row, a separator, then a line a row (cells' whitespace
-    collapsed, a "|" in a cell written as "｜"), so it is cited and chunked row by row with its
-    header; its flat text where unstructured kept no structure."""
+    """An unstructured table as Markdown rows (``_markdown_rows``); its flat text where unstructured
+    kept no structure."""
     from lxml import html
 
     rows = []
     for tr in html.fromstring(table.metadata.text_as_html or "<table></table>").iter("tr"):
         for br in tr.iter("br"):
             br.tail = "\n" + (br.tail or "")
-        cells = [" ".join(cell.text_content().split()).replace("|", "｜") for cell in tr if cell.tag in ("td", "th")]
-        if any(cells):
-            rows.append("| " + " | ".join(cells) + " |")
-    if not rows:
-        return str(table)
-    return "\n".join([rows[0], "|" + " --- |" * (rows[0].count(" | ") + 1), *rows[1:]])
+        rows.append([cell.text_content() for cell in tr if cell.tag in ("td", "th")])
+    return _markdown_rows(rows) or str(table)
+
+
+def _markdown_rows(rows: list[list[str]]) -> str:
+    """Rows of cells as a Markdown table: the first row, a separator, then a line a row (a cell's
+    whitespace collapsed, a "|" in it written as "｜", short rows padded), so the table is cited and
+    chunked row by row with its header. Empty rows are left out; "" when none is left."""
+    kept = [cells for cells in ([" ".join(c.split()).replace("|", "｜") for c in row] for row in rows) if any(cells)]
+    if not kept:
+        return ""
+    width = max(len(cells) for cells in kept)
+    lines = ["| " + " | ".join(cells + [""] * (width - len(cells))) + " |" for cells in kept]
+    return "\n".join([lines[0], "|" + " --- |" * width, *lines[1:]])
 
 
 # unstructured detects each document's language (langdetect, whose 55 profiles a forked child
@@ -284,6 +295,40 @@ def _parse_email(data: bytes):
     return text, spans, subject
 
 
+def _parse_xlsx(data: bytes):
+    """An Excel workbook: each sheet's name (a title) and its cells as Markdown rows (values as
+    last saved, a date at midnight as its date, trailing empty cells dropped); a sheet's number is
+    its page. Its title is the workbook's own, if it has one."""
+    from openpyxl import load_workbook
+
+    book = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    items: list[tuple[str, str, int | None]] = []
+    try:
+        for number, sheet in enumerate(book.worksheets, start=1):
+            rows = []
+            for values in sheet.iter_rows(values_only=True):
+                cells = [_cell_text(value) for value in values]
+                while cells and not cells[-1].strip():
+                    cells.pop()
+                rows.append(cells)
+            table = _markdown_rows(rows)
+            if table:
+                items += [("Title", sheet.title, number), ("Table", table, number)]
+        title = (book.properties.title or "").strip()
+    finally:
+        book.close()
+    text, spans = _join_elements(items)
+    return text, spans, title
+
+
+def _cell_text(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, datetime) and value.time() == time():
+        return value.date().isoformat()
+    return str(value)
+
+
 def _parse_pdf(data: bytes):
     """pdfminer extracts each page's text (the 'fast' strategy); unstructured classifies it. The
     pages are counted first and each one reported done (``report_pages``): a long PDF's time
@@ -325,8 +370,10 @@ def _first_title(text: str, elements: tuple[Element, ...]) -> str:
     return ""
 
 
-_PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "email": _parse_email, "pdf": _parse_pdf}
+_PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "email": _parse_email, "xlsx": _parse_xlsx,
+            "pdf": _parse_pdf}
 _PARSER_MODULES = {"html": ("unstructured.partition.html",), "docx": ("unstructured.partition.docx",),
                    "pptx": ("pptx", "unstructured.partition.pptx"), "email": ("unstructured.partition.email",),
+                   "xlsx": ("openpyxl",),
                    "pdf": ("pdfminer.converter", "pdfminer.pdfpage", "unstructured.partition.text")}
 _LOADED: set[str] = set()
