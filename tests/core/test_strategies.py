@@ -169,6 +169,20 @@ def test_a_web_page_table_is_chunked_by_rows_with_its_header_as_context():
         assert "| Part | Name | Price |" in chunk.embed_text  # the header row, as context
 
 
+def test_an_email_is_never_taken_for_a_transcript():
+    from rag_assets.core.chunking.auto import choose_strategy
+    from tests.support.bad_inputs import email_message
+
+    mail = (b"From: Dana Lee <dana@northwind.example>\nTo: support@northwind.example\nCc: jw@northwind.example\n"
+            b"Subject: Dock firmware 2.4\nDate: Tue, 03 Nov 2026 10:12:00 +0000\n\nHi team,\n\nAfter updating to "
+            b"dock firmware 2.4 the R4 dock no longer charges.\n")
+    doc = parse_document(RawDocument("dock.eml", "", content_hash(mail), len(mail), "", mail))
+    as_text = parse_document(RawDocument("dock.txt", "", "h", len(doc.text), "", doc.text.encode()))
+    assert choose_strategy(as_text) == "transcript"  # From:, To:, Cc:, Date: read as four turns
+    assert choose_strategy(doc) == "recursive"
+    assert choose_strategy(parse_document(RawDocument("t.eml", "", "h", 0, "", email_message()))) == "markdown"
+
+
 def test_faq_pairs_stay_whole_and_transcript_turns_too():
     faq = (SAMPLE / "support" / "customer_faq.md").read_text()
     spans = STRATEGIES["faq"](200, 0, COUNTERS[MINILM_TOKENIZER]).chunk(faq)

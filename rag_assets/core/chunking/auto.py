@@ -1,5 +1,6 @@
 """``auto``: pick a strategy from the document's type and structure (the selection guide:
-code -> functions, tables -> rows, FAQ -> whole pairs, transcripts -> turns, structured docs
+code -> functions, tables -> rows, FAQ -> whole pairs, transcripts -> turns (not e-mail, whose
+header lines look like turns), structured docs
 (headings, or a table: split by rows, its header repeated) -> sections, legal prose -> sentences,
 everything else -> paragraphs via recursive)."""
 
@@ -19,6 +20,10 @@ def choose_strategy(doc: ParsedDocument) -> str:
         return "code"
     if doc.content_type == "csv":
         return "table"
+    categories = [el.category for el in doc.elements]
+    structured = categories.count("Title") >= 2 or "Table" in categories
+    if doc.content_type == "email":  # its From/To/Cc/Date lines are not turns of a dialogue
+        return "markdown" if structured else "recursive"
     text = doc.text
     lines = max(1, text.count("\n") + 1)
     if len(QUESTION.findall(text)) >= 3:
@@ -26,8 +31,7 @@ def choose_strategy(doc: ParsedDocument) -> str:
     turns = len(TURN.findall(text))
     if turns >= 4 and turns >= 0.3 * sum(1 for line in text.splitlines() if line.strip()):
         return "transcript"
-    categories = [el.category for el in doc.elements]
-    if categories.count("Title") >= 2 or "Table" in categories:
+    if structured:
         return "markdown"
     if len(_LEGAL.findall(text)) >= max(3, lines // 200):
         return "sentence"

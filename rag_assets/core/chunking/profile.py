@@ -13,8 +13,8 @@ from rag_assets.core.models import ParsedDocument
 # strategy's own revision redoes only the profiles that can use that strategy.
 CHUNKER_REVISION = "4"  # 4: an FAQ question over half the limit is not repeated, a long title is shortened; 3: a Markdown table row is one sentence
 # sentence_window 1: a split sentence's pieces window the whole sentence; auto 1: a document with a
-# table is chunked by section (its table by rows)
-STRATEGY_REVISIONS = {"sentence_window": "1", "auto": "1"}
+# table is chunked by section (its table by rows), 2: an e-mail is never a transcript
+STRATEGY_REVISIONS = {"sentence_window": "1", "auto": "2"}
 
 # Settings added later count in the fingerprint only when set, so existing profiles keep theirs.
 OMITTED_WHEN_UNSET = ("header_weight", "sentence_weight")
