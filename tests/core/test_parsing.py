@@ -1,4 +1,6 @@
 import io
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -116,6 +118,15 @@ def test_a_workbook_is_its_sheets_as_tables_a_sheet_a_page():
         ("Title", 1, ("Stock",)), ("Table", 1, ("Stock",)), ("Title", 3, ("Prices",)), ("Table", 3, ("Prices",))]
     with pytest.raises(DocumentError, match="archive expands to"):
         parse_document(raw("stock.xlsx", workbook()), ParseLimits(max_expanded_mb=0.001))
+
+
+def test_a_workbook_parses_without_loading_unstructured_or_its_language_model(tmp_path):
+    (tmp_path / "stock.xlsx").write_bytes(workbook())
+    script = ("import sys; from rag_assets.core.parsing import parse_document; from rag_assets.core.sources import "
+              "read_disk; doc = parse_document(read_disk(sys.argv[1], 'stock.xlsx')); "
+              "print(doc.content_type, 'spacy' in sys.modules, 'unstructured' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["xlsx", "False", "False"]  # was: 1 s to load spaCy for nothing
 
 
 def test_web_page_and_word_tables_keep_their_rows():

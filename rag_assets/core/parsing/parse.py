@@ -85,8 +85,9 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
     cannot or when the document exceeds a limit (the cause names the limit and its setting).
 
     Rich formats (HTML, DOCX, PPTX, e-mail, XLSX, PDF) are parsed in a child process bounded in time
-    and memory (see ``limits.run_bounded``); a DOCX, PPTX or XLSX is first checked for its expanded size. Text formats are
-    decoded in process: their cost is linear in the bytes, which the source's size limit bounds.
+    and memory (see ``limits.run_bounded``); a DOCX, PPTX or XLSX is first checked for its expanded
+    size. Text formats are decoded in process: their cost is linear in the bytes, which the
+    source's size limit bounds.
     """
     content_type = content_type_for(raw.doc_id)
     try:
@@ -138,17 +139,20 @@ def _bounded_parse(content_type: str, data: bytes, limits: ParseLimits):
 
 
 def _load_parser(content_type: str) -> None:
-    """Import the format's parser modules and load the spaCy model in this process once, so each
-    bounded child starts with them (copy-on-write) instead of loading them per document."""
-    from rag_assets.core.parsing.offline import prepare_unstructured
-
-    prepare_unstructured()
+    """Import the format's parser modules, and the spaCy model where unstructured parses the format,
+    in this process once, so each bounded child starts with them (copy-on-write) instead of loading
+    them per document."""
     if content_type not in _LOADED:
-        for module in _PARSER_MODULES[content_type]:
-            importlib.import_module(module)
-        from unstructured.nlp.tokenize import sent_tokenize
+        modules = _PARSER_MODULES[content_type]
+        if any(module.startswith("unstructured.") for module in modules):
+            from rag_assets.core.parsing.offline import prepare_unstructured
 
-        sent_tokenize("Load the sentence model.")
+            prepare_unstructured()
+            from unstructured.nlp.tokenize import sent_tokenize
+
+            sent_tokenize("Load the sentence model.")
+        for module in modules:
+            importlib.import_module(module)
         _LOADED.add(content_type)
 
 
