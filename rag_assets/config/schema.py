@@ -93,13 +93,13 @@ class SourceConfig(_Strict):
     max_document_mb: float = Field(32.0, gt=0, le=4096, description="Larger documents are refused from the "
                                    "listing, never read (memory stays bounded); each is reported as failed.")
     max_parse_seconds: float = Field(ParseLimits.max_seconds, gt=0, le=3600, description="A rich document (HTML, "
-                                     "DOCX, PDF) still parsing after this long is stopped and reported as failed "
+                                     "DOCX, PPTX, e-mail, XLSX, PDF) still parsing after this long is stopped and reported as failed "
                                      "(a PDF: after this long on one page, or see max_parse_seconds_per_page).")
     max_parse_seconds_per_page: float = Field(ParseLimits.max_seconds_per_page, gt=0, le=60, description="A PDF "
                                               "may parse for this long per page when that is longer than "
                                               "max_parse_seconds (a long PDF is not stopped for its length).")
-    max_expanded_mb: float = Field(ParseLimits.max_expanded_mb, gt=0, le=4096, description="A DOCX whose archive "
-                                   "members unzip to more than this is refused before parsing (zip bombs).")
+    max_expanded_mb: float = Field(ParseLimits.max_expanded_mb, gt=0, le=4096, description="A DOCX, PPTX or XLSX "
+                                   "whose archive members unzip to more than this is refused before parsing (zip bombs).")
     max_elements: int = Field(ParseLimits.max_elements, ge=1, description="Most structural elements (paragraphs, "
                               "titles, tables) one document may parse into.")
     max_text_mb: float = Field(ParseLimits.max_text_mb, gt=0, le=4096, description="Most parsed text of one "

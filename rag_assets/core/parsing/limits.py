@@ -12,8 +12,8 @@ ms, ten times the parse of a typical page. It retires after any failure, once it
 ``RETIRE_GROWTH``, when the parent has loaded modules since the fork (a parser for another
 format: the next worker shares them) or after ``IDLE_SECONDS`` idle, and the next document forks
 a new one. The parent may run other threads (Dagster, LanceDB's runtime); the worker only parses,
-and should a lock held at fork time ever block it, the time limit still ends it. Archives (DOCX)
-are checked before any parser sees them: the sum of the members' uncompressed sizes, as the zip
+and should a lock held at fork time ever block it, the time limit still ends it. Archives (DOCX,
+PPTX, XLSX) are checked before any parser sees them: the sum of the members' uncompressed sizes, as the zip
 directory declares them, must stay under ``max_expanded_mb``; Python's zipfile never inflates a
 member past its declared size (it stops there and fails the CRC check), so the declared size is a
 real bound.
