@@ -134,7 +134,7 @@ def _entries(base: str, wanted):
 
 
 # File names one of which the globs want wherever they want anything in a folder.
-_PROBES = ("x", "x.md", "x.txt", "x.pdf", "x.html", "x.docx", "x.pptx", "x.eml", "x.xlsx", "x.csv", "x.json", "x.py")
+_PROBES = ("x", "x.md", "x.txt", "x.pdf", "x.html", "x.docx", "x.pptx", "x.eml", "x.msg", "x.xlsx", "x.csv", "x.json", "x.py")
 
 
 def _uri(path: str) -> str:

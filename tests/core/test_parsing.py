@@ -9,7 +9,7 @@ from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError, ParseLimits, parse_document
 from rag_assets.core.sources import list_disk, read_disk
-from tests.support.bad_inputs import email_message, slide_deck, workbook
+from tests.support.bad_inputs import email_message, outlook_message, slide_deck, workbook
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
 
@@ -108,6 +108,17 @@ def test_an_email_is_its_subject_senders_and_body_without_attachments():
     assert body.heading_path == ("Dock firmware 2.4 stops R4 docks charging",)
 
 
+def test_an_outlook_message_reads_as_the_same_message_saved_as_eml():
+    mail, outlook = parse_document(raw("dock.eml", email_message())), parse_document(raw("dock.msg", outlook_message()))
+    assert (outlook.content_type, outlook.title, outlook.text) == ("email", mail.title, mail.text)
+    assert outlook.elements == mail.elements
+    plain = parse_document(raw("dock.msg", outlook_message(html=False)))  # no HTML body: the text one
+    assert plain.text.endswith("After updating to dock firmware 2.4 the R4 dock no longer charges.")
+    # told apart by content, not by name: each format read under the other's extension
+    assert parse_document(raw("dock.eml", outlook_message())).text == mail.text
+    assert parse_document(raw("dock.msg", email_message())).text == mail.text
+
+
 def test_a_workbook_is_its_sheets_as_tables_a_sheet_a_page():
     book = parse_document(raw("inventory/stock.xlsx", workbook()))
     assert (book.content_type, book.title) == ("xlsx", "Parts inventory")
@@ -166,6 +177,7 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
         ("broken.docx", b"PK\x03\x04 not a zip", "cannot parse as docx"),
         ("broken.pptx", b"PK\x03\x04 not a zip", "cannot parse as pptx"),
         ("notes.eml", b"Just some notes, no headers at all.\n", "not an e-mail message"),
+        ("damaged.msg", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600), "a damaged Outlook message"),
         ("broken.xlsx", b"PK\x03\x04 not a zip", "cannot parse as xlsx"),
     ],
 )

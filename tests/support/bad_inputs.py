@@ -120,23 +120,43 @@ def slide_deck() -> bytes:
     return out.getvalue()
 
 
+_MAIL_SUBJECT = "Dock firmware 2.4 stops R4 docks charging"
+_MAIL_TEXT = "Hi team,\n\nAfter updating to dock firmware 2.4 the R4 dock no longer charges.\n"
+_MAIL_HTML = ("<html><body><p>Hi team,</p><p>After updating to dock firmware 2.4 the R4 dock no longer charges. "
+              "Holding the reset button for ten seconds restores firmware 2.3.</p><table><tr><th>Dock</th>"
+              "<th>Firmware</th></tr><tr><td>R4</td><td>2.4</td></tr></table></body></html>")
+_MAIL_ATTACHMENT = ("dock.log", b"ATTACHMENT-TEXT-7731")
+
+
 def email_message() -> bytes:
-    """An e-mail with a plain-text and an HTML body (the HTML one holds a table) and a PDF attachment."""
+    """An e-mail with a plain-text and an HTML body (the HTML one holds a table) and an attachment."""
     from email.message import EmailMessage
 
     message = EmailMessage()
     message["From"] = "Dana Lee <dana@northwind.example>"
     message["To"] = "support@northwind.example"
     message["Cc"] = "Jürgen Weiß <jw@northwind.example>"
-    message["Subject"] = "Dock firmware 2.4 stops R4 docks charging"
+    message["Subject"] = _MAIL_SUBJECT
     message["Date"] = "Tue, 03 Nov 2026 10:12:00 +0000"
-    message.set_content("Hi team,\n\nAfter updating to dock firmware 2.4 the R4 dock no longer charges.\n")
-    message.add_alternative("<html><body><p>Hi team,</p><p>After updating to dock firmware 2.4 the R4 dock no longer "
-                            "charges. Holding the reset button for ten seconds restores firmware 2.3.</p><table><tr>"
-                            "<th>Dock</th><th>Firmware</th></tr><tr><td>R4</td><td>2.4</td></tr></table></body></html>",
-                            subtype="html")
-    message.add_attachment(b"ATTACHMENT-TEXT-7731", maintype="text", subtype="plain", filename="dock.log")
+    message.set_content(_MAIL_TEXT)
+    message.add_alternative(_MAIL_HTML, subtype="html")
+    message.add_attachment(_MAIL_ATTACHMENT[1], maintype="text", subtype="plain", filename=_MAIL_ATTACHMENT[0])
     return bytes(message)
+
+
+def outlook_message(html: bool = True) -> bytes:
+    """``email_message()`` as Outlook saves it (.msg, written with msgforge): the same senders, date,
+    bodies and attachment; ``html=False`` leaves the HTML body out."""
+    from datetime import datetime, timezone
+
+    from msgforge import Message
+
+    message = Message(subject=_MAIL_SUBJECT, text_body=_MAIL_TEXT, html_body=_MAIL_HTML if html else "",
+                      sender=("dana@northwind.example", "Dana Lee"), to=["support@northwind.example"],
+                      cc=[("jw@northwind.example", "Jürgen Weiß")],
+                      sent=datetime(2026, 11, 3, 10, 12, tzinfo=timezone.utc))
+    message.attach_bytes(*_MAIL_ATTACHMENT)
+    return message.as_bytes()
 
 
 def workbook(rows: int = 3) -> bytes:
@@ -216,6 +236,8 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         "mail/dock_firmware.eml": email_message(),
         "sheets/stock_10k.xlsx": workbook(10_000),
         "mail/photo.eml": _png() * 20,
+        "mail/dock_firmware.msg": outlook_message(),
+        "mail/truncated.msg": outlook_message()[:3000],
         "scripts/cjk.md": cjk.encode(),
         "scripts/rtl.txt": rtl.encode(),
         "scripts/emoji_zero_width.md": emoji.encode(),
@@ -270,6 +292,10 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
              check=lambda rows: has("From: Dana Lee", "restores firmware 2.3", "| R4 | 2.4 |")(rows)
              and "ATTACHMENT-TEXT" not in _texts(rows)),
         Case("binary file named .eml", ("mail/photo.eml",), "error", "not an e-mail message"),
+        Case("Outlook message with an HTML body and an attachment", ("mail/dock_firmware.msg",), "ok",
+             check=lambda rows: has("From: Dana Lee", "restores firmware 2.3", "| R4 | 2.4 |")(rows)
+             and "ATTACHMENT-TEXT" not in _texts(rows)),
+        Case("truncated Outlook message", ("mail/truncated.msg",), "error", "cannot parse as email"),
         Case("spreadsheet of 10k rows", ("sheets/stock_10k.xlsx",), "ok",
              check=lambda rows: len(rows) > 50 and has("| NW-BATT-5200 | Battery ｜ 5200 mAh | 40 | 2026-03-31 |",
                                                        "| NW-DOCK-4 | 129.5 |")(rows)),

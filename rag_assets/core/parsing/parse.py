@@ -2,9 +2,9 @@
 
 Text formats (markdown, text, code, csv) keep the file's text as read (newlines normalised as
 Python's text mode does), so chunk offsets index the file itself. Rich formats are parsed with
-unstructured (HTML, DOCX, PPTX: a slide is a page; e-mail: its body, after its subject and
-senders), pdfminer + unstructured (PDF, per page) or openpyxl (XLSX: a sheet is a page, its cells
-Markdown rows), and their text is the elements' text joined by blank lines, so every element span
+unstructured (HTML, DOCX, PPTX: a slide is a page; e-mail, .eml or Outlook's .msg: its body,
+after its subject and senders), pdfminer + unstructured (PDF, per page) or openpyxl (XLSX: a sheet
+is a page, its cells Markdown rows), and their text is the elements' text joined by blank lines, so every element span
 is exact by construction.
 """
 
@@ -41,6 +41,7 @@ CONTENT_TYPES = {
     ".docx": "docx",
     ".pptx": "pptx",
     ".eml": "email",
+    ".msg": "email",
     ".xlsx": "xlsx",
     ".csv": "csv",
     ".tsv": "csv",
@@ -276,27 +277,71 @@ def _parse_pptx(data: bytes):
 
 
 def _parse_email(data: bytes):
-    """An e-mail message (.eml): its subject (the title), a line each of From, To, Cc and Date,
-    then its body as unstructured reads it (the HTML part where there is one); attachments are
-    not read."""
-    import email
-    from email import policy
-
+    """An e-mail message, Internet (.eml) or Outlook (.msg, told apart by content, so a misnamed
+    one reads too): its subject (the title), a line each of From, To, Cc and Date, then its body as
+    unstructured reads it (the HTML body where there is one); attachments are not read."""
     from rag_assets.core.parsing.offline import prepare_unstructured
 
     prepare_unstructured()
-    from unstructured.partition.email import partition_email
-
-    message = email.message_from_bytes(data, policy=policy.default)
-    fields = [(name, " ".join(str(message[name]).split())) for name in ("From", "To", "Cc", "Date") if message[name]]
-    subject = " ".join(str(message["Subject"] or "").split())
+    subject, fields, body = (_outlook_parts if data.startswith(_OLE_MAGIC) else _internet_parts)(data)
+    subject = " ".join(subject.split())
+    fields = [(name, " ".join(value.split())) for name, value in fields if value.strip()]
     if not fields and not subject:
         raise ValueError("no e-mail headers (From, To, Date, Subject): not an e-mail message; check its extension")
     items = [("Title", subject, None)] if subject else []
     items.append(("UncategorizedText", "\n".join(f"{name}: {value}" for name, value in fields), None))
-    body = partition_email(file=io.BytesIO(data), process_attachments=False, languages=NO_LANGUAGE)
     text, spans = _join_elements(items + _unstructured_items(body))
     return text, spans, subject
+
+
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # a compound file: Outlook's .msg
+
+
+def _internet_parts(data: bytes):
+    import email
+    from email import policy
+
+    from unstructured.partition.email import partition_email
+
+    message = email.message_from_bytes(data, policy=policy.default)
+    fields = [(name, str(message[name] or "")) for name in ("From", "To", "Cc", "Date")]
+    body = partition_email(file=io.BytesIO(data), process_attachments=False, languages=NO_LANGUAGE)
+    return str(message["Subject"] or ""), fields, body
+
+
+def _outlook_parts(data: bytes):
+    """An Outlook message read with python-oxmsg; its body partitioned as unstructured's
+    partition_msg does (without loading the file twice)."""
+    from email.utils import format_datetime, getaddresses
+
+    from oxmsg import Message
+    from oxmsg.domain.constants import PID_RECIPIENT_TYPE
+    from unstructured.partition.html import partition_html
+    from unstructured.partition.text import partition_text
+
+    try:
+        message = Message.load(data)
+        recipients = [(r.properties.int_prop_value(PID_RECIPIENT_TYPE), _address(r.name, r.email_address))
+                      for r in message.recipients]
+        subject, sender, sent, html_body, body = (message.subject, message.sender, message.sent_date,
+                                                  message.html_body, message.body)
+    except Exception as exc:  # olefile and oxmsg raise many types for a damaged file
+        raise ValueError(f"a damaged Outlook message ({type(exc).__name__}: {exc}); save it again from Outlook") from exc
+    fields = [("From", ", ".join(_address(name, address) for name, address in getaddresses([sender or ""]))),
+              ("To", ", ".join(a for kind, a in recipients if kind == 1)),
+              ("Cc", ", ".join(a for kind, a in recipients if kind == 2)),
+              ("Date", format_datetime(sent) if sent else "")]
+    if html_body:
+        elements = partition_html(text=html_body, languages=NO_LANGUAGE)
+    else:
+        elements = partition_text(text=body, languages=NO_LANGUAGE) if body else []
+    return subject, fields, elements
+
+
+def _address(name: str, address: str) -> str:
+    """``Name <address>`` as a reader writes it (no RFC 2047 encoding), or whichever is known."""
+    name, address = name.strip().strip('"'), address.strip()
+    return f"{name} <{address}>" if name and address and name != address else name or address
 
 
 def _parse_xlsx(data: bytes):
@@ -377,7 +422,7 @@ def _first_title(text: str, elements: tuple[Element, ...]) -> str:
 _PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "email": _parse_email, "xlsx": _parse_xlsx,
             "pdf": _parse_pdf}
 _PARSER_MODULES = {"html": ("unstructured.partition.html",), "docx": ("unstructured.partition.docx",),
-                   "pptx": ("pptx", "unstructured.partition.pptx"), "email": ("unstructured.partition.email",),
+                   "pptx": ("pptx", "unstructured.partition.pptx"), "email": ("oxmsg", "unstructured.partition.email"),
                    "xlsx": ("openpyxl",),
                    "pdf": ("pdfminer.converter", "pdfminer.pdfpage", "unstructured.partition.text")}
 _LOADED: set[str] = set()
