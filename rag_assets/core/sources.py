@@ -12,6 +12,8 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote_from_bytes
 
+import regex
+
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError
@@ -54,11 +56,28 @@ def _matcher(include: tuple[str, ...], exclude: tuple[str, ...]):
     """``matches`` for one pair of pattern lists, as two compiled regular expressions."""
 
     def compile_any(patterns: tuple[str, ...]):
-        variants = [v for p in patterns for v in ([p, p[3:]] if p.startswith("**/") else [p])]
+        variants = _variants(patterns)
         return re.compile("|".join(f"(?:{fnmatch.translate(v)})" for v in variants)) if variants else None
 
     wanted, unwanted = compile_any(include), compile_any(exclude)
     return lambda doc_id: bool(wanted and wanted.match(doc_id)) and not (unwanted and unwanted.match(doc_id))
+
+
+def _variants(patterns: tuple[str, ...]) -> list[str]:
+    return [v for p in patterns for v in ([p, p[3:]] if p.startswith("**/") else [p])]
+
+
+@lru_cache(maxsize=64)
+def _folder_filter(include: tuple[str, ...], exclude: tuple[str, ...]):
+    """Whether the globs may want a path under a folder (a prefix ending in "/"): some include
+    pattern matches some path that starts with the prefix (``regex``'s partial match), and no
+    exclude pattern ending in "*" matches the prefix itself (such a pattern takes every path under
+    it, as "*" crosses "/"). Errs towards "may": an exclude that leaves out only part of the folder
+    keeps it wanted."""
+    includes = [regex.compile(fnmatch.translate(v)) for v in _variants(include)]
+    whole = [re.compile(fnmatch.translate(v)) for v in _variants(exclude) if v.endswith("*")]
+    return lambda prefix: (any(pattern.fullmatch(prefix, partial=True) for pattern in includes)
+                           and not any(pattern.match(prefix) for pattern in whole))
 
 
 def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ...]) -> list[DocumentRef]:
@@ -73,7 +92,7 @@ def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ..
                                   "(or the environment variable it reads, e.g. RAG_SAMPLE_DOCS)")
     wanted = _matcher(include, exclude)
     refs = []
-    for doc_id, entry in _entries(str(base), wanted):
+    for doc_id, entry in _entries(str(base), _folder_filter(include, exclude)):
         if not wanted(doc_id):
             continue
         try:
@@ -101,11 +120,11 @@ def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ..
     return sorted(refs, key=lambda r: r.doc_id)
 
 
-def _entries(base: str, wanted):
+def _entries(base: str, may_want_under):
     """(posix path relative to ``base``, directory entry) of everything under ``base`` that is
     neither a folder nor a link to one (as ``os.walk`` without ``followlinks``). A folder that
     vanishes while listing is skipped; one that cannot be listed raises SourceUnavailable unless
-    ``wanted`` (the globs) wants nothing in it."""
+    ``may_want_under`` (the globs) says nothing under it can be wanted."""
     stack = [("", base)]
     while stack:
         prefix, folder = stack.pop()
@@ -115,7 +134,7 @@ def _entries(base: str, wanted):
         except FileNotFoundError:  # vanished while listing
             continue
         except OSError as exc:
-            if prefix and not any(wanted(prefix + probe) for probe in _PROBES):
+            if prefix and not may_want_under(prefix):
                 continue  # excluded: nothing in it would be listed
             raise SourceUnavailable(
                 f"source folder {folder} cannot be listed ({exc.strerror}): its documents would read as deleted, "
@@ -131,10 +150,6 @@ def _entries(base: str, wanted):
                 to_folder = False
             if not to_folder:  # a link to a folder: neither entered nor listed
                 yield prefix + entry.name, entry
-
-
-# File names one of which the globs want wherever they want anything in a folder.
-_PROBES = ("x", "x.md", "x.txt", "x.pdf", "x.html", "x.docx", "x.pptx", "x.eml", "x.msg", "x.xlsx", "x.csv", "x.json", "x.py")
 
 
 def _uri(path: str) -> str:

@@ -3,13 +3,15 @@ being read, a source outage fails the whole sweep without changing anything, and
 bytes under two paths parse as two documents."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError
 from rag_assets.core.pipeline import parse_stage, snapshot_raw
 from rag_assets.core.planning import plan_sweep
-from rag_assets.core.sources import DocumentRef
+from rag_assets.core.sources import DocumentRef, _folder_filter, matches
 from rag_assets.core.store import StageStore
 
 
@@ -82,9 +84,11 @@ import json, sys
 from rag_assets.core.parsing import DocumentError
 from rag_assets.core.sources import SourceUnavailable, list_disk, read_disk
 out = {}
-for name, exclude in (("all", ()), ("private_excluded", ("private/**",))):
+for name, include, exclude in (("all", ("**/*",), ()), ("private_excluded", ("**/*",), ("private/**",)),
+                               ("nested_glob", ("private/**/*.md",), ()), ("yaml_only", ("**/*.yaml",), ()),
+                               ("other_folder", ("public/**",), ())):
     try:
-        refs = list_disk(sys.argv[1], ("**/*",), exclude)
+        refs = list_disk(sys.argv[1], include, exclude)
     except SourceUnavailable as exc:
         out[name] = str(exc)
         continue
@@ -112,6 +116,7 @@ def test_unreadable_files_fail_alone_an_unreadable_folder_sweeps_nothing_and_loo
     (root / "private").mkdir(parents=True)
     (root / "ok.md").write_text("fine")
     (root / "private" / "plan.md").write_text("secret")
+    (root / "private" / "plan.yaml").write_text("secret: 1")
     (root / "locked.md").write_text("x")
     (root / "loop.md").symlink_to("loop.md")
     (root / ".hidden_loop").symlink_to(".hidden_loop")
@@ -127,3 +132,21 @@ def test_unreadable_files_fail_alone_an_unreadable_folder_sweeps_nothing_and_loo
     assert "private cannot be listed (Permission denied)" in result["all"] and "exclude: ['private/**']" in result["all"]
     assert result["private_excluded"] == {"locked.md": "locked.md: cannot be read (Permission denied); check its "
                                                        "permissions", "ok.md": "fine"}
+    # globs that want files only deeper in the folder, or of an extension no parser names, still
+    # want it: its documents would read as deleted (both swept nothing but a deletion before)
+    assert "private cannot be listed" in result["nested_glob"] and "private cannot be listed" in result["yaml_only"]
+    assert result["other_folder"] == {}  # nothing under private/ can be wanted: skipped
+
+
+GLOB = st.text(alphabet="ab/.*?[]!", max_size=8)
+NAME = st.text(alphabet="ab/.", max_size=6)
+
+
+@given(include=st.lists(GLOB, min_size=1, max_size=2), exclude=st.lists(GLOB, max_size=2), folder=NAME, rest=NAME)
+@settings(max_examples=400, deadline=None)
+def test_a_folder_is_passed_over_only_when_nothing_under_it_is_wanted(include, exclude, folder, rest):
+    """Soundness of skipping an unlistable folder: a file under it that the globs want means the
+    folder is never judged unwanted (else its documents would read as deleted)."""
+    prefix = folder.strip("/") + "/"
+    if matches(prefix + rest, tuple(include), tuple(exclude)):
+        assert _folder_filter(tuple(include), tuple(exclude))(prefix)
