@@ -9,7 +9,7 @@ from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError, ParseLimits, parse_document
 from rag_assets.core.sources import list_disk, read_disk
-from tests.support.bad_inputs import email_message, outlook_message, slide_deck, workbook
+from tests.support.bad_inputs import email_message, expanding_docx, outlook_message, png, slide_deck, workbook
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
 
@@ -97,15 +97,68 @@ def test_a_slide_deck_parses_slide_by_slide_with_its_notes_after_each_slide():
     assert deck.text[table.start:table.end] == "| Region | Units |\n| --- | --- |\n| EMEA | 1200 |\n| Americas | 950 |"
 
 
-def test_an_email_is_its_subject_senders_and_body_without_attachments():
+def test_an_email_is_its_subject_senders_body_and_attachments():
     mail = parse_document(raw("support/dock firmware.eml", email_message()))
     assert (mail.content_type, mail.title) == ("email", "Dock firmware 2.4 stops R4 docks charging")
-    assert mail.text.startswith("Dock firmware 2.4 stops R4 docks charging\n\nFrom: Dana Lee <dana@northwind.example>\n"
-                                "To: support@northwind.example\nCc: Jürgen Weiß <jw@northwind.example>\nDate: ")
-    assert "restores firmware 2.3" in mail.text  # the HTML body, with its table as rows
-    assert "| R4 | 2.4 |" in mail.text and "ATTACHMENT-TEXT" not in mail.text
+    assert mail.text.startswith(
+        "Dock firmware 2.4 stops R4 docks charging\n\nFrom: Dana Lee <dana@northwind.example>\n"
+        "To: support@northwind.example\nCc: Jürgen Weiß <jw@northwind.example>\nDate: Tue, 03 Nov 2026 10:12:00 +0000\n"
+        "Attachments: dock.log; service note.pdf; photo.png (not read: an image file); "
+        "settings.docx (not read: cannot be parsed as docx)\n\n")
+    assert "restores firmware 2.3" in mail.text and "| R4 | 2.4 |" in mail.text  # the HTML body, its table as rows
     body = next(e for e in mail.elements if "reset button" in mail.text[e.start:e.end])
     assert body.heading_path == ("Dock firmware 2.4 stops R4 docks charging",)
+    spans = {mail.text[e.start:e.end]: e for e in mail.elements}
+    log, note = spans["ATTACHMENT-TEXT-7731: charge controller timeout"], spans[
+        "Dock R4 service note Firmware 2.3 is the last that charges."]
+    assert log.heading_path == ("Dock firmware 2.4 stops R4 docks charging", "Attachment: dock.log")
+    assert (note.page, note.heading_path) == (1, ("Dock firmware 2.4 stops R4 docks charging",
+                                                  "Attachment: service note.pdf"))
+    assert body.start < log.start < note.start  # the body, then the attachments in their order
+
+
+def test_an_attached_message_is_read_without_its_attachments_and_body_images_are_left_out():
+    from email.message import EmailMessage
+
+    inner = EmailMessage()
+    inner["From"], inner["Subject"] = "ops@northwind.example", "Charging incident"
+    inner.set_content("The R4 docks stopped charging at 09:00.\n")
+    inner.add_attachment(b"INNER-ATTACHMENT-5512", maintype="text", subtype="plain", filename="trace.txt")
+    outer = EmailMessage()
+    outer["From"], outer["Subject"] = "dana@northwind.example", "Fwd: Charging incident"
+    outer.set_content("See the forwarded message.\n")
+    outer.add_attachment(inner)
+    mail = parse_document(raw("fwd.eml", bytes(outer)))
+    assert "Attachments: Charging incident.eml\n" in mail.text
+    stopped = next(e for e in mail.elements if "stopped charging at 09:00" in mail.text[e.start:e.end])
+    assert stopped.heading_path == ("Fwd: Charging incident", "Attachment: Charging incident.eml", "Charging incident")
+    assert "INNER-ATTACHMENT" not in mail.text and "trace.txt" not in mail.text
+
+    # an image the HTML body shows (its Content-ID) is no attachment; one attached is named
+    shown = EmailMessage()
+    shown["From"], shown["Subject"] = "dana@northwind.example", "New dock"
+    shown.set_content("<p>The new dock:</p><img src='cid:dock@northwind'>", subtype="html")
+    shown.add_related(png(), maintype="image", subtype="png", cid="<dock@northwind>")
+    assert parse_document(raw("shown.eml", bytes(shown))).text == "New dock\n\nFrom: dana@northwind.example\n\nThe new dock:"
+    from msgforge import Message
+
+    outlook = Message(subject="New dock", html_body="<p>The new dock:</p><img src='cid:dock'>", sender="dana@northwind.example")
+    outlook.attach_bytes("dock.png", png(), content_id="dock").attach_bytes("photo.png", png())
+    assert parse_document(raw("shown.msg", outlook.as_bytes())).text == (
+        "New dock\n\nFrom: dana@northwind.example\nAttachments: photo.png (not read: an image file)\n\nThe new dock:")
+
+
+def test_an_attachment_over_a_limit_is_named_and_the_message_still_read():
+    from email.message import EmailMessage
+
+    message = EmailMessage()
+    message["From"], message["Subject"] = "dana@northwind.example", "Figures"
+    message.set_content("The quarterly figures are attached.\n")
+    message.add_attachment(expanding_docx(0.1), maintype="application", subtype="octet-stream", filename="figures.docx")
+    mail = parse_document(raw("figures.eml", bytes(message)), ParseLimits(max_expanded_mb=0.05))
+    assert mail.text == ("Figures\n\nFrom: dana@northwind.example\nAttachments: figures.docx (not read: expands over "
+                         "the source's max_expanded_mb)\n\nThe quarterly figures are attached.")
+    assert "Quarterly figures, line 499." in parse_document(raw("figures.eml", bytes(message))).text  # 0.1 MB: read
 
 
 def test_an_outlook_message_reads_as_the_same_message_saved_as_eml():
@@ -113,7 +166,7 @@ def test_an_outlook_message_reads_as_the_same_message_saved_as_eml():
     assert (outlook.content_type, outlook.title, outlook.text) == ("email", mail.title, mail.text)
     assert outlook.elements == mail.elements
     plain = parse_document(raw("dock.msg", outlook_message(html=False)))  # no HTML body: the text one
-    assert plain.text.endswith("After updating to dock firmware 2.4 the R4 dock no longer charges.")
+    assert "charges.\n\nAttachment: dock.log" in plain.text and "reset button" not in plain.text
     # told apart by content, not by name: each format read under the other's extension
     assert parse_document(raw("dock.eml", outlook_message())).text == mail.text
     assert parse_document(raw("dock.msg", email_message())).text == mail.text

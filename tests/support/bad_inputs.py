@@ -10,6 +10,7 @@ rows in the index, checked by ``check``) or in a per-document error whose messag
 from __future__ import annotations
 
 import io
+import mimetypes
 import struct
 import zipfile
 import zlib
@@ -36,7 +37,7 @@ class Case:
     describe: str = ""
 
 
-def _png() -> bytes:
+def png() -> bytes:
     """A valid 2x2 RGB PNG."""
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
@@ -67,8 +68,8 @@ def _images_only_docx() -> bytes:
     from docx import Document
 
     doc = Document()
-    doc.add_picture(io.BytesIO(_png()))
-    doc.add_picture(io.BytesIO(_png()))
+    doc.add_picture(io.BytesIO(png()))
+    doc.add_picture(io.BytesIO(png()))
     out = io.BytesIO()
     doc.save(out)
     return out.getvalue()
@@ -125,11 +126,21 @@ _MAIL_TEXT = "Hi team,\n\nAfter updating to dock firmware 2.4 the R4 dock no lon
 _MAIL_HTML = ("<html><body><p>Hi team,</p><p>After updating to dock firmware 2.4 the R4 dock no longer charges. "
               "Holding the reset button for ten seconds restores firmware 2.3.</p><table><tr><th>Dock</th>"
               "<th>Firmware</th></tr><tr><td>R4</td><td>2.4</td></tr></table></body></html>")
-_MAIL_ATTACHMENT = ("dock.log", b"ATTACHMENT-TEXT-7731")
+
+
+def _mail_attachments() -> list[tuple[str, bytes]]:
+    """A log, a one-page PDF, a photo and a truncated Word file: two read, two named with the cause."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        write_pdf(Path(folder) / "f.pdf", [["Dock R4 service note", "Firmware 2.3 is the last that charges."]])
+        pdf = (Path(folder) / "f.pdf").read_bytes()
+    return [("dock.log", b"ATTACHMENT-TEXT-7731: charge controller timeout\n"), ("service note.pdf", pdf),
+            ("photo.png", png()), ("settings.docx", b"PK\x03\x04 truncated")]
 
 
 def email_message() -> bytes:
-    """An e-mail with a plain-text and an HTML body (the HTML one holds a table) and an attachment."""
+    """An e-mail with a plain-text and an HTML body (the HTML one holds a table) and four attachments."""
     from email.message import EmailMessage
 
     message = EmailMessage()
@@ -140,13 +151,15 @@ def email_message() -> bytes:
     message["Date"] = "Tue, 03 Nov 2026 10:12:00 +0000"
     message.set_content(_MAIL_TEXT)
     message.add_alternative(_MAIL_HTML, subtype="html")
-    message.add_attachment(_MAIL_ATTACHMENT[1], maintype="text", subtype="plain", filename=_MAIL_ATTACHMENT[0])
+    for name, data in _mail_attachments():
+        kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
+        message.add_attachment(data, maintype=kind.split("/")[0], subtype=kind.split("/")[1], filename=name)
     return bytes(message)
 
 
 def outlook_message(html: bool = True) -> bytes:
     """``email_message()`` as Outlook saves it (.msg, written with msgforge): the same senders, date,
-    bodies and attachment; ``html=False`` leaves the HTML body out."""
+    bodies and attachments; ``html=False`` leaves the HTML body out."""
     from datetime import datetime, timezone
 
     from msgforge import Message
@@ -155,7 +168,8 @@ def outlook_message(html: bool = True) -> bytes:
                       sender=("dana@northwind.example", "Dana Lee"), to=["support@northwind.example"],
                       cc=[("jw@northwind.example", "Jürgen Weiß")],
                       sent=datetime(2026, 11, 3, 10, 12, tzinfo=timezone.utc))
-    message.attach_bytes(*_MAIL_ATTACHMENT)
+    for name, data in _mail_attachments():
+        message.attach_bytes(name, data)
     return message.as_bytes()
 
 
@@ -219,7 +233,7 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         "pdf/corrupt.pdf": good_pdf[: len(good_pdf) // 3] + b"\x00garbage\xff" * 50,
         "pdf/encrypted.pdf": _encrypted_pdf(good_pdf),
         "empty/zero_bytes.md": b"",
-        "binary/photo.md": _png() * 20,
+        "binary/photo.md": png() * 20,
         "binary/blob.bin": bytes(range(256)) * 64,
         "encoding/latin1.txt": "Café crème, naïve façade: Grüße aus Köln.\n".encode("latin-1"),
         "encoding/utf16_bom.txt": "Grüße aus München: the tram leaves at 7:15.\n".encode("utf-16"),
@@ -235,7 +249,7 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         "pptx/corrupt.pptx": deck[: len(deck) // 2],
         "mail/dock_firmware.eml": email_message(),
         "sheets/stock_10k.xlsx": workbook(10_000),
-        "mail/photo.eml": _png() * 20,
+        "mail/photo.eml": png() * 20,
         "mail/dock_firmware.msg": outlook_message(),
         "mail/truncated.msg": outlook_message()[:3000],
         "scripts/cjk.md": cjk.encode(),
@@ -288,13 +302,13 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         Case("PowerPoint deck with notes and a table", ("pptx/review.pptx",), "ok",
              check=has("Returns fell to 1.2 percent", "NW-BATT-5200", "EMEA")),
         Case("corrupt PowerPoint file", ("pptx/corrupt.pptx",), "error", "cannot parse as pptx"),
-        Case("e-mail with an HTML body and an attachment", ("mail/dock_firmware.eml",), "ok",
-             check=lambda rows: has("From: Dana Lee", "restores firmware 2.3", "| R4 | 2.4 |")(rows)
-             and "ATTACHMENT-TEXT" not in _texts(rows)),
+        Case("e-mail with an HTML body, two readable attachments and two not", ("mail/dock_firmware.eml",), "ok",
+             check=has("From: Dana Lee", "restores firmware 2.3", "| R4 | 2.4 |", "ATTACHMENT-TEXT-7731",
+                       "Firmware 2.3 is the last that charges", "settings.docx (not read: cannot be parsed as docx)")),
         Case("binary file named .eml", ("mail/photo.eml",), "error", "not an e-mail message"),
-        Case("Outlook message with an HTML body and an attachment", ("mail/dock_firmware.msg",), "ok",
-             check=lambda rows: has("From: Dana Lee", "restores firmware 2.3", "| R4 | 2.4 |")(rows)
-             and "ATTACHMENT-TEXT" not in _texts(rows)),
+        Case("Outlook message with an HTML body and attachments", ("mail/dock_firmware.msg",), "ok",
+             check=has("From: Dana Lee", "restores firmware 2.3", "| R4 | 2.4 |", "ATTACHMENT-TEXT-7731",
+                       "Firmware 2.3 is the last that charges", "photo.png (not read: an image file)")),
         Case("truncated Outlook message", ("mail/truncated.msg",), "error", "cannot parse as email"),
         Case("spreadsheet of 10k rows", ("sheets/stock_10k.xlsx",), "ok",
              check=lambda rows: len(rows) > 50 and has("| NW-BATT-5200 | Battery ｜ 5200 mAh | 40 | 2026-03-31 |",

@@ -3,7 +3,7 @@
 Text formats (markdown, text, code, csv) keep the file's text as read (newlines normalised as
 Python's text mode does), so chunk offsets index the file itself. Rich formats are parsed with
 unstructured (HTML, DOCX, PPTX: a slide is a page; e-mail, .eml or Outlook's .msg: its body,
-after its subject and senders), pdfminer + unstructured (PDF, per page) or openpyxl (XLSX: a sheet
+after its subject and senders, then its attachments), pdfminer + unstructured (PDF, per page) or openpyxl (XLSX: a sheet
 is a page, its cells Markdown rows), and their text is the elements' text joined by blank lines, so every element span
 is exact by construction.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import io
+import mimetypes
 import posixpath
 import re
 from datetime import datetime, time
@@ -23,10 +24,10 @@ from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, report_pages, run_bounded
 from rag_assets.core.parsing.structure import heading_text, markdown_elements, paragraph_elements
 
-# 7: short table rows padded to the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX
-# tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings
-# read as text
-PARSER_REVISION = "7"
+# 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
+# the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
+# 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
+PARSER_REVISION = "8"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -98,16 +99,7 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
             _load_parser(content_type)
             text, elements, title = run_bounded(_bounded_parse, (content_type, raw.data, limits), limits)
         else:
-            text, _ = decode_text(raw.data)
-            if content_type == "markdown":
-                elements = markdown_elements(text)
-            elif content_type == "csv":
-                elements = (Element(0, len(text.rstrip()), "Table"),) if text.strip() else ()
-            elif content_type == "code":
-                elements = (Element(0, len(text.rstrip()), "CodeSnippet"),) if text.strip() else ()
-            else:
-                elements = paragraph_elements(text)
-            title = _sole_top_heading(text, elements)
+            text, elements, title = _parse_text(content_type, raw.data)
             limits.check_output(text, len(elements))
     except DocumentError:
         raise
@@ -134,9 +126,26 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
 def _bounded_parse(content_type: str, data: bytes, limits: ParseLimits):
     """Runs in the bounded child: parse, then check the output there, so an oversized result
     is never sent back."""
-    text, elements, title = _PARSERS[content_type](data)
+    if content_type == "email":
+        text, elements, title = _parse_email(data, limits)
+    else:
+        text, elements, title = _PARSERS[content_type](data)
     limits.check_output(text, len(elements))
     return text, elements, title
+
+
+def _parse_text(content_type: str, data: bytes):
+    """A text format's decoded text, its elements and title (its sole top-level Markdown heading)."""
+    text, _ = decode_text(data)
+    if content_type == "markdown":
+        elements = markdown_elements(text)
+    elif content_type == "csv":
+        elements = (Element(0, len(text.rstrip()), "Table"),) if text.strip() else ()
+    elif content_type == "code":
+        elements = (Element(0, len(text.rstrip()), "CodeSnippet"),) if text.strip() else ()
+    else:
+        elements = paragraph_elements(text)
+    return text, elements, _sole_top_heading(text, elements)
 
 
 def _load_parser(content_type: str) -> None:
@@ -170,13 +179,14 @@ def _title_from_path(doc_id: str) -> str:
     return re.sub(r"[_-]+", " ", stem).strip() or doc_id
 
 
-def _join_elements(items: list[tuple[str, str, int | None]]) -> tuple[str, tuple[Element, ...]]:
-    """Join (category, text, page) items with blank lines; heading paths follow Title depth."""
+def _join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
+    """Join (category, text, page) items with blank lines. A Title item starts the heading path
+    of the items after it, at its level: a fourth field, 1 when absent (a top-level heading)."""
     parts: list[str] = []
     elements: list[Element] = []
     pos = 0
     heading: tuple[str, ...] = ()
-    for category, item_text, page in items:
+    for category, item_text, page, *level in items:
         item_text = item_text.strip()
         if not item_text:
             continue
@@ -184,7 +194,7 @@ def _join_elements(items: list[tuple[str, str, int | None]]) -> tuple[str, tuple
             parts.append("\n\n")
             pos += 2
         if category == "Title":
-            heading = (item_text[:200],)
+            heading = heading[: (level[0] if level else 1) - 1] + (item_text[:200],)
         elements.append(Element(pos, pos + len(item_text), category, page=page, heading_path=heading))
         parts.append(item_text)
         pos += len(item_text)
@@ -276,22 +286,67 @@ def _parse_pptx(data: bytes):
     return text, spans, _first_title(text, spans)
 
 
-def _parse_email(data: bytes):
+def _parse_email(data: bytes, limits: ParseLimits | None = None):
     """An e-mail message, Internet (.eml) or Outlook (.msg, told apart by content, so a misnamed
-    one reads too): its subject (the title), a line each of From, To, Cc and Date, then its body as
-    unstructured reads it (the HTML body where there is one); attachments are not read."""
+    one reads too): its subject (the title), a line each of From, To, Cc and Date, its body as
+    unstructured reads it (the HTML body where there is one), then, given ``limits``, each
+    attachment under a heading "Attachment: <name>", parsed as its name's format (an attached
+    message without its own attachments). An "Attachments" line names them, with the cause for
+    each one not read (an image, an unreadable file); images the HTML body shows are left out."""
     from rag_assets.core.parsing.offline import prepare_unstructured
 
     prepare_unstructured()
-    subject, fields, body = (_outlook_parts if data.startswith(_OLE_MAGIC) else _internet_parts)(data)
+    subject, fields, body, attachments = (_outlook_parts if data.startswith(_OLE_MAGIC) else _internet_parts)(data)
     subject = " ".join(subject.split())
     fields = [(name, " ".join(value.split())) for name, value in fields if value.strip()]
     if not fields and not subject:
         raise ValueError("no e-mail headers (From, To, Date, Subject): not an e-mail message; check its extension")
+    level = 2 if subject else 1  # the body's headings and each attachment's: under the subject
+    read: list[tuple] = []
+    names = []
+    for name, payload in attachments if limits is not None else ():
+        try:
+            items = _attachment_items(name, payload, limits, level)
+        except _Unread as exc:
+            names.append(f"{name} (not read: {exc})")
+            continue
+        except Exception:  # the parser's own failure; its message may vary by run (object addresses)
+            names.append(f"{name} (not read: cannot be parsed as {content_type_for(name)})")
+            continue
+        names.append(name)
+        read += [("Title", f"Attachment: {name}", None, level), *items]
+    if names:
+        fields.append(("Attachments", "; ".join(names)))
     items = [("Title", subject, None)] if subject else []
     items.append(("UncategorizedText", "\n".join(f"{name}: {value}" for name, value in fields), None))
-    text, spans = _join_elements(items + _unstructured_items(body))
+    text, spans = _join_elements(items + [(*item, level) for item in _unstructured_items(body)] + read)
     return text, spans, subject
+
+
+class _Unread(Exception):
+    """Why an attachment is not read, as the "Attachments" line says it."""
+
+
+def _attachment_items(name: str, data: bytes, limits: ParseLimits, level: int) -> list[tuple]:
+    """An attachment's elements as items, its headings under the attachment's ``level``."""
+    content_type = content_type_for(name)
+    media = (mimetypes.guess_type(name)[0] or "").split("/")[0]
+    if media in ("image", "audio", "video"):
+        raise _Unread(f"{'an' if media[0] in 'aeiou' else 'a'} {media} file")
+    if content_type in ("docx", "pptx", "xlsx"):
+        try:
+            limits.check_archive(data)
+        except ParseLimitExceeded:
+            raise _Unread("expands over the source's max_expanded_mb") from None
+    if content_type == "email":
+        text, elements, _ = _parse_email(data)
+    elif content_type in _PARSERS:
+        text, elements, _ = _PARSERS[content_type](data)
+    else:
+        text, elements, _ = _parse_text(content_type, data)
+    if not text.strip():
+        raise _Unread("no text")
+    return [(e.category, text[e.start : e.end], e.page, level + max(len(e.heading_path), 1)) for e in elements]
 
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # a compound file: Outlook's .msg
@@ -306,7 +361,19 @@ def _internet_parts(data: bytes):
     message = email.message_from_bytes(data, policy=policy.default)
     fields = [(name, str(message[name] or "")) for name in ("From", "To", "Cc", "Date")]
     body = partition_email(file=io.BytesIO(data), process_attachments=False, languages=NO_LANGUAGE)
-    return str(message["Subject"] or ""), fields, body
+    attachments = []
+    for number, part in enumerate(message.iter_attachments(), start=1):
+        if part["Content-ID"] and part.get_content_maintype() == "image":
+            continue  # shown in the HTML body (a logo, a screenshot), not attached
+        if part.get_content_type() == "message/rfc822":
+            inner = part.get_payload()[0]  # the attached message: named by its subject
+            name = part.get_filename() or f"{str(inner['Subject'] or '').strip() or f'message {number}'}.eml"
+            payload = inner.as_bytes()
+        else:
+            extension = mimetypes.guess_extension(part.get_content_type()) or ""
+            name, payload = part.get_filename() or f"attachment {number}{extension}", part.get_payload(decode=True)
+        attachments.append((_attachment_name(name), payload or b""))
+    return str(message["Subject"] or ""), fields, body, attachments
 
 
 def _outlook_parts(data: bytes):
@@ -315,7 +382,7 @@ def _outlook_parts(data: bytes):
     from email.utils import format_datetime, getaddresses
 
     from oxmsg import Message
-    from oxmsg.domain.constants import PID_RECIPIENT_TYPE
+    from oxmsg.domain.constants import PID_ATTACH_CONTENT_ID, PID_RECIPIENT_TYPE
     from unstructured.partition.html import partition_html
     from unstructured.partition.text import partition_text
 
@@ -325,6 +392,10 @@ def _outlook_parts(data: bytes):
                       for r in message.recipients]
         subject, sender, sent, html_body, body = (message.subject, message.sender, message.sent_date,
                                                   message.html_body, message.body)
+        attachments = [(_attachment_name(a.file_name or f"attachment {number}"), a.file_bytes or b"")
+                       for number, a in enumerate(message.attachments, start=1)
+                       if not (a.properties.str_prop_value(PID_ATTACH_CONTENT_ID)
+                               and (a.mime_type or "").startswith("image/"))]  # shown in the HTML body
     except Exception as exc:  # olefile and oxmsg raise many types for a damaged file
         raise ValueError(f"a damaged Outlook message ({type(exc).__name__}: {exc}); save it again from Outlook") from exc
     fields = [("From", ", ".join(_address(name, address) for name, address in getaddresses([sender or ""]))),
@@ -335,7 +406,12 @@ def _outlook_parts(data: bytes):
         elements = partition_html(text=html_body, languages=NO_LANGUAGE)
     else:
         elements = partition_text(text=body, languages=NO_LANGUAGE) if body else []
-    return subject, fields, elements
+    return subject, fields, elements, attachments
+
+
+def _attachment_name(name: str) -> str:
+    """An attachment's file name without folders, its whitespace collapsed."""
+    return " ".join(name.replace("\\", "/").rsplit("/", 1)[-1].split()) or "attachment"
 
 
 def _address(name: str, address: str) -> str:
