@@ -183,6 +183,20 @@ def test_an_email_is_never_taken_for_a_transcript():
     assert choose_strategy(parse_document(RawDocument("t.eml", "", "h", 0, "", email_message()))) == "markdown"
 
 
+def test_a_chunk_has_the_page_where_it_starts_and_an_emails_body_none():
+    from tests.support.bad_inputs import email_message
+
+    mail = parse_document(RawDocument("dock.eml", "", "h", 0, "", email_message()))
+    whole = chunk_document(mail, ChunkingProfile("t", strategy="auto", max_tokens=512, overlap=0),
+                           COUNTERS[MINILM_TOKENIZER], 512).chunks
+    assert len(whole) == 1 and whole[0].page is None  # starts in the headers: not the attached PDF's page 1
+    small = chunk_document(mail, ChunkingProfile("t", strategy="auto", max_tokens=96, overlap=0),
+                           COUNTERS[MINILM_TOKENIZER], 256).chunks
+    pages = {c.text: c.page for c in small}
+    assert [page for text, page in pages.items() if "From: Dana Lee" in text] == [None]
+    assert [page for text, page in pages.items() if "Firmware 2.3 is the last" in text] == [1]
+
+
 def test_faq_pairs_stay_whole_and_transcript_turns_too():
     faq = (SAMPLE / "support" / "customer_faq.md").read_text()
     spans = STRATEGIES["faq"](200, 0, COUNTERS[MINILM_TOKENIZER]).chunk(faq)

@@ -150,7 +150,7 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
         embed_text=embed_text,
         tokens=tokens,
         heading_path=tuple(path),
-        page=next((el.page for el in covering if el.page is not None), None),
+        page=_start_page(covering),
         element_types=tuple(dict.fromkeys(el.category for el in covering)),
         strategy=strategy,
         profile_hash=profile_hash,
@@ -159,6 +159,18 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
         header=apart,
         sentence=sentence,
     )
+
+
+def _start_page(covering) -> int | None:
+    """The page where the chunk starts: its first element's, a page-less heading passed over (an
+    e-mail attachment's heading before the attachment's first page). A chunk that starts in
+    page-less text (an e-mail's body before a PDF attachment's pages) has none."""
+    for element in covering:
+        if element.page is not None:
+            return element.page
+        if element.category != "Title":
+            return None
+    return None
 
 
 def _overlapping(elements: tuple[Element, ...], starts: list[int], start: int, end: int) -> list[Element]:
