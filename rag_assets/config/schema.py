@@ -97,7 +97,8 @@ class SourceConfig(_Strict):
                                      "(a PDF: after this long on one page, or see max_parse_seconds_per_page).")
     max_parse_seconds_per_page: float = Field(ParseLimits.max_seconds_per_page, gt=0, le=60, description="A PDF "
                                               "may parse for this long per page when that is longer than "
-                                              "max_parse_seconds (a long PDF is not stopped for its length).")
+                                              "max_parse_seconds (a long PDF is not stopped for its length; an e-mail's PDF "
+                                              "attachments count their pages together).")
     max_expanded_mb: float = Field(ParseLimits.max_expanded_mb, gt=0, le=4096, description="A DOCX, PPTX or XLSX "
                                    "whose archive members unzip to more than this is refused before parsing (zip bombs).")
     max_elements: int = Field(ParseLimits.max_elements, ge=1, description="Most structural elements (paragraphs, "

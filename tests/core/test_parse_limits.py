@@ -111,6 +111,18 @@ def test_a_paged_parse_may_take_its_per_page_allowance_but_no_page_longer_than_m
         run_bounded(_pages, (2, 0.8), ParseLimits(max_seconds=1))  # few pages: max_seconds bounds them all
 
 
+def _documents(sizes, seconds_each):
+    return sum(_pages(pages, seconds_each) for pages in sizes)
+
+
+def test_paged_documents_of_one_parse_share_their_pages_allowance():
+    # an e-mail with three 8-page PDFs: 24 pages allow 4.8 s; each one alone would allow 1.6 s,
+    # which the second and third overrun (2.4 s and 3.6 s into the parse)
+    assert run_bounded(_documents, ((8, 8, 8), 0.15), ParseLimits(max_seconds=1, max_seconds_per_page=0.2)) == 24
+    with pytest.raises(ParseLimitExceeded, match="parsing its 22 pages took longer than the 2 s"):
+        run_bounded(_documents, ((2, 20), 0.15), ParseLimits(max_seconds=1, max_seconds_per_page=0.1))
+
+
 def _long_pdf(tmp_path, count: int) -> bytes:
     path = tmp_path / "long.pdf"
     write_pdf(path, [[f"Chapter {n}", "", f"Dock {n} charges the robot in {n % 90 + 10} minutes."]

@@ -95,17 +95,24 @@ class ParseLimits:
 _shared: _Worker | None = None  # this process' worker, reused across calls
 _shared_lock = threading.Lock()
 _PAGES = "pages"  # a worker's progress message: (_PAGES, pages done, pages in all)
-_reporting: tuple[int, float] | None = None  # in a worker, during a call: (reply pipe, max_seconds)
+# in a worker, during a call: (reply pipe, max_seconds, pages of the call's earlier paged documents,
+# pages of the current one or None)
+_reporting: tuple[int, float, int, int | None] | None = None
 
 
 def report_pages(done: int, total: int) -> None:
     """Called by a bounded function as it parses a paged document: ``done`` of its ``total``
-    pages are parsed. In a parse worker the parent then allows the whole document
+    pages are parsed. In a parse worker the parent then allows the whole call
     ``max(max_seconds, total x max_seconds_per_page)`` and the next page ``max_seconds``;
-    elsewhere it does nothing."""
+    elsewhere it does nothing. Paged documents parsed one after another in one call (an
+    e-mail's PDF attachments) count together: a report of page 0 starts the next one."""
+    global _reporting
     if _reporting is not None:
-        replies, seconds = _reporting
-        _send(replies, pickle.dumps((_PAGES, done, total)))
+        replies, seconds, before, current = _reporting
+        if done == 0 and current is not None:
+            before += current
+        _reporting = (replies, seconds, before, total)
+        _send(replies, pickle.dumps((_PAGES, before + done, before + total)))
         signal.alarm(int(seconds) + 2)
 
 
@@ -262,7 +269,7 @@ def _serve(requests: int, replies: int) -> None:
             signal.alarm(int(seconds) + 2)
             start = _status("VmSize:")
             resource.setrlimit(resource.RLIMIT_AS, (start + memory_bytes, resource.RLIM_INFINITY))
-            _reporting = (replies, seconds)
+            _reporting = (replies, seconds, 0, None)
             payload = _run(fn, args, start, memory_bytes)
             _reporting = None
             resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
