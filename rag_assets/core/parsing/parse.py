@@ -3,9 +3,9 @@
 Text formats (markdown, text, code, csv) keep the file's text as read (newlines normalised as
 Python's text mode does), so chunk offsets index the file itself. Rich formats are parsed with
 unstructured (HTML, DOCX, PPTX: a slide is a page; e-mail, .eml or Outlook's .msg: its body,
-after its subject and senders, then its attachments), pdfminer + unstructured (PDF, per page) or openpyxl (XLSX: a sheet
-is a page, its cells Markdown rows), and their text is the elements' text joined by blank lines, so every element span
-is exact by construction.
+after its subject and senders, then its attachments), pdfminer + unstructured (PDF, per page) or
+openpyxl (XLSX: a sheet is a page, its cells Markdown rows), and their text is the elements' text
+joined by blank lines, so every element span is exact by construction.
 """
 
 from __future__ import annotations
