@@ -97,6 +97,21 @@ def test_a_slide_deck_parses_slide_by_slide_with_its_notes_after_each_slide():
     assert deck.text[table.start:table.end] == "| Region | Units |\n| --- | --- |\n| EMEA | 1200 |\n| Americas | 950 |"
 
 
+@pytest.mark.parametrize("head, title", [
+    ("---\nid: deploy-runbook\ntitle: Deploying the **billing** service\ntags: [billing]\n---\n", "Deploying the billing service"),
+    ("+++\ntitle = \"Deploying billing\"\ndraft = false\n+++\n", "Deploying billing"),  # Hugo's TOML
+    ("---\r\ntitle: Written on Windows\r\n...\r\n", "Written on Windows"),
+    ("---\nid: no-title\n---\n", "Rollback"),  # no title: the sole heading, as without front matter
+    ("---\ntitle: [unclosed\n---\n", "Rollback"),  # not YAML
+    ("---\ntitle: mismatched\n+++\n", "Rollback"),
+    ("---\n\nA rule, then a paragraph with title: in it.\n\n", "Rollback"),  # never closed
+])
+def test_a_markdown_files_front_matter_names_it(head, title):
+    doc = parse_document(raw("docs/deploy-runbook.md", (head + "\nRun the pipeline.\n\n## Rollback\n\nUse the last tag.\n").encode()))
+    assert doc.title == title
+    assert doc.text.startswith(head.replace("\r\n", "\n"))  # the text is the file's, front matter included
+
+
 def test_an_email_is_its_subject_senders_body_and_attachments():
     mail = parse_document(raw("support/dock firmware.eml", email_message()))
     assert (mail.content_type, mail.title) == ("email", "Dock firmware 2.4 stops R4 docks charging")

@@ -22,12 +22,13 @@ from importlib.metadata import version
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
 from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, report_pages, run_bounded
-from rag_assets.core.parsing.structure import heading_text, markdown_elements, paragraph_elements
+from rag_assets.core.parsing.structure import front_matter_title, heading_text, markdown_elements, paragraph_elements
 
-# 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
-# the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
-# 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "8"
+# 9: a Markdown file's front matter title; 8: e-mail attachments read, the body's headings under
+# the subject; 7: short table rows padded to the widest; 6: .eml read as e-mail (it was text);
+# 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252 bytes in
+# UTF-8; 3: Markdown headings read as text
+PARSER_REVISION = "9"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -135,7 +136,8 @@ def _bounded_parse(content_type: str, data: bytes, limits: ParseLimits):
 
 
 def _parse_text(content_type: str, data: bytes):
-    """A text format's decoded text, its elements and title (its sole top-level Markdown heading)."""
+    """A text format's decoded text, its elements and title (a Markdown file's: its front matter's
+    title, else its sole top-level heading)."""
     text, _ = decode_text(data)
     if content_type == "markdown":
         elements = markdown_elements(text)
@@ -145,7 +147,8 @@ def _parse_text(content_type: str, data: bytes):
         elements = (Element(0, len(text.rstrip()), "CodeSnippet"),) if text.strip() else ()
     else:
         elements = paragraph_elements(text)
-    return text, elements, _sole_top_heading(text, elements)
+    title = front_matter_title(text) if content_type == "markdown" else ""
+    return text, elements, title or _sole_top_heading(text, elements)
 
 
 def _load_parser(content_type: str) -> None:

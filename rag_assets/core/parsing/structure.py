@@ -24,6 +24,33 @@ def heading_text(raw: str) -> str:
     return " ".join(raw.split())
 
 
+_YAML_FRONT_MATTER = re.compile(r"---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|$)", re.S)
+_TOML_FRONT_MATTER = re.compile(r"\+\+\+[ \t]*\n(.*?\n)?\+\+\+[ \t]*(?:\n|$)", re.S)
+FRONT_MATTER_CHARS = 65_536  # a block longer than this is no front matter
+
+
+def front_matter_title(text: str) -> str:
+    """The ``title`` of a Markdown file's front matter (a YAML block between "---" lines, or a TOML
+    one between "+++" lines, at the very start, as static-site generators and note apps write it);
+    "" when there is none, it has no title, or it does not parse."""
+    head = text[:FRONT_MATTER_CHARS]
+    try:
+        if match := _YAML_FRONT_MATTER.match(head):
+            import yaml
+
+            fields = yaml.safe_load(match.group(1) or "")
+        elif match := _TOML_FRONT_MATTER.match(head):
+            import tomllib
+
+            fields = tomllib.loads(match.group(1) or "")
+        else:
+            return ""
+    except Exception:  # not YAML or TOML after all (a horizontal rule over a paragraph): no title
+        return ""
+    title = fields.get("title") if isinstance(fields, dict) else None
+    return heading_text(str(title))[:200] if isinstance(title, (str, int, float)) else ""
+
+
 def _lines(text: str):
     pos = 0
     for line in text.splitlines(keepends=True):
