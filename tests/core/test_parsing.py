@@ -9,7 +9,7 @@ from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError, ParseLimits, parse_document
 from rag_assets.core.sources import list_disk, read_disk
-from tests.support.bad_inputs import email_message, expanding_docx, outlook_message, png, slide_deck, workbook
+from tests.support.bad_inputs import email_message, expanding_docx, notebook, outlook_message, png, slide_deck, workbook
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
 
@@ -187,6 +187,17 @@ def test_an_outlook_message_reads_as_the_same_message_saved_as_eml():
     assert parse_document(raw("dock.msg", email_message())).text == mail.text
 
 
+def test_a_notebook_is_its_cells_as_markdown_with_fenced_code_and_no_outputs():
+    book = parse_document(raw("analysis/churn.ipynb", notebook()))
+    assert (book.content_type, book.title) == ("notebook", "Churn analysis")
+    assert book.text == ("# Churn analysis\n\nWe load the **events** table.\n\n```python\nimport pandas as pd\n"
+                         "events = pd.read_parquet('events.parquet')\n```\n\n## Findings\n\nChurn is highest in the "
+                         "third month.")
+    assert [(e.category, e.heading_path) for e in book.elements] == [
+        ("Title", ("Churn analysis",)), ("NarrativeText", ("Churn analysis",)), ("CodeSnippet", ("Churn analysis",)),
+        ("Title", ("Churn analysis", "Findings")), ("NarrativeText", ("Churn analysis", "Findings"))]
+
+
 def test_a_workbook_is_its_sheets_as_tables_a_sheet_a_page():
     book = parse_document(raw("inventory/stock.xlsx", workbook()))
     assert (book.content_type, book.title) == ("xlsx", "Parts inventory")
@@ -247,6 +258,8 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
         ("notes.eml", b"Just some notes, no headers at all.\n", "not an e-mail message"),
         ("damaged.msg", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600), "a damaged Outlook message"),
         ("broken.xlsx", b"PK\x03\x04 not a zip", "cannot parse as xlsx"),
+        ("broken.ipynb", b'{"cells": [', "cannot parse as notebook: JSONDecodeError"),
+        ("data.ipynb", b'{"rows": [1, 2]}', "not a Jupyter notebook"),
     ],
 )
 def test_bad_documents_fail_with_the_document_and_the_cause(doc_id, data, cause):

@@ -183,6 +183,18 @@ def test_an_email_is_never_taken_for_a_transcript():
     assert choose_strategy(parse_document(RawDocument("t.eml", "", "h", 0, "", email_message()))) == "markdown"
 
 
+def test_a_notebook_is_chunked_by_section_with_its_code_whole():
+    from rag_assets.core.chunking.auto import choose_strategy
+    from tests.support.bad_inputs import notebook
+
+    book = parse_document(RawDocument("churn.ipynb", "", "h", 0, "", notebook()))
+    assert choose_strategy(book) == "markdown"  # one heading only: by text alone, recursive
+    chunks = chunk_document(book, ChunkingProfile("t", strategy="auto", max_tokens=64, overlap=0),
+                            COUNTERS[MINILM_TOKENIZER], 256).chunks
+    code = [c.text for c in chunks if "import pandas" in c.text]
+    assert len(code) == 1 and "import pandas as pd\nevents = pd.read_parquet('events.parquet')" in code[0]
+
+
 def test_a_chunk_has_the_page_where_it_starts_and_an_emails_body_none():
     from tests.support.bad_inputs import email_message
 

@@ -173,6 +173,27 @@ def outlook_message(html: bool = True) -> bytes:
     return message.as_bytes()
 
 
+def notebook(image_kb: int = 3) -> bytes:
+    """A Jupyter notebook (nbformat 4): a titled Markdown cell, a code cell whose output is a PNG of
+    ``image_kb`` kB (base64) and a log line, a second section, and an empty code cell."""
+    import base64
+    import json
+
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# Churn analysis\n", "\n", "We load the **events** table."]},
+        {"cell_type": "code", "metadata": {}, "execution_count": 1,
+         "source": ["import pandas as pd\n", "events = pd.read_parquet('events.parquet')"],
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": ["OUTPUT-LOG-4417\n"]},
+                     {"output_type": "display_data", "metadata": {},
+                      "data": {"image/png": base64.b64encode(png() * (image_kb * 1024 // len(png()) + 1)).decode(),
+                               "text/plain": ["<Figure>"]}}]},
+        {"cell_type": "markdown", "metadata": {}, "source": "## Findings\n\nChurn is highest in the third month."},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "source": [], "outputs": []},
+    ]
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "cells": cells,
+                       "metadata": {"kernelspec": {"name": "python3", "language": "python"}}}).encode()
+
+
 def workbook(rows: int = 3) -> bytes:
     """An Excel workbook: a "Stock" sheet (header, ``rows`` rows of parts, a blank row, a formula
     cell never calculated), an empty sheet, and a "Prices" sheet; titled "Parts inventory"."""
@@ -249,6 +270,8 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         "pptx/corrupt.pptx": deck[: len(deck) // 2],
         "mail/dock_firmware.eml": email_message(),
         "sheets/stock_10k.xlsx": workbook(10_000),
+        "notebooks/churn.ipynb": notebook(image_kb=2048),
+        "notebooks/truncated.ipynb": notebook()[:500],
         "mail/photo.eml": png() * 20,
         "mail/dock_firmware.msg": outlook_message(),
         "mail/truncated.msg": outlook_message()[:3000],
@@ -313,6 +336,10 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         Case("spreadsheet of 10k rows", ("sheets/stock_10k.xlsx",), "ok",
              check=lambda rows: len(rows) > 50 and has("| NW-BATT-5200 | Battery ｜ 5200 mAh | 40 | 2026-03-31 |",
                                                        "| NW-DOCK-4 | 129.5 |")(rows)),
+        Case("notebook with a 2 MB image output", ("notebooks/churn.ipynb",), "ok",
+             check=lambda rows: has("# Churn analysis", "```python\nimport pandas as pd", "third month")(rows)
+             and "OUTPUT-LOG" not in _texts(rows) and "iVBOR" not in _texts(rows)),
+        Case("truncated notebook", ("notebooks/truncated.ipynb",), "error", "cannot parse as notebook"),
         Case("whitespace-only text", ("nothing/whitespace.txt",), "error", "no text"),
         Case("CJK text", ("scripts/cjk.md",), "ok", check=has("电池大约可以使用五百次完整充电", "ブラシは毎月交換")),
         Case("right-to-left text", ("scripts/rtl.txt",), "ok", check=has("سبعة وعشرين", "עשרים ושבעה")),

@@ -1,6 +1,6 @@
 """``auto``: pick a strategy from the document's type and structure (the selection guide:
-code -> functions, tables -> rows, FAQ -> whole pairs, transcripts -> turns (not e-mail, whose
-header lines look like turns), structured docs
+code -> functions, tables -> rows, notebooks -> sections, FAQ -> whole pairs, transcripts ->
+turns (not e-mail, whose header lines look like turns), structured docs
 (headings, or a table: split by rows, its header repeated) -> sections, legal prose -> sentences,
 everything else -> paragraphs via recursive)."""
 
@@ -20,6 +20,8 @@ def choose_strategy(doc: ParsedDocument) -> str:
         return "code"
     if doc.content_type == "csv":
         return "table"
+    if doc.content_type == "notebook":  # Markdown cells and fenced code: by section, code kept whole
+        return "markdown"
     categories = [el.category for el in doc.elements]
     structured = categories.count("Title") >= 2 or "Table" in categories
     if doc.content_type == "email":  # its From/To/Cc/Date lines are not turns of a dialogue

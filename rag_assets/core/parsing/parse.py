@@ -5,7 +5,8 @@ Python's text mode does), so chunk offsets index the file itself. Rich formats a
 unstructured (HTML, DOCX, PPTX: a slide is a page; e-mail, .eml or Outlook's .msg: its body,
 after its subject and senders, then its attachments), pdfminer + unstructured (PDF, per page) or
 openpyxl (XLSX: a sheet is a page, its cells Markdown rows), and their text is the elements' text
-joined by blank lines, so every element span is exact by construction.
+joined by blank lines, so every element span is exact by construction. A Jupyter notebook is its
+cells' sources read as Markdown (code cells fenced).
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, report_pages, run_bounded
 from rag_assets.core.parsing.structure import front_matter_title, heading_text, markdown_elements, paragraph_elements
 
-# 9: a Markdown file's front matter title; 8: e-mail attachments read, the body's headings under
-# the subject; 7: short table rows padded to the widest; 6: .eml read as e-mail (it was text);
-# 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252 bytes in
-# UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "9"
+# 10: Jupyter notebooks read by cell (they were JSON text); 9: a Markdown file's front matter
+# title; 8: e-mail attachments read, the body's headings under the subject; 7: short table rows
+# padded to the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as
+# Markdown rows; 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read
+# as text
+PARSER_REVISION = "10"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -45,6 +47,7 @@ CONTENT_TYPES = {
     ".eml": "email",
     ".msg": "email",
     ".xlsx": "xlsx",
+    ".ipynb": "notebook",
     ".csv": "csv",
     ".tsv": "csv",
     ".py": "code",
@@ -87,9 +90,9 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
     """Parse ``raw`` within ``limits``; raises DocumentError (never returns partial text) when it
     cannot or when the document exceeds a limit (the cause names the limit and its setting).
 
-    Rich formats (HTML, DOCX, PPTX, e-mail, XLSX, PDF) are parsed in a child process bounded in time
-    and memory (see ``limits.run_bounded``); a DOCX, PPTX or XLSX is first checked for its expanded
-    size. Text formats are decoded in process: their cost is linear in the bytes, which the
+    Rich formats (HTML, DOCX, PPTX, e-mail, XLSX, notebooks, PDF) are parsed in a child process
+    bounded in time and memory (see ``limits.run_bounded``); a DOCX, PPTX or XLSX is first checked
+    for its expanded size. Text formats are decoded in process: their cost is linear in the bytes, which the
     source's size limit bounds.
     """
     content_type = content_type_for(raw.doc_id)
@@ -449,6 +452,34 @@ def _parse_xlsx(data: bytes):
     return text, spans, title
 
 
+def _parse_notebook(data: bytes):
+    """A Jupyter notebook (.ipynb, nbformat 3 or 4): its cells' sources in order, Markdown cells as
+    written and code cells fenced in the kernel's language, read as Markdown; outputs (images,
+    logs, tables as HTML) are left out. Its title is its sole top-level heading."""
+    import json
+
+    notebook = json.loads(decode_text(data)[0])
+    if not isinstance(notebook, dict) or not ("cells" in notebook or "worksheets" in notebook):
+        raise ValueError("no cells: not a Jupyter notebook; check its extension")
+    cells = notebook.get("cells") or [c for sheet in notebook.get("worksheets") or [] for c in sheet.get("cells") or []]
+    metadata = notebook.get("metadata") or {}
+    language = str((metadata.get("kernelspec") or {}).get("language") or (metadata.get("language_info") or {}).get("name")
+                   or "")
+    parts = []
+    for cell in cells:
+        source = cell.get("source", cell.get("input", ""))
+        source = ("".join(source) if isinstance(source, list) else str(source)).strip("\n")
+        if not source.strip():
+            continue
+        if cell.get("cell_type") == "code":
+            fence = "~~~~" if "```" in source else "```"
+            source = f"{fence}{language}\n{source}\n{fence}"
+        parts.append(source)
+    text = "\n\n".join(parts)
+    elements = markdown_elements(text)
+    return text, elements, _sole_top_heading(text, elements)
+
+
 def _cell_text(value) -> str:
     if value is None:
         return ""
@@ -499,9 +530,9 @@ def _first_title(text: str, elements: tuple[Element, ...]) -> str:
 
 
 _PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "email": _parse_email, "xlsx": _parse_xlsx,
-            "pdf": _parse_pdf}
+            "notebook": _parse_notebook, "pdf": _parse_pdf}
 _PARSER_MODULES = {"html": ("unstructured.partition.html",), "docx": ("unstructured.partition.docx",),
                    "pptx": ("pptx", "unstructured.partition.pptx"), "email": ("oxmsg", "unstructured.partition.email"),
-                   "xlsx": ("openpyxl",),
+                   "xlsx": ("openpyxl",), "notebook": ("json",),
                    "pdf": ("pdfminer.converter", "pdfminer.pdfpage", "unstructured.partition.text")}
 _LOADED: set[str] = set()
