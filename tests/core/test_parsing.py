@@ -112,6 +112,18 @@ def test_a_markdown_files_front_matter_names_it(head, title):
     assert doc.text.startswith(head.replace("\r\n", "\n"))  # the text is the file's, front matter included
 
 
+def test_web_page_and_word_headings_nest_by_their_depth():
+    page = (b"<html><body><h1>Guide</h1><p>Intro.</p><h2>Install</h2><p>Steps.</p><h3>Linux</h3><p>Use apt.</p>"
+            b"<h2>Use</h2><p>Run it.</p></body></html>")
+    doc = parse_document(raw("guide.html", page))
+    paths = {doc.text[e.start:e.end]: e.heading_path for e in doc.elements}
+    assert paths["Use apt."] == ("Guide", "Install", "Linux")  # was ("Linux",): every heading top-level
+    assert paths["Run it."] == ("Guide", "Use")
+    word = parse_document(read_disk(SAMPLE, "handbook/travel_policy.docx"))  # Heading 1 and Heading 2 styles
+    hotels = next(e for e in word.elements if word.text[e.start:e.end].startswith("Choose hotels"))
+    assert hotels.heading_path == ("Travel Policy", "Hotels")
+
+
 def test_an_email_is_its_subject_senders_body_and_attachments():
     mail = parse_document(raw("support/dock firmware.eml", email_message()))
     assert (mail.content_type, mail.title) == ("email", "Dock firmware 2.4 stops R4 docks charging")

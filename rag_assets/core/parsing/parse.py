@@ -25,12 +25,12 @@ from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, report_pages, run_bounded
 from rag_assets.core.parsing.structure import front_matter_title, heading_text, markdown_elements, paragraph_elements
 
-# 10: Jupyter notebooks read by cell (they were JSON text); 9: a Markdown file's front matter
-# title; 8: e-mail attachments read, the body's headings under the subject; 7: short table rows
-# padded to the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as
-# Markdown rows; 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read
-# as text
-PARSER_REVISION = "10"
+# 11: HTML, DOCX and PPTX headings nested by their depth (they were all top-level); 10: Jupyter
+# notebooks read by cell (they were JSON text); 9: a Markdown file's front matter title; 8: e-mail
+# attachments read, the body's headings under the subject; 7: short table rows padded to the
+# widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
+# 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
+PARSER_REVISION = "11"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -207,10 +207,12 @@ def _join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
     return "".join(parts), tuple(elements)
 
 
-def _unstructured_items(elements, page: int | None = None) -> list[tuple[str, str, int | None]]:
+def _unstructured_items(elements, page: int | None = None, under: int = 0) -> list[tuple[str, str, int | None, int]]:
+    """unstructured's elements as items for ``_join_elements``: a title at the level its depth
+    gives (an HTML h2 or a Word "Heading 2" under the h1 before it), ``under`` levels down."""
     return [
         (el.category, _table_rows(el) if el.category == "Table" else str(el),
-         page if page is not None else el.metadata.page_number)
+         page if page is not None else el.metadata.page_number, under + (el.metadata.category_depth or 0) + 1)
         for el in elements
         if el.category not in ("PageBreak", "Image")
     ]
@@ -325,7 +327,7 @@ def _parse_email(data: bytes, limits: ParseLimits | None = None):
         fields.append(("Attachments", "; ".join(names)))
     items = [("Title", subject, None)] if subject else []
     items.append(("UncategorizedText", "\n".join(f"{name}: {value}" for name, value in fields), None))
-    text, spans = _join_elements(items + [(*item, level) for item in _unstructured_items(body)] + read)
+    text, spans = _join_elements(items + _unstructured_items(body, under=level - 1) + read)
     return text, spans, subject
 
 
