@@ -4,6 +4,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
@@ -110,6 +112,65 @@ def test_a_markdown_files_front_matter_names_it(head, title):
     doc = parse_document(raw("docs/deploy-runbook.md", (head + "\nRun the pipeline.\n\n## Rollback\n\nUse the last tag.\n").encode()))
     assert doc.title == title
     assert doc.text.startswith(head.replace("\r\n", "\n"))  # the text is the file's, front matter included
+
+
+RST = """=================
+ Deployment guide
+=================
+
+How we ship the billing service.
+
+Install
+=======
+
+Run the installer::
+
+    ./install.sh --prod
+
+Linux
+-----
+
+- Use apt.
+
+Use
+===
+
+A two-line paragraph
+is no title, nor is a short underline:
+
+Short
+===
+"""
+
+
+def test_restructuredtext_sections_nest_by_the_order_of_their_adornments():
+    doc = parse_document(raw("docs/deploy.rst", RST.encode()))
+    assert (doc.content_type, doc.title, doc.text) == ("rst", "Deployment guide", RST)
+    assert [(e.category, e.heading_path, doc.text[e.start:e.end]) for e in doc.elements] == [
+        ("Title", ("Deployment guide",), "Deployment guide"),
+        ("NarrativeText", ("Deployment guide",), "How we ship the billing service."),
+        ("Title", ("Deployment guide", "Install"), "Install"),
+        ("NarrativeText", ("Deployment guide", "Install"), "Run the installer::"),
+        ("CodeSnippet", ("Deployment guide", "Install"), "./install.sh --prod"),
+        ("Title", ("Deployment guide", "Install", "Linux"), "Linux"),
+        ("ListItem", ("Deployment guide", "Install", "Linux"), "- Use apt."),
+        ("Title", ("Deployment guide", "Use"), "Use"),
+        ("NarrativeText", ("Deployment guide", "Use"), "A two-line paragraph\nis no title, nor is a short underline:"),
+        ("NarrativeText", ("Deployment guide", "Use"), "Short\n==="),
+    ]
+
+
+@given(st.text(alphabet="ab =-~:\n\t", max_size=120))
+@settings(max_examples=300, deadline=None)
+def test_restructuredtext_elements_are_ordered_non_empty_spans_of_the_text(text):
+    from rag_assets.core.parsing.structure import rst_elements
+
+    ends = 0
+    for element in rst_elements(text):
+        body = text[element.start:element.end]
+        assert ends <= element.start < element.end <= len(text) and body.strip() == body
+        assert element.category != "Title" or ("\n" not in body and element.heading_path[-1])
+        ends = element.end
 
 
 def test_web_page_and_word_headings_nest_by_their_depth():

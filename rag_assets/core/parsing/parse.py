@@ -23,21 +23,23 @@ from importlib.metadata import version
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
 from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, report_pages, run_bounded
-from rag_assets.core.parsing.structure import front_matter_title, heading_text, markdown_elements, paragraph_elements
+from rag_assets.core.parsing.structure import (front_matter_title, heading_text, markdown_elements, paragraph_elements,
+                                              rst_elements)
 
-# 11: HTML, DOCX and PPTX headings nested by their depth (they were all top-level); 10: Jupyter
-# notebooks read by cell (they were JSON text); 9: a Markdown file's front matter title; 8: e-mail
-# attachments read, the body's headings under the subject; 7: short table rows padded to the
-# widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
-# 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "11"
+# 12: reStructuredText read by section (it was plain text); 11: HTML, DOCX and PPTX headings nested
+# by their depth (they were all top-level); 10: Jupyter notebooks read by cell (they were JSON
+# text); 9: a Markdown file's front matter title; 8: e-mail attachments read, the body's headings
+# under the subject; 7: short table rows padded to the widest; 6: .eml read as e-mail (it was
+# text); 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252
+# bytes in UTF-8; 3: Markdown headings read as text
+PARSER_REVISION = "12"
 
 CONTENT_TYPES = {
     ".md": "markdown",
     ".markdown": "markdown",
     ".txt": "text",
     ".text": "text",
-    ".rst": "text",
+    ".rst": "rst",
     ".log": "text",
     ".html": "html",
     ".htm": "html",
@@ -140,10 +142,12 @@ def _bounded_parse(content_type: str, data: bytes, limits: ParseLimits):
 
 def _parse_text(content_type: str, data: bytes):
     """A text format's decoded text, its elements and title (a Markdown file's: its front matter's
-    title, else its sole top-level heading)."""
+    title, else its sole top-level heading; a reStructuredText file's: its sole top-level title)."""
     text, _ = decode_text(data)
     if content_type == "markdown":
         elements = markdown_elements(text)
+    elif content_type == "rst":
+        elements = rst_elements(text)
     elif content_type == "csv":
         elements = (Element(0, len(text.rstrip()), "Table"),) if text.strip() else ()
     elif content_type == "code":

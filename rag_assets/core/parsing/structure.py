@@ -112,6 +112,73 @@ def markdown_elements(text: str) -> tuple[Element, ...]:
     return tuple(elements)
 
 
+_ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*")  # a line of one punctuation character
+
+
+def rst_elements(text: str) -> tuple[Element, ...]:
+    """Blocks of a reStructuredText text: Title (a line under, or between, two adornment lines of
+    one character, as long as the title or at least 4; each adornment style a level, in the order
+    the text first uses it), CodeSnippet (an indented block after a paragraph ending "::"),
+    ListItem, NarrativeText. Every element carries the heading path it sits under."""
+    lines = list(_lines(text))
+    styles: list[tuple[str, bool]] = []
+    stack: list[tuple[int, str]] = []
+    elements: list[Element] = []
+    block: list[tuple[int, int, str]] = []
+    literal = False
+
+    def adornment(k: int, title: str) -> str | None:
+        if k >= len(lines):
+            return None
+        match = _ADORNMENT.fullmatch(lines[k][2])
+        width = len(lines[k][2].rstrip())
+        return match.group(1) if match and (width >= len(title.rstrip()) or width >= 4) else None
+
+    def flush() -> None:
+        nonlocal literal
+        if block:
+            first = block[0][2]
+            kind = ("CodeSnippet" if literal and first[:1] in " \t" else "ListItem" if _LIST.match(first)
+                    else "NarrativeText")
+            start = block[0][0] + len(first) - len(first.lstrip())
+            elements.append(Element(start, block[-1][0] + len(block[-1][2].rstrip()), kind,
+                                    heading_path=tuple(t for _, t in stack)))
+            literal = block[-1][2].rstrip().endswith("::")
+            block.clear()
+
+    i = 0
+    while i < len(lines):
+        start, _, line = lines[i]
+        over = _ADORNMENT.fullmatch(line)
+        title_at = None
+        if not block and over and i + 2 < len(lines) and lines[i + 1][2].strip() and not _ADORNMENT.fullmatch(lines[i + 1][2]) \
+                and adornment(i + 2, lines[i + 1][2].strip()) == over.group(1):
+            title_at, style, skip = i + 1, (over.group(1), True), 3
+        elif not block and line.strip() and line[:1] not in " \t" and not over and (char := adornment(i + 1, line)):
+            title_at, style, skip = i, (char, False), 2
+        if title_at is None:
+            if line.strip():
+                block.append(lines[i])
+            else:
+                flush()
+            i += 1
+            continue
+        if style not in styles:
+            styles.append(style)
+        level = styles.index(style) + 1
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        title_start, _, title_line = lines[title_at]
+        stack.append((level, heading_text(title_line) or "(untitled)"))
+        begin = title_start + len(title_line) - len(title_line.lstrip())
+        elements.append(Element(begin, title_start + len(title_line.rstrip()), "Title",
+                                heading_path=tuple(t for _, t in stack)))
+        literal = False
+        i += skip
+    flush()
+    return tuple(elements)
+
+
 def paragraph_elements(text: str, category: str = "NarrativeText") -> tuple[Element, ...]:
     """Blank-line separated paragraphs of ``text`` as elements of one category."""
     return tuple(
