@@ -100,7 +100,7 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
     content_type = content_type_for(raw.doc_id)
     try:
         if content_type in _PARSERS:
-            if content_type in ("docx", "pptx", "xlsx"):
+            if content_type in _ARCHIVES:
                 limits.check_archive(raw.data)
             _load_parser(content_type)
             text, elements, title = run_bounded(_bounded_parse, (content_type, raw.data, limits), limits)
@@ -132,12 +132,19 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
 def _bounded_parse(content_type: str, data: bytes, limits: ParseLimits):
     """Runs in the bounded child: parse, then check the output there, so an oversized result
     is never sent back."""
-    if content_type == "email":
-        text, elements, title = _parse_email(data, limits)
-    else:
-        text, elements, title = _PARSERS[content_type](data)
+    text, elements, title = _parse_format(content_type, data, limits)
     limits.check_output(text, len(elements))
     return text, elements, title
+
+
+def _parse_format(content_type: str, data: bytes, attachment_limits: ParseLimits | None = None):
+    """``data`` parsed in this process as ``content_type`` says; an e-mail's attachments are read
+    within ``attachment_limits`` (none: not read)."""
+    if content_type == "email":
+        return _parse_email(data, attachment_limits)
+    if content_type in _PARSERS:
+        return _PARSERS[content_type](data)
+    return _parse_text(content_type, data)
 
 
 def _parse_text(content_type: str, data: bytes):
@@ -318,7 +325,7 @@ def _parse_email(data: bytes, limits: ParseLimits | None = None):
     names = []
     for name, payload in attachments if limits is not None else ():
         try:
-            items = _attachment_items(name, payload, limits, level)
+            parsed = _attachment_items(name, payload, limits, level)
         except _Unread as exc:
             names.append(f"{name} (not read: {exc})")
             continue
@@ -326,7 +333,7 @@ def _parse_email(data: bytes, limits: ParseLimits | None = None):
             names.append(f"{name} (not read: cannot be parsed as {content_type_for(name)})")
             continue
         names.append(name)
-        read += [("Title", f"Attachment: {name}", None, level), *items]
+        read += [("Title", f"Attachment: {name}", None, level), *parsed]
     if names:
         fields.append(("Attachments", "; ".join(names)))
     items = [("Title", subject, None)] if subject else []
@@ -345,17 +352,12 @@ def _attachment_items(name: str, data: bytes, limits: ParseLimits, level: int) -
     media = (mimetypes.guess_type(name)[0] or "").split("/")[0]
     if media in ("image", "audio", "video"):
         raise _Unread(f"{'an' if media[0] in 'aeiou' else 'a'} {media} file")
-    if content_type in ("docx", "pptx", "xlsx"):
+    if content_type in _ARCHIVES:
         try:
             limits.check_archive(data)
         except ParseLimitExceeded:
             raise _Unread("expands over the source's max_expanded_mb") from None
-    if content_type == "email":
-        text, elements, _ = _parse_email(data)
-    elif content_type in _PARSERS:
-        text, elements, _ = _PARSERS[content_type](data)
-    else:
-        text, elements, _ = _parse_text(content_type, data)
+    text, elements, _ = _parse_format(content_type, data)  # an attached message: without its attachments
     if not text.strip():
         raise _Unread("no text")
     return [(e.category, text[e.start : e.end], e.page, level + max(len(e.heading_path), 1)) for e in elements]
@@ -542,3 +544,4 @@ _PARSER_MODULES = {"html": ("unstructured.partition.html",), "docx": ("unstructu
                    "xlsx": ("openpyxl",), "notebook": ("json",),
                    "pdf": ("pdfminer.converter", "pdfminer.pdfpage", "unstructured.partition.text")}
 _LOADED: set[str] = set()
+_ARCHIVES = ("docx", "pptx", "xlsx")  # zip formats: checked for their expanded size before parsing
