@@ -143,11 +143,11 @@ def bad_inputs(tmp: Path) -> list[dict]:
 RAG_INGEST = """
 import sys
 from rag_assets.cli import main
+from rag_assets.core.parsing.limits import _status
 try:
     code = main(["ingest", "--json"])
-finally:  # this program's own peak (a new address space's high-water mark)
-    status = open("/proc/self/status").read()
-    open(sys.argv[1], "w").write(status.split("VmHWM:")[1].split()[0])
+finally:  # this program's own peak (a new address space's high-water mark), in bytes
+    open(sys.argv[1], "w").write(str(_status("VmHWM:")))
 sys.exit(code)
 """
 
@@ -160,7 +160,7 @@ def _rag_ingests(*projects: dict) -> list[tuple[dict, float]]:
     children = []
     for values in projects:
         out = Path(values["RAG_DATA_DIR"]).parent / "ingest.json"
-        peak = out.with_suffix(".peak_kb")
+        peak = out.with_suffix(".peak_bytes")
         with out.open("w") as stdout:
             children.append((out, peak, subprocess.Popen([sys.executable, "-c", RAG_INGEST, str(peak)],
                                                          env={**os.environ, **values}, stdout=stdout,
@@ -168,7 +168,7 @@ def _rag_ingests(*projects: dict) -> list[tuple[dict, float]]:
     results = []
     for out, peak, child in children:
         child.wait()
-        results.append((json.loads(out.read_text()), int(peak.read_text()) / 1024))
+        results.append((json.loads(out.read_text()), int(peak.read_text()) / 2**20))
     return results
 
 
@@ -652,13 +652,14 @@ from pathlib import Path
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError, ParseLimits, parse_document
+from rag_assets.core.parsing.limits import _status
 from rag_assets.core.parsing.parse import _load_parser
 
 data = Path(sys.argv[2]).read_bytes()
 raw = RawDocument("quarterly.docx", "file:///quarterly.docx", content_hash(data), len(data), "v1", data)
 _load_parser("docx")  # what the first DOCX of a run pays once, outside the per-document limits
 # this program's own peak: its ru_maxrss would carry the launching process' RSS across exec
-parent = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
+parent = _status("VmHWM:") / 2**20
 started = time.monotonic()
 try:
     parse_document(raw, ParseLimits(**json.loads(sys.argv[1])))
