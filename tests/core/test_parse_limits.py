@@ -148,6 +148,31 @@ def test_no_child_outlives_a_timeout():
     assert _children() <= before  # the worker that timed out is gone, reaped
 
 
+def _run_program(pid_file):
+    program = subprocess.Popen(["sleep", "60"])
+    with open(pid_file, "w") as out:
+        out.write(str(program.pid))
+    program.wait()
+
+
+def test_a_program_the_worker_runs_is_killed_with_it(tmp_path):
+    pid_file = tmp_path / "program.pid"
+    with pytest.raises(ParseLimitExceeded):
+        run_bounded(_run_program, (str(pid_file),), ParseLimits(max_seconds=0.5))
+    pid = pid_file.read_text()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.05)
+    assert not _alive(pid)  # pandoc, converting a hostile file, would run on otherwise
+
+
+def _alive(pid: str) -> bool:
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def test_one_worker_parses_call_after_call_and_a_failure_retires_it():
     first, second = run_bounded(os.getpid, (), ParseLimits()), run_bounded(os.getpid, (), ParseLimits())
     assert first == second != os.getpid()

@@ -1,11 +1,12 @@
 """Bounds on what one document may cost to parse, so a hostile file fails alone.
 
 Rich formats are parsed in a forked worker process: the parent waits at most ``max_seconds`` for
-each document and kills the worker after that (a parse that reports its pages, a PDF's, may take
+each document and kills the worker after that, with any program it runs (pandoc: the worker
+leads a process group) (a parse that reports its pages, a PDF's, may take
 ``max_seconds_per_page`` per page when that is longer, but no page longer than ``max_seconds``),
 and while it parses a document the worker's
-address space may grow by at most ``max_memory_mb`` (``RLIMIT_AS``), so neither a slow nor a
-memory-hungry parser can stall or sink the batch. A fork (not a fresh interpreter) shares the
+address space may grow by at most ``max_memory_mb`` (``RLIMIT_AS``, which a program it runs
+inherits), so neither a slow nor a memory-hungry parser can stall or sink the batch. A fork (not a fresh interpreter) shares the
 parser modules and the spaCy model, loaded once in the parent, copy-on-write; the worker then
 parses document after document, since forking and tearing down a child per document cost 30-50
 ms, ten times the parse of a typical page. It retires after any failure, once it has grown by
@@ -13,7 +14,7 @@ ms, ten times the parse of a typical page. It retires after any failure, once it
 format: the next worker shares them) or after ``IDLE_SECONDS`` idle, and the next document forks
 a new one. The parent may run other threads (Dagster, LanceDB's runtime); the worker only parses,
 and should a lock held at fork time ever block it, the time limit still ends it. Archives (DOCX,
-PPTX, XLSX) are checked before any parser sees them: the sum of the members' uncompressed sizes, as the zip
+PPTX, XLSX, ODT, EPUB) are checked before any parser sees them: the sum of the members' uncompressed sizes, as the zip
 directory declares them, must stay under ``max_expanded_mb``; Python's zipfile never inflates a
 member past its declared size (it stops there and fails the CRC check), so the declared size is a
 real bound.
@@ -219,6 +220,7 @@ class _Worker:
             warnings.filterwarnings("ignore", message="lancedb fork support", category=RuntimeWarning)
             self.pid = os.fork()
         if self.pid == 0:  # the worker: never returns into the caller's code
+            os.setpgid(0, 0)  # its own process group: killing it kills what it started (pandoc)
             # Keep nothing of the parent's open but the standard streams: an inherited lock file
             # (the corpus' ingest lock) or pipe would otherwise stay held while the worker lives.
             # A thread a library restarts in a forked child (LanceDB's event loop) loses its files
@@ -228,6 +230,10 @@ class _Worker:
             for first, last in ((3, low), (low + 1, high), (high + 1, os.sysconf("SC_OPEN_MAX"))):
                 os.closerange(first, last)
             _serve(request_read, reply_write)
+        try:
+            os.setpgid(self.pid, self.pid)  # set here too, so close() never finds it unset
+        except (ProcessLookupError, PermissionError):  # the worker already exited, or set it itself
+            pass
         os.close(request_read)
         os.close(reply_write)
 
@@ -246,7 +252,7 @@ class _Worker:
                 self.status = 0
             else:
                 try:
-                    os.kill(self.pid, signal.SIGKILL)
+                    os.killpg(self.pid, signal.SIGKILL)  # the worker and any program it runs
                 except ProcessLookupError:
                     pass
                 self.status = os.waitpid(self.pid, 0)[1]
