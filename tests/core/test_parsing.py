@@ -11,7 +11,8 @@ from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError, ParseLimits, parse_document
 from rag_assets.core.sources import list_disk, read_disk
-from tests.support.bad_inputs import email_message, expanding_docx, notebook, outlook_message, png, slide_deck, workbook
+from tests.support.bad_inputs import (email_message, encrypted_docx, expanding_docx, legacy_workbook, notebook,
+                                      outlook_message, pandoc_document, png, slide_deck, workbook)
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
 
@@ -283,6 +284,56 @@ def test_a_workbook_is_its_sheets_as_tables_a_sheet_a_page():
         parse_document(raw("stock.xlsx", workbook()), ParseLimits(max_expanded_mb=0.001))
 
 
+def test_an_excel_97_workbook_reads_as_the_same_sheets_saved_as_xlsx():
+    modern, legacy = workbook(), legacy_workbook()
+    assert legacy.startswith(b"\xd0\xcf\x11\xe0")  # a compound file, not a zip
+    book, old = parse_document(raw("stock.xlsx", modern)), parse_document(raw("inventory/stock.xls", legacy))
+    assert (old.content_type, old.title) == ("xlsx", "stock")  # was: text, "file content is binary"
+    assert old.text == book.text  # 40 not 40.0, the date as a date, blank rows and cells left out
+    assert [(e.category, e.page, e.heading_path) for e in old.elements] == [
+        (e.category, e.page, e.heading_path) for e in book.elements]
+    assert parse_document(raw("misnamed.xlsx", legacy)).text == book.text  # told apart by content
+
+
+GUIDE = """---
+title: Expense Guide
+---
+
+# Travel
+
+Book trains for trips under 400 km.
+
+## Hotels
+
+The hotel limit in London is 250 GBP & taxes per night.
+
+| City | Limit |
+|------|-------|
+| London | 250 |
+| Paris | 220 |
+
+# Meals
+
+- Breakfast is included.
+"""
+
+
+@pytest.mark.parametrize("kind", ["odt", "rtf", "epub"])
+def test_opendocument_rtf_and_epub_read_with_their_title_headings_and_tables(kind, tmp_path):
+    doc = parse_document(raw(f"finance/guide.{kind}", pandoc_document(GUIDE, kind, tmp_path, "Expense Guide")))
+    assert (doc.content_type, doc.title) == (kind, "Expense Guide")  # was: text, "file content is binary"
+    spans = {doc.text[e.start:e.end]: e for e in doc.elements}
+    hotel = spans["The hotel limit in London is 250 GBP & taxes per night."]
+    assert hotel.heading_path[-2:] == ("Travel", "Hotels")
+    assert "| City | Limit |\n| --- | --- |\n| London | 250 |\n| Paris | 220 |" in doc.text
+    assert spans["Breakfast is included."].heading_path[-1] == "Meals"
+
+
+def test_a_web_pages_title_has_its_entities_decoded():
+    page = b"<html><head><title>Returns &amp; refunds\n  FAQ</title></head><body><p>Within 30 days.</p></body></html>"
+    assert parse_document(raw("faq.html", page)).title == "Returns & refunds FAQ"  # was "Returns &amp; refunds\n  FAQ"
+
+
 def test_a_workbook_parses_without_loading_unstructured_or_its_language_model(tmp_path):
     (tmp_path / "stock.xlsx").write_bytes(workbook())
     script = ("import sys; from rag_assets.core.parsing import parse_document; from rag_assets.core.sources import "
@@ -333,6 +384,12 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
         ("broken.xlsx", b"PK\x03\x04 not a zip", "cannot parse as xlsx"),
         ("broken.ipynb", b'{"cells": [', "cannot parse as notebook: JSONDecodeError"),
         ("data.ipynb", b'{"rows": [1, 2]}', "not a Jupyter notebook"),
+        ("minutes.doc", legacy_workbook(), "a Word 97-2003 document (.doc): save it as .docx"),
+        ("deck.ppt", legacy_workbook(), "a PowerPoint 97-2003 presentation (.ppt): save it as .pptx"),
+        ("salaries.docx", encrypted_docx(), "encrypted (password protected)"),
+        ("salaries.xlsx", encrypted_docx(), "encrypted (password protected)"),
+        ("broken.odt", b"PK\x03\x04 not a zip", "cannot parse as odt: ValueError: pandoc cannot read it as odt"),
+        ("broken.epub", b"not an epub", "cannot parse as epub"),
     ],
 )
 def test_bad_documents_fail_with_the_document_and_the_cause(doc_id, data, cause):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import mimetypes
+import subprocess
 import struct
 import zipfile
 import zlib
@@ -220,6 +221,55 @@ def workbook(rows: int = 3) -> bytes:
     return out.getvalue()
 
 
+def legacy_workbook() -> bytes:
+    """``workbook()``'s sheets and values as an Excel 97-2003 file (.xls, xlwt), without its
+    formula cell and title (xlwt writes neither as Excel would)."""
+    from datetime import date
+
+    import xlwt
+
+    book = xlwt.Workbook()
+    day = xlwt.easyxf(num_format_str="YYYY-MM-DD")
+    sheets = {"Stock": [["Part", "Name", "Units", "Checked"], ["NW-BATT-5200", "Battery | 5200 mAh", 40, date(2026, 3, 31)],
+                        ["NW-BRUSH-1", "Side brush"], [], ["NW-DOCK-4", "Dock R4", 7]],
+              "Empty": [], "Prices": [["Part", "EUR"], ["NW-DOCK-4", 129.5]]}
+    for name, rows in sheets.items():
+        sheet = book.add_sheet(name)
+        for r, row in enumerate(rows):
+            for c, value in enumerate(row):
+                sheet.write(r, c, value, day if isinstance(value, date) else xlwt.Style.default_style)
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def encrypted_docx() -> bytes:
+    """A Word file saved with a password (Office's agile encryption, msoffcrypto-tool)."""
+    from docx import Document
+    from msoffcrypto.format.ooxml import OOXMLFile
+
+    plain, locked = io.BytesIO(), io.BytesIO()
+    document = Document()
+    document.add_paragraph("Salary bands for 2027.")
+    document.save(plain)
+    plain.seek(0)
+    OOXMLFile(plain).encrypt("s3cret", locked)
+    return locked.getvalue()
+
+
+def pandoc_document(markdown: str, to: str, tmp: Path, title: str = "") -> bytes:
+    """``markdown`` written as ``to`` (odt, rtf, epub) by the pandoc the project installs; an RTF
+    file gets ``title`` in its properties as Word writes them (pandoc's RTF writer leaves them out)."""
+    import pypandoc
+
+    source, target = tmp / "source.md", tmp / f"document.{to}"
+    source.write_text(markdown, encoding="utf-8")
+    subprocess.run([pypandoc.get_pandoc_path(), "--standalone", str(source), "-o", str(target)], check=True,
+                   capture_output=True)
+    data = target.read_bytes()
+    return data.replace(b"\\deff0", b"\\deff0{\\info{\\title " + title.encode() + b"}}", 1) if to == "rtf" else data
+
+
 def _texts(rows: list[dict]) -> str:
     return "\n".join(r["text"] for r in sorted(rows, key=lambda r: r["start"]))
 
@@ -247,6 +297,8 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
           "## ロボットの手入れ\n\nブラシは毎月交換してください。" * 6
     rtl = "سياسة الإجازات: يحصل كل موظف على سبعة وعشرين يوما من الإجازة المدفوعة.\n\n" \
           "מדיניות חופשה: כל עובד מקבל עשרים ושבעה ימי חופשה בשנה.\n"
+    guide = "# Gate Guide\n\n## Night shift\n\nThe east gate opens at 05:30 for deliveries.\n"
+    odt = pandoc_document(guide, "odt", outside)
     emoji = "# Party 🎉\n\nThe team lunch 🍕 is on Fri\u200bday at the ro\u200dof terrace 🏙️.\u200c\ufeff Bring 👍🏽 mood.\n"
     files: dict[str, bytes] = {
         "good/ordinary.md": b"# Ordinary\n\nThe cafeteria opens at eight and closes at three.\n",
@@ -275,6 +327,13 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         "mail/photo.eml": png() * 20,
         "mail/dock_firmware.msg": outlook_message(),
         "mail/truncated.msg": outlook_message()[:3000],
+        "sheets/stock.xls": legacy_workbook(),
+        "legacy/minutes.doc": legacy_workbook(),  # a compound file: what a Word 97-2003 file is
+        "locked/salaries.docx": encrypted_docx(),
+        "opendocument/gate_guide.odt": odt,
+        "opendocument/gate_guide.rtf": pandoc_document(guide, "rtf", outside, "Gate Guide"),
+        "opendocument/gate_guide.epub": pandoc_document(guide, "epub", outside),
+        "opendocument/truncated.odt": odt[: len(odt) // 2],
         "scripts/cjk.md": cjk.encode(),
         "scripts/rtl.txt": rtl.encode(),
         "scripts/emoji_zero_width.md": emoji.encode(),
@@ -336,6 +395,15 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         Case("spreadsheet of 10k rows", ("sheets/stock_10k.xlsx",), "ok",
              check=lambda rows: len(rows) > 50 and has("| NW-BATT-5200 | Battery ｜ 5200 mAh | 40 | 2026-03-31 |",
                                                        "| NW-DOCK-4 | 129.5 |")(rows)),
+        Case("Excel 97-2003 workbook", ("sheets/stock.xls",), "ok",
+             check=has("| NW-BATT-5200 | Battery ｜ 5200 mAh | 40 | 2026-03-31 |", "| NW-DOCK-4 | 129.5 |")),
+        Case("Word 97-2003 file", ("legacy/minutes.doc",), "error", "save it as .docx"),
+        Case("password-protected Word file", ("locked/salaries.docx",), "error", "encrypted (password protected)"),
+        Case("OpenDocument text, RTF and EPUB", ("opendocument/gate_guide.odt", "opendocument/gate_guide.rtf",
+                                                 "opendocument/gate_guide.epub"), "ok",
+             check=lambda rows: len({r["doc_id"] for r in rows if "opens at 05:30" in r["text"]}) == 3
+             and all(r["heading_path"].endswith("Gate Guide > Night shift") for r in rows if "05:30" in r["text"])),
+        Case("truncated OpenDocument file", ("opendocument/truncated.odt",), "error", "cannot parse as odt"),
         Case("notebook with a 2 MB image output", ("notebooks/churn.ipynb",), "ok",
              check=lambda rows: has("# Churn analysis", "```python\nimport pandas as pd", "third month")(rows)
              and "OUTPUT-LOG" not in _texts(rows) and "iVBOR" not in _texts(rows)),

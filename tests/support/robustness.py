@@ -65,7 +65,7 @@ def index_rows(project) -> list[dict]:
         table = lancedb.connect(corpus.index_uri).open_table(table_name("sample", corpus.embedding_model.name, corpus.chunking_profile.name))
     except ValueError:  # not created yet: nothing was ever written
         return []
-    return table.search().select(["id", "doc_id", "text", "start", "embed_text_hash"]).limit(None).to_arrow().to_pylist()
+    return table.search().select(["id", "doc_id", "text", "start", "heading_path", "embed_text_hash"]).limit(None).to_arrow().to_pylist()
 
 
 def expected_ids(project) -> dict[str, set[str]]:

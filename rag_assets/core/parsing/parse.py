@@ -3,21 +3,24 @@
 Text formats (markdown, text, code, csv) keep the file's text as read (newlines normalised as
 Python's text mode does), so chunk offsets index the file itself. Rich formats are parsed with
 unstructured (HTML, DOCX, PPTX: a slide is a page; e-mail, .eml or Outlook's .msg: its body,
-after its subject and senders, then its attachments), pdfminer + unstructured (PDF, per page) or
-openpyxl (XLSX: a sheet is a page, its cells Markdown rows), and their text is the elements' text
-joined by blank lines, so every element span is exact by construction. A Jupyter notebook is its
+after its subject and senders, then its attachments; ODT, RTF and EPUB as pandoc writes them in
+HTML), pdfminer + unstructured (PDF, per page) or openpyxl (XLSX: a sheet is a page, its cells
+Markdown rows; xlrd for Excel 97-2003), and their text is the elements' text joined by blank
+lines, so every element span is exact by construction. Word and PowerPoint 97-2003 files are
+refused naming the conversion. A Jupyter notebook is its
 cells' sources read as Markdown (code cells fenced).
 """
 
 from __future__ import annotations
 
+import html
 import importlib
 import io
 import mimetypes
 import posixpath
 import re
 from datetime import datetime, time
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib.metadata import version
 
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
@@ -26,13 +29,14 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter_title, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements)
 
-# 12: reStructuredText read by section (it was plain text); 11: HTML, DOCX and PPTX headings nested
+# 13: OpenDocument text, RTF and EPUB read through pandoc, Excel 97-2003 like XLSX (all were
+# binary text); an HTML <title>'s entities decoded; 12: reStructuredText read by section (it was plain text); 11: HTML, DOCX and PPTX headings nested
 # by their depth (they were all top-level); 10: Jupyter notebooks read by cell (they were JSON
 # text); 9: a Markdown file's front matter title; 8: e-mail attachments read, the body's headings
 # under the subject; 7: short table rows padded to the widest; 6: .eml read as e-mail (it was
 # text); 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252
 # bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "12"
+PARSER_REVISION = "13"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -45,10 +49,16 @@ CONTENT_TYPES = {
     ".htm": "html",
     ".pdf": "pdf",
     ".docx": "docx",
+    ".doc": "docx",  # Word 97-2003: refused with how to convert it (nothing here reads it)
+    ".odt": "odt",
+    ".rtf": "rtf",
+    ".epub": "epub",
     ".pptx": "pptx",
+    ".ppt": "pptx",  # PowerPoint 97-2003: refused likewise
     ".eml": "email",
     ".msg": "email",
     ".xlsx": "xlsx",
+    ".xls": "xlsx",  # Excel 97-2003, told apart by content
     ".ipynb": "notebook",
     ".csv": "csv",
     ".tsv": "csv",
@@ -92,9 +102,9 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
     """Parse ``raw`` within ``limits``; raises DocumentError (never returns partial text) when it
     cannot or when the document exceeds a limit (the cause names the limit and its setting).
 
-    Rich formats (HTML, DOCX, PPTX, e-mail, XLSX, notebooks, PDF) are parsed in a child process
-    bounded in time and memory (see ``limits.run_bounded``); a DOCX, PPTX or XLSX is first checked
-    for its expanded size. Text formats are decoded in process: their cost is linear in the bytes, which the
+    Rich formats (HTML, DOCX, PPTX, e-mail, XLSX, notebooks, PDF, ODT, RTF, EPUB) are parsed in a
+    child process bounded in time and memory (see ``limits.run_bounded``); a zip format (DOCX,
+    PPTX, XLSX, ODT, EPUB) is first checked for its expanded size. Text formats are decoded in process: their cost is linear in the bytes, which the
     source's size limit bounds.
     """
     content_type = content_type_for(raw.doc_id)
@@ -259,16 +269,50 @@ def _markdown_rows(rows: list[list[str]]) -> str:
 NO_LANGUAGE = [""]
 
 
-def _parse_html(data: bytes):
+def _parse_html(data: bytes, untitled: str = ""):
+    """An HTML page; its title is its <title> (entities decoded) unless that is empty or
+    ``untitled``, else its first heading."""
     from rag_assets.core.parsing.offline import prepare_unstructured
 
     prepare_unstructured()
     from unstructured.partition.html import partition_html
 
-    html, _ = decode_text(data)
-    title_match = re.search(r"<title[^>]*>(.*?)</title>", html, re.I | re.S)
-    text, elements = _join_elements(_unstructured_items(partition_html(text=html, languages=NO_LANGUAGE)))
-    return text, elements, (title_match.group(1).strip() if title_match else _first_title(text, elements))
+    page, _ = decode_text(data)
+    title_match = re.search(r"<title[^>]*>(.*?)</title>", page, re.I | re.S)
+    title = " ".join(html.unescape(title_match.group(1)).split()) if title_match else ""
+    text, elements = _join_elements(_unstructured_items(partition_html(text=page, languages=NO_LANGUAGE)))
+    return text, elements, (title if title and title != untitled else _first_title(text, elements))
+
+
+def _parse_pandoc(content_type: str, data: bytes):
+    """An OpenDocument text, RTF or EPUB file as pandoc (the binary pypandoc_binary ships,
+    sandboxed: it opens no file and no URL the document names) writes it as one HTML page, read as
+    an HTML page is: headings nested by level, tables as rows. Titled by the document's own title
+    (ODT's, EPUB's, RTF's properties), else its first heading."""
+    import subprocess
+
+    import pypandoc
+
+    done = subprocess.run([pypandoc.get_pandoc_path(), "--sandbox", "--from", content_type, "--to", "html5",
+                           "--standalone", "--wrap", "none"], input=data, capture_output=True, check=False)
+    if done.returncode != 0:
+        cause = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1]
+        raise ValueError(f"pandoc cannot read it as {content_type} ({cause[:200]}); check the file opens")
+    text, elements, title = _parse_html(done.stdout, untitled="-")  # pandoc's <title> when there is none
+    return text, elements, (_odt_title(data) if content_type == "odt" else "") or title
+
+
+def _odt_title(data: bytes) -> str:
+    """An OpenDocument file's own title (its properties' dc:title in meta.xml, which pandoc does
+    not read); "" when it has none."""
+    import zipfile
+
+    try:
+        meta = zipfile.ZipFile(io.BytesIO(data)).read("meta.xml").decode("utf-8", "replace")
+    except (zipfile.BadZipFile, KeyError):
+        return ""
+    match = re.search(r"<dc:title>([^<]*)</dc:title>", meta)
+    return " ".join(html.unescape(match.group(1)).split())[:200] if match else ""
 
 
 def _parse_docx(data: bytes):
@@ -277,6 +321,7 @@ def _parse_docx(data: bytes):
     prepare_unstructured()
     from unstructured.partition.docx import partition_docx
 
+    _refuse_compound(data, "a Word 97-2003 document (.doc)", "docx")
     elements = partition_docx(file=io.BytesIO(data), languages=NO_LANGUAGE)
     text, spans = _join_elements(_unstructured_items(elements))
     return text, spans, _first_title(text, spans)
@@ -292,6 +337,7 @@ def _parse_pptx(data: bytes):
     prepare_unstructured()
     from unstructured.partition.pptx import partition_pptx
 
+    _refuse_compound(data, "a PowerPoint 97-2003 presentation (.ppt)", "pptx")
     by_slide: dict[int, list[tuple[str, str, int | None]]] = {}
     for item in _unstructured_items(partition_pptx(file=io.BytesIO(data), languages=NO_LANGUAGE)):
         by_slide.setdefault(item[2], []).append(item)
@@ -363,7 +409,8 @@ def _attachment_items(name: str, data: bytes, limits: ParseLimits, level: int) -
     return [(e.category, text[e.start : e.end], e.page, level + max(len(e.heading_path), 1)) for e in elements]
 
 
-_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # a compound file: Outlook's .msg
+# a compound file: Outlook's .msg, an Office 97-2003 document, an encrypted Office document
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
 
 def _internet_parts(data: bytes):
@@ -434,12 +481,26 @@ def _address(name: str, address: str) -> str:
     return f"{name} <{address}>" if name and address and name != address else name or address
 
 
+def _refuse_compound(data: bytes, legacy: str, modern: str) -> None:
+    """Raise, naming the fix, when an Office document is a compound file: a password-protected
+    one (Office encrypts into a compound file) or the format's 97-2003 version, which nothing
+    installed reads."""
+    if not data.startswith(_OLE_MAGIC):
+        return
+    if _encrypted(data):
+        raise ValueError(_ENCRYPTED)
+    raise ValueError(f"{legacy}: save it as .{modern}, or convert it (soffice --headless --convert-to {modern})")
+
+
 def _parse_xlsx(data: bytes):
     """An Excel workbook: each sheet's name (a title) and its cells as Markdown rows (values as
     last saved, a date at midnight as its date, trailing empty cells dropped); a sheet's number is
-    its page. Its title is the workbook's own, if it has one."""
+    its page. Its title is the workbook's own, if it has one. An Excel 97-2003 workbook (.xls, a
+    compound file, told apart by content) is read the same way with xlrd."""
     from openpyxl import load_workbook
 
+    if data.startswith(_OLE_MAGIC):
+        return _parse_xls(data)
     book = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     items: list[tuple[str, str, int | None]] = []
     try:
@@ -486,6 +547,58 @@ def _parse_notebook(data: bytes):
     text = "\n\n".join(parts)
     elements = markdown_elements(text)
     return text, elements, _sole_top_heading(text, elements)
+
+
+def _parse_xls(data: bytes):
+    """An Excel 97-2003 workbook, as ``_parse_xlsx`` reads one: numbers as Excel shows a whole
+    one (3, not 3.0), dates as dates, booleans and errors as their words."""
+    import xlrd
+
+    if _encrypted(data):  # an encrypted .xlsx is a compound file too
+        raise ValueError(_ENCRYPTED)
+    book = xlrd.open_workbook(file_contents=data, on_demand=True)
+    items: list[tuple[str, str, int | None]] = []
+    try:
+        for number in range(book.nsheets):
+            sheet = book.sheet_by_index(number)
+            rows = []
+            for index in range(sheet.nrows):
+                cells = [_xls_cell_text(cell, book.datemode) for cell in sheet.row(index)]
+                while cells and not cells[-1].strip():
+                    cells.pop()
+                rows.append(cells)
+            table = _markdown_rows(rows)
+            if table:
+                items += [("Title", sheet.name, number + 1), ("Table", table, number + 1)]
+            book.unload_sheet(number)
+    finally:
+        book.release_resources()
+    text, spans = _join_elements(items)
+    return text, spans, ""
+
+
+_ENCRYPTED = "the file is encrypted (password protected); save an unprotected copy or exclude it"
+
+
+def _encrypted(data: bytes) -> bool:
+    """Whether a compound file is an encrypted Office document (its package stored encrypted)."""
+    import olefile
+
+    return olefile.OleFileIO(data).exists("EncryptedPackage")
+
+
+def _xls_cell_text(cell, datemode: int) -> str:
+    import xlrd
+
+    if cell.ctype == xlrd.XL_CELL_DATE:
+        return _cell_text(xlrd.xldate.xldate_as_datetime(cell.value, datemode))
+    if cell.ctype == xlrd.XL_CELL_NUMBER:
+        return str(int(cell.value)) if float(cell.value).is_integer() else repr(cell.value)
+    if cell.ctype == xlrd.XL_CELL_BOOLEAN:
+        return str(bool(cell.value))
+    if cell.ctype == xlrd.XL_CELL_ERROR:
+        return xlrd.error_text_from_code.get(cell.value, "#ERROR")
+    return _cell_text(cell.value or None)
 
 
 def _cell_text(value) -> str:
@@ -538,10 +651,12 @@ def _first_title(text: str, elements: tuple[Element, ...]) -> str:
 
 
 _PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "email": _parse_email, "xlsx": _parse_xlsx,
-            "notebook": _parse_notebook, "pdf": _parse_pdf}
+            "notebook": _parse_notebook, "pdf": _parse_pdf,
+            **{name: partial(_parse_pandoc, name) for name in ("odt", "rtf", "epub")}}
 _PARSER_MODULES = {"html": ("unstructured.partition.html",), "docx": ("unstructured.partition.docx",),
                    "pptx": ("pptx", "unstructured.partition.pptx"), "email": ("oxmsg", "unstructured.partition.email"),
-                   "xlsx": ("openpyxl",), "notebook": ("json",),
+                   "xlsx": ("openpyxl", "xlrd", "olefile"), "notebook": ("json",),
+                   **{name: ("pypandoc", "unstructured.partition.html") for name in ("odt", "rtf", "epub")},
                    "pdf": ("pdfminer.converter", "pdfminer.pdfpage", "unstructured.partition.text")}
 _LOADED: set[str] = set()
-_ARCHIVES = ("docx", "pptx", "xlsx")  # zip formats: checked for their expanded size before parsing
+_ARCHIVES = ("docx", "pptx", "xlsx", "odt", "epub")  # zip formats: checked for their expanded size before parsing
