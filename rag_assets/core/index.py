@@ -78,7 +78,7 @@ ROW_COLUMNS = {
     "embedding_model": "Embedding model name.",
     "embed_text_hash": "xxh3 of what the vector was made from (an unchanged one is never re-embedded).",
     "tenant": "Tenant of the document (queries are always filtered by it where the source declares one).",
-    "tags": "Corpus tags, comma-delimited on both ends.",
+    "tags": "Corpus tags, then the document's own (front matter), comma-delimited on both ends.",
     "run_id": "Dagster run that wrote the row.",
     "ingested_at": "When the row was written (UTC).",
 }
@@ -145,9 +145,11 @@ ACTIVE_SCHEMA = pa.schema(
 
 
 def document_rows(doc: EmbeddedDocument, tenant: str | None, run_id: str, tags: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    """Index rows of one embedded document (deterministic ids, full lineage on each row)."""
+    """Index rows of one embedded document (deterministic ids, full lineage on each row); their
+    tags are the corpus' ``tags`` and the document's own."""
     chunked = doc.chunked
     now = datetime.now(timezone.utc)
+    tags = tuple(dict.fromkeys((*tags, *chunked.tags)))
     rows = []
     for chunk, vector in zip(chunked.chunks, doc.vectors, strict=True):
         rows.append(

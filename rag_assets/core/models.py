@@ -40,6 +40,7 @@ class ParsedDocument:
     content_type: str
     text: str
     elements: tuple[Element, ...] = ()
+    tags: tuple[str, ...] = ()  # the document's own (a Markdown front matter's), beside the corpus'
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ class ChunkedDocument:
     chunks: tuple[Chunk, ...] = ()
     header_weight: float | None = None  # each chunk's vector: (1 - w) x its text's + w x its header's
     sentence_weight: float | None = None  # and s x its own sentence's, taken from the text's share
+    tags: tuple[str, ...] = ()  # the parsed document's own
 
 
 @dataclass(frozen=True)

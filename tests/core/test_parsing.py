@@ -115,6 +115,22 @@ def test_a_markdown_files_front_matter_names_it(head, title):
     assert doc.text.startswith(head.replace("\r\n", "\n"))  # the text is the file's, front matter included
 
 
+@pytest.mark.parametrize("head, tags", [
+    ("---\ntitle: Deploy\ntags: [billing, \"on call\", billing]\n---\n", ("billing", "on call")),
+    ("---\ntags:\n  - billing\n  - 2026\n---\n", ("billing", "2026")),
+    ("---\ntags: billing, on call\n---\n", ("billing", "on call")),  # one string: comma-separated
+    ("---\ntags: billing release\n---\n", ("billing", "release")),  # Jekyll: space-separated
+    ("---\ntags: [\"a,b\", \"  spaced   out \"]\n---\n", ("a", "b", "spaced out")),  # commas delimit the column
+    ("+++\ntags = [\"billing\"]\n+++\n", ("billing",)),
+    ("---\ntags: {billing: true}\n---\n", ()),
+    ("---\ntitle: No tags\n---\n", ()),
+])
+def test_a_markdown_files_front_matter_tags_it(head, tags):
+    doc = parse_document(raw("docs/deploy.md", (head + "\nRun the pipeline.\n").encode()))
+    assert doc.tags == tags
+    assert parse_document(raw("docs/deploy.txt", (head + "\nRun the pipeline.\n").encode())).tags == ()  # not Markdown
+
+
 RST = """=================
  Deployment guide
 =================

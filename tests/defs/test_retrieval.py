@@ -137,6 +137,24 @@ def test_tenants_never_see_each_other(tmp_path):
     assert ask(values, "launch code", k=10, mode="fts", filters=Filters(tenant="globex")) == []
 
 
+def test_a_documents_front_matter_tags_filter_its_rows(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "deploy.md").write_text("---\ntitle: Deploying billing\ntags: [billing, runbook]\n---\n\n"
+                                    "Refunds are paused while the billing service deploys.\n")
+    (docs / "faq.md").write_text("---\ntags: support, faq\n---\n\n# FAQ\n\nRefunds take 45 days.\n")
+    (docs / "plain.md").write_text("# Notes\n\nRefunds are issued to the original card.\n")
+    values = make_project(tmp_path / "p", docs=docs)
+    with env(**values):
+        assert ingest_project(load_project())["documents_failed"] == 0
+    for mode in ("vector", "fts", "hybrid"):
+        assert {h.doc_id for h in ask(values, "refunds", k=10, mode=mode)} == {"deploy.md", "faq.md", "plain.md"}
+        for tag, found in (("billing", {"deploy.md"}), ("faq", {"faq.md"}), ("support", {"faq.md"}),
+                           ("demo", {"deploy.md", "faq.md", "plain.md"}), ("bill", set())):  # demo: the corpus'
+            hits = ask(values, "refunds", k=10, mode=mode, filters=Filters.parse([f"tag={tag}"]))
+            assert {h.doc_id for h in hits} == found, (mode, tag)
+
+
 def test_short_documents_come_back_whole(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -96,6 +96,7 @@ def chunk_document(
         chunks=tuple(chunks),
         header_weight=profile.header_weight,
         sentence_weight=profile.sentence_weight,
+        tags=doc.tags,
     )
 
 

@@ -26,17 +26,17 @@ from importlib.metadata import version
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
 from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, report_pages, run_bounded
-from rag_assets.core.parsing.structure import (front_matter_title, heading_text, markdown_elements, paragraph_elements,
+from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements)
 
-# 13: OpenDocument text, RTF and EPUB read through pandoc, Excel 97-2003 like XLSX (all were
+# 14: a Markdown front matter's tags are the document's; 13: OpenDocument text, RTF and EPUB read through pandoc, Excel 97-2003 like XLSX (all were
 # binary text); an HTML <title>'s entities decoded; 12: reStructuredText read by section (it was plain text); 11: HTML, DOCX and PPTX headings nested
 # by their depth (they were all top-level); 10: Jupyter notebooks read by cell (they were JSON
 # text); 9: a Markdown file's front matter title; 8: e-mail attachments read, the body's headings
 # under the subject; 7: short table rows padded to the widest; 6: .eml read as e-mail (it was
 # text); 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252
 # bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "13"
+PARSER_REVISION = "14"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -127,15 +127,17 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
         raise DocumentError(raw.doc_id, f"cannot parse as {content_type}: {type(exc).__name__}: {exc}") from exc
     if not text.strip():
         raise DocumentError(raw.doc_id, "document has no text (empty, or nothing extractable)")
+    matter_title, tags = front_matter(text) if content_type == "markdown" else ("", ())
     return ParsedDocument(
         doc_id=raw.doc_id,
         uri=raw.uri,
         content_hash=raw.content_hash,
         source_version=raw.source_version,
-        title=title or _title_from_path(raw.doc_id),
+        title=matter_title or title or _title_from_path(raw.doc_id),
         content_type=content_type,
         text=text,
         elements=elements,
+        tags=tags,
     )
 
 
@@ -158,8 +160,9 @@ def _parse_format(content_type: str, data: bytes, attachment_limits: ParseLimits
 
 
 def _parse_text(content_type: str, data: bytes):
-    """A text format's decoded text, its elements and title (a Markdown file's: its front matter's
-    title, else its sole top-level heading; a reStructuredText file's: its sole top-level title)."""
+    """A text format's decoded text, its elements and title (a Markdown file's sole top-level
+    heading, a reStructuredText file's sole top-level title; a front matter's title, which names
+    a Markdown file before it, is read by ``parse_document``)."""
     text, _ = decode_text(data)
     if content_type == "markdown":
         elements = markdown_elements(text)
@@ -171,8 +174,7 @@ def _parse_text(content_type: str, data: bytes):
         elements = (Element(0, len(text.rstrip()), "CodeSnippet"),) if text.strip() else ()
     else:
         elements = paragraph_elements(text)
-    title = front_matter_title(text) if content_type == "markdown" else ""
-    return text, elements, title or _sole_top_heading(text, elements)
+    return text, elements, _sole_top_heading(text, elements)
 
 
 def _load_parser(content_type: str) -> None:

@@ -29,10 +29,15 @@ _TOML_FRONT_MATTER = re.compile(r"\+\+\+[ \t]*\n(.*?\n)?\+\+\+[ \t]*(?:\n|$)", r
 FRONT_MATTER_CHARS = 65_536  # a block longer than this is no front matter
 
 
-def front_matter_title(text: str) -> str:
-    """The ``title`` of a Markdown file's front matter (a YAML block between "---" lines, or a TOML
-    one between "+++" lines, at the very start, as static-site generators and note apps write it);
-    "" when there is none, it has no title, or it does not parse."""
+MAX_TAGS = 32
+
+
+def front_matter(text: str) -> tuple[str, tuple[str, ...]]:
+    """The ``title`` and ``tags`` of a Markdown file's front matter (a YAML block between "---"
+    lines, or a TOML one between "+++" lines, at the very start, as static-site generators and
+    note apps write it); ("", ()) when there is none or it does not parse. Tags are a list, or one
+    string of comma- (else space-) separated tags as Jekyll reads it; each one's whitespace is
+    collapsed, commas split it, and at most ``MAX_TAGS`` of 1-100 characters are kept."""
     head = text[:FRONT_MATTER_CHARS]
     try:
         if match := _YAML_FRONT_MATTER.match(head):
@@ -44,11 +49,24 @@ def front_matter_title(text: str) -> str:
 
             fields = tomllib.loads(match.group(1) or "")
         else:
-            return ""
-    except Exception:  # not YAML or TOML after all (a horizontal rule over a paragraph): no title
-        return ""
-    title = fields.get("title") if isinstance(fields, dict) else None
-    return heading_text(str(title))[:200] if isinstance(title, (str, int, float)) else ""
+            return "", ()
+    except Exception:  # not YAML or TOML after all (a horizontal rule over a paragraph): none
+        return "", ()
+    if not isinstance(fields, dict):
+        return "", ()
+    title = fields.get("title")
+    title = heading_text(str(title))[:200] if isinstance(title, (str, int, float)) else ""
+    return title, _tags(fields.get("tags"))
+
+
+def _tags(value) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = value.split(",") if "," in value else value.split()
+    if not isinstance(value, list):
+        return ()
+    names = (" ".join(part.split()) for item in value if isinstance(item, (str, int, float))
+             for part in str(item).split(","))
+    return tuple(dict.fromkeys(name for name in names if 0 < len(name) <= 100))[:MAX_TAGS]
 
 
 def _lines(text: str):
