@@ -66,7 +66,8 @@ ROW_COLUMNS = {
     "source_uri": "Where the document lives (file:// or s3://).",
     "source_version": "Source version read: the file's mtime on disk, the object's ETag on S3.",
     "heading_path": "Headings above the chunk, joined with ' > '.",
-    "page": "PDF page of the chunk's start, if any.",
+    "page": "Page (PDF page, slide, sheet) where the chunk starts, if any.",
+    "page_end": "Page where the chunk ends: its start page when it lies on one.",
     "element_types": "Structural elements the chunk holds (Title, NarrativeText, Table, ...).",
     "strategy": "Chunking strategy that cut the chunk.",
     "window_start": "sentence_window: start of the text embedded around the sentence.",
@@ -114,8 +115,15 @@ def chunk_schema(dimensions: int) -> pa.Schema:
             pa.field("tags", pa.string()),
             pa.field("run_id", pa.string()),
             pa.field("ingested_at", pa.timestamp("us", tz="UTC")),
+            # Columns added since tables were first written, last (``ADDED_COLUMNS``).
+            pa.field("page_end", pa.int32()),
         ]
     )
+
+
+# Columns of ``chunk_schema`` that a table written before them lacks, with the SQL expression that
+# fills them in its rows when the next write adds them (``LanceIndex.upgrade``).
+ADDED_COLUMNS = {"page_end": "page"}
 
 
 MANIFEST_SCHEMA = pa.schema(
@@ -167,6 +175,7 @@ def document_rows(doc: EmbeddedDocument, tenant: str | None, run_id: str, tags: 
                 "source_version": chunked.source_version,
                 "heading_path": " > ".join(chunk.heading_path),
                 "page": chunk.page,
+                "page_end": chunk.page_end,
                 "element_types": ",".join(chunk.element_types),
                 "strategy": chunk.strategy,
                 "window_start": chunk.window_start,
@@ -295,7 +304,7 @@ class LanceIndex:
         without rows."""
         if not docs:
             return {}
-        table = self.table()
+        table = self.upgrade()
         doc_ids = [d.chunked.doc_id for d in docs]
         old: dict[str, set[str]] = {d: set() for d in doc_ids}
         for i in range(0, len(doc_ids), 200):
@@ -323,6 +332,20 @@ class LanceIndex:
             doc_id: WriteResult(len(rows_by_doc[doc_id]), len(old[doc_id] - {r["id"] for r in rows_by_doc[doc_id]}), version)
             for doc_id in doc_ids
         }
+
+    def upgrade(self):
+        """The chunks table for writing, with every column of ``chunk_schema``: one written
+        before a column was added gets it (``ADDED_COLUMNS``' expression fills its rows), under
+        the table's creation lock so that concurrent writers add it once."""
+        table = self.table()
+        if set(ADDED_COLUMNS) <= set(table.schema.names):
+            return table
+        with table_creation_lock(self.db.uri, self.name):
+            table = self.db.open_table(self.name)  # as the last writer left it
+            missing = {name: fill for name, fill in ADDED_COLUMNS.items() if name not in table.schema.names}
+            if missing:
+                table.add_columns(missing)
+        return table
 
     def _record(self, docs: list[EmbeddedDocument], run_id: str, table_version: int) -> None:
         now = datetime.now(timezone.utc)

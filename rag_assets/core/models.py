@@ -62,7 +62,8 @@ class Chunk:
     embed_text: str
     tokens: int
     heading_path: tuple[str, ...] = ()
-    page: int | None = None
+    page: int | None = None  # where the chunk starts
+    page_end: int | None = None  # where it ends: ``page`` when it lies on one
     element_types: tuple[str, ...] = ()
     strategy: str = ""
     profile_hash: str = ""

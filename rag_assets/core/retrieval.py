@@ -20,7 +20,7 @@ from rag_assets.core.index import LanceIndex, sql_str
 
 CITATION_COLUMNS = ["id", "doc_id", "text", "start", "end", "chunk_index", "title", "source_uri",
                     "heading_path", "page", "content_hash", "embedding_model", "chunk_profile", "run_id", "tenant",
-                    "window_start", "window_end"]
+                    "window_start", "window_end", "page_end"]
 FILTER_KEYS = ("doc_id", "section", "tag", "content_type", "updated_after")
 MODES = ("vector", "fts", "hybrid")
 RRF_K = 60
@@ -114,6 +114,7 @@ class Hit:
     window_start: int | None = None
     window_end: int | None = None
     vector: list[float] | None = field(default=None, repr=False, compare=False)
+    page_end: int | None = None  # the page where the text ends: ``page`` when it lies on one
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -125,7 +126,8 @@ class Hit:
         if self.heading_path:
             parts.append(self.heading_path)
         if self.page is not None:
-            parts.append(f"p. {self.page}")
+            parts.append(f"pp. {self.page}-{self.page_end}" if (self.page_end or self.page) > self.page
+                         else f"p. {self.page}")
         parts.append(f"chars {self.start}-{self.end}")
         return " | ".join(parts) + f"  ({self.source})"
 
@@ -134,7 +136,8 @@ def _hit(row: dict, score: float, mode: str) -> Hit:
     return Hit(id=row["id"], doc_id=row["doc_id"], text=row["text"], source=row["source_uri"], title=row["title"],
                heading_path=row["heading_path"] or "", page=row["page"], start=row["start"], end=row["end"],
                chunk_index=row["chunk_index"], score=round(float(score), 6), mode=mode, tenant=row.get("tenant"),
-               window_start=row.get("window_start"), window_end=row.get("window_end"), vector=row.get("vector"))
+               window_start=row.get("window_start"), window_end=row.get("window_end"), vector=row.get("vector"),
+               page_end=row.get("page_end", row["page"]))  # a table written before the column: its start page
 
 
 def _table(index: LanceIndex, version: int | None):
@@ -144,13 +147,21 @@ def _table(index: LanceIndex, version: int | None):
     return table
 
 
+def _columns(table, *extra: str) -> list[str]:
+    """``CITATION_COLUMNS`` (and ``extra``) that ``table`` (at its checked-out version) has: a table
+    written before a column was added (``ADDED_COLUMNS``) is read without it until its next write."""
+    names = set(table.schema.names)
+    return [c for c in CITATION_COLUMNS if c in names] + list(extra)
+
+
 def vector_search(index: LanceIndex, vector: list[float], k: int = 5, version: int | None = None,
                   where: str | None = None) -> list[Hit]:
     """Top ``k`` chunks by cosine similarity (score = 1 - cosine distance)."""
-    query = _table(index, version).search(vector, vector_column_name="vector").distance_type("cosine")
+    table = _table(index, version)
+    query = table.search(vector, vector_column_name="vector").distance_type("cosine")
     if where:
         query = query.where(where, prefilter=True)
-    rows = query.select([*CITATION_COLUMNS, "vector", "_distance"]).limit(k).to_list()
+    rows = query.select(_columns(table, "vector", "_distance")).limit(k).to_list()
     return [_hit(r, 1.0 - float(r["_distance"]), "vector") for r in rows]
 
 
@@ -162,10 +173,11 @@ def fts_search(index: LanceIndex, text: str, k: int = 5, version: int | None = N
     terms = " ".join(re.findall(r"\w[\w\-./]*", text))
     if not terms:
         return []
-    query = _table(index, version).search(MatchQuery(terms, "text"), query_type="fts")
+    table = _table(index, version)
+    query = table.search(MatchQuery(terms, "text"), query_type="fts")
     if where:
         query = query.where(where, prefilter=True)
-    rows = query.select([*CITATION_COLUMNS, "vector", "_score"]).limit(k).to_list()
+    rows = query.select(_columns(table, "vector", "_score")).limit(k).to_list()
     return [_hit(r, r["_score"], "fts") for r in rows]
 
 
@@ -289,8 +301,9 @@ def merge_overlapping(hits: list[Hit]) -> list[Hit]:
         for piece in sorted((merged[i] for i in joined), key=lambda h: h.start):
             span = _union(span, piece)
         first = merged[joined[0]]
-        merged[joined[0]] = replace(first, text=span.text, start=span.start, end=span.end,
-                                    score=max(first.score, span.score), chunk_index=span.chunk_index)
+        merged[joined[0]] = replace(first, text=span.text, start=span.start, end=span.end, page=span.page,
+                                    page_end=span.page_end, score=max(first.score, span.score),
+                                    chunk_index=span.chunk_index)
         for i in reversed(joined[1:]):
             del merged[i]
     return merged
@@ -304,8 +317,10 @@ def _union(a: Hit, b: Hit) -> Hit:
         text = first.text + " " + second.text
     else:
         text = first.text + second.text[first.end - second.start:]
+    ends = [page for page in (first.page_end, second.page_end) if page is not None]
     return replace(a, text=text, start=first.start, end=max(a.end, b.end), score=max(a.score, b.score),
-                   chunk_index=min(a.chunk_index, b.chunk_index))
+                   chunk_index=min(a.chunk_index, b.chunk_index), page=first.page,
+                   page_end=max(ends) if first.page is not None and ends else first.page)
 
 
 def _absorb(hit: Hit, rows: list[dict]) -> Hit:
@@ -315,7 +330,8 @@ def _absorb(hit: Hit, rows: list[dict]) -> Hit:
     merged = pieces[0]
     for piece in pieces[1:]:
         merged = _union(merged, piece)
-    return replace(hit, text=merged.text, start=merged.start, end=merged.end)
+    return replace(hit, text=merged.text, start=merged.start, end=merged.end, page=merged.page,
+                   page_end=merged.page_end)
 
 
 def expand(index: LanceIndex, hits: list[Hit], neighbours: int, version: int | None = None) -> list[Hit]:
@@ -327,7 +343,7 @@ def expand(index: LanceIndex, hits: list[Hit], neighbours: int, version: int | N
     for hit in hits:
         lo, hi = hit.chunk_index - neighbours, hit.chunk_index + neighbours
         where = f"doc_id = {sql_str(hit.doc_id)} AND chunk_index >= {int(lo)} AND chunk_index <= {int(hi)}"
-        out.append(_absorb(hit, table.search().where(where).select(CITATION_COLUMNS).limit(2 * neighbours + 1).to_list()))
+        out.append(_absorb(hit, table.search().where(where).select(_columns(table)).limit(2 * neighbours + 1).to_list()))
     return out
 
 
@@ -342,7 +358,7 @@ def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int, section
         where = (f"doc_id = {sql_str(doc_id)} AND ((chunk_index >= {int(lo - pad)} AND chunk_index <= {int(hi + pad)})"
                  + (f" OR heading_path = {sql_str(section)}" if section is not None else "")
                  + (f" OR (start < {int(reach[1])} AND end > {int(reach[0])}))" if reach is not None else ")"))
-        fetched = table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()
+        fetched = table.search().where(where).select(_columns(table)).limit(None).to_list()
         rows = {r["chunk_index"]: r for r in fetched if lo - pad <= r["chunk_index"] <= hi + pad}
         if not rows:
             return [], fetched
@@ -371,7 +387,7 @@ def _sentence_rows(table, doc_id: str, lo: int, hi: int, min_chars: int, section
 def _rows_within(table, doc_id: str, start: int, end: int) -> list[dict]:
     """Rows of a document lying wholly inside ``start``..``end`` (chars), citation columns only."""
     where = f"doc_id = {sql_str(doc_id)} AND start >= {int(start)} AND end <= {int(end)}"
-    return table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list()
+    return table.search().where(where).select(_columns(table)).limit(None).to_list()
 
 
 def _to_windows(table, doc_id: str, rows: list[dict]) -> list[dict]:
@@ -546,13 +562,14 @@ def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, count_t
     if few:
         rows: dict[str, list[dict]] = {}
         where = "doc_id IN (" + ", ".join(sql_str(d) for d in few) + ")"
-        for row in table.search().where(where).select(CITATION_COLUMNS).limit(None).to_list():
+        for row in table.search().where(where).select(_columns(table)).limit(None).to_list():
             rows.setdefault(row["doc_id"], []).append(row)
         for doc_id, doc_rows in rows.items():
             document = _absorb(_hit(doc_rows[0], 0.0, ""), doc_rows)
             if count_tokens(document.text) <= max_tokens:
                 wholes[doc_id] = document
-    return merge_overlapping([replace(hit, text=document.text, start=document.start, end=document.end)
+    return merge_overlapping([replace(hit, text=document.text, start=document.start, end=document.end,
+                                      page=document.page, page_end=document.page_end)
                               if (document := wholes[hit.doc_id]) else hit for hit in hits])
 
 

@@ -209,6 +209,24 @@ def test_a_chunk_has_the_page_where_it_starts_and_an_emails_body_none():
     assert [page for text, page in pages.items() if "Firmware 2.3 is the last" in text] == [1]
 
 
+def test_a_chunk_records_the_page_where_it_ends(tmp_path):
+    from tests.support.make_sample_binaries import write_pdf
+
+    write_pdf(tmp_path / "manual.pdf", [[f"Page {n} line {i}: the dock charges the robot in ninety minutes." for i in range(6)]
+                                        for n in range(1, 5)])
+    data = (tmp_path / "manual.pdf").read_bytes()
+    doc = parse_document(RawDocument("manual.pdf", "", content_hash(data), len(data), "", data))
+    assert {e.page for e in doc.elements} == {1, 2, 3, 4}
+    for max_tokens in (64, 128, 512):
+        chunks = chunk_document(doc, ChunkingProfile("t", strategy="recursive", max_tokens=max_tokens, overlap=0),
+                                COUNTERS[MINILM_TOKENIZER], 512).chunks
+        for chunk in chunks:  # the last page of any element the chunk's text overlaps
+            last = max(e.page for e in doc.elements if e.start < chunk.end and e.end > chunk.start)
+            assert (chunk.page, chunk.page_end) == (chunk.page, last) and chunk.page <= last
+        if max_tokens == 512:
+            assert (chunks[0].page, chunks[0].page_end) == (1, 4)  # was: page 1 alone, cited "p. 1"
+
+
 def test_faq_pairs_stay_whole_and_transcript_turns_too():
     faq = (SAMPLE / "support" / "customer_faq.md").read_text()
     spans = STRATEGIES["faq"](200, 0, COUNTERS[MINILM_TOKENIZER]).chunk(faq)

@@ -151,7 +151,8 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
         embed_text=embed_text,
         tokens=tokens,
         heading_path=tuple(path),
-        page=_start_page(covering),
+        page=(page := _start_page(covering)),
+        page_end=max((el.page for el in covering if el.page is not None), default=None) if page is not None else None,
         element_types=tuple(dict.fromkeys(el.category for el in covering)),
         strategy=strategy,
         profile_hash=profile_hash,
@@ -165,7 +166,7 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
 def _start_page(covering) -> int | None:
     """The page where the chunk starts: its first element's, a page-less heading passed over (an
     e-mail attachment's heading before the attachment's first page). A chunk that starts in
-    page-less text (an e-mail's body before a PDF attachment's pages) has none."""
+    page-less text (an e-mail's body before a PDF attachment's pages) has none, and no end page."""
     for element in covering:
         if element.page is not None:
             return element.page

@@ -1,0 +1,54 @@
+"""A chunks table written before a column was added is read without it and gains it, filled,
+at its next write; results and citations carry the pages a chunk spans."""
+
+from dataclasses import replace
+
+import lancedb
+import pyarrow as pa
+
+from rag_assets.core.index import ADDED_COLUMNS, LanceIndex, chunk_schema, document_rows
+from rag_assets.core.retrieval import Hit, merge_overlapping, vector_search
+from tests.core.test_index_restore import DIM, embedded
+
+
+def paged(doc_id: str, pages: list[tuple[int | None, int | None]]):
+    doc = embedded(doc_id, len(pages))
+    chunks = tuple(replace(c, page=p, page_end=e) for c, (p, e) in zip(doc.chunked.chunks, pages))
+    return replace(doc, chunked=replace(doc.chunked, chunks=chunks))
+
+
+def test_a_table_without_page_end_is_read_as_before_and_gains_it_at_the_next_write(tmp_path):
+    db = lancedb.connect(tmp_path / "db")
+    index = LanceIndex(db, "sample", "m", DIM, "p")
+    old_schema = pa.schema([f for f in chunk_schema(DIM) if f.name not in ADDED_COLUMNS])
+    rows = [{k: v for k, v in row.items() if k not in ADDED_COLUMNS}
+            for row in document_rows(paged("old.pdf", [(1, 1), (2, 3)]), None, "run0")]
+    db.create_table(index.name, data=pa.Table.from_pylist(rows, schema=old_schema))  # as the last release wrote it
+    before = db.open_table(index.name).version
+
+    hits = vector_search(index.pinned(), [0.1] * (DIM - 1) + [1.0], k=2)  # was: no field page_end, the query failed
+    assert {(h.page, h.page_end) for h in hits} == {(1, 1), (2, 2)}  # the start page: all it knew
+
+    index.write_documents([paged("new.pdf", [(4, 6)])], None, "run1")
+    table = db.open_table(index.name)
+    assert table.schema.names == chunk_schema(DIM).names
+    ends = {(r["doc_id"], r["page"], r["page_end"]) for r in table.to_arrow().to_pylist()}
+    assert ends == {("old.pdf", 1, 1), ("old.pdf", 2, 2), ("new.pdf", 4, 6)}
+    old = vector_search(index.pinned(), [0.1] * DIM, k=5, version=before)  # time travel to before the column
+    assert len(old) == 2 and all(h.page_end == h.page for h in old)
+    index.write_documents([paged("old.pdf", [(1, 1), (2, 3)])], None, "run2")  # re-chunked: its real end page
+    assert {(r["page"], r["page_end"]) for r in db.open_table(index.name).to_arrow().to_pylist()
+            if r["doc_id"] == "old.pdf"} == {(1, 1), (2, 3)}
+
+
+def hit(start: int, end: int, page, page_end, score=0.5) -> Hit:
+    return Hit(id=f"{start}", doc_id="m.pdf", text="x" * (end - start), source="", title="Manual", heading_path="",
+               page=page, start=start, end=end, chunk_index=start, score=score, page_end=page_end)
+
+
+def test_merged_results_span_the_pages_of_their_pieces_and_cite_them():
+    merged, = merge_overlapping([hit(100, 200, 3, 4, 0.9), hit(0, 100, 2, 3)])
+    assert (merged.start, merged.end, merged.page, merged.page_end) == (0, 200, 2, 4)
+    assert "| pp. 2-4 |" in merged.citation() and "| p. 3 |" in hit(0, 5, 3, 3).citation()
+    body, = merge_overlapping([hit(100, 200, 1, 2), hit(0, 100, None, None)])  # starts before the first page
+    assert (body.page, body.page_end) == (None, None)
