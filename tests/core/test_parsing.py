@@ -334,15 +334,25 @@ The hotel limit in London is 250 GBP & taxes per night.
 """
 
 
-@pytest.mark.parametrize("kind", ["odt", "rtf", "epub"])
-def test_opendocument_rtf_and_epub_read_with_their_title_headings_and_tables(kind, tmp_path):
+@pytest.mark.parametrize("kind, content_type", [("odt", "odt"), ("rtf", "rtf"), ("epub", "epub"),
+                                                ("adoc", "asciidoc"), ("tex", "latex"), ("org", "org")])
+def test_documents_pandoc_reads_come_with_their_title_headings_and_tables(kind, content_type, tmp_path):
     doc = parse_document(raw(f"finance/guide.{kind}", pandoc_document(GUIDE, kind, tmp_path, "Expense Guide")))
-    assert (doc.content_type, doc.title) == (kind, "Expense Guide")  # was: text, "file content is binary"
+    # was: odt, rtf, epub "file content is binary"; the text formats plain text, markup and all
+    assert (doc.content_type, doc.title) == (content_type, "Expense Guide")
     spans = {doc.text[e.start:e.end]: e for e in doc.elements}
     hotel = spans["The hotel limit in London is 250 GBP & taxes per night."]
     assert hotel.heading_path[-2:] == ("Travel", "Hotels")
     assert "| City | Limit |\n| --- | --- |\n| London | 250 |\n| Paris | 220 |" in doc.text
     assert spans["Breakfast is included."].heading_path[-1] == "Meals"
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "utf-16"])
+def test_a_latex_file_is_decoded_as_every_text_file_before_pandoc_reads_it(encoding):
+    source = "\\section{Café rules}\nThe café opens at 7 \\textbf{“sharp”}.\n".encode(encoding)
+    doc = parse_document(raw("notes.tex", source))
+    # pandoc alone reads bytes that are not UTF-8 as Latin-1: cp1252's quotes became control characters
+    assert doc.text == "Café rules\n\nThe café opens at 7 “sharp”."
 
 
 def test_a_web_pages_title_has_its_entities_decoded():
@@ -406,6 +416,7 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
         ("salaries.xlsx", encrypted_docx(), "encrypted (password protected)"),
         ("broken.odt", b"PK\x03\x04 not a zip", "cannot parse as odt: ValueError: pandoc cannot read it as odt"),
         ("broken.epub", b"not an epub", "cannot parse as epub"),
+        ("loop.tex", b"\\def\\a{\\a}\\a", "pandoc cannot read it as latex (Loop encountered in expanding macro a)"),
     ],
 )
 def test_bad_documents_fail_with_the_document_and_the_cause(doc_id, data, cause):

@@ -334,6 +334,7 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         "opendocument/gate_guide.rtf": pandoc_document(guide, "rtf", outside, "Gate Guide"),
         "opendocument/gate_guide.epub": pandoc_document(guide, "epub", outside),
         "opendocument/truncated.odt": odt[: len(odt) // 2],
+        "latex/macro_loop.tex": b"\\documentclass{article}\\def\\a{\\a}\\begin{document}\\a\\end{document}",
         "scripts/cjk.md": cjk.encode(),
         "scripts/rtl.txt": rtl.encode(),
         "scripts/emoji_zero_width.md": emoji.encode(),
@@ -404,6 +405,7 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
              check=lambda rows: len({r["doc_id"] for r in rows if "opens at 05:30" in r["text"]}) == 3
              and all(r["heading_path"].endswith("Gate Guide > Night shift") for r in rows if "05:30" in r["text"])),
         Case("truncated OpenDocument file", ("opendocument/truncated.odt",), "error", "cannot parse as odt"),
+        Case("LaTeX macro that expands forever", ("latex/macro_loop.tex",), "error", "Loop encountered in expanding macro"),
         Case("notebook with a 2 MB image output", ("notebooks/churn.ipynb",), "ok",
              check=lambda rows: has("# Churn analysis", "```python\nimport pandas as pd", "third month")(rows)
              and "OUTPUT-LOG" not in _texts(rows) and "iVBOR" not in _texts(rows)),

@@ -3,8 +3,8 @@
 Text formats (markdown, text, code, csv) keep the file's text as read (newlines normalised as
 Python's text mode does), so chunk offsets index the file itself. Rich formats are parsed with
 unstructured (HTML, DOCX, PPTX: a slide is a page; e-mail, .eml or Outlook's .msg: its body,
-after its subject and senders, then its attachments; ODT, RTF and EPUB as pandoc writes them in
-HTML), pdfminer + unstructured (PDF, per page) or openpyxl (XLSX: a sheet is a page, its cells
+after its subject and senders, then its attachments; ODT, RTF, EPUB, AsciiDoc, LaTeX and Org as
+pandoc writes them in HTML), pdfminer + unstructured (PDF, per page) or openpyxl (XLSX: a sheet is a page, its cells
 Markdown rows; xlrd for Excel 97-2003), and their text is the elements' text joined by blank
 lines, so every element span is exact by construction. Word and PowerPoint 97-2003 files are
 refused naming the conversion. A Jupyter notebook is its
@@ -29,14 +29,16 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements)
 
-# 14: a Markdown front matter's tags are the document's; 13: OpenDocument text, RTF and EPUB read through pandoc, Excel 97-2003 like XLSX (all were
-# binary text); an HTML <title>'s entities decoded; 12: reStructuredText read by section (it was plain text); 11: HTML, DOCX and PPTX headings nested
+# 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text); 14: a Markdown front
+# matter's tags are the document's; 13: OpenDocument text, RTF and EPUB read through pandoc, Excel
+# 97-2003 like XLSX (all were binary text), an HTML <title>'s entities decoded; 12:
+# reStructuredText read by section (it was plain text); 11: HTML, DOCX and PPTX headings nested
 # by their depth (they were all top-level); 10: Jupyter notebooks read by cell (they were JSON
 # text); 9: a Markdown file's front matter title; 8: e-mail attachments read, the body's headings
 # under the subject; 7: short table rows padded to the widest; 6: .eml read as e-mail (it was
 # text); 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252
 # bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "14"
+PARSER_REVISION = "15"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -44,6 +46,10 @@ CONTENT_TYPES = {
     ".txt": "text",
     ".text": "text",
     ".rst": "rst",
+    ".adoc": "asciidoc",
+    ".asciidoc": "asciidoc",
+    ".tex": "latex",
+    ".org": "org",
     ".log": "text",
     ".html": "html",
     ".htm": "html",
@@ -102,10 +108,11 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
     """Parse ``raw`` within ``limits``; raises DocumentError (never returns partial text) when it
     cannot or when the document exceeds a limit (the cause names the limit and its setting).
 
-    Rich formats (HTML, DOCX, PPTX, e-mail, XLSX, notebooks, PDF, ODT, RTF, EPUB) are parsed in a
-    child process bounded in time and memory (see ``limits.run_bounded``); a zip format (DOCX,
-    PPTX, XLSX, ODT, EPUB) is first checked for its expanded size. Text formats are decoded in process: their cost is linear in the bytes, which the
-    source's size limit bounds.
+    Rich formats (HTML, DOCX, PPTX, e-mail, XLSX, notebooks, PDF, and through pandoc ODT, RTF,
+    EPUB, AsciiDoc, LaTeX, Org) are parsed in a child process bounded in time and memory (see
+    ``limits.run_bounded``); a zip format (DOCX, PPTX, XLSX, ODT, EPUB) is first checked for its
+    expanded size. Text formats are decoded in process: their cost is linear in the bytes, which
+    the source's size limit bounds.
     """
     content_type = content_type_for(raw.doc_id)
     try:
@@ -287,13 +294,19 @@ def _parse_html(data: bytes, untitled: str = ""):
 
 
 def _parse_pandoc(content_type: str, data: bytes):
-    """An OpenDocument text, RTF or EPUB file as pandoc (the binary pypandoc_binary ships,
-    sandboxed: it opens no file and no URL the document names) writes it as one HTML page, read as
-    an HTML page is: headings nested by level, tables as rows. Titled by the document's own title
-    (ODT's, EPUB's, RTF's properties), else its first heading."""
+    """An OpenDocument text, RTF, EPUB, AsciiDoc, LaTeX or Org file as pandoc (the binary
+    pypandoc_binary ships, sandboxed: it opens no file and no URL the document names, so a LaTeX
+    file's \\input is not followed) writes it as one HTML page, read as an HTML page is: headings
+    nested by level, tables as rows, markup rendered. A text format is decoded as every text file
+    is, then given to pandoc as UTF-8. Titled by the document's own title where it has one (ODT's,
+    EPUB's and RTF's properties, AsciiDoc's "= Title", LaTeX's \\title, Org's #+TITLE), else its
+    first heading."""
     import subprocess
 
     import pypandoc
+
+    if content_type in _PANDOC_TEXT:
+        data = decode_text(data)[0].encode("utf-8")
 
     done = subprocess.run([pypandoc.get_pandoc_path(), "--sandbox", "--from", content_type, "--to", "html5",
                            "--standalone", "--wrap", "none"], input=data, capture_output=True, check=False)
@@ -652,13 +665,15 @@ def _first_title(text: str, elements: tuple[Element, ...]) -> str:
     return ""
 
 
+_PANDOC_TEXT = ("asciidoc", "latex", "org")  # text formats pandoc reads (the others are binary)
 _PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "email": _parse_email, "xlsx": _parse_xlsx,
             "notebook": _parse_notebook, "pdf": _parse_pdf,
-            **{name: partial(_parse_pandoc, name) for name in ("odt", "rtf", "epub")}}
+            **{name: partial(_parse_pandoc, name) for name in ("odt", "rtf", "epub", *_PANDOC_TEXT)}}
 _PARSER_MODULES = {"html": ("unstructured.partition.html",), "docx": ("unstructured.partition.docx",),
                    "pptx": ("pptx", "unstructured.partition.pptx"), "email": ("oxmsg", "unstructured.partition.email"),
                    "xlsx": ("openpyxl", "xlrd", "olefile"), "notebook": ("json",),
-                   **{name: ("pypandoc", "unstructured.partition.html") for name in ("odt", "rtf", "epub")},
+                   **{name: ("pypandoc", "unstructured.partition.html")
+                      for name in ("odt", "rtf", "epub", *_PANDOC_TEXT)},
                    "pdf": ("pdfminer.converter", "pdfminer.pdfpage", "unstructured.partition.text")}
 _LOADED: set[str] = set()
 _ARCHIVES = ("docx", "pptx", "xlsx", "odt", "epub")  # zip formats: checked for their expanded size before parsing
