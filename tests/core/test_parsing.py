@@ -131,6 +131,31 @@ def test_a_markdown_files_front_matter_tags_it(head, tags):
     assert parse_document(raw("docs/deploy.txt", (head + "\nRun the pipeline.\n").encode())).tags == ()  # not Markdown
 
 
+MDX = """---
+title: Install the CLI
+---
+import Tabs from '@theme/Tabs';
+
+## Linux
+
+```{bash}
+# not a heading: inside a fence
+curl -sSL https://example.com/install.sh | sh
+```
+
+Run `rag --help` to check.
+"""
+
+
+@pytest.mark.parametrize("name", ["docs/install.mdx", "docs/install.qmd", "docs/install.Rmd"])
+def test_mdx_quarto_and_r_markdown_read_as_markdown(name):
+    doc = parse_document(raw(name, MDX.encode()))
+    assert (doc.content_type, doc.title, doc.text) == ("markdown", "Install the CLI", MDX)  # was: text, "install"
+    spans = {doc.text[e.start:e.end]: e for e in doc.elements}
+    assert spans["Run `rag --help` to check."].heading_path == ("Linux",)
+    assert next(e for e in doc.elements if "curl" in doc.text[e.start:e.end]).category == "CodeSnippet"
+
+
 RST = """=================
  Deployment guide
 =================

@@ -29,7 +29,7 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements)
 
-# 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text); 14: a Markdown front
+# 16: MDX, Quarto and R Markdown read as Markdown (they were plain text); 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text); 14: a Markdown front
 # matter's tags are the document's; 13: OpenDocument text, RTF and EPUB read through pandoc, Excel
 # 97-2003 like XLSX (all were binary text), an HTML <title>'s entities decoded; 12:
 # reStructuredText read by section (it was plain text); 11: HTML, DOCX and PPTX headings nested
@@ -38,11 +38,14 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # under the subject; 7: short table rows padded to the widest; 6: .eml read as e-mail (it was
 # text); 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252
 # bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "15"
+PARSER_REVISION = "16"
 
 CONTENT_TYPES = {
     ".md": "markdown",
     ".markdown": "markdown",
+    ".mdx": "markdown",  # Docusaurus and other MDX sites: Markdown with JSX components
+    ".qmd": "markdown",  # Quarto
+    ".rmd": "markdown",  # R Markdown
     ".txt": "text",
     ".text": "text",
     ".rst": "rst",
