@@ -380,6 +380,17 @@ def test_a_latex_file_is_decoded_as_every_text_file_before_pandoc_reads_it(encod
     assert doc.text == "Café rules\n\nThe café opens at 7 “sharp”."
 
 
+def test_rtf_and_html_under_office_names_read_as_what_they_are(tmp_path):
+    memo = pandoc_document("# Parking\n\nVisitors park on level 2.\n", "rtf", tmp_path, "Parking memo")
+    doc = parse_document(raw("facilities/parking.doc", memo))  # Word's "Rich Text" saved as .doc
+    assert (doc.title, doc.text) == ("Parking memo", "Parking memo\n\nParking\n\nVisitors park on level 2.")  # was: not a zip
+    export = (b"\xef\xbb\xbf<html><body><table><tr><th>Part</th><th>Units</th></tr>"
+              b"<tr><td>NW-DOCK-4</td><td>7</td></tr></table></body></html>")
+    sheet = parse_document(raw("exports/stock.xls", export))  # a web application's "Excel export"
+    assert sheet.text == "| Part | Units |\n| --- | --- |\n| NW-DOCK-4 | 7 |"
+    assert parse_document(raw("exports/stock.docx", export)).text == sheet.text
+
+
 def test_a_web_pages_title_has_its_entities_decoded():
     page = b"<html><head><title>Returns &amp; refunds\n  FAQ</title></head><body><p>Within 30 days.</p></body></html>"
     assert parse_document(raw("faq.html", page)).title == "Returns & refunds FAQ"  # was "Returns &amp; refunds\n  FAQ"

@@ -29,7 +29,7 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements)
 
-# 16: MDX, Quarto and R Markdown read as Markdown (they were plain text); 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text); 14: a Markdown front
+# 17: an RTF or HTML file under a Word or Excel name read as what it is; 16: MDX, Quarto and R Markdown read as Markdown (they were plain text); 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text); 14: a Markdown front
 # matter's tags are the document's; 13: OpenDocument text, RTF and EPUB read through pandoc, Excel
 # 97-2003 like XLSX (all were binary text), an HTML <title>'s entities decoded; 12:
 # reStructuredText read by section (it was plain text); 11: HTML, DOCX and PPTX headings nested
@@ -38,7 +38,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # under the subject; 7: short table rows padded to the widest; 6: .eml read as e-mail (it was
 # text); 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252
 # bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "16"
+PARSER_REVISION = "17"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -334,6 +334,10 @@ def _odt_title(data: bytes) -> str:
 
 
 def _parse_docx(data: bytes):
+    """A Word document; an RTF or HTML file under a Word name (what "Save as" in older tools and
+    web exports write) is read as what it is."""
+    if kind := _text_office_file(data):
+        return _parse_pandoc("rtf", data) if kind == "rtf" else _parse_html(data)
     from rag_assets.core.parsing.offline import prepare_unstructured
 
     prepare_unstructured()
@@ -499,6 +503,16 @@ def _address(name: str, address: str) -> str:
     return f"{name} <{address}>" if name and address and name != address else name or address
 
 
+def _text_office_file(data: bytes) -> str | None:
+    """The text format ("rtf" or "html") an Office-named file really is; None for any other."""
+    head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if head.startswith(b"{\\rtf"):
+        return "rtf"
+    if head.startswith(b"<") and (b"<html" in head or b"<table" in head):
+        return "html"
+    return None
+
+
 def _refuse_compound(data: bytes, legacy: str, modern: str) -> None:
     """Raise, naming the fix, when an Office document is a compound file: a password-protected
     one (Office encrypts into a compound file) or the format's 97-2003 version, which nothing
@@ -514,11 +528,14 @@ def _parse_xlsx(data: bytes):
     """An Excel workbook: each sheet's name (a title) and its cells as Markdown rows (values as
     last saved, a date at midnight as its date, trailing empty cells dropped); a sheet's number is
     its page. Its title is the workbook's own, if it has one. An Excel 97-2003 workbook (.xls, a
-    compound file, told apart by content) is read the same way with xlrd."""
+    compound file, told apart by content) is read the same way with xlrd, an HTML table under an
+    Excel name as a web page."""
     from openpyxl import load_workbook
 
     if data.startswith(_OLE_MAGIC):
         return _parse_xls(data)
+    if _text_office_file(data) == "html":  # a web application's "Excel export": an HTML table
+        return _parse_html(data)
     book = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     items: list[tuple[str, str, int | None]] = []
     try:
