@@ -79,7 +79,7 @@ ROW_COLUMNS = {
     "embedding_model": "Embedding model name.",
     "embed_text_hash": "xxh3 of what the vector was made from (an unchanged one is never re-embedded).",
     "tenant": "Tenant of the document (queries are always filtered by it where the source declares one).",
-    "tags": "Corpus tags, then the document's own (front matter), comma-delimited on both ends.",
+    "tags": "Corpus tags, then the document's own (front matter, keywords), comma-delimited on both ends.",
     "run_id": "Dagster run that wrote the row.",
     "ingested_at": "When the row was written (UTC).",
 }

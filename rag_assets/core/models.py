@@ -40,7 +40,7 @@ class ParsedDocument:
     content_type: str
     text: str
     elements: tuple[Element, ...] = ()
-    tags: tuple[str, ...] = ()  # the document's own (a Markdown front matter's), beside the corpus'
+    tags: tuple[str, ...] = ()  # the document's own (front matter tags, keywords), beside the corpus'
 
 
 @dataclass(frozen=True)

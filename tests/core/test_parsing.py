@@ -391,6 +391,23 @@ def test_rtf_and_html_under_office_names_read_as_what_they_are(tmp_path):
     assert parse_document(raw("exports/stock.docx", export)).text == sheet.text
 
 
+def test_office_opendocument_and_web_page_keywords_tag_the_document(tmp_path):
+    from docx import Document
+
+    word = Document()
+    word.core_properties.keywords = "travel; expenses, 2027"  # Word's File > Info > Tags
+    word.add_paragraph("Book trains for short trips.")
+    out = io.BytesIO()
+    word.save(out)
+    assert parse_document(raw("travel.docx", out.getvalue())).tags == ("travel", "expenses", "2027")
+    odt = pandoc_document("---\nkeywords: [gates, night shift]\n---\n\nThe east gate opens at 05:30.\n", "odt", tmp_path)
+    assert parse_document(raw("gates.odt", odt)).tags == ("gates", "night shift")
+    page = (b'<html><head><meta content="returns,  refunds &amp; credits" name="Keywords"><title>FAQ</title></head>'
+            b"<body><p>Refunds take 45 days.</p></body></html>")
+    assert parse_document(raw("faq.html", page)).tags == ("returns", "refunds & credits")
+    assert parse_document(raw("stock.xlsx", workbook())).tags == ()  # none set
+
+
 def test_a_web_pages_title_has_its_entities_decoded():
     page = b"<html><head><title>Returns &amp; refunds\n  FAQ</title></head><body><p>Within 30 days.</p></body></html>"
     assert parse_document(raw("faq.html", page)).title == "Returns & refunds FAQ"  # was "Returns &amp; refunds\n  FAQ"

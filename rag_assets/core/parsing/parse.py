@@ -27,9 +27,9 @@ from rag_assets.core.models import Element, ParsedDocument, RawDocument
 from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, report_pages, run_bounded
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
-                                              rst_elements)
+                                              rst_elements, tag_names)
 
-# 17: an RTF or HTML file under a Word or Excel name read as what it is; 16: MDX, Quarto and R Markdown read as Markdown (they were plain text); 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text); 14: a Markdown front
+# 18: Office, OpenDocument and web page keywords tag the document; 17: an RTF or HTML file under a Word or Excel name read as what it is; 16: MDX, Quarto and R Markdown read as Markdown (they were plain text); 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text); 14: a Markdown front
 # matter's tags are the document's; 13: OpenDocument text, RTF and EPUB read through pandoc, Excel
 # 97-2003 like XLSX (all were binary text), an HTML <title>'s entities decoded; 12:
 # reStructuredText read by section (it was plain text); 11: HTML, DOCX and PPTX headings nested
@@ -38,7 +38,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # under the subject; 7: short table rows padded to the widest; 6: .eml read as e-mail (it was
 # text); 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252
 # bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "17"
+PARSER_REVISION = "18"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -123,10 +123,11 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
             if content_type in _ARCHIVES:
                 limits.check_archive(raw.data)
             _load_parser(content_type)
-            text, elements, title = run_bounded(_bounded_parse, (content_type, raw.data, limits), limits)
+            text, elements, title, tags = run_bounded(_bounded_parse, (content_type, raw.data, limits), limits)
         else:
             text, elements, title = _parse_text(content_type, raw.data)
             limits.check_output(text, len(elements))
+            tags = ()
     except DocumentError:
         raise
     except ParseLimitExceeded as exc:
@@ -137,7 +138,7 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
         raise DocumentError(raw.doc_id, f"cannot parse as {content_type}: {type(exc).__name__}: {exc}") from exc
     if not text.strip():
         raise DocumentError(raw.doc_id, "document has no text (empty, or nothing extractable)")
-    matter_title, tags = front_matter(text) if content_type == "markdown" else ("", ())
+    matter_title, matter_tags = front_matter(text) if content_type == "markdown" else ("", ())
     return ParsedDocument(
         doc_id=raw.doc_id,
         uri=raw.uri,
@@ -147,16 +148,43 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
         content_type=content_type,
         text=text,
         elements=elements,
-        tags=tags,
+        tags=tags or matter_tags,
     )
 
 
 def _bounded_parse(content_type: str, data: bytes, limits: ParseLimits):
     """Runs in the bounded child: parse, then check the output there, so an oversized result
-    is never sent back."""
+    is never sent back; the document's tags from its own properties (``_property_tags``)."""
     text, elements, title = _parse_format(content_type, data, limits)
     limits.check_output(text, len(elements))
-    return text, elements, title
+    return text, elements, title, _property_tags(content_type, data)
+
+
+def _property_tags(content_type: str, data: bytes) -> tuple[str, ...]:
+    """The tags a document's own properties give it: an Office file's Tags (its keywords, as
+    Word, PowerPoint, Excel and Explorer show them), an OpenDocument file's keywords, a web page's
+    <meta name="keywords">; () for other formats and documents without."""
+    if content_type in ("docx", "pptx", "xlsx", "odt"):
+        meta = _zip_member(data, "meta.xml" if content_type == "odt" else "docProps/core.xml")
+        found = re.findall(r"<(?:cp:keywords|meta:keyword)>([^<]*)</", meta)
+    elif content_type == "html":
+        head = decode_text(data[:65_536])[0]  # the head: where a page declares its keywords
+        found = [match.group(2) for tag in re.findall(r"<meta\b[^>]*>", head, re.I)
+                 if re.search(r"""\bname\s*=\s*["']?keywords\b""", tag, re.I)
+                 and (match := re.search(r"""\bcontent\s*=\s*(["'])(.*?)\1""", tag, re.I | re.S))]
+    else:
+        return ()
+    return tag_names(html.unescape(value) for value in found)
+
+
+def _zip_member(data: bytes, name: str) -> str:
+    """A zip member's text; "" when the data is no zip or has no such member."""
+    import zipfile
+
+    try:
+        return zipfile.ZipFile(io.BytesIO(data)).read(name).decode("utf-8", "replace")
+    except (zipfile.BadZipFile, KeyError):
+        return ""
 
 
 def _parse_format(content_type: str, data: bytes, attachment_limits: ParseLimits | None = None):
@@ -323,13 +351,7 @@ def _parse_pandoc(content_type: str, data: bytes):
 def _odt_title(data: bytes) -> str:
     """An OpenDocument file's own title (its properties' dc:title in meta.xml, which pandoc does
     not read); "" when it has none."""
-    import zipfile
-
-    try:
-        meta = zipfile.ZipFile(io.BytesIO(data)).read("meta.xml").decode("utf-8", "replace")
-    except (zipfile.BadZipFile, KeyError):
-        return ""
-    match = re.search(r"<dc:title>([^<]*)</dc:title>", meta)
+    match = re.search(r"<dc:title>([^<]*)</dc:title>", _zip_member(data, "meta.xml"))
     return " ".join(html.unescape(match.group(1)).split())[:200] if match else ""
 
 

@@ -37,7 +37,8 @@ def front_matter(text: str) -> tuple[str, tuple[str, ...]]:
     lines, or a TOML one between "+++" lines, at the very start, as static-site generators and
     note apps write it); ("", ()) when there is none or it does not parse. Tags are a list, or one
     string of comma- (else space-) separated tags as Jekyll reads it; each one's whitespace is
-    collapsed, commas split it, and at most ``MAX_TAGS`` of 1-100 characters are kept."""
+    collapsed, commas and semicolons split it, and at most ``MAX_TAGS`` of 1-100 characters are
+    kept."""
     head = text[:FRONT_MATTER_CHARS]
     try:
         if match := _YAML_FRONT_MATTER.match(head):
@@ -64,8 +65,13 @@ def _tags(value) -> tuple[str, ...]:
         value = value.split(",") if "," in value else value.split()
     if not isinstance(value, list):
         return ()
-    names = (" ".join(part.split()) for item in value if isinstance(item, (str, int, float))
-             for part in str(item).split(","))
+    return tag_names(str(item) for item in value if isinstance(item, (str, int, float)))
+
+
+def tag_names(values) -> tuple[str, ...]:
+    """Tags from strings: each split at commas and semicolons, its whitespace collapsed; the
+    first ``MAX_TAGS`` distinct ones of 1-100 characters."""
+    names = (" ".join(part.split()) for value in values for part in re.split(r"[,;]", value))
     return tuple(dict.fromkeys(name for name in names if 0 < len(name) <= 100))[:MAX_TAGS]
 
 
