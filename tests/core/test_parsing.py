@@ -391,7 +391,7 @@ def test_rtf_and_html_under_office_names_read_as_what_they_are(tmp_path):
     assert parse_document(raw("exports/stock.docx", export)).text == sheet.text
 
 
-def test_office_opendocument_and_web_page_keywords_tag_the_document(tmp_path):
+def test_office_opendocument_pdf_and_web_page_keywords_tag_the_document(tmp_path):
     from docx import Document
 
     word = Document()
@@ -405,6 +405,10 @@ def test_office_opendocument_and_web_page_keywords_tag_the_document(tmp_path):
     page = (b'<html><head><meta content="returns,  refunds &amp; credits" name="Keywords"><title>FAQ</title></head>'
             b"<body><p>Refunds take 45 days.</p></body></html>")
     assert parse_document(raw("faq.html", page)).tags == ("returns", "refunds & credits")
+    from tests.support.make_sample_binaries import write_pdf
+
+    write_pdf(tmp_path / "dock.pdf", [["Dock Manual", "", "The dock charges the robot."]], keywords="dock; firmware")
+    assert parse_document(raw("dock.pdf", (tmp_path / "dock.pdf").read_bytes())).tags == ("dock", "firmware")
     assert parse_document(raw("stock.xlsx", workbook())).tags == ()  # none set
 
 

@@ -59,7 +59,9 @@ def _pdf_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def write_pdf(path: Path, pages: list[list[str]]) -> None:
+def write_pdf(path: Path, pages: list[list[str]], keywords: str | None = None) -> None:
+    """A PDF of one page per list of lines (Helvetica), with ``keywords`` in its document
+    information when given."""
     objects: list[bytes] = []
     page_ids = []
     font_id = 3
@@ -84,6 +86,7 @@ def write_pdf(path: Path, pages: list[list[str]]) -> None:
         (2, f"<< /Type /Pages /Kids [{' '.join(f'{p} 0 R' for p in page_ids)}] /Count {len(page_ids)} >>".encode()),
         (font_id, b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"),
         *page_objects,
+        *([(next_id, f"<< /Keywords ({_pdf_escape(keywords)}) >>".encode("latin-1"))] if keywords else []),
     ]
     objects.sort()
     out = bytearray(b"%PDF-1.4\n")
@@ -95,7 +98,8 @@ def write_pdf(path: Path, pages: list[list[str]]) -> None:
     out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
     for obj_id, _ in objects:
         out += f"{offsets[obj_id]:010d} 00000 n \n".encode()
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    info = f" /Info {next_id} 0 R" if keywords else ""
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info} >>\nstartxref\n{xref}\n%%EOF\n".encode()
     path.write_bytes(bytes(out))
 
 

@@ -29,7 +29,7 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 18: Office, OpenDocument and web page keywords tag the document; 17: an RTF or HTML file under a Word or Excel name read as what it is; 16: MDX, Quarto and R Markdown read as Markdown (they were plain text); 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text); 14: a Markdown front
+# 19: a PDF's Keywords tag it; 18: Office, OpenDocument and web page keywords tag the document; 17: an RTF or HTML file under a Word or Excel name read as what it is; 16: MDX, Quarto and R Markdown read as Markdown (they were plain text); 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text); 14: a Markdown front
 # matter's tags are the document's; 13: OpenDocument text, RTF and EPUB read through pandoc, Excel
 # 97-2003 like XLSX (all were binary text), an HTML <title>'s entities decoded; 12:
 # reStructuredText read by section (it was plain text); 11: HTML, DOCX and PPTX headings nested
@@ -38,7 +38,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # under the subject; 7: short table rows padded to the widest; 6: .eml read as e-mail (it was
 # text); 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252
 # bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "18"
+PARSER_REVISION = "19"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -162,11 +162,13 @@ def _bounded_parse(content_type: str, data: bytes, limits: ParseLimits):
 
 def _property_tags(content_type: str, data: bytes) -> tuple[str, ...]:
     """The tags a document's own properties give it: an Office file's Tags (its keywords, as
-    Word, PowerPoint, Excel and Explorer show them), an OpenDocument file's keywords, a web page's
-    <meta name="keywords">; () for other formats and documents without."""
+    Word, PowerPoint, Excel and Explorer show them), an OpenDocument file's keywords, a PDF's
+    Keywords, a web page's <meta name="keywords">; () for other formats and documents without."""
     if content_type in ("docx", "pptx", "xlsx", "odt"):
         meta = _zip_member(data, "meta.xml" if content_type == "odt" else "docProps/core.xml")
         found = re.findall(r"<(?:cp:keywords|meta:keyword)>([^<]*)</", meta)
+    elif content_type == "pdf":
+        found = _pdf_keywords(data)
     elif content_type == "html":
         head = decode_text(data[:65_536])[0]  # the head: where a page declares its keywords
         found = [match.group(2) for tag in re.findall(r"<meta\b[^>]*>", head, re.I)
@@ -175,6 +177,23 @@ def _property_tags(content_type: str, data: bytes) -> tuple[str, ...]:
     else:
         return ()
     return tag_names(html.unescape(value) for value in found)
+
+
+def _pdf_keywords(data: bytes) -> list[str]:
+    """The Keywords of a PDF's document information (text strings decoded as PDF defines them)."""
+    from pdfminer.pdfdocument import PDFDocument
+    from pdfminer.pdfparser import PDFParser
+    from pdfminer.pdftypes import resolve1
+    from pdfminer.utils import decode_text as decode_pdf_text
+
+    found = []
+    for info in PDFDocument(PDFParser(io.BytesIO(data))).info:
+        value = resolve1(info.get("Keywords"))
+        if isinstance(value, bytes):
+            found.append(decode_pdf_text(value))
+        elif isinstance(value, str):
+            found.append(value)
+    return found
 
 
 def _zip_member(data: bytes, name: str) -> str:
