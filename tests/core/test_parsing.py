@@ -359,10 +359,11 @@ The hotel limit in London is 250 GBP & taxes per night.
 """
 
 
-@pytest.mark.parametrize("kind, content_type", [("odt", "odt"), ("rtf", "rtf"), ("epub", "epub"),
-                                                ("adoc", "asciidoc"), ("tex", "latex"), ("org", "org")])
-def test_documents_pandoc_reads_come_with_their_title_headings_and_tables(kind, content_type, tmp_path):
-    doc = parse_document(raw(f"finance/guide.{kind}", pandoc_document(GUIDE, kind, tmp_path, "Expense Guide")))
+@pytest.mark.parametrize("kind, content_type, writer", [
+    ("odt", "odt", ""), ("rtf", "rtf", ""), ("epub", "epub", ""), ("adoc", "asciidoc", ""), ("tex", "latex", ""),
+    ("org", "org", ""), ("xml", "xml", "jats"), ("xml", "xml", "docbook4"), ("dbk", "xml", "docbook5")])
+def test_documents_pandoc_reads_come_with_their_title_headings_and_tables(kind, content_type, writer, tmp_path):
+    doc = parse_document(raw(f"finance/guide.{kind}", pandoc_document(GUIDE, kind, tmp_path, "Expense Guide", writer)))
     # was: odt, rtf, epub "file content is binary"; the text formats plain text, markup and all
     assert (doc.content_type, doc.title) == (content_type, "Expense Guide")
     spans = {doc.text[e.start:e.end]: e for e in doc.elements}
@@ -410,6 +411,12 @@ def test_office_opendocument_pdf_and_web_page_keywords_tag_the_document(tmp_path
     write_pdf(tmp_path / "dock.pdf", [["Dock Manual", "", "The dock charges the robot."]], keywords="dock; firmware")
     assert parse_document(raw("dock.pdf", (tmp_path / "dock.pdf").read_bytes())).tags == ("dock", "firmware")
     assert parse_document(raw("stock.xlsx", workbook())).tags == ()  # none set
+
+
+def test_other_xml_is_read_as_text():
+    config = b"<config>\n  <retries>3</retries>\n</config>\n"
+    doc = parse_document(raw("settings.xml", config))
+    assert (doc.content_type, doc.text, doc.title) == ("xml", config.decode(), "settings")
 
 
 def test_a_web_pages_title_has_its_entities_decoded():

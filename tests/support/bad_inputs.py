@@ -257,15 +257,16 @@ def encrypted_docx() -> bytes:
     return locked.getvalue()
 
 
-def pandoc_document(markdown: str, to: str, tmp: Path, title: str = "") -> bytes:
-    """``markdown`` written as ``to`` (odt, rtf, epub) by the pandoc the project installs; an RTF
-    file gets ``title`` in its properties as Word writes them (pandoc's RTF writer leaves them out)."""
+def pandoc_document(markdown: str, to: str, tmp: Path, title: str = "", writer: str = "") -> bytes:
+    """``markdown`` written as a ``.{to}`` file (odt, rtf, epub, ...; in pandoc's ``writer`` format
+    where the extension does not name it) by the pandoc the project installs; an RTF file gets
+    ``title`` in its properties as Word writes them (pandoc's RTF writer leaves them out)."""
     import pypandoc
 
     source, target = tmp / "source.md", tmp / f"document.{to}"
     source.write_text(markdown, encoding="utf-8")
-    subprocess.run([pypandoc.get_pandoc_path(), "--standalone", str(source), "-o", str(target)], check=True,
-                   capture_output=True)
+    subprocess.run([pypandoc.get_pandoc_path(), "--standalone", str(source), "-o", str(target),
+                    *(["--to", writer] if writer else [])], check=True, capture_output=True)
     data = target.read_bytes()
     return data.replace(b"\\deff0", b"\\deff0{\\info{\\title " + title.encode() + b"}}", 1) if to == "rtf" else data
 

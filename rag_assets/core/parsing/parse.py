@@ -2,13 +2,13 @@
 
 Text formats (markdown, text, code, csv) keep the file's text as read (newlines normalised as
 Python's text mode does), so chunk offsets index the file itself. Rich formats are parsed with
-unstructured (HTML, DOCX, PPTX: a slide is a page; e-mail, .eml or Outlook's .msg: its body,
-after its subject and senders, then its attachments; ODT, RTF, EPUB, AsciiDoc, LaTeX and Org as
-pandoc writes them in HTML), pdfminer + unstructured (PDF, per page) or openpyxl (XLSX: a sheet is a page, its cells
-Markdown rows; xlrd for Excel 97-2003), and their text is the elements' text joined by blank
-lines, so every element span is exact by construction. Word and PowerPoint 97-2003 files are
-refused naming the conversion. A Jupyter notebook is its
-cells' sources read as Markdown (code cells fenced).
+unstructured (HTML, DOCX, PPTX: a slide is a page; e-mail, .eml or Outlook's .msg: its body, after
+its subject and senders, then its attachments; ODT, RTF, EPUB, AsciiDoc, LaTeX, Org, JATS and
+DocBook as pandoc writes them in HTML), pdfminer + unstructured (PDF, per page) or openpyxl (XLSX:
+a sheet is a page, its cells Markdown rows; xlrd for Excel 97-2003), and their text is the
+elements' text joined by blank lines, so every element span is exact by construction. Word and
+PowerPoint 97-2003 files are refused naming the conversion. A Jupyter notebook is its cells'
+sources read as Markdown (code cells fenced).
 """
 
 from __future__ import annotations
@@ -29,16 +29,19 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 19: a PDF's Keywords tag it; 18: Office, OpenDocument and web page keywords tag the document; 17: an RTF or HTML file under a Word or Excel name read as what it is; 16: MDX, Quarto and R Markdown read as Markdown (they were plain text); 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text); 14: a Markdown front
-# matter's tags are the document's; 13: OpenDocument text, RTF and EPUB read through pandoc, Excel
-# 97-2003 like XLSX (all were binary text), an HTML <title>'s entities decoded; 12:
-# reStructuredText read by section (it was plain text); 11: HTML, DOCX and PPTX headings nested
-# by their depth (they were all top-level); 10: Jupyter notebooks read by cell (they were JSON
-# text); 9: a Markdown file's front matter title; 8: e-mail attachments read, the body's headings
-# under the subject; 7: short table rows padded to the widest; 6: .eml read as e-mail (it was
-# text); 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252
-# bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "19"
+# 20: JATS and DocBook XML read through pandoc (they were text, tags and all); 19: a PDF's Keywords
+# tag it; 18: Office, OpenDocument and web page keywords tag the document; 17: an RTF or HTML file
+# under a Word or Excel name read as what it is; 16: MDX, Quarto and R Markdown read as Markdown
+# (they were plain text); 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text);
+# 14: a Markdown front matter's tags are the document's; 13: OpenDocument text, RTF and EPUB read
+# through pandoc, Excel 97-2003 like XLSX (all were binary text), an HTML <title>'s entities
+# decoded; 12: reStructuredText read by section (it was plain text); 11: HTML, DOCX and PPTX
+# headings nested by their depth (they were all top-level); 10: Jupyter notebooks read by cell
+# (they were JSON text); 9: a Markdown file's front matter title; 8: e-mail attachments read, the
+# body's headings under the subject; 7: short table rows padded to the widest; 6: .eml read as
+# e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM,
+# stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
+PARSER_REVISION = "20"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -80,6 +83,8 @@ CONTENT_TYPES = {
     ".sql": "code",
     ".json": "text",
     ".yaml": "text",
+    ".xml": "xml",  # JATS and DocBook read as articles (told apart by content), other XML as text
+    ".dbk": "xml",
     ".yml": "text",
 }
 #: every content type a document may have (what a profile's ``content_types`` may name)
@@ -112,10 +117,10 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
     cannot or when the document exceeds a limit (the cause names the limit and its setting).
 
     Rich formats (HTML, DOCX, PPTX, e-mail, XLSX, notebooks, PDF, and through pandoc ODT, RTF,
-    EPUB, AsciiDoc, LaTeX, Org) are parsed in a child process bounded in time and memory (see
-    ``limits.run_bounded``); a zip format (DOCX, PPTX, XLSX, ODT, EPUB) is first checked for its
-    expanded size. Text formats are decoded in process: their cost is linear in the bytes, which
-    the source's size limit bounds.
+    EPUB, AsciiDoc, LaTeX, Org, JATS, DocBook) are parsed in a child process bounded in time and
+    memory (see ``limits.run_bounded``); a zip format (DOCX, PPTX, XLSX, ODT, EPUB) is first
+    checked for its expanded size. Text formats are decoded in process: their cost is linear in
+    the bytes, which the source's size limit bounds.
     """
     content_type = content_type_for(raw.doc_id)
     try:
@@ -365,6 +370,21 @@ def _parse_pandoc(content_type: str, data: bytes):
         raise ValueError(f"pandoc cannot read it as {content_type} ({cause[:200]}); check the file opens")
     text, elements, title = _parse_html(done.stdout, untitled="-")  # pandoc's <title> when there is none
     return text, elements, (_odt_title(data) if content_type == "odt" else "") or title
+
+
+def _parse_xml(data: bytes):
+    """A JATS article (the XML PubMed Central and journals publish) or a DocBook document, told
+    apart by its DOCTYPE or namespace, read through pandoc; any other XML as text."""
+    head = data[:8192]
+    if _JATS.search(head):
+        return _parse_pandoc("jats", data)
+    if _DOCBOOK.search(head):
+        return _parse_pandoc("docbook", data)
+    return _parse_text("text", data)
+
+
+_JATS = re.compile(rb'<!DOCTYPE\s+article\s+PUBLIC\s+"-//NLM//DTD')
+_DOCBOOK = re.compile(rb'http://docbook\.org/ns/docbook|<!DOCTYPE\s+\w+\s+PUBLIC\s+"-//OASIS//DTD DocBook')
 
 
 def _odt_title(data: bytes) -> str:
@@ -726,15 +746,16 @@ def _first_title(text: str, elements: tuple[Element, ...]) -> str:
     return ""
 
 
-_PANDOC_TEXT = ("asciidoc", "latex", "org")  # text formats pandoc reads (the others are binary)
+# Content types read through pandoc, and the pandoc input formats that are text (decoded first).
+_PANDOC_FORMATS = ("odt", "rtf", "epub", "asciidoc", "latex", "org")
+_PANDOC_TEXT = ("asciidoc", "latex", "org", "jats", "docbook")
 _PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "email": _parse_email, "xlsx": _parse_xlsx,
-            "notebook": _parse_notebook, "pdf": _parse_pdf,
-            **{name: partial(_parse_pandoc, name) for name in ("odt", "rtf", "epub", *_PANDOC_TEXT)}}
+            "notebook": _parse_notebook, "pdf": _parse_pdf, "xml": _parse_xml,
+            **{name: partial(_parse_pandoc, name) for name in _PANDOC_FORMATS}}
 _PARSER_MODULES = {"html": ("unstructured.partition.html",), "docx": ("unstructured.partition.docx",),
                    "pptx": ("pptx", "unstructured.partition.pptx"), "email": ("oxmsg", "unstructured.partition.email"),
                    "xlsx": ("openpyxl", "xlrd", "olefile"), "notebook": ("json",),
-                   **{name: ("pypandoc", "unstructured.partition.html")
-                      for name in ("odt", "rtf", "epub", *_PANDOC_TEXT)},
+                   **{name: ("pypandoc", "unstructured.partition.html") for name in (*_PANDOC_FORMATS, "xml")},
                    "pdf": ("pdfminer.converter", "pdfminer.pdfpage", "unstructured.partition.text")}
 _LOADED: set[str] = set()
 _ARCHIVES = ("docx", "pptx", "xlsx", "odt", "epub")  # zip formats: checked for their expanded size before parsing
