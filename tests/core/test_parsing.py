@@ -413,6 +413,23 @@ def test_office_opendocument_pdf_and_web_page_keywords_tag_the_document(tmp_path
     assert parse_document(raw("stock.xlsx", workbook())).tags == ()  # none set
 
 
+def test_a_web_archive_is_read_as_its_page_under_mhtml_and_word_names():
+    from email.mime.image import MIMEImage
+    from email.mime.multipart import MIMEMultipart
+    from email.mime.text import MIMEText
+
+    archive = MIMEMultipart("related")
+    archive["Subject"], archive["From"] = "Onboarding checklist", "<Saved by Blink>"
+    archive.attach(MIMEText("<html><body><h1>Onboarding</h1><p>Laptops are handed out on day one \u2013 ask IT "
+                            "for the VPN token.</p></body></html>", "html", "windows-1252"))  # quoted-printable
+    archive.attach(MIMEImage(png(), "png"))
+    data = archive.as_bytes()
+    for name in ("wiki/onboarding.mhtml", "wiki/onboarding.mht", "wiki/onboarding.doc"):  # .doc: Confluence's export
+        doc = parse_document(raw(name, data))  # was: text "From: <Saved by Blink> ...", or "not a zip file"
+        assert (doc.title, doc.text) == ("Onboarding checklist",
+                                         "Onboarding\n\nLaptops are handed out on day one \u2013 ask IT for the VPN token.")
+
+
 def test_other_xml_is_read_as_text():
     config = b"<config>\n  <retries>3</retries>\n</config>\n"
     doc = parse_document(raw("settings.xml", config))

@@ -29,7 +29,7 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 20: JATS and DocBook XML read through pandoc (they were text, tags and all); 19: a PDF's Keywords
+# 21: web archives (.mht, .mhtml; Confluence's Word export) read as their page; 20: JATS and DocBook XML read through pandoc (they were text, tags and all); 19: a PDF's Keywords
 # tag it; 18: Office, OpenDocument and web page keywords tag the document; 17: an RTF or HTML file
 # under a Word or Excel name read as what it is; 16: MDX, Quarto and R Markdown read as Markdown
 # (they were plain text); 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text);
@@ -41,7 +41,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # body's headings under the subject; 7: short table rows padded to the widest; 6: .eml read as
 # e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM,
 # stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "20"
+PARSER_REVISION = "21"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -59,6 +59,8 @@ CONTENT_TYPES = {
     ".log": "text",
     ".html": "html",
     ".htm": "html",
+    ".mht": "html",  # a web archive: its page is read
+    ".mhtml": "html",
     ".pdf": "pdf",
     ".docx": "docx",
     ".doc": "docx",  # Word 97-2003: refused with how to convert it (nothing here reads it)
@@ -334,18 +336,45 @@ NO_LANGUAGE = [""]
 
 
 def _parse_html(data: bytes, untitled: str = ""):
-    """An HTML page; its title is its <title> (entities decoded) unless that is empty or
-    ``untitled``, else its first heading."""
+    """An HTML page, or the page of a MIME web archive (``_archived_page``); its title is its
+    <title> (entities decoded) unless that is empty or ``untitled``, else the archive's subject,
+    else its first heading."""
     from rag_assets.core.parsing.offline import prepare_unstructured
 
     prepare_unstructured()
     from unstructured.partition.html import partition_html
 
-    page, _ = decode_text(data)
+    page, subject = _archived_page(data) or (decode_text(data)[0], "")
     title_match = re.search(r"<title[^>]*>(.*?)</title>", page, re.I | re.S)
     title = " ".join(html.unescape(title_match.group(1)).split()) if title_match else ""
+    title = title if title and title != untitled else " ".join(subject.split())
     text, elements = _join_elements(_unstructured_items(partition_html(text=page, languages=NO_LANGUAGE)))
     return text, elements, (title if title and title != untitled else _first_title(text, elements))
+
+
+def _archived_page(data: bytes) -> tuple[str, str] | None:
+    """The HTML page of a MIME web archive (.mht/.mhtml as browsers save a page, Word's "Single
+    File Web Page", Confluence's "Export to Word" .doc), decoded by its declared charset, and the
+    archive's Subject; None when ``data`` is no such archive."""
+    if not _MIME_ARCHIVE.search(data[:4096]):
+        return None
+    import email
+    from email import policy
+
+    message = email.message_from_bytes(data, policy=policy.default)
+    for part in message.walk():
+        if part.get_content_type() == "text/html":
+            payload = part.get_payload(decode=True) or b""
+            charset = part.get_content_charset()
+            try:
+                page = payload.decode(charset) if charset else decode_text(payload)[0]
+            except (LookupError, UnicodeDecodeError):  # a charset Python lacks, or not what it says
+                page = decode_text(payload)[0]
+            return page, str(message["Subject"] or "")
+    return None
+
+
+_MIME_ARCHIVE = re.compile(rb"(?im)^content-type:\s*multipart/related")
 
 
 def _parse_pandoc(content_type: str, data: bytes):
@@ -565,12 +594,13 @@ def _address(name: str, address: str) -> str:
 
 
 def _text_office_file(data: bytes) -> str | None:
-    """The text format ("rtf" or "html") an Office-named file really is; None for any other."""
+    """The text format ("rtf", or "html": a page or a web archive) an Office-named file really is;
+    None for any other."""
     head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if head.startswith(b"{\\rtf"):
         return "rtf"
-    if head.startswith(b"<") and (b"<html" in head or b"<table" in head):
-        return "html"
+    if head.startswith(b"<") and (b"<html" in head or b"<table" in head) or _MIME_ARCHIVE.search(head):
+        return "html"  # a page, an exported table, or a web archive (Confluence's Word export)
     return None
 
 
