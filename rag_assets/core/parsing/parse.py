@@ -29,18 +29,19 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 21: web archives (.mht, .mhtml; Confluence's Word export) read as their page; 20: JATS and DocBook XML read through pandoc (they were text, tags and all); 19: a PDF's Keywords
-# tag it; 18: Office, OpenDocument and web page keywords tag the document; 17: an RTF or HTML file
-# under a Word or Excel name read as what it is; 16: MDX, Quarto and R Markdown read as Markdown
-# (they were plain text); 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text);
-# 14: a Markdown front matter's tags are the document's; 13: OpenDocument text, RTF and EPUB read
-# through pandoc, Excel 97-2003 like XLSX (all were binary text), an HTML <title>'s entities
-# decoded; 12: reStructuredText read by section (it was plain text); 11: HTML, DOCX and PPTX
-# headings nested by their depth (they were all top-level); 10: Jupyter notebooks read by cell
-# (they were JSON text); 9: a Markdown file's front matter title; 8: e-mail attachments read, the
-# body's headings under the subject; 7: short table rows padded to the widest; 6: .eml read as
-# e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM,
-# stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
+# 21: web archives (.mht, .mhtml; Confluence's Word export) read as their page; 20: JATS and
+# DocBook XML read through pandoc (they were text, tags and all); 19: a PDF's Keywords tag it; 18:
+# Office, OpenDocument and web page keywords tag the document; 17: an RTF or HTML file under a Word
+# or Excel name read as what it is; 16: MDX, Quarto and R Markdown read as Markdown (they were
+# plain text); 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text); 14: a
+# Markdown front matter's tags are the document's; 13: OpenDocument text, RTF and EPUB read through
+# pandoc, Excel 97-2003 like XLSX (all were binary text), an HTML <title>'s entities decoded; 12:
+# reStructuredText read by section (it was plain text); 11: HTML, DOCX and PPTX headings nested by
+# their depth (they were all top-level); 10: Jupyter notebooks read by cell (they were JSON text);
+# 9: a Markdown file's front matter title; 8: e-mail attachments read, the body's headings under
+# the subject; 7: short table rows padded to the widest; 6: .eml read as e-mail (it was text); 5:
+# HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252 bytes in
+# UTF-8; 3: Markdown headings read as text
 PARSER_REVISION = "21"
 
 CONTENT_TYPES = {
@@ -347,9 +348,9 @@ def _parse_html(data: bytes, untitled: str = ""):
     page, subject = _archived_page(data) or (decode_text(data)[0], "")
     title_match = re.search(r"<title[^>]*>(.*?)</title>", page, re.I | re.S)
     title = " ".join(html.unescape(title_match.group(1)).split()) if title_match else ""
-    title = title if title and title != untitled else " ".join(subject.split())
+    title = title if title != untitled else ""
     text, elements = _join_elements(_unstructured_items(partition_html(text=page, languages=NO_LANGUAGE)))
-    return text, elements, (title if title and title != untitled else _first_title(text, elements))
+    return text, elements, title or " ".join(subject.split()) or _first_title(text, elements)
 
 
 def _archived_page(data: bytes) -> tuple[str, str] | None:
@@ -378,13 +379,13 @@ _MIME_ARCHIVE = re.compile(rb"(?im)^content-type:\s*multipart/related")
 
 
 def _parse_pandoc(content_type: str, data: bytes):
-    """An OpenDocument text, RTF, EPUB, AsciiDoc, LaTeX or Org file as pandoc (the binary
-    pypandoc_binary ships, sandboxed: it opens no file and no URL the document names, so a LaTeX
-    file's \\input is not followed) writes it as one HTML page, read as an HTML page is: headings
-    nested by level, tables as rows, markup rendered. A text format is decoded as every text file
-    is, then given to pandoc as UTF-8. Titled by the document's own title where it has one (ODT's,
-    EPUB's and RTF's properties, AsciiDoc's "= Title", LaTeX's \\title, Org's #+TITLE), else its
-    first heading."""
+    """An OpenDocument text, RTF, EPUB, AsciiDoc, LaTeX, Org, JATS or DocBook file as pandoc (the
+    binary pypandoc_binary ships, sandboxed: it opens no file and no URL the document names, so a
+    LaTeX file's \\input is not followed) writes it as one HTML page, read as an HTML page is:
+    headings nested by level, tables as rows, markup rendered. A text format is decoded as every
+    text file is, then given to pandoc as UTF-8. Titled by the document's own title where it has
+    one (ODT's, EPUB's and RTF's properties, AsciiDoc's "= Title", LaTeX's \\title, Org's #+TITLE,
+    an article's title), else its first heading."""
     import subprocess
 
     import pypandoc
