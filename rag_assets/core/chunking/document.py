@@ -152,7 +152,7 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
         tokens=tokens,
         heading_path=tuple(path),
         page=(page := _start_page(covering)),
-        page_end=max((el.page for el in covering if el.page is not None), default=None) if page is not None else None,
+        page_end=max(el.page for el in covering if el.page is not None) if page is not None else None,
         element_types=tuple(dict.fromkeys(el.category for el in covering)),
         strategy=strategy,
         profile_hash=profile_hash,
