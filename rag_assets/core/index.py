@@ -383,11 +383,12 @@ class LanceIndex:
         return {row["doc_id"]: row for row in rows}
 
     def row(self, row_id: str, version: int | None = None) -> dict[str, Any] | None:
-        """One row by id (at table ``version`` when given), without its vector."""
+        """One row by id (at table ``version`` when given), without its vector: the columns that
+        version has (one written before a column was added lacks it)."""
         table = self.table()
         if version is not None:
             table.checkout(version)
-        columns = [f.name for f in chunk_schema(self.dimensions) if f.name != "vector"]
+        columns = [name for name in table.schema.names if name != "vector"]
         rows = table.search().where(f"id IN {sql_ids([row_id])}").select(columns).limit(1).to_list()
         return rows[0] if rows else None
 

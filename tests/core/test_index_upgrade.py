@@ -28,6 +28,8 @@ def test_a_table_without_page_end_is_read_as_before_and_gains_it_at_the_next_wri
 
     hits = vector_search(index.pinned(), [0.1] * (DIM - 1) + [1.0], k=2)  # was: no field page_end, the query failed
     assert {(h.page, h.page_end) for h in hits} == {(1, 1), (2, 2)}  # the start page: all it knew
+    row = index.row(rows[1]["id"])  # what rag lineage reads (it failed the same way)
+    assert (row["doc_id"], row["page"], "page_end" in row) == ("old.pdf", 2, False)
 
     index.write_documents([paged("new.pdf", [(4, 6)])], None, "run1")
     table = db.open_table(index.name)
@@ -36,6 +38,7 @@ def test_a_table_without_page_end_is_read_as_before_and_gains_it_at_the_next_wri
     assert ends == {("old.pdf", 1, 1), ("old.pdf", 2, 2), ("new.pdf", 4, 6)}
     old = vector_search(index.pinned(), [0.1] * DIM, k=5, version=before)  # time travel to before the column
     assert len(old) == 2 and all(h.page_end == h.page for h in old)
+    assert "page_end" not in index.row(rows[1]["id"], version=before) and index.row(rows[1]["id"])["page_end"] == 2
     index.write_documents([paged("old.pdf", [(1, 1), (2, 3)])], None, "run2")  # re-chunked: its real end page
     assert {(r["page"], r["page_end"]) for r in db.open_table(index.name).to_arrow().to_pylist()
             if r["doc_id"] == "old.pdf"} == {(1, 1), (2, 3)}
