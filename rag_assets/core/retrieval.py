@@ -20,7 +20,7 @@ from rag_assets.core.index import LanceIndex, sql_str
 
 CITATION_COLUMNS = ["id", "doc_id", "text", "start", "end", "chunk_index", "title", "source_uri",
                     "heading_path", "page", "content_hash", "embedding_model", "chunk_profile", "run_id", "tenant",
-                    "window_start", "window_end", "page_end"]
+                    "window_start", "window_end", "tags", "page_end"]
 FILTER_KEYS = ("doc_id", "section", "tag", "content_type", "updated_after")
 MODES = ("vector", "fts", "hybrid")
 RRF_K = 60
@@ -115,6 +115,7 @@ class Hit:
     window_end: int | None = None
     vector: list[float] | None = field(default=None, repr=False, compare=False)
     page_end: int | None = None  # the page where the text ends: ``page`` when it lies on one
+    tags: tuple[str, ...] = ()  # the corpus' and the document's own
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -137,7 +138,8 @@ def _hit(row: dict, score: float, mode: str) -> Hit:
                heading_path=row["heading_path"] or "", page=row["page"], start=row["start"], end=row["end"],
                chunk_index=row["chunk_index"], score=round(float(score), 6), mode=mode, tenant=row.get("tenant"),
                window_start=row.get("window_start"), window_end=row.get("window_end"), vector=row.get("vector"),
-               page_end=row.get("page_end", row["page"]))  # a table written before the column: its start page
+               page_end=row.get("page_end", row["page"]),  # a table written before the column: its start page
+               tags=tuple(tag for tag in (row.get("tags") or "").split(",") if tag))
 
 
 def _table(index: LanceIndex, version: int | None):

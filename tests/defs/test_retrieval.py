@@ -153,6 +153,9 @@ def test_a_documents_front_matter_tags_filter_its_rows(tmp_path):
                            ("demo", {"deploy.md", "faq.md", "plain.md"}), ("bill", set())):  # demo: the corpus'
             hits = ask(values, "refunds", k=10, mode=mode, filters=Filters.parse([f"tag={tag}"]))
             assert {h.doc_id for h in hits} == found, (mode, tag)
+    tags = {h.doc_id: h.to_dict()["tags"] for h in ask(values, "refunds", k=10)}  # what rag query --json shows
+    assert tags == {"deploy.md": ("rag", "demo", "billing", "runbook"), "faq.md": ("rag", "demo", "support", "faq"),
+                    "plain.md": ("rag", "demo")}
 
 
 def test_short_documents_come_back_whole(tmp_path):
