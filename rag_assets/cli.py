@@ -550,7 +550,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.set_defaults(func=cmd_eval)
 
     chunk = command("chunk", "parse a file like the pipeline does and print its chunks")
-    chunk.add_argument("file", type=_path, help="document to chunk (md, mdx, rst, adoc, tex, org, txt, html, pdf, docx, odt, rtf, epub, pptx, eml, msg, xlsx, xls, ipynb, py, csv...)")
+    chunk.add_argument("file", type=_path, help="document to chunk (md, mdx, rst, adoc, tex, org, txt, html, pdf, "
+                                                "docx, odt, rtf, epub, pptx, eml, msg, xlsx, xls, ipynb, py, csv...)")
     chunk.add_argument("--profile", help="chunking profile from profiles/chunking.yml (default: the corpus')")
     chunk.add_argument("--strategy", help="override the strategy (fixed, sentence, recursive, markdown, code, "
                                           "table, faq, transcript, semantic, sentence_window, auto)")

@@ -1,23 +1,22 @@
 """Bounds on what one document may cost to parse, so a hostile file fails alone.
 
 Rich formats are parsed in a forked worker process: the parent waits at most ``max_seconds`` for
-each document and kills the worker after that, with any program it runs (pandoc: the worker
-leads a process group) (a parse that reports its pages, a PDF's, may take
-``max_seconds_per_page`` per page when that is longer, but no page longer than ``max_seconds``),
-and while it parses a document the worker's
-address space may grow by at most ``max_memory_mb`` (``RLIMIT_AS``, which a program it runs
-inherits), so neither a slow nor a memory-hungry parser can stall or sink the batch. A fork (not a fresh interpreter) shares the
-parser modules and the spaCy model, loaded once in the parent, copy-on-write; the worker then
-parses document after document, since forking and tearing down a child per document cost 30-50
-ms, ten times the parse of a typical page. It retires after any failure, once it has grown by
-``RETIRE_GROWTH``, when the parent has loaded modules since the fork (a parser for another
-format: the next worker shares them) or after ``IDLE_SECONDS`` idle, and the next document forks
-a new one. The parent may run other threads (Dagster, LanceDB's runtime); the worker only parses,
-and should a lock held at fork time ever block it, the time limit still ends it. Archives (DOCX,
-PPTX, XLSX, ODT, EPUB) are checked before any parser sees them: the sum of the members' uncompressed sizes, as the zip
-directory declares them, must stay under ``max_expanded_mb``; Python's zipfile never inflates a
-member past its declared size (it stops there and fails the CRC check), so the declared size is a
-real bound.
+each document and kills the worker after that (a parse that reports its pages, a PDF's, may take
+``max_seconds_per_page`` per page when that is longer, but no page longer than ``max_seconds``);
+the worker leads a process group, so a program it runs (pandoc) is killed with it. While it parses
+a document the worker's address space may grow by at most ``max_memory_mb`` (``RLIMIT_AS``, which
+a program it runs inherits), so neither a slow nor a memory-hungry parser can stall or sink the
+batch. A fork (not a fresh interpreter) shares the parser modules and the spaCy model, loaded once
+in the parent, copy-on-write; the worker then parses document after document, since forking and
+tearing down a child per document cost 30-50 ms, ten times the parse of a typical page. It retires
+after any failure, once it has grown by ``RETIRE_GROWTH``, when the parent has loaded modules
+since the fork (a parser for another format: the next worker shares them) or after
+``IDLE_SECONDS`` idle, and the next document forks a new one. The parent may run other threads
+(Dagster, LanceDB's runtime); the worker only parses, and should a lock held at fork time ever
+block it, the time limit still ends it. Archives (DOCX, PPTX, XLSX, ODT, EPUB) are checked before
+any parser sees them: the sum of the members' uncompressed sizes, as the zip directory declares
+them, must stay under ``max_expanded_mb``; Python's zipfile never inflates a member past its
+declared size (it stops there and fails the CRC check), so the declared size is a real bound.
 """
 
 from __future__ import annotations
