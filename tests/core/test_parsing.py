@@ -227,6 +227,57 @@ def test_web_page_and_word_headings_nest_by_their_depth():
     assert hotels.heading_path == ("Travel Policy", "Hotels")
 
 
+WORD97 = Path(__file__).resolve().parents[1] / "fixtures" / "word97"  # real Word files: see PROVENANCE.md there
+
+
+def test_a_word_97_document_is_read_with_its_headings_and_exact_spans():
+    german = parse_document(raw("archive/harmless-clean.doc", (WORD97 / "harmless-clean.doc").read_bytes()))
+    assert (german.content_type, german.title) == ("docx", "Test")  # its "Überschrift 1" paragraph
+    assert german.text.startswith("Test\n\nThis is a harmless test document.\n\nIt contains neither macros")
+    assert "we add some ünicöde-ßtringß and different text" in german.text
+    paragraph = next(e for e in german.elements if german.text[e.start:e.end] == "This is a harmless test document.")
+    assert paragraph.heading_path == ("Test",)
+    assert [e.category for e in german.elements][0] == "Title"
+    english = parse_document(raw("archive/test-ole-file.doc", (WORD97 / "test-ole-file.doc").read_bytes()))
+    assert english.text == "Test OLE file, saved as Word 97-2003 Document."
+    for doc in (german, english):
+        assert all(doc.text[e.start:e.end].strip() == doc.text[e.start:e.end] != "" for e in doc.elements)
+
+
+def test_a_word_style_with_an_outline_level_is_a_heading_of_that_level():
+    from docx import Document
+    from docx.enum.style import WD_STYLE_TYPE
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    word = Document()
+    chapter = word.styles.add_style("Chapter", WD_STYLE_TYPE.PARAGRAPH)  # a template's own heading style
+    chapter.base_style = word.styles["Heading 1"]
+    translated = word.styles.add_style("Überschrift 2", WD_STYLE_TYPE.PARAGRAPH)  # a translated name, its own level
+    level = OxmlElement("w:outlineLvl")
+    level.set(qn("w:val"), "1")
+    translated.element.get_or_add_pPr().append(level)
+    contents = word.styles.add_style("Contents title", WD_STYLE_TYPE.PARAGRAPH)  # Heading 1 made body text again
+    contents.base_style = word.styles["Heading 1"]
+    body = OxmlElement("w:outlineLvl")
+    body.set(qn("w:val"), "9")
+    contents.element.get_or_add_pPr().append(body)
+    word.add_paragraph("Contents", style="Contents title")
+    word.add_paragraph("Travel and expenses", style="Chapter")
+    word.add_paragraph("Hotels", style="Überschrift 2")
+    word.add_paragraph("Book hotels through the travel desk at least a week ahead.")
+    word.add_heading("Meals", 2)
+    word.add_paragraph("Meals are paid up to the daily allowance of the destination city.")
+    out = io.BytesIO()
+    word.save(out)
+    doc = parse_document(raw("handbook/travel.docx", out.getvalue()))
+    paths = {doc.text[e.start:e.end]: e.heading_path for e in doc.elements}
+    assert paths["Book hotels through the travel desk at least a week ahead."] == ("Travel and expenses", "Hotels")
+    assert paths["Meals are paid up to the daily allowance of the destination city."] == ("Travel and expenses", "Meals")
+    assert paths["Contents"] == ()  # outline level 9: body text
+    assert doc.title == "Travel and expenses"
+
+
 def test_an_email_is_its_subject_senders_body_and_attachments():
     mail = parse_document(raw("support/dock firmware.eml", email_message()))
     assert (mail.content_type, mail.title) == ("email", "Dock firmware 2.4 stops R4 docks charging")
@@ -491,7 +542,8 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
         ("broken.xlsx", b"PK\x03\x04 not a zip", "cannot parse as xlsx"),
         ("broken.ipynb", b'{"cells": [', "cannot parse as notebook: JSONDecodeError"),
         ("data.ipynb", b'{"rows": [1, 2]}', "not a Jupyter notebook"),
-        ("minutes.doc", legacy_workbook(), "a Word 97-2003 document (.doc): save it as .docx"),
+        ("minutes.doc", legacy_workbook(), "not a Word 97-2003 document that can be read (StreamNotFound"),
+        ("locked.doc", (WORD97 / "encrypted.doc").read_bytes(), "encrypted (password protected)"),
         ("deck.ppt", legacy_workbook(), "a PowerPoint 97-2003 presentation (.ppt): save it as .pptx"),
         ("salaries.docx", encrypted_docx(), "encrypted (password protected)"),
         ("salaries.xlsx", encrypted_docx(), "encrypted (password protected)"),

@@ -329,7 +329,8 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         "mail/dock_firmware.msg": outlook_message(),
         "mail/truncated.msg": outlook_message()[:3000],
         "sheets/stock.xls": legacy_workbook(),
-        "legacy/minutes.doc": legacy_workbook(),  # a compound file: what a Word 97-2003 file is
+        "legacy/minutes.doc": legacy_workbook(),  # a compound file that is no Word document
+        "legacy/harmless-clean.doc": (REPO / "tests" / "fixtures" / "word97" / "harmless-clean.doc").read_bytes(),
         "locked/salaries.docx": encrypted_docx(),
         "opendocument/gate_guide.odt": odt,
         "opendocument/gate_guide.rtf": pandoc_document(guide, "rtf", outside, "Gate Guide"),
@@ -399,7 +400,10 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
                                                        "| NW-DOCK-4 | 129.5 |")(rows)),
         Case("Excel 97-2003 workbook", ("sheets/stock.xls",), "ok",
              check=has("| NW-BATT-5200 | Battery ｜ 5200 mAh | 40 | 2026-03-31 |", "| NW-DOCK-4 | 129.5 |")),
-        Case("Word 97-2003 file", ("legacy/minutes.doc",), "error", "save it as .docx"),
+        Case("Word 97-2003 document", ("legacy/harmless-clean.doc",), "ok",
+             check=lambda rows: has("This is a harmless test document.")(rows)
+             and all(r["heading_path"].endswith("Test") for r in rows)),
+        Case("Excel 97-2003 workbook named .doc", ("legacy/minutes.doc",), "error", "save it as .docx"),
         Case("password-protected Word file", ("locked/salaries.docx",), "error", "encrypted (password protected)"),
         Case("OpenDocument text, RTF and EPUB", ("opendocument/gate_guide.odt", "opendocument/gate_guide.rtf",
                                                  "opendocument/gate_guide.epub"), "ok",

@@ -6,9 +6,9 @@ unstructured (HTML, DOCX, PPTX: a slide is a page; e-mail, .eml or Outlook's .ms
 its subject and senders, then its attachments; ODT, RTF, EPUB, AsciiDoc, LaTeX, Org, JATS and
 DocBook as pandoc writes them in HTML), pdfminer + unstructured (PDF, per page) or openpyxl (XLSX:
 a sheet is a page, its cells Markdown rows; xlrd for Excel 97-2003), and their text is the
-elements' text joined by blank lines, so every element span is exact by construction. Word and
-PowerPoint 97-2003 files are refused naming the conversion. A Jupyter notebook is its cells'
-sources read as Markdown (code cells fenced).
+elements' text joined by blank lines, so every element span is exact by construction. A Word
+97-2003 file is converted to DOCX first (msdoc2docx); a PowerPoint 97-2003 file is refused naming
+the conversion. A Jupyter notebook is its cells' sources read as Markdown (code cells fenced).
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 21: web archives (.mht, .mhtml; Confluence's Word export) read as their page; 20: JATS and
+# 22: Word 97-2003 documents read (converted to DOCX; they were refused), a Word paragraph whose
+# style has an outline level read as a heading of that level (a template's own or a translated
+# heading style was body text); 21: web archives (.mht, .mhtml; Confluence's Word export) read as their page; 20: JATS and
 # DocBook XML read through pandoc (they were text, tags and all); 19: a PDF's Keywords tag it; 18:
 # Office, OpenDocument and web page keywords tag the document; 17: an RTF or HTML file under a Word
 # or Excel name read as what it is; 16: MDX, Quarto and R Markdown read as Markdown (they were
@@ -42,7 +44,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # the subject; 7: short table rows padded to the widest; 6: .eml read as e-mail (it was text); 5:
 # HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252 bytes in
 # UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "21"
+PARSER_REVISION = "22"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -64,7 +66,7 @@ CONTENT_TYPES = {
     ".mhtml": "html",
     ".pdf": "pdf",
     ".docx": "docx",
-    ".doc": "docx",  # Word 97-2003: refused with how to convert it (nothing here reads it)
+    ".doc": "docx",  # Word 97-2003, told apart by content: converted to DOCX
     ".odt": "odt",
     ".rtf": "rtf",
     ".epub": "epub",
@@ -295,15 +297,21 @@ def _join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
     return "".join(parts), tuple(elements)
 
 
-def _unstructured_items(elements, page: int | None = None, under: int = 0) -> list[tuple[str, str, int | None, int]]:
+def _unstructured_items(elements, page: int | None = None, under: int = 0,
+                        outline: dict[str, int] | None = None) -> list[tuple[str, str, int | None, int]]:
     """unstructured's elements as items for ``_join_elements``: a title at the level its depth
-    gives (an HTML h2 or a Word "Heading 2" under the h1 before it), ``under`` levels down."""
-    return [
-        (el.category, _table_rows(el) if el.category == "Table" else str(el),
-         page if page is not None else el.metadata.page_number, under + (el.metadata.category_depth or 0) + 1)
-        for el in elements
-        if el.category not in ("PageBreak", "Image")
-    ]
+    gives (an HTML h2 or a Word "Heading 2" under the h1 before it), ``under`` levels down; a
+    paragraph whose style ``outline`` names (style name -> 0-based level) is a title of that level."""
+    items = []
+    for el in elements:
+        if el.category in ("PageBreak", "Image"):
+            continue
+        category, depth = el.category, el.metadata.category_depth or 0
+        if outline and category != "Table" and (level := outline.get(el.metadata.style_name or "")) is not None:
+            category, depth = "Title", level
+        items.append((category, _table_rows(el) if category == "Table" else str(el),
+                      page if page is not None else el.metadata.page_number, under + depth + 1))
+    return items
 
 
 def _table_rows(table) -> str:
@@ -425,8 +433,11 @@ def _odt_title(data: bytes) -> str:
 
 
 def _parse_docx(data: bytes):
-    """A Word document; an RTF or HTML file under a Word name (what "Save as" in older tools and
-    web exports write) is read as what it is."""
+    """A Word document; a Word 97-2003 one (a compound file, told apart by content) converted to
+    DOCX first (``_word97_as_docx``); an RTF or HTML file under a Word name (what "Save as" in older
+    tools and web exports write) is read as what it is. A paragraph is a heading when its style
+    has an outline level, as in Word's navigation pane: the built-in Heading styles, a template's
+    own heading styles, a translated "Überschrift 1"."""
     if kind := _text_office_file(data):
         return _parse_pandoc("rtf", data) if kind == "rtf" else _parse_html(data)
     from rag_assets.core.parsing.offline import prepare_unstructured
@@ -434,10 +445,76 @@ def _parse_docx(data: bytes):
     prepare_unstructured()
     from unstructured.partition.docx import partition_docx
 
-    _refuse_compound(data, "a Word 97-2003 document (.doc)", "docx")
+    if data.startswith(_OLE_MAGIC):
+        data = _word97_as_docx(data)
     elements = partition_docx(file=io.BytesIO(data), languages=NO_LANGUAGE)
-    text, spans = _join_elements(_unstructured_items(elements))
+    text, spans = _join_elements(_unstructured_items(elements, outline=_outline_levels(data)))
     return text, spans, _first_title(text, spans)
+
+
+def _word97_as_docx(data: bytes) -> bytes:
+    """A Word 97-2003 document as DOCX, converted by msdoc2docx (pure Python: no Word, no
+    LibreOffice) in a temporary folder; an encrypted document is refused, and so is any other
+    compound file (the cause named)."""
+    import tempfile
+    from pathlib import Path
+
+    from doc2docx import convert
+    from doc2docx.errors import Doc2DocxError, EncryptedDocumentError
+
+    if _encrypted(data):  # an encrypted .docx is a compound file too
+        raise ValueError(_ENCRYPTED)
+    with tempfile.TemporaryDirectory(prefix="rag-word97-") as folder:
+        source, target = Path(folder, "document.doc"), Path(folder, "document.docx")
+        source.write_bytes(data)
+        try:
+            convert(source, target)
+        except EncryptedDocumentError:
+            raise ValueError(_ENCRYPTED) from None
+        except Doc2DocxError as exc:
+            raise ValueError(f"not a Word 97-2003 document that can be read ({type(exc).__name__}: {exc}); "
+                             "open it in Word and save it as .docx") from exc
+        return target.read_bytes()
+
+
+def _outline_levels(data: bytes) -> dict[str, int]:
+    """A Word document's paragraph styles that have an outline level (0-8), by the name unstructured
+    reports (python-docx's: "Heading 1" for "heading 1"), the level inherited through ``basedOn``
+    unless a style sets its own (9 is body text); the default paragraph style is never a heading."""
+    from docx.styles import BabelFish
+    from lxml import etree
+
+    xml = _zip_member(data, "word/styles.xml")
+    if not xml:
+        return {}
+    w = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+    root = etree.fromstring(xml.encode(), etree.XMLParser(resolve_entities=False, no_network=True))
+    styles = {}  # style id -> (name, own level or None, based on, default)
+    for style in root.iter(f"{w}style"):
+        if style.get(f"{w}type") != "paragraph":
+            continue
+        name, level, based = style.find(f"{w}name"), style.find(f"{w}pPr/{w}outlineLvl"), style.find(f"{w}basedOn")
+        styles[style.get(f"{w}styleId")] = (
+            BabelFish.internal2ui(name.get(f"{w}val", "")) if name is not None else "",
+            _int_or_none(level.get(f"{w}val")) if level is not None else None,
+            based.get(f"{w}val") if based is not None else None,
+            style.get(f"{w}default") in ("1", "true", "on"))
+    levels = {}
+    for style_id, (name, _, _, default) in styles.items():
+        seen, current, level = set(), style_id, None
+        while current in styles and current not in seen and level is None:  # a cycle ends the walk
+            seen.add(current)
+            _, level, current, _ = styles[current]
+        if name and not default and level is not None and 0 <= level <= 8:
+            levels[name] = level
+    return levels
+
+
+def _int_or_none(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 def _parse_pptx(data: bytes):
@@ -783,7 +860,7 @@ _PANDOC_TEXT = ("asciidoc", "latex", "org", "jats", "docbook")
 _PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "email": _parse_email, "xlsx": _parse_xlsx,
             "notebook": _parse_notebook, "pdf": _parse_pdf, "xml": _parse_xml,
             **{name: partial(_parse_pandoc, name) for name in _PANDOC_FORMATS}}
-_PARSER_MODULES = {"html": ("unstructured.partition.html",), "docx": ("unstructured.partition.docx",),
+_PARSER_MODULES = {"html": ("unstructured.partition.html",), "docx": ("unstructured.partition.docx", "doc2docx", "olefile"),
                    "pptx": ("pptx", "unstructured.partition.pptx"), "email": ("oxmsg", "unstructured.partition.email"),
                    "xlsx": ("openpyxl", "xlrd", "olefile"), "notebook": ("json",),
                    **{name: ("pypandoc", "unstructured.partition.html") for name in (*_PANDOC_FORMATS, "xml")},
