@@ -278,6 +278,34 @@ def test_a_word_style_with_an_outline_level_is_a_heading_of_that_level():
     assert doc.title == "Travel and expenses"
 
 
+def test_a_pdf_s_larger_font_lines_are_its_headings_nested_by_size(tmp_path):
+    from tests.support.make_sample_binaries import write_pdf
+
+    body = "The dock charges the robot in ninety minutes when the battery is empty."
+    write_pdf(tmp_path / "dock.pdf", [
+        [("Dock Manual", 24), "", ("Contents . . . . . . . . 2", 18), "Dock Manual",  # a running header, body size
+         ("1 Setup", 18), "", ("1.1 Placing the dock", 14), "", "Keep half a metre free on each side of the dock.",
+         "Weekly checks", "Wipe the charging contacts with a dry cloth."],
+        ["Dock Manual", ("2 Charging", 18), "", body, ("2.1 Battery care", 14), "",
+         "Store a robot at half charge when it is not used for a month."],
+    ])
+    doc = parse_document(raw("manuals/dock.pdf", (tmp_path / "dock.pdf").read_bytes()))
+    assert doc.title == "Dock Manual"
+    titles = [(e.page, e.heading_path) for e in doc.elements if e.category == "Title"]
+    assert titles == [(1, ("Dock Manual",)), (1, ("Dock Manual", "1 Setup")), (1, ("Dock Manual", "1 Setup", "1.1 Placing the dock")),
+                      (2, ("Dock Manual", "2 Charging")), (2, ("Dock Manual", "2 Charging", "2.1 Battery care"))]
+    paths = {doc.text[e.start:e.end]: e.heading_path for e in doc.elements}
+    assert paths[body] == ("Dock Manual", "2 Charging")
+    assert paths["Store a robot at half charge when it is not used for a month."][-1] == "2.1 Battery care"
+    wipe = next(path for text, path in paths.items() if "Wipe the charging contacts" in text)
+    assert wipe == ("Dock Manual", "1 Setup", "1.1 Placing the dock")  # "Weekly checks" (body size) is no heading
+    assert all(doc.text[e.start:e.end].strip() == doc.text[e.start:e.end] != "" for e in doc.elements)
+    # One font size throughout: unstructured's titles stay (the sample guide's "Monthly tasks").
+    guide = parse_document(read_disk(SAMPLE, "handbook/robot_maintenance_guide.pdf"))
+    assert [guide.text[e.start:e.end] for e in guide.elements if e.category == "Title"] == [
+        "Robot Maintenance Guide", "Monthly tasks", "Battery care"]
+
+
 def test_an_email_is_its_subject_senders_body_and_attachments():
     mail = parse_document(raw("support/dock firmware.eml", email_message()))
     assert (mail.content_type, mail.title) == ("email", "Dock firmware 2.4 stops R4 docks charging")

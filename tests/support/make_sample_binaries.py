@@ -59,9 +59,9 @@ def _pdf_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def write_pdf(path: Path, pages: list[list[str]], keywords: str | None = None) -> None:
-    """A PDF of one page per list of lines (Helvetica), with ``keywords`` in its document
-    information when given."""
+def write_pdf(path: Path, pages: list[list[str | tuple[str, float]]], keywords: str | None = None) -> None:
+    """A PDF of one page per list of lines (Helvetica 12, or a ``(line, size)`` at that size), with
+    ``keywords`` in its document information when given."""
     objects: list[bytes] = []
     page_ids = []
     font_id = 3
@@ -70,7 +70,11 @@ def write_pdf(path: Path, pages: list[list[str]], keywords: str | None = None) -
     for lines in pages:
         ops = ["BT", "/F1 12 Tf", "14 TL", "72 740 Td"]
         for line in lines:
-            ops.append(f"({_pdf_escape(line)}) Tj T*")
+            if isinstance(line, str):
+                ops.append(f"({_pdf_escape(line)}) Tj T*")
+            else:
+                text, size = line
+                ops += [f"/F1 {size:g} Tf", f"{size * 1.4:g} TL", f"({_pdf_escape(text)}) Tj T*", "/F1 12 Tf", "14 TL"]
         ops.append("ET")
         stream = "\n".join(ops).encode("latin-1")
         content_id, page_id = next_id, next_id + 1

@@ -29,22 +29,24 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 22: Word 97-2003 documents read (converted to DOCX; they were refused), a Word paragraph whose
-# style has an outline level read as a heading of that level (a template's own or a translated
-# heading style was body text); 21: web archives (.mht, .mhtml; Confluence's Word export) read as their page; 20: JATS and
-# DocBook XML read through pandoc (they were text, tags and all); 19: a PDF's Keywords tag it; 18:
-# Office, OpenDocument and web page keywords tag the document; 17: an RTF or HTML file under a Word
-# or Excel name read as what it is; 16: MDX, Quarto and R Markdown read as Markdown (they were
-# plain text); 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text); 14: a
-# Markdown front matter's tags are the document's; 13: OpenDocument text, RTF and EPUB read through
-# pandoc, Excel 97-2003 like XLSX (all were binary text), an HTML <title>'s entities decoded; 12:
-# reStructuredText read by section (it was plain text); 11: HTML, DOCX and PPTX headings nested by
-# their depth (they were all top-level); 10: Jupyter notebooks read by cell (they were JSON text);
-# 9: a Markdown file's front matter title; 8: e-mail attachments read, the body's headings under
-# the subject; 7: short table rows padded to the widest; 6: .eml read as e-mail (it was text); 5:
-# HTML, DOCX and PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252 bytes in
-# UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "22"
+# 23: a PDF's short lines in a larger font than its body text read as its headings, nested by size
+# (unstructured's guesses at titles kept only in PDFs of one font size); 22: Word 97-2003 documents
+# read (converted to DOCX; they were refused), a Word paragraph whose style has an outline level
+# read as a heading of that level (a template's own or a translated heading style was body text);
+# 21: web archives (.mht, .mhtml; Confluence's Word export) read as their page; 20: JATS and DocBook
+# XML read through pandoc (they were text, tags and all); 19: a PDF's Keywords tag it; 18: Office,
+# OpenDocument and web page keywords tag the document; 17: an RTF or HTML file under a Word or Excel
+# name read as what it is; 16: MDX, Quarto and R Markdown read as Markdown (they were plain text);
+# 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text); 14: a Markdown front
+# matter's tags are the document's; 13: OpenDocument text, RTF and EPUB read through pandoc, Excel
+# 97-2003 like XLSX (all were binary text), an HTML <title>'s entities decoded; 12: reStructuredText
+# read by section (it was plain text); 11: HTML, DOCX and PPTX headings nested by their depth (they
+# were all top-level); 10: Jupyter notebooks read by cell (they were JSON text); 9: a Markdown
+# file's front matter title; 8: e-mail attachments read, the body's headings under the subject; 7:
+# short table rows padded to the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and
+# PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown
+# headings read as text
+PARSER_REVISION = "23"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -814,11 +816,17 @@ def _cell_text(value) -> str:
 
 
 def _parse_pdf(data: bytes):
-    """pdfminer extracts each page's text (the 'fast' strategy); unstructured classifies it. The
+    """pdfminer extracts each page's text (the 'fast' strategy) line by line with its font size,
+    and unstructured classifies it a page at a time, split where the font size changes. Where the
+    document sets short lines in a font larger than its body text, those are its headings, nested
+    by size (``_pdf_heading_levels``), and unstructured's guesses at titles (short lines: running
+    headers, code, captions) are not; a PDF in one font size keeps unstructured's titles. The
     pages are counted first and each one reported done (``report_pages``): a long PDF's time
     limit grows with its page count."""
+    from collections import Counter
+
     from pdfminer.converter import PDFPageAggregator
-    from pdfminer.layout import LAParams, LTTextContainer
+    from pdfminer.layout import LAParams
     from pdfminer.pdfdocument import PDFEncryptionError
     from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
     from pdfminer.pdfpage import PDFPage
@@ -828,7 +836,14 @@ def _parse_pdf(data: bytes):
     prepare_unstructured()
     from unstructured.partition.text import partition_text
 
-    items: list[tuple[str, str, int | None]] = []
+    def classified(boxes: list[list[str]], page: int) -> list[tuple]:
+        body = "\n".join("".join(box) for box in boxes)  # as pdfminer joins a page's boxes
+        return _unstructured_items(partition_text(text=body, languages=NO_LANGUAGE), page=page) if body.strip() else []
+
+    # page, size, the run's lines by box, unstructured's items (None: not classified yet), whether
+    # it could be a heading (a few short lines a box)
+    runs: list[tuple[int, float, list[list[str]], list[tuple] | None, bool]] = []
+    chars: Counter = Counter()  # characters by font size
     try:
         pages = list(PDFPage.get_pages(io.BytesIO(data)))
         report_pages(0, len(pages))
@@ -837,14 +852,89 @@ def _parse_pdf(data: bytes):
         interpreter = PDFPageInterpreter(resources, device)
         for page_number, page in enumerate(pages, start=1):
             interpreter.process_page(page)
-            page_text = "\n".join(el.get_text() for el in device.get_result() if isinstance(el, LTTextContainer))
-            if page_text.strip():
-                items.extend(_unstructured_items(partition_text(text=page_text, languages=NO_LANGUAGE), page=page_number))
+            page_runs = _size_runs(_pdf_lines(device.get_result()))
+            page_chars: Counter = Counter()
+            for size, boxes in page_runs:
+                page_chars[size] += sum(len(line.strip()) for box in boxes for line in box)
+            chars.update(page_chars)
+            common = page_chars.most_common(1)[0][0] if page_chars else 0.0
+            for size, boxes in page_runs:
+                short = all(len(box) <= 3 and all(map(_heading_like, box)) for box in boxes)
+                # a run in a larger font than most of its page's text waits to be judged a heading
+                found = None if short and size > common else classified(boxes, page_number)
+                runs.append((page_number, size, boxes, found, short))
             report_pages(page_number, len(pages))
     except PDFEncryptionError as exc:
         raise ValueError("the PDF is encrypted (password protected); save an unprotected copy or exclude it") from exc
+    levels = _pdf_heading_levels(chars, {size for _, size, _, _, short in runs if short})
+    items: list[tuple] = []
+    for page_number, size, boxes, found, short in runs:
+        if short and size in levels:  # a heading a box
+            items += [("Title", " ".join(line.strip() for line in box), page_number, levels[size]) for box in boxes]
+        else:
+            items += [("UncategorizedText", *item[1:]) if levels and item[0] == "Title" else item
+                      for item in (classified(boxes, page_number) if found is None else found)]
     text, elements = _join_elements(items)
     return text, elements, _first_title(text, elements)
+
+
+def _size_runs(lines: list[tuple[int, str, float]]) -> list[tuple[float, list[list[str]]]]:
+    """A page's lines (``_pdf_lines``) in runs of one font size: (size, the run's lines by box)."""
+    runs: list[tuple[float, list[list[str]]]] = []
+    last_box = None
+    for box, line, size in lines:
+        if not runs or runs[-1][0] != size:
+            runs.append((size, [[]]))
+        elif box != last_box:
+            runs[-1][1].append([])
+        runs[-1][1][-1].append(line)
+        last_box = box
+    return runs
+
+
+def _pdf_lines(layout) -> list[tuple[int, str, float]]:
+    """A page's text lines in pdfminer's reading order: (its box's number, its text with the line
+    end, its font size: the size most of its characters have, to the half point). The lines of
+    a box joined, and the boxes joined by a line end, are the page's text as pdfminer gives it."""
+    from collections import Counter
+
+    from pdfminer.layout import LTChar, LTText, LTTextContainer
+
+    lines = []
+    for number, box in enumerate(el for el in layout if isinstance(el, LTTextContainer)):
+        for line in box:
+            if not isinstance(line, LTText):
+                continue
+            glyphs = line if isinstance(line, LTTextContainer) else ()
+            sizes = Counter(round(ch.size * 2) / 2 for ch in glyphs if isinstance(ch, LTChar) and not ch.get_text().isspace())
+            lines.append((number, line.get_text(), sizes.most_common(1)[0][0] if sizes else 0.0))
+    return lines
+
+
+def _pdf_heading_levels(chars, sizes: set[float]) -> dict[float, int]:
+    """Heading levels by font size: of ``sizes`` (those that set short runs of heading-like lines),
+    the ones at least ``HEADING_SCALE`` times the body text's (the size most of the ``chars``
+    counts have), largest first (level 1); {} when there is none."""
+    if not chars:
+        return {}
+    body = chars.most_common(1)[0][0]
+    ranked = sorted((size for size in sizes if size >= body * HEADING_SCALE), reverse=True)
+    return {size: min(level, MAX_HEADING_LEVEL) for level, size in enumerate(ranked, start=1)}
+
+
+#: a PDF line is a heading when its font is at least this much larger than the body text's
+HEADING_SCALE = 1.15
+MAX_HEADING_LEVEL = 6
+
+
+def _heading_like(line: str) -> bool:
+    """Whether a line could be a heading: a letter in it, at most 150 characters, no dot leaders
+    (a table of contents' entry)."""
+    text = line.strip()
+    return 0 < len(text) <= 150 and any(ch.isalpha() for ch in text) and not _DOT_LEADER.search(text)
+
+
+_DOT_LEADER = re.compile(r"(?:\.\s?){4,}")
 
 
 def _first_title(text: str, elements: tuple[Element, ...]) -> str:
