@@ -306,6 +306,21 @@ def test_a_pdf_s_larger_font_lines_are_its_headings_nested_by_size(tmp_path):
         "Robot Maintenance Guide", "Monthly tasks", "Battery care"]
 
 
+def test_a_pdf_s_running_headers_footers_and_page_numbers_are_left_out(tmp_path):
+    from tests.support.make_sample_binaries import write_pdf
+
+    pages = [["Northwind Dock Manual - Confidential", "", "", f"Step {n}: the dock charges the robot in {n * 10} minutes.",
+              "", "Wear gloves.", "", f"Step {n}b: check the contacts.", "", "", "", f"Page {n} of 4"] for n in range(1, 5)]
+    write_pdf(tmp_path / "manual.pdf", pages)
+    doc = parse_document(raw("manuals/manual.pdf", (tmp_path / "manual.pdf").read_bytes()))
+    assert "Confidential" not in doc.text and "Page " not in doc.text
+    assert doc.text.count("Wear gloves.") == 4  # repeated on every page, but inside it: kept
+    assert [e.page for e in doc.elements if "the dock charges the robot" in doc.text[e.start:e.end]] == [1, 2, 3, 4]
+    assert "Step 4b: check the contacts." in doc.text
+    write_pdf(tmp_path / "short.pdf", pages[:2])  # two pages: too few to tell a running header
+    assert "Confidential" in parse_document(raw("manuals/short.pdf", (tmp_path / "short.pdf").read_bytes())).text
+
+
 def test_an_email_is_its_subject_senders_body_and_attachments():
     mail = parse_document(raw("support/dock firmware.eml", email_message()))
     assert (mail.content_type, mail.title) == ("email", "Dock firmware 2.4 stops R4 docks charging")

@@ -29,24 +29,24 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 23: a PDF's short lines in a larger font than its body text read as its headings, nested by size
-# (unstructured's guesses at titles kept only in PDFs of one font size); 22: Word 97-2003 documents
-# read (converted to DOCX; they were refused), a Word paragraph whose style has an outline level
-# read as a heading of that level (a template's own or a translated heading style was body text);
-# 21: web archives (.mht, .mhtml; Confluence's Word export) read as their page; 20: JATS and DocBook
-# XML read through pandoc (they were text, tags and all); 19: a PDF's Keywords tag it; 18: Office,
-# OpenDocument and web page keywords tag the document; 17: an RTF or HTML file under a Word or Excel
-# name read as what it is; 16: MDX, Quarto and R Markdown read as Markdown (they were plain text);
-# 15: AsciiDoc, LaTeX and Org read through pandoc (they were plain text); 14: a Markdown front
-# matter's tags are the document's; 13: OpenDocument text, RTF and EPUB read through pandoc, Excel
-# 97-2003 like XLSX (all were binary text), an HTML <title>'s entities decoded; 12: reStructuredText
-# read by section (it was plain text); 11: HTML, DOCX and PPTX headings nested by their depth (they
-# were all top-level); 10: Jupyter notebooks read by cell (they were JSON text); 9: a Markdown
-# file's front matter title; 8: e-mail attachments read, the body's headings under the subject; 7:
-# short table rows padded to the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and
-# PPTX tables as Markdown rows; 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown
-# headings read as text
-PARSER_REVISION = "23"
+# 24: a PDF's running headers, footers and page numbers left out; 23: a PDF's short lines in a
+# larger font than its body text read as its headings, nested by size (unstructured's guesses at
+# titles kept only in PDFs of one font size); 22: Word 97-2003 documents read (converted to DOCX;
+# they were refused), a Word paragraph whose style has an outline level read as a heading of that
+# level (a template's own or a translated heading style was body text); 21: web archives (.mht,
+# .mhtml; Confluence's Word export) read as their page; 20: JATS and DocBook XML read through pandoc
+# (they were text, tags and all); 19: a PDF's Keywords tag it; 18: Office, OpenDocument and web page
+# keywords tag the document; 17: an RTF or HTML file under a Word or Excel name read as what it is;
+# 16: MDX, Quarto and R Markdown read as Markdown (they were plain text); 15: AsciiDoc, LaTeX and
+# Org read through pandoc (they were plain text); 14: a Markdown front matter's tags are the
+# document's; 13: OpenDocument text, RTF and EPUB read through pandoc, Excel 97-2003 like XLSX (all
+# were binary text), an HTML <title>'s entities decoded; 12: reStructuredText read by section (it
+# was plain text); 11: HTML, DOCX and PPTX headings nested by their depth (they were all top-level);
+# 10: Jupyter notebooks read by cell (they were JSON text); 9: a Markdown file's front matter title;
+# 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
+# the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
+# 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
+PARSER_REVISION = "24"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -822,7 +822,8 @@ def _parse_pdf(data: bytes):
     by size (``_pdf_heading_levels``), and unstructured's guesses at titles (short lines: running
     headers, code, captions) are not; a PDF in one font size keeps unstructured's titles. The
     pages are counted first and each one reported done (``report_pages``): a long PDF's time
-    limit grows with its page count."""
+    limit grows with its page count. Running headers and footers (``_running_lines``) and page
+    numbers are left out."""
     from collections import Counter
 
     from pdfminer.converter import PDFPageAggregator
@@ -844,6 +845,7 @@ def _parse_pdf(data: bytes):
     # it could be a heading (a few short lines a box)
     runs: list[tuple[int, float, list[list[str]], list[tuple] | None, bool]] = []
     chars: Counter = Counter()  # characters by font size
+    edges: list[set[str]] = []  # per page, the keys (``_line_keys``) of its top and bottom lines
     try:
         pages = list(PDFPage.get_pages(io.BytesIO(data)))
         report_pages(0, len(pages))
@@ -852,7 +854,9 @@ def _parse_pdf(data: bytes):
         interpreter = PDFPageInterpreter(resources, device)
         for page_number, page in enumerate(pages, start=1):
             interpreter.process_page(page)
-            page_runs = _size_runs(_pdf_lines(device.get_result()))
+            lines, page_edges = _pdf_lines(device.get_result(), page_number)
+            edges.append(page_edges)
+            page_runs = _size_runs(lines)
             page_chars: Counter = Counter()
             for size, boxes in page_runs:
                 page_chars[size] += sum(len(line.strip()) for box in boxes for line in box)
@@ -867,13 +871,16 @@ def _parse_pdf(data: bytes):
     except PDFEncryptionError as exc:
         raise ValueError("the PDF is encrypted (password protected); save an unprotected copy or exclude it") from exc
     levels = _pdf_heading_levels(chars, {size for _, size, _, _, short in runs if short})
+    running = _running_lines(edges)
     items: list[tuple] = []
     for page_number, size, boxes, found, short in runs:
         if short and size in levels:  # a heading a box
             items += [("Title", " ".join(line.strip() for line in box), page_number, levels[size]) for box in boxes]
-        else:
-            items += [("UncategorizedText", *item[1:]) if levels and item[0] == "Title" else item
-                      for item in (classified(boxes, page_number) if found is None else found)]
+            continue
+        for item in classified(boxes, page_number) if found is None else found:
+            if _line_keys(item[1], page_number) & edges[page_number - 1] & running:
+                continue
+            items.append(("UncategorizedText", *item[1:]) if levels and item[0] == "Title" else item)
     text, elements = _join_elements(items)
     return text, elements, _first_title(text, elements)
 
@@ -892,23 +899,50 @@ def _size_runs(lines: list[tuple[int, str, float]]) -> list[tuple[float, list[li
     return runs
 
 
-def _pdf_lines(layout) -> list[tuple[int, str, float]]:
+def _pdf_lines(layout, page: int) -> tuple[list[tuple[int, str, float]], set[str]]:
     """A page's text lines in pdfminer's reading order: (its box's number, its text with the line
-    end, its font size: the size most of its characters have, to the half point). The lines of
-    a box joined, and the boxes joined by a line end, are the page's text as pdfminer gives it."""
+    end, its font size: the size most of its characters have, to the half point); the lines of
+    a box joined, and the boxes joined by a line end, are the page's text as pdfminer gives it.
+    Also the keys (``_line_keys``) of the one-line boxes at the top and at the bottom of the page
+    (within 5 points of the highest top or lowest bottom), where running headers and footers are."""
     from collections import Counter
 
     from pdfminer.layout import LTChar, LTText, LTTextContainer
 
+    boxes = [el for el in layout if isinstance(el, LTTextContainer)]
+    edges = set()
+    if boxes:
+        top, bottom = max(box.y1 for box in boxes), min(box.y0 for box in boxes)
+        edges = {key for box in boxes if box.y1 >= top - 5 or box.y0 <= bottom + 5
+                 if len(text := box.get_text().strip()) <= 100 and "\n" not in text for key in _line_keys(text, page)}
     lines = []
-    for number, box in enumerate(el for el in layout if isinstance(el, LTTextContainer)):
+    for number, box in enumerate(boxes):
         for line in box:
             if not isinstance(line, LTText):
                 continue
             glyphs = line if isinstance(line, LTTextContainer) else ()
             sizes = Counter(round(ch.size * 2) / 2 for ch in glyphs if isinstance(ch, LTChar) and not ch.get_text().isspace())
             lines.append((number, line.get_text(), sizes.most_common(1)[0][0] if sizes else 0.0))
-    return lines
+    return lines, edges
+
+
+def _running_lines(edges: list[set[str]]) -> set[str]:
+    """The keys of a PDF's running headers and footers: lines at the top or bottom of at least
+    half its pages, and of three, alike but for a number that counts the pages."""
+    from collections import Counter
+
+    counts = Counter(key for page in edges for key in page)
+    return {key for key, pages in counts.items() if pages >= max(3, len(edges) / 2)}
+
+
+def _line_keys(text: str, page: int) -> set[str]:
+    """A line on ``page`` as running headers and footers are compared: its text (whitespace
+    collapsed, case folded), and the same with one of its first three numbers written as its
+    offset from the page number, so that "Page 3 of 12" on page 3 and "Page 4 of 12" on page 4,
+    or "7" on page 9 and "8" on page 10, are alike."""
+    text = " ".join(text.split()).casefold()
+    return {text} | {f"{text[:m.start()]}#{int(m.group()) - page}{text[m.end():]}"
+                     for m in list(re.finditer(r"\d+", text))[:3]}
 
 
 def _pdf_heading_levels(chars, sizes: set[float]) -> dict[float, int]:
