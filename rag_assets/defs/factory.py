@@ -166,8 +166,8 @@ def build_corpus_assets(project: Project, corpus: Corpus, observe) -> list:
     @dg.asset(key=asset_key(name, "parsed_documents"), deps=[raw_documents], code_version=versions["parsed_documents"],
               kinds={"unstructured"}, required_resource_keys={keys["store"]}, **stage,
               description="Text and structural elements of each document (unstructured; pdfminer for PDF pages; "
-                          "msdoc2docx for Word 97-2003; pandoc for ODT, RTF, EPUB, AsciiDoc, LaTeX, Org, JATS "
-                          "and DocBook).")
+                          "msdoc2docx, ppt2pptx for Word, PowerPoint 97-2003; pandoc for ODT, RTF, EPUB, AsciiDoc, "
+                          "LaTeX, Org, JATS and DocBook).")
     def parsed_documents(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         store = CorpusResources(context.resources, corpus).store.get_store()
         limits = corpus.source.parse_limits

@@ -227,21 +227,30 @@ def test_web_page_and_word_headings_nest_by_their_depth():
     assert hotels.heading_path == ("Travel Policy", "Hotels")
 
 
-WORD97 = Path(__file__).resolve().parents[1] / "fixtures" / "word97"  # real Word files: see PROVENANCE.md there
+OFFICE97 = Path(__file__).resolve().parents[1] / "fixtures" / "office97"  # real Office files: see PROVENANCE.md there
 
 
 def test_a_word_97_document_is_read_with_its_headings_and_exact_spans():
-    german = parse_document(raw("archive/harmless-clean.doc", (WORD97 / "harmless-clean.doc").read_bytes()))
+    german = parse_document(raw("archive/harmless-clean.doc", (OFFICE97 / "harmless-clean.doc").read_bytes()))
     assert (german.content_type, german.title) == ("docx", "Test")  # its "Überschrift 1" paragraph
     assert german.text.startswith("Test\n\nThis is a harmless test document.\n\nIt contains neither macros")
     assert "we add some ünicöde-ßtringß and different text" in german.text
     paragraph = next(e for e in german.elements if german.text[e.start:e.end] == "This is a harmless test document.")
     assert paragraph.heading_path == ("Test",)
     assert [e.category for e in german.elements][0] == "Title"
-    english = parse_document(raw("archive/test-ole-file.doc", (WORD97 / "test-ole-file.doc").read_bytes()))
+    english = parse_document(raw("archive/test-ole-file.doc", (OFFICE97 / "test-ole-file.doc").read_bytes()))
     assert english.text == "Test OLE file, saved as Word 97-2003 Document."
     for doc in (german, english):
         assert all(doc.text[e.start:e.end].strip() == doc.text[e.start:e.end] != "" for e in doc.elements)
+
+
+def test_a_powerpoint_97_presentation_is_read_slide_by_slide():
+    deck = parse_document(raw("decks/embedded-simple-2007.ppt", (OFFICE97 / "embedded-simple-2007.ppt").read_bytes()))
+    assert (deck.content_type, deck.title) == ("pptx", "Embedded Objects")
+    assert deck.text == ("Embedded Objects\n\nThis slide contains an embedded object\n\n"
+                         "It is a simple harmless ASCII text file")
+    assert {e.page for e in deck.elements} == {1}
+    assert all(e.heading_path == ("Embedded Objects",) for e in deck.elements)
 
 
 def test_a_word_style_with_an_outline_level_is_a_heading_of_that_level():
@@ -585,9 +594,10 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
         ("broken.xlsx", b"PK\x03\x04 not a zip", "cannot parse as xlsx"),
         ("broken.ipynb", b'{"cells": [', "cannot parse as notebook: JSONDecodeError"),
         ("data.ipynb", b'{"rows": [1, 2]}', "not a Jupyter notebook"),
-        ("minutes.doc", legacy_workbook(), "not a Word 97-2003 document that can be read (StreamNotFound"),
-        ("locked.doc", (WORD97 / "encrypted.doc").read_bytes(), "encrypted (password protected)"),
-        ("deck.ppt", legacy_workbook(), "a PowerPoint 97-2003 presentation (.ppt): save it as .pptx"),
+        ("minutes.doc", legacy_workbook(), "not a Word 97-2003 file that can be read (StreamNotFound"),
+        ("locked.doc", (OFFICE97 / "encrypted.doc").read_bytes(), "encrypted (password protected)"),
+        ("deck.ppt", legacy_workbook(), "not a PowerPoint 97-2003 file that can be read (InvalidPpt"),
+        ("locked.ppt", (OFFICE97 / "encrypted.ppt").read_bytes(), "encrypted (password protected)"),
         ("salaries.docx", encrypted_docx(), "encrypted (password protected)"),
         ("salaries.xlsx", encrypted_docx(), "encrypted (password protected)"),
         ("broken.odt", b"PK\x03\x04 not a zip", "cannot parse as odt: ValueError: pandoc cannot read it as odt"),

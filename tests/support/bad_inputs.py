@@ -330,7 +330,8 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         "mail/truncated.msg": outlook_message()[:3000],
         "sheets/stock.xls": legacy_workbook(),
         "legacy/minutes.doc": legacy_workbook(),  # a compound file that is no Word document
-        "legacy/harmless-clean.doc": (REPO / "tests" / "fixtures" / "word97" / "harmless-clean.doc").read_bytes(),
+        "legacy/harmless-clean.doc": (REPO / "tests" / "fixtures" / "office97" / "harmless-clean.doc").read_bytes(),
+        "legacy/embedded-simple-2007.ppt": (REPO / "tests" / "fixtures" / "office97" / "embedded-simple-2007.ppt").read_bytes(),
         "locked/salaries.docx": encrypted_docx(),
         "opendocument/gate_guide.odt": odt,
         "opendocument/gate_guide.rtf": pandoc_document(guide, "rtf", outside, "Gate Guide"),
@@ -403,6 +404,8 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         Case("Word 97-2003 document", ("legacy/harmless-clean.doc",), "ok",
              check=lambda rows: has("This is a harmless test document.")(rows)
              and all(r["heading_path"].endswith("Test") for r in rows)),
+        Case("PowerPoint 97-2003 presentation", ("legacy/embedded-simple-2007.ppt",), "ok",
+             check=has("It is a simple harmless ASCII text file")),
         Case("Excel 97-2003 workbook named .doc", ("legacy/minutes.doc",), "error", "save it as .docx"),
         Case("password-protected Word file", ("locked/salaries.docx",), "error", "encrypted (password protected)"),
         Case("OpenDocument text, RTF and EPUB", ("opendocument/gate_guide.odt", "opendocument/gate_guide.rtf",

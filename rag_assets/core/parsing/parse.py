@@ -6,9 +6,9 @@ unstructured (HTML, DOCX, PPTX: a slide is a page; e-mail, .eml or Outlook's .ms
 its subject and senders, then its attachments; ODT, RTF, EPUB, AsciiDoc, LaTeX, Org, JATS and
 DocBook as pandoc writes them in HTML), pdfminer + unstructured (PDF, per page) or openpyxl (XLSX:
 a sheet is a page, its cells Markdown rows; xlrd for Excel 97-2003), and their text is the
-elements' text joined by blank lines, so every element span is exact by construction. A Word
-97-2003 file is converted to DOCX first (msdoc2docx); a PowerPoint 97-2003 file is refused naming
-the conversion. A Jupyter notebook is its cells' sources read as Markdown (code cells fenced).
+elements' text joined by blank lines, so every element span is exact by construction. Word and
+PowerPoint 97-2003 files are converted to DOCX and PPTX first (msdoc2docx, ppt2pptx). A Jupyter
+notebook is its cells' sources read as Markdown (code cells fenced).
 """
 
 from __future__ import annotations
@@ -29,24 +29,25 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 24: a PDF's running headers, footers and page numbers left out; 23: a PDF's short lines in a
-# larger font than its body text read as its headings, nested by size (unstructured's guesses at
-# titles kept only in PDFs of one font size); 22: Word 97-2003 documents read (converted to DOCX;
-# they were refused), a Word paragraph whose style has an outline level read as a heading of that
-# level (a template's own or a translated heading style was body text); 21: web archives (.mht,
-# .mhtml; Confluence's Word export) read as their page; 20: JATS and DocBook XML read through pandoc
-# (they were text, tags and all); 19: a PDF's Keywords tag it; 18: Office, OpenDocument and web page
-# keywords tag the document; 17: an RTF or HTML file under a Word or Excel name read as what it is;
-# 16: MDX, Quarto and R Markdown read as Markdown (they were plain text); 15: AsciiDoc, LaTeX and
-# Org read through pandoc (they were plain text); 14: a Markdown front matter's tags are the
-# document's; 13: OpenDocument text, RTF and EPUB read through pandoc, Excel 97-2003 like XLSX (all
-# were binary text), an HTML <title>'s entities decoded; 12: reStructuredText read by section (it
-# was plain text); 11: HTML, DOCX and PPTX headings nested by their depth (they were all top-level);
-# 10: Jupyter notebooks read by cell (they were JSON text); 9: a Markdown file's front matter title;
-# 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
-# the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
-# 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "24"
+# 25: PowerPoint 97-2003 presentations read (converted to PPTX; they were refused); 24: a PDF's
+# running headers, footers and page numbers left out; 23: a PDF's short lines in a larger font than
+# its body text read as its headings, nested by size (unstructured's guesses at titles kept only in
+# PDFs of one font size); 22: Word 97-2003 documents read (converted to DOCX; they were refused), a
+# Word paragraph whose style has an outline level read as a heading of that level (a template's own
+# or a translated heading style was body text); 21: web archives (.mht, .mhtml; Confluence's Word
+# export) read as their page; 20: JATS and DocBook XML read through pandoc (they were text, tags and
+# all); 19: a PDF's Keywords tag it; 18: Office, OpenDocument and web page keywords tag the
+# document; 17: an RTF or HTML file under a Word or Excel name read as what it is; 16: MDX, Quarto
+# and R Markdown read as Markdown (they were plain text); 15: AsciiDoc, LaTeX and Org read through
+# pandoc (they were plain text); 14: a Markdown front matter's tags are the document's; 13:
+# OpenDocument text, RTF and EPUB read through pandoc, Excel 97-2003 like XLSX (all were binary
+# text), an HTML <title>'s entities decoded; 12: reStructuredText read by section (it was plain
+# text); 11: HTML, DOCX and PPTX headings nested by their depth (they were all top-level); 10:
+# Jupyter notebooks read by cell (they were JSON text); 9: a Markdown file's front matter title; 8:
+# e-mail attachments read, the body's headings under the subject; 7: short table rows padded to the
+# widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows; 4:
+# UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
+PARSER_REVISION = "25"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -73,7 +74,7 @@ CONTENT_TYPES = {
     ".rtf": "rtf",
     ".epub": "epub",
     ".pptx": "pptx",
-    ".ppt": "pptx",  # PowerPoint 97-2003: refused likewise
+    ".ppt": "pptx",  # PowerPoint 97-2003, told apart by content: converted to PPTX
     ".eml": "email",
     ".msg": "email",
     ".xlsx": "xlsx",
@@ -455,27 +456,40 @@ def _parse_docx(data: bytes):
 
 
 def _word97_as_docx(data: bytes) -> bytes:
-    """A Word 97-2003 document as DOCX, converted by msdoc2docx (pure Python: no Word, no
-    LibreOffice) in a temporary folder; an encrypted document is refused, and so is any other
-    compound file (the cause named)."""
-    import tempfile
-    from pathlib import Path
-
+    """A Word 97-2003 document as DOCX, converted by msdoc2docx (``_converted``)."""
     from doc2docx import convert
     from doc2docx.errors import Doc2DocxError, EncryptedDocumentError
 
-    if _encrypted(data):  # an encrypted .docx is a compound file too
+    return _converted(data, convert, "doc", "docx", "Word", Doc2DocxError, EncryptedDocumentError)
+
+
+def _ppt97_as_pptx(data: bytes) -> bytes:
+    """A PowerPoint 97-2003 presentation as PPTX, converted by ppt2pptx (``_converted``)."""
+    from ppt2pptx import convert
+    from ppt2pptx.errors import EncryptedPresentationError, Ppt2PptxError
+
+    return _converted(data, convert, "ppt", "pptx", "PowerPoint", Ppt2PptxError, EncryptedPresentationError)
+
+
+def _converted(data: bytes, convert, legacy: str, modern: str, program: str, failed: type, encrypted: type) -> bytes:
+    """An Office 97-2003 file converted by ``convert`` (a pure-Python converter: no Office, no
+    LibreOffice) to its modern format, in a temporary folder; an encrypted file is refused, and so
+    is a compound file the converter cannot read (the cause named)."""
+    import tempfile
+    from pathlib import Path
+
+    if _encrypted(data):  # an encrypted modern Office file is a compound file too
         raise ValueError(_ENCRYPTED)
-    with tempfile.TemporaryDirectory(prefix="rag-word97-") as folder:
-        source, target = Path(folder, "document.doc"), Path(folder, "document.docx")
+    with tempfile.TemporaryDirectory(prefix="rag-office97-") as folder:
+        source, target = Path(folder, f"file.{legacy}"), Path(folder, f"file.{modern}")
         source.write_bytes(data)
         try:
             convert(source, target)
-        except EncryptedDocumentError:
+        except encrypted:
             raise ValueError(_ENCRYPTED) from None
-        except Doc2DocxError as exc:
-            raise ValueError(f"not a Word 97-2003 document that can be read ({type(exc).__name__}: {exc}); "
-                             "open it in Word and save it as .docx") from exc
+        except failed as exc:
+            raise ValueError(f"not a {program} 97-2003 file that can be read ({type(exc).__name__}: {exc}); "
+                             f"open it in {program} and save it as .{modern}") from exc
         return target.read_bytes()
 
 
@@ -521,7 +535,9 @@ def _int_or_none(value: str | None) -> int | None:
 
 def _parse_pptx(data: bytes):
     """Each slide's title, text and tables (unstructured), then its speaker notes (python-pptx:
-    unstructured would put them before the slide's title); a slide's number is its page."""
+    unstructured would put them before the slide's title); a slide's number is its page. A
+    PowerPoint 97-2003 presentation (a compound file, told apart by content) is converted to PPTX
+    first (``_ppt97_as_pptx``)."""
     from pptx import Presentation
 
     from rag_assets.core.parsing.offline import prepare_unstructured
@@ -529,7 +545,8 @@ def _parse_pptx(data: bytes):
     prepare_unstructured()
     from unstructured.partition.pptx import partition_pptx
 
-    _refuse_compound(data, "a PowerPoint 97-2003 presentation (.ppt)", "pptx")
+    if data.startswith(_OLE_MAGIC):
+        data = _ppt97_as_pptx(data)
     by_slide: dict[int, list[tuple[str, str, int | None]]] = {}
     for item in _unstructured_items(partition_pptx(file=io.BytesIO(data), languages=NO_LANGUAGE)):
         by_slide.setdefault(item[2], []).append(item)
@@ -682,17 +699,6 @@ def _text_office_file(data: bytes) -> str | None:
     if head.startswith(b"<") and (b"<html" in head or b"<table" in head) or _MIME_ARCHIVE.search(head):
         return "html"  # a page, an exported table, or a web archive (Confluence's Word export)
     return None
-
-
-def _refuse_compound(data: bytes, legacy: str, modern: str) -> None:
-    """Raise, naming the fix, when an Office document is a compound file: a password-protected
-    one (Office encrypts into a compound file) or the format's 97-2003 version, which nothing
-    installed reads."""
-    if not data.startswith(_OLE_MAGIC):
-        return
-    if _encrypted(data):
-        raise ValueError(_ENCRYPTED)
-    raise ValueError(f"{legacy}: save it as .{modern}, or convert it (soffice --headless --convert-to {modern})")
 
 
 def _parse_xlsx(data: bytes):
@@ -985,7 +991,7 @@ _PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "emai
             "notebook": _parse_notebook, "pdf": _parse_pdf, "xml": _parse_xml,
             **{name: partial(_parse_pandoc, name) for name in _PANDOC_FORMATS}}
 _PARSER_MODULES = {"html": ("unstructured.partition.html",), "docx": ("unstructured.partition.docx", "doc2docx", "olefile"),
-                   "pptx": ("pptx", "unstructured.partition.pptx"), "email": ("oxmsg", "unstructured.partition.email"),
+                   "pptx": ("pptx", "unstructured.partition.pptx", "ppt2pptx", "olefile"), "email": ("oxmsg", "unstructured.partition.email"),
                    "xlsx": ("openpyxl", "xlrd", "olefile"), "notebook": ("json",),
                    **{name: ("pypandoc", "unstructured.partition.html") for name in (*_PANDOC_FORMATS, "xml")},
                    "pdf": ("pdfminer.converter", "pdfminer.pdfpage", "unstructured.partition.text")}
