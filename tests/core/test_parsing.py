@@ -253,6 +253,51 @@ def test_a_powerpoint_97_presentation_is_read_slide_by_slide():
     assert all(e.heading_path == ("Embedded Objects",) for e in deck.elements)
 
 
+def _declared_as(package: bytes, main_type: str) -> bytes:
+    """An Office package with its main part declared as ``main_type`` (what Office writes for a
+    macro-enabled file, a template or a slide show; the parts stay the same)."""
+    import re
+    import zipfile
+
+    source, out = zipfile.ZipFile(io.BytesIO(package)), io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            body = source.read(item)
+            if item.filename == "[Content_Types].xml":
+                body, count = re.subn(rb"application/vnd\.openxmlformats-officedocument\.\w+\.\w+\.main\+xml",
+                                      main_type.encode(), body)
+                assert count == 1
+            target.writestr(item, body)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("name, main_type", [
+    ("policy.docm", "application/vnd.ms-word.document.macroEnabled.main+xml"),
+    ("letter.dotx", "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml"),
+    ("letter.dotm", "application/vnd.ms-word.template.macroEnabled.main+xml"),
+    ("kiosk.ppsx", "application/vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml"),
+    ("kiosk.ppsm", "application/vnd.ms-powerpoint.slideshow.macroEnabled.main+xml"),
+    ("brand.potx", "application/vnd.openxmlformats-officedocument.presentationml.template.main+xml"),
+    ("review.pptm", "application/vnd.ms-powerpoint.presentation.macroEnabled.main+xml"),
+    ("budget.xlsm", "application/vnd.ms-excel.sheet.macroEnabled.main+xml"),
+    ("budget.xltx", "application/vnd.openxmlformats-officedocument.spreadsheetml.template.main+xml"),
+])
+def test_macro_enabled_template_and_slide_show_files_read_as_their_office_format(name, main_type):
+    from docx import Document
+
+    word = Document()
+    word.add_heading("Expenses", 1)
+    word.add_paragraph("Receipts are kept for ten years.")
+    out = io.BytesIO()
+    word.save(out)
+    kind = {"d": "docx", "p": "pptx", "x": "xlsx"}[name.rsplit(".", 1)[1][0]]
+    plain = {"docx": out.getvalue(), "pptx": slide_deck(), "xlsx": workbook()}[kind]
+    expected = parse_document(raw(f"plain.{kind}", plain))
+    doc = parse_document(raw(name, _declared_as(plain, main_type)))
+    assert (doc.content_type, doc.text, doc.elements) == (expected.content_type, expected.text, expected.elements)
+    assert doc.text.strip()
+
+
 def test_a_word_style_with_an_outline_level_is_a_heading_of_that_level():
     from docx import Document
     from docx.enum.style import WD_STYLE_TYPE

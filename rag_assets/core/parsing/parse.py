@@ -29,25 +29,26 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 25: PowerPoint 97-2003 presentations read (converted to PPTX; they were refused); 24: a PDF's
-# running headers, footers and page numbers left out; 23: a PDF's short lines in a larger font than
-# its body text read as its headings, nested by size (unstructured's guesses at titles kept only in
-# PDFs of one font size); 22: Word 97-2003 documents read (converted to DOCX; they were refused), a
-# Word paragraph whose style has an outline level read as a heading of that level (a template's own
-# or a translated heading style was body text); 21: web archives (.mht, .mhtml; Confluence's Word
-# export) read as their page; 20: JATS and DocBook XML read through pandoc (they were text, tags and
-# all); 19: a PDF's Keywords tag it; 18: Office, OpenDocument and web page keywords tag the
-# document; 17: an RTF or HTML file under a Word or Excel name read as what it is; 16: MDX, Quarto
-# and R Markdown read as Markdown (they were plain text); 15: AsciiDoc, LaTeX and Org read through
-# pandoc (they were plain text); 14: a Markdown front matter's tags are the document's; 13:
-# OpenDocument text, RTF and EPUB read through pandoc, Excel 97-2003 like XLSX (all were binary
-# text), an HTML <title>'s entities decoded; 12: reStructuredText read by section (it was plain
-# text); 11: HTML, DOCX and PPTX headings nested by their depth (they were all top-level); 10:
-# Jupyter notebooks read by cell (they were JSON text); 9: a Markdown file's front matter title; 8:
-# e-mail attachments read, the body's headings under the subject; 7: short table rows padded to the
-# widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows; 4:
-# UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "25"
+# 26: macro-enabled, template and slide show Office files read as their format (they were binary
+# text); 25: PowerPoint 97-2003 presentations read (converted to PPTX; they were refused); 24: a
+# PDF's running headers, footers and page numbers left out; 23: a PDF's short lines in a larger font
+# than its body text read as its headings, nested by size (unstructured's guesses at titles kept
+# only in PDFs of one font size); 22: Word 97-2003 documents read (converted to DOCX; they were
+# refused), a Word paragraph whose style has an outline level read as a heading of that level (a
+# template's own or a translated heading style was body text); 21: web archives (.mht, .mhtml;
+# Confluence's Word export) read as their page; 20: JATS and DocBook XML read through pandoc (they
+# were text, tags and all); 19: a PDF's Keywords tag it; 18: Office, OpenDocument and web page
+# keywords tag the document; 17: an RTF or HTML file under a Word or Excel name read as what it is;
+# 16: MDX, Quarto and R Markdown read as Markdown (they were plain text); 15: AsciiDoc, LaTeX and
+# Org read through pandoc (they were plain text); 14: a Markdown front matter's tags are the
+# document's; 13: OpenDocument text, RTF and EPUB read through pandoc, Excel 97-2003 like XLSX (all
+# were binary text), an HTML <title>'s entities decoded; 12: reStructuredText read by section (it
+# was plain text); 11: HTML, DOCX and PPTX headings nested by their depth (they were all top-level);
+# 10: Jupyter notebooks read by cell (they were JSON text); 9: a Markdown file's front matter title;
+# 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
+# the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
+# 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
+PARSER_REVISION = "26"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -69,16 +70,31 @@ CONTENT_TYPES = {
     ".mhtml": "html",
     ".pdf": "pdf",
     ".docx": "docx",
+    ".docm": "docx",  # macro-enabled, templates: the same package, their macros never run
+    ".dotx": "docx",
+    ".dotm": "docx",
     ".doc": "docx",  # Word 97-2003, told apart by content: converted to DOCX
+    ".dot": "docx",
     ".odt": "odt",
     ".rtf": "rtf",
     ".epub": "epub",
     ".pptx": "pptx",
+    ".pptm": "pptx",
+    ".ppsx": "pptx",  # slide shows
+    ".ppsm": "pptx",
+    ".potx": "pptx",
+    ".potm": "pptx",
     ".ppt": "pptx",  # PowerPoint 97-2003, told apart by content: converted to PPTX
+    ".pps": "pptx",
+    ".pot": "pptx",
     ".eml": "email",
     ".msg": "email",
     ".xlsx": "xlsx",
+    ".xlsm": "xlsx",
+    ".xltx": "xlsx",
+    ".xltm": "xlsx",
     ".xls": "xlsx",  # Excel 97-2003, told apart by content
+    ".xlt": "xlsx",
     ".ipynb": "notebook",
     ".csv": "csv",
     ".tsv": "csv",
@@ -448,8 +464,7 @@ def _parse_docx(data: bytes):
     prepare_unstructured()
     from unstructured.partition.docx import partition_docx
 
-    if data.startswith(_OLE_MAGIC):
-        data = _word97_as_docx(data)
+    data = _word97_as_docx(data) if data.startswith(_OLE_MAGIC) else _plain_package(data, "wordprocessingml.document")
     elements = partition_docx(file=io.BytesIO(data), languages=NO_LANGUAGE)
     text, spans = _join_elements(_unstructured_items(elements, outline=_outline_levels(data)))
     return text, spans, _first_title(text, spans)
@@ -491,6 +506,32 @@ def _converted(data: bytes, convert, legacy: str, modern: str, program: str, fai
             raise ValueError(f"not a {program} 97-2003 file that can be read ({type(exc).__name__}: {exc}); "
                              f"open it in {program} and save it as .{modern}") from exc
         return target.read_bytes()
+
+
+def _plain_package(data: bytes, kind: str) -> bytes:
+    """An Office package whose main part is a macro-enabled document, a template or a slide show,
+    declared as the plain ``kind`` ("wordprocessingml.document", "presentationml.presentation"),
+    which python-docx and python-pptx insist on: the parts are the same, and nothing runs macros.
+    Any other package is returned as it is."""
+    import zipfile
+
+    types = _zip_member(data, "[Content_Types].xml")
+    plain = f"application/vnd.openxmlformats-officedocument.{kind}.main+xml"
+    declared = _VARIANT_MAIN.sub(plain, types)
+    if declared == types:
+        return data
+    source, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as package:
+        for item in source.infolist():
+            package.writestr(item.filename, declared if item.filename == "[Content_Types].xml" else source.read(item))
+    return out.getvalue()
+
+
+# the main part types of Word's and PowerPoint's macro-enabled, template and slide show packages
+_VARIANT_MAIN = re.compile(r"application/vnd\.(?:ms-word\.(?:document|template)\.macroEnabled"
+                           r"|openxmlformats-officedocument\.wordprocessingml\.template"
+                           r"|ms-powerpoint\.(?:presentation|slideshow|template)\.macroEnabled"
+                           r"|openxmlformats-officedocument\.presentationml\.(?:slideshow|template))\.main\+xml")
 
 
 def _outline_levels(data: bytes) -> dict[str, int]:
@@ -545,8 +586,7 @@ def _parse_pptx(data: bytes):
     prepare_unstructured()
     from unstructured.partition.pptx import partition_pptx
 
-    if data.startswith(_OLE_MAGIC):
-        data = _ppt97_as_pptx(data)
+    data = _ppt97_as_pptx(data) if data.startswith(_OLE_MAGIC) else _plain_package(data, "presentationml.presentation")
     by_slide: dict[int, list[tuple[str, str, int | None]]] = {}
     for item in _unstructured_items(partition_pptx(file=io.BytesIO(data), languages=NO_LANGUAGE)):
         by_slide.setdefault(item[2], []).append(item)
