@@ -360,6 +360,29 @@ def test_a_pdf_s_larger_font_lines_are_its_headings_nested_by_size(tmp_path):
         "Robot Maintenance Guide", "Monthly tasks", "Battery care"]
 
 
+def test_a_pdf_s_ruled_table_is_its_rows(tmp_path):
+    from tests.support.make_sample_binaries import write_pdf
+
+    rows = [("Model", "Charge time", "Dock"), ("R3", "90 minutes", "D3"), ("R4", "75 minutes", "D4 or D4S")]
+    xs, ys = [72, 200, 330, 460], [600, 580, 560, 540]  # the grid's columns and rows
+    table = [f"{x} {ys[0]} m {x} {ys[-1]} l S" for x in xs] + [f"{xs[0]} {y} m {xs[-1]} {y} l S" for y in ys]
+    for r, row in enumerate(rows):
+        table += [f"BT /F1 10 Tf {xs[c] + 4} {ys[r] - 14} Td ({cell}) Tj ET" for c, cell in enumerate(row)]
+    write_pdf(tmp_path / "models.pdf", [[("Dock models", 18), "", "Each robot charges on its own dock.",
+                                         "", "", "", "", "", "", "", "", "", "", "", "", "", "", "",
+                                         "Older docks charge newer robots at half speed."]], drawings={0: table})
+    doc = parse_document(raw("manuals/models.pdf", (tmp_path / "models.pdf").read_bytes()))
+    assert doc.text == ("Dock models\n\nEach robot charges on its own dock.\n\n"
+                        "| Model | Charge time | Dock |\n| --- | --- | --- |\n| R3 | 90 minutes | D3 |\n"
+                        "| R4 | 75 minutes | D4 or D4S |\n\nOlder docks charge newer robots at half speed.")
+    assert [e.category for e in doc.elements][0::2] == ["Title", "Table"]
+    assert all(e.heading_path == ("Dock models",) for e in doc.elements)
+    # A frame around one paragraph (one cell) is no table.
+    frame = ["72 700 m 540 700 l S", "72 640 m 540 640 l S", "72 700 m 72 640 l S", "540 700 m 540 640 l S"]
+    write_pdf(tmp_path / "note.pdf", [["", "", "", "Note: keep the dock dry."]], drawings={0: frame})
+    assert "|" not in parse_document(raw("note.pdf", (tmp_path / "note.pdf").read_bytes())).text
+
+
 def test_a_pdf_s_running_headers_footers_and_page_numbers_are_left_out(tmp_path):
     from tests.support.make_sample_binaries import write_pdf
 

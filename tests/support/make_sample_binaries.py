@@ -59,15 +59,17 @@ def _pdf_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def write_pdf(path: Path, pages: list[list[str | tuple[str, float]]], keywords: str | None = None) -> None:
+def write_pdf(path: Path, pages: list[list[str | tuple[str, float]]], keywords: str | None = None,
+              drawings: dict[int, list[str]] | None = None) -> None:
     """A PDF of one page per list of lines (Helvetica 12, or a ``(line, size)`` at that size), with
-    ``keywords`` in its document information when given."""
+    ``keywords`` in its document information when given, and ``drawings`` (page index -> content
+    stream operators, e.g. a table's text and ruling lines) drawn after a page's lines."""
     objects: list[bytes] = []
     page_ids = []
     font_id = 3
     next_id = 4
     page_objects = []
-    for lines in pages:
+    for index, lines in enumerate(pages):
         ops = ["BT", "/F1 12 Tf", "14 TL", "72 740 Td"]
         for line in lines:
             if isinstance(line, str):
@@ -76,6 +78,7 @@ def write_pdf(path: Path, pages: list[list[str | tuple[str, float]]], keywords: 
                 text, size = line
                 ops += [f"/F1 {size:g} Tf", f"{size * 1.4:g} TL", f"({_pdf_escape(text)}) Tj T*", "/F1 12 Tf", "14 TL"]
         ops.append("ET")
+        ops += (drawings or {}).get(index, [])
         stream = "\n".join(ops).encode("latin-1")
         content_id, page_id = next_id, next_id + 1
         next_id += 2

@@ -4,11 +4,12 @@ Text formats (markdown, text, code, csv) keep the file's text as read (newlines 
 Python's text mode does), so chunk offsets index the file itself. Rich formats are parsed with
 unstructured (HTML, DOCX, PPTX: a slide is a page; e-mail, .eml or Outlook's .msg: its body, after
 its subject and senders, then its attachments; ODT, RTF, EPUB, AsciiDoc, LaTeX, Org, JATS and
-DocBook as pandoc writes them in HTML), pdfminer + unstructured (PDF, per page) or openpyxl (XLSX:
-a sheet is a page, its cells Markdown rows; xlrd for Excel 97-2003), and their text is the
-elements' text joined by blank lines, so every element span is exact by construction. Word and
-PowerPoint 97-2003 files are converted to DOCX and PPTX first (msdoc2docx, ppt2pptx). A Jupyter
-notebook is its cells' sources read as Markdown (code cells fenced).
+DocBook as pandoc writes them in HTML), pdfminer + unstructured (PDF, per page; pdfplumber for its
+ruled tables) or openpyxl (XLSX: a sheet is a page, its cells Markdown rows; xlrd for Excel
+97-2003), and their text is the elements' text joined by blank lines, so every element span is
+exact by construction. Word and PowerPoint 97-2003 files are converted to DOCX and PPTX first
+(msdoc2docx, ppt2pptx). A Jupyter notebook is its cells' sources read as Markdown (code cells
+fenced).
 """
 
 from __future__ import annotations
@@ -29,15 +30,16 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 26: macro-enabled, template and slide show Office files read as their format (they were binary
-# text); 25: PowerPoint 97-2003 presentations read (converted to PPTX; they were refused); 24: a
-# PDF's running headers, footers and page numbers left out; 23: a PDF's short lines in a larger font
-# than its body text read as its headings, nested by size (unstructured's guesses at titles kept
-# only in PDFs of one font size); 22: Word 97-2003 documents read (converted to DOCX; they were
-# refused), a Word paragraph whose style has an outline level read as a heading of that level (a
-# template's own or a translated heading style was body text); 21: web archives (.mht, .mhtml;
-# Confluence's Word export) read as their page; 20: JATS and DocBook XML read through pandoc (they
-# were text, tags and all); 19: a PDF's Keywords tag it; 18: Office, OpenDocument and web page
+# 27: a PDF's ruled tables read as Markdown rows (their cells were loose lines, a column after
+# another); 26: macro-enabled, template and slide show Office files read as their format (they were
+# binary text); 25: PowerPoint 97-2003 presentations read (converted to PPTX; they were refused);
+# 24: a PDF's running headers, footers and page numbers left out; 23: a PDF's short lines in a
+# larger font than its body text read as its headings, nested by size (unstructured's guesses at
+# titles kept only in PDFs of one font size); 22: Word 97-2003 documents read (converted to DOCX;
+# they were refused), a Word paragraph whose style has an outline level read as a heading of that
+# level (a template's own or a translated heading style was body text); 21: web archives (.mht,
+# .mhtml; Confluence's Word export) read as their page; 20: JATS and DocBook XML read through pandoc
+# (they were text, tags and all); 19: a PDF's Keywords tag it; 18: Office, OpenDocument and web page
 # keywords tag the document; 17: an RTF or HTML file under a Word or Excel name read as what it is;
 # 16: MDX, Quarto and R Markdown read as Markdown (they were plain text); 15: AsciiDoc, LaTeX and
 # Org read through pandoc (they were plain text); 14: a Markdown front matter's tags are the
@@ -48,7 +50,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "26"
+PARSER_REVISION = "27"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -863,20 +865,19 @@ def _cell_text(value) -> str:
 
 def _parse_pdf(data: bytes):
     """pdfminer extracts each page's text (the 'fast' strategy) line by line with its font size,
-    and unstructured classifies it a page at a time, split where the font size changes. Where the
-    document sets short lines in a font larger than its body text, those are its headings, nested
-    by size (``_pdf_heading_levels``), and unstructured's guesses at titles (short lines: running
-    headers, code, captions) are not; a PDF in one font size keeps unstructured's titles. The
-    pages are counted first and each one reported done (``report_pages``): a long PDF's time
-    limit grows with its page count. Running headers and footers (``_running_lines``) and page
-    numbers are left out."""
+    and unstructured classifies it a page at a time, split where the font size changes; a ruled
+    table (pdfplumber finds it by its lines) is its rows as Markdown, in place of its cells'
+    text. Where the document sets short lines in a font larger than its body text, those are its
+    headings, nested by size (``_pdf_heading_levels``), and unstructured's guesses at titles
+    (short lines: running headers, code, captions) are not; a PDF in one font size keeps
+    unstructured's titles. The pages are counted first and each one reported done
+    (``report_pages``): a long PDF's time limit grows with its page count. Running headers and
+    footers (``_running_lines``) and page numbers are left out."""
     from collections import Counter
 
-    from pdfminer.converter import PDFPageAggregator
-    from pdfminer.layout import LAParams
-    from pdfminer.pdfdocument import PDFEncryptionError
-    from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
-    from pdfminer.pdfpage import PDFPage
+    import pdfplumber
+    from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
+    from pdfplumber.utils.exceptions import PdfminerException
 
     from rag_assets.core.parsing.offline import prepare_unstructured
 
@@ -893,29 +894,34 @@ def _parse_pdf(data: bytes):
     chars: Counter = Counter()  # characters by font size
     edges: list[set[str]] = []  # per page, the keys (``_line_keys``) of its top and bottom lines
     try:
-        pages = list(PDFPage.get_pages(io.BytesIO(data)))
-        report_pages(0, len(pages))
-        resources = PDFResourceManager()
-        device = PDFPageAggregator(resources, laparams=LAParams())
-        interpreter = PDFPageInterpreter(resources, device)
-        for page_number, page in enumerate(pages, start=1):
-            interpreter.process_page(page)
-            lines, page_edges = _pdf_lines(device.get_result(), page_number)
-            edges.append(page_edges)
-            page_runs = _size_runs(lines)
-            page_chars: Counter = Counter()
-            for size, boxes in page_runs:
-                page_chars[size] += sum(len(line.strip()) for box in boxes for line in box)
-            chars.update(page_chars)
-            common = page_chars.most_common(1)[0][0] if page_chars else 0.0
-            for size, boxes in page_runs:
-                short = all(len(box) <= 3 and all(map(_heading_like, box)) for box in boxes)
-                # a run in a larger font than most of its page's text waits to be judged a heading
-                found = None if short and size > common else classified(boxes, page_number)
-                runs.append((page_number, size, boxes, found, short))
-            report_pages(page_number, len(pages))
-    except PDFEncryptionError as exc:
-        raise ValueError("the PDF is encrypted (password protected); save an unprotected copy or exclude it") from exc
+        with pdfplumber.open(io.BytesIO(data), laparams={}) as pdf:
+            pages = pdf.pages
+            report_pages(0, len(pages))
+            for page_number, page in enumerate(pages, start=1):
+                lines, page_edges = _pdf_lines(page.layout, page_number, _pdf_tables(page))
+                page.close()  # its objects' cache
+                edges.append(page_edges)
+                page_runs = _size_runs(lines)
+                page_chars: Counter = Counter()
+                for size, boxes in page_runs:
+                    page_chars[size] += sum(len(line.strip()) for box in boxes for line in box) if size != _TABLE else 0
+                chars.update(page_chars)
+                common = page_chars.most_common(1)[0][0] if page_chars else 0.0
+                for size, boxes in page_runs:
+                    if size == _TABLE:
+                        tables = [("Table", table, page_number) for box in boxes for table in box]  # adjacent ones too
+                        runs.append((page_number, size, boxes, tables, False))
+                        continue
+                    short = all(len(box) <= 3 and all(map(_heading_like, box)) for box in boxes)
+                    # a run in a larger font than most of its page's text waits to be judged a heading
+                    found = None if short and size > common else classified(boxes, page_number)
+                    runs.append((page_number, size, boxes, found, short))
+                report_pages(page_number, len(pages))
+    except (PdfminerException, PDFEncryptionError, PDFPasswordIncorrect) as exc:
+        cause = exc.args[0] if isinstance(exc, PdfminerException) and exc.args else exc
+        if isinstance(cause, (PDFEncryptionError, PDFPasswordIncorrect)):
+            raise ValueError("the PDF is encrypted (password protected); save an unprotected copy or exclude it") from exc
+        raise cause if isinstance(cause, Exception) else exc
     levels = _pdf_heading_levels(chars, {size for _, size, _, _, short in runs if short})
     running = _running_lines(edges)
     items: list[tuple] = []
@@ -929,6 +935,28 @@ def _parse_pdf(data: bytes):
             items.append(("UncategorizedText", *item[1:]) if levels and item[0] == "Title" else item)
     text, elements = _join_elements(items)
     return text, elements, _first_title(text, elements)
+
+
+_TABLE = -1.0  # the "font size" of a ruled table's run of one line: its Markdown rows
+
+
+def _pdf_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
+    """A pdfplumber page's ruled tables of two rows and two columns or more (its "lines" strategy:
+    cells bounded by drawn lines), each as its box in pdfminer's coordinates (x0, y0, x1, y1) and
+    its rows as Markdown; none are searched for on a page that draws no line or rectangle."""
+    from pdfminer.layout import LTCurve
+
+    if not any(isinstance(el, LTCurve) for el in page.layout):
+        return []
+    found = []
+    mb_top = page.mediabox[1]
+    for table in page.find_tables():
+        rows = [[cell or "" for cell in row] for row in table.extract()]
+        if len(rows) < 2 or max(len(row) for row in rows) < 2 or not (markdown := _markdown_rows(rows)):
+            continue
+        x0, top, x1, bottom = table.bbox
+        found.append(((x0, page.height + mb_top - bottom, x1, page.height + mb_top - top), markdown))
+    return found
 
 
 def _size_runs(lines: list[tuple[int, str, float]]) -> list[tuple[float, list[list[str]]]]:
@@ -945,12 +973,14 @@ def _size_runs(lines: list[tuple[int, str, float]]) -> list[tuple[float, list[li
     return runs
 
 
-def _pdf_lines(layout, page: int) -> tuple[list[tuple[int, str, float]], set[str]]:
+def _pdf_lines(layout, page: int, tables=()) -> tuple[list[tuple[int, str, float]], set[str]]:
     """A page's text lines in pdfminer's reading order: (its box's number, its text with the line
     end, its font size: the size most of its characters have, to the half point); the lines of
     a box joined, and the boxes joined by a line end, are the page's text as pdfminer gives it.
-    Also the keys (``_line_keys``) of the one-line boxes at the top and at the bottom of the page
-    (within 5 points of the highest top or lowest bottom), where running headers and footers are."""
+    A box inside one of the ``tables`` (``_pdf_tables``) is left out, the table's Markdown rows
+    standing as one line (size ``_TABLE``) where its first box was. Also the keys (``_line_keys``)
+    of the one-line boxes at the top and at the bottom of the page (within 5 points of the
+    highest top or lowest bottom), where running headers and footers are."""
     from collections import Counter
 
     from pdfminer.layout import LTChar, LTText, LTTextContainer
@@ -962,7 +992,15 @@ def _pdf_lines(layout, page: int) -> tuple[list[tuple[int, str, float]], set[str
         edges = {key for box in boxes if box.y1 >= top - 5 or box.y0 <= bottom + 5
                  if len(text := box.get_text().strip()) <= 100 and "\n" not in text for key in _line_keys(text, page)}
     lines = []
+    placed: set[int] = set()  # the tables already written
     for number, box in enumerate(boxes):
+        x, y = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
+        inside = next((i for i, ((x0, y0, x1, y1), _) in enumerate(tables) if x0 <= x <= x1 and y0 <= y <= y1), None)
+        if inside is not None:
+            if inside not in placed:
+                placed.add(inside)
+                lines.append((number, tables[inside][1], _TABLE))
+            continue
         for line in box:
             if not isinstance(line, LTText):
                 continue
@@ -1034,6 +1072,6 @@ _PARSER_MODULES = {"html": ("unstructured.partition.html",), "docx": ("unstructu
                    "pptx": ("pptx", "unstructured.partition.pptx", "ppt2pptx", "olefile"), "email": ("oxmsg", "unstructured.partition.email"),
                    "xlsx": ("openpyxl", "xlrd", "olefile"), "notebook": ("json",),
                    **{name: ("pypandoc", "unstructured.partition.html") for name in (*_PANDOC_FORMATS, "xml")},
-                   "pdf": ("pdfminer.converter", "pdfminer.pdfpage", "unstructured.partition.text")}
+                   "pdf": ("pdfplumber", "pdfminer.converter", "pdfminer.pdfpage", "unstructured.partition.text")}
 _LOADED: set[str] = set()
 _ARCHIVES = ("docx", "pptx", "xlsx", "odt", "epub")  # zip formats: checked for their expanded size before parsing
