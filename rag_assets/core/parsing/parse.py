@@ -904,7 +904,8 @@ def _parse_pdf(data: bytes):
                 page_runs = _size_runs(lines)
                 page_chars: Counter = Counter()
                 for size, boxes in page_runs:
-                    page_chars[size] += sum(len(line.strip()) for box in boxes for line in box) if size != _TABLE else 0
+                    if size != _TABLE:
+                        page_chars[size] += sum(len(line.strip()) for box in boxes for line in box)
                 chars.update(page_chars)
                 common = page_chars.most_common(1)[0][0] if page_chars else 0.0
                 for size, boxes in page_runs:
