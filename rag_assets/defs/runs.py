@@ -12,7 +12,11 @@ module (the stale status the UI shows is read in defs/staleness.py).
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -55,7 +59,10 @@ def remote_origin(job_name: str) -> RemoteJobOrigin:
 def run_job(project: Project, defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance,
             tags: dict[str, str] | None = None):
     """Create a run of ``job_name`` with the code location's origin and execute it: in this
-    process, or through the celery executor's workers. Returns Dagster's execution result."""
+    process, or through the celery executor's workers. Returns Dagster's execution result;
+    raises KeyboardInterrupt after the run when the process got SIGINT or SIGTERM during it, as
+    ``interrupted`` would tell for a step it stopped (Dagster drops an interrupt that comes
+    between steps, and the run then simply succeeds)."""
     celery = project.executor.kind == "celery"
     run_config = QUIET if celery else {**QUIET, **IN_PROCESS}
     job = defs.resolve_job_def(job_name)
@@ -66,9 +73,43 @@ def run_job(project: Project, defs: dg.Definitions, job_name: str, instance: dg.
                                           tags={**job.tags, **(tags or {}), LAUNCHED_BY: "rag ingest"},
                                           remote_job_origin=remote_origin(job_name),
                                           job_code_origin=python_origin(project.project_dir, job_name))
-        if celery:
-            return execute_run(reconstructable_job(project.project_dir, job_name), run, instance)
-        return execute_run(InMemoryJob(job), run, instance)
+        with _interrupts_seen() as seen:
+            if celery:
+                result = execute_run(reconstructable_job(project.project_dir, job_name), run, instance)
+            else:
+                result = execute_run(InMemoryJob(job), run, instance)
+    if seen:
+        raise KeyboardInterrupt
+    return result
+
+
+@contextmanager
+def _interrupts_seen():
+    """The SIGINT and SIGTERM signals this process receives while the block runs, as Python's
+    signal wakeup file records them whatever handler Dagster has installed; then passed on to the
+    wakeup file set before (`rag`'s, which tells SIGTERM from Ctrl-C). Records nothing off the
+    main thread, where Python delivers no signal."""
+    seen: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    os.set_blocking(write, False)
+    previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    try:
+        yield seen
+    finally:
+        signal.set_wakeup_fd(previous, warn_on_full_buffer=False)
+        try:
+            received = os.read(read, 4096)
+        except BlockingIOError:
+            received = b""
+        os.close(read)
+        os.close(write)
+        if received and previous != -1:
+            os.write(previous, received)
+        seen += [number for number in received if number in (signal.SIGINT, signal.SIGTERM)]
 
 
 @lru_cache(maxsize=32)
