@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import lru_cache
 from pathlib import Path
 
@@ -108,7 +108,8 @@ def _interrupts_seen():
         os.close(read)
         os.close(write)
         if received and previous != -1:
-            os.write(previous, received)
+            with suppress(BlockingIOError):  # that file is full: it has the signal already
+                os.write(previous, received)
         seen += [number for number in received if number in (signal.SIGINT, signal.SIGTERM)]
 
 
