@@ -464,11 +464,15 @@ def _parse_docx(data: bytes):
     from rag_assets.core.parsing.offline import prepare_unstructured
 
     prepare_unstructured()
-    from unstructured.partition.docx import partition_docx
+    from unstructured.partition.docx import STYLE_TO_ELEMENT_MAPPING, partition_docx
 
     data = _word97_as_docx(data) if data.startswith(_OLE_MAGIC) else _plain_package(data, "wordprocessingml.document")
     elements = partition_docx(file=io.BytesIO(data), languages=NO_LANGUAGE)
-    text, spans = _join_elements(_unstructured_items(elements, outline=_outline_levels(data)))
+    # Word's own style names unstructured reads itself; any other may be a heading style (its styles
+    # part can be 350 kB: read only then)
+    own = {"Normal", *STYLE_TO_ELEMENT_MAPPING}
+    outline = _outline_levels(data) if any((el.metadata.style_name or "Normal") not in own for el in elements) else {}
+    text, spans = _join_elements(_unstructured_items(elements, outline=outline))
     return text, spans, _first_title(text, spans)
 
 
