@@ -34,7 +34,7 @@ from rag_assets.defs.names import (
 )
 from rag_assets.defs.promotion import held_back
 from rag_assets.defs.resources import CorpusResources, build_corpus_resources
-from rag_assets.defs.runs import fail_abandoned_runs, interrupted, run_job
+from rag_assets.defs.runs import fail_abandoned_runs, run_job
 from rag_assets.defs.sensors import Sweep, apply_sweep, in_flight, materialized, record, sweep
 from rag_assets.defs.staleness import stale_status
 from rag_assets.defs.versions import chunking_profile, code_versions
@@ -182,10 +182,9 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
                                                       start=1):
             bar.start(n, f"{first} .. {last}")
             tags = {PARTITION: first} if first == last else {RANGE_START: first, RANGE_END: last}
+            # An interrupted run raises KeyboardInterrupt: no further batch, no maintenance.
             result = run_job(project, defs, ingest_job_name(corpus.name), instance, tags)
             report["runs"] += 1
-            if interrupted(result):  # stop at once: no further batch, no maintenance
-                raise KeyboardInterrupt
             if not result.success:  # the whole batch stopped: none of its documents was indexed
                 error = _failure_message(result)
                 failures += [{"corpus": corpus.name, "doc_id": doc_id_for(pk), "error": error} for pk, _ in versions]
@@ -209,8 +208,6 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             # The table: prune deleted documents, compact, run the data tests.
             result = run_job(project, defs, maintenance_job_name(corpus.name), instance)
             report["runs"] += 1
-            if interrupted(result):
-                raise KeyboardInterrupt
             if not result.success:
                 failures.append({"corpus": corpus.name, "doc_id": "(table)", "error": _failure_message(result)})
             checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}

@@ -60,9 +60,9 @@ def run_job(project: Project, defs: dg.Definitions, job_name: str, instance: dg.
             tags: dict[str, str] | None = None):
     """Create a run of ``job_name`` with the code location's origin and execute it: in this
     process, or through the celery executor's workers. Returns Dagster's execution result;
-    raises KeyboardInterrupt after the run when the process got SIGINT or SIGTERM during it, as
-    ``interrupted`` would tell for a step it stopped (Dagster drops an interrupt that comes
-    between steps, and the run then simply succeeds)."""
+    raises KeyboardInterrupt after the run when it was interrupted: a step stopped by Ctrl-C or
+    SIGTERM (``_interrupted``), or the process got one of them during the run at all (Dagster drops
+    an interrupt that comes between steps, and the run then simply succeeds)."""
     celery = project.executor.kind == "celery"
     run_config = QUIET if celery else {**QUIET, **IN_PROCESS}
     job = defs.resolve_job_def(job_name)
@@ -78,7 +78,7 @@ def run_job(project: Project, defs: dg.Definitions, job_name: str, instance: dg.
                 result = execute_run(reconstructable_job(project.project_dir, job_name), run, instance)
             else:
                 result = execute_run(InMemoryJob(job), run, instance)
-    if seen:
+    if seen or _interrupted(result):
         raise KeyboardInterrupt
     return result
 
@@ -120,9 +120,9 @@ def python_origin(project_dir: str, job_name: str):
     return reconstructable_job(project_dir, job_name).get_python_origin()
 
 
-def interrupted(result) -> bool:
-    """Whether a run ended because this process was interrupted (Ctrl-C or SIGTERM): Dagster turns
-    the interrupt into the run's failure and returns."""
+def _interrupted(result) -> bool:
+    """Whether a run ended because a step was interrupted (Ctrl-C or SIGTERM): Dagster turns the
+    interrupt into the run's failure and returns."""
     for event in result.all_events:
         error = getattr(event.event_specific_data, "error", None)
         while error is not None:
