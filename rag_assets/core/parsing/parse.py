@@ -1073,10 +1073,12 @@ _PANDOC_TEXT = ("asciidoc", "latex", "org", "jats", "docbook")
 _PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "email": _parse_email, "xlsx": _parse_xlsx,
             "notebook": _parse_notebook, "pdf": _parse_pdf, "xml": _parse_xml,
             **{name: partial(_parse_pandoc, name) for name in _PANDOC_FORMATS}}
-_PARSER_MODULES = {"html": ("unstructured.partition.html",), "docx": ("unstructured.partition.docx", "doc2docx", "olefile"),
-                   "pptx": ("pptx", "unstructured.partition.pptx", "ppt2pptx", "olefile"), "email": ("oxmsg", "unstructured.partition.email"),
+_PARSER_MODULES = {"html": ("unstructured.partition.html",),
+                   "docx": ("unstructured.partition.docx", "doc2docx", "olefile"),
+                   "pptx": ("pptx", "unstructured.partition.pptx", "ppt2pptx", "olefile"),
+                   "email": ("oxmsg", "unstructured.partition.email"),
                    "xlsx": ("openpyxl", "xlrd", "olefile"), "notebook": ("json",),
                    **{name: ("pypandoc", "unstructured.partition.html") for name in (*_PANDOC_FORMATS, "xml")},
-                   "pdf": ("pdfplumber", "pdfminer.converter", "pdfminer.pdfpage", "unstructured.partition.text")}
+                   "pdf": ("pdfplumber", "unstructured.partition.text")}  # pdfplumber imports pdfminer's
 _LOADED: set[str] = set()
 _ARCHIVES = ("docx", "pptx", "xlsx", "odt", "epub")  # zip formats: checked for their expanded size before parsing
