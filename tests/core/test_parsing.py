@@ -360,6 +360,48 @@ def test_a_pdf_s_larger_font_lines_are_its_headings_nested_by_size(tmp_path):
         "Robot Maintenance Guide", "Monthly tasks", "Battery care"]
 
 
+def test_a_pdf_s_outline_names_its_headings_whatever_their_font(tmp_path):
+    from tests.support.make_sample_binaries import write_pdf
+
+    # As Word exports one: bookmarks for its headings, the lower ones at the body's size.
+    body = "The dock charges the robot in ninety minutes when the battery is empty."
+    pages = [[("Dock Manual", 24), "", ("1 Setup", 16), "", "Placing the dock",
+              "Keep half a metre free on each side of the dock.", "", "Weekly checks",
+              "Wipe the charging contacts with a dry cloth."],
+             ["Battery care", "", ("2 Charging", 16), "", "Charging times", body, "", "Battery care",
+              "Store a robot at half charge when it is not used for a month.", "", "Returning a robot to its dock after",
+              "a long storage period", "Charge it fully before its first run."]]
+    outline = [(1, "Setup", 0), (2, "Placing the dock", 0), (1, "Charging", 1), (2, "Charging times", 1),
+               (2, "Weekly checks", 1),  # names page 2, where no line reads so
+               (2, "Battery care", 1), (2, "Returning a robot to its dock after a long storage period", 1)]
+    write_pdf(tmp_path / "dock.pdf", pages, outline=outline)
+    doc = parse_document(raw("manuals/dock.pdf", (tmp_path / "dock.pdf").read_bytes()))
+    assert doc.title == "Dock Manual"
+    titles = [(e.page, e.heading_path) for e in doc.elements if e.category == "Title"]
+    assert titles == [(1, ("Dock Manual",)), (1, ("Dock Manual", "1 Setup")), (1, ("Dock Manual", "1 Setup", "Placing the dock")),
+                      (2, ("Dock Manual", "2 Charging")), (2, ("Dock Manual", "2 Charging", "Charging times")),
+                      (2, ("Dock Manual", "2 Charging", "Battery care")),
+                      (2, ("Dock Manual", "2 Charging", "Returning a robot to its dock after a long storage period"))]
+    paths = {doc.text[e.start:e.end]: e.heading_path for e in doc.elements}
+    assert paths[body][-1] == "Charging times"
+    wipe = next(path for text, path in paths.items() if "Wipe the charging contacts" in text)
+    assert wipe[-1] == "Placing the dock"  # "Weekly checks" is named for another page: no heading
+    top = doc.elements[[doc.text[e.start:e.end] for e in doc.elements].index("Battery care")]
+    assert (top.page, top.category, top.heading_path) == (2, "UncategorizedText", ("Dock Manual", "1 Setup", "Placing the dock"))  # atop page 2: not the heading
+    assert paths["Charge it fully before its first run."][-1].startswith("Returning a robot")
+    # Without the outline the body-size headings are body text; a damaged (cyclic) outline reads the same.
+    write_pdf(tmp_path / "plain.pdf", pages)
+    plain = parse_document(raw("manuals/dock.pdf", (tmp_path / "plain.pdf").read_bytes()))
+    assert [e.heading_path for e in plain.elements if e.category == "Title"] == [
+        ("Dock Manual",), ("Dock Manual", "1 Setup"), ("Dock Manual", "2 Charging")]
+    write_pdf(tmp_path / "cycle.pdf", pages, outline=outline, outline_cycle=True)
+    cyclic = parse_document(raw("manuals/dock.pdf", (tmp_path / "cycle.pdf").read_bytes()))
+    assert (cyclic.text, cyclic.elements) == (doc.text, doc.elements)
+    write_pdf(tmp_path / "named.pdf", pages, outline=outline, outline_names=True)  # GoTo named destinations
+    named = parse_document(raw("manuals/dock.pdf", (tmp_path / "named.pdf").read_bytes()))
+    assert (named.text, named.elements) == (doc.text, doc.elements)
+
+
 def test_a_pdf_s_ruled_table_is_its_rows(tmp_path):
     from tests.support.make_sample_binaries import write_pdf
 

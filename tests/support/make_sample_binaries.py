@@ -60,10 +60,14 @@ def _pdf_escape(text: str) -> str:
 
 
 def write_pdf(path: Path, pages: list[list[str | tuple[str, float]]], keywords: str | None = None,
-              drawings: dict[int, list[str]] | None = None) -> None:
+              drawings: dict[int, list[str]] | None = None, outline: list[tuple[int, str, int]] | None = None,
+              outline_cycle: bool = False, outline_names: bool = False) -> None:
     """A PDF of one page per list of lines (Helvetica 12, or a ``(line, size)`` at that size), with
-    ``keywords`` in its document information when given, and ``drawings`` (page index -> content
-    stream operators, e.g. a table's text and ruling lines) drawn after a page's lines."""
+    ``keywords`` in its document information when given, ``drawings`` (page index -> content
+    stream operators, e.g. a table's text and ruling lines) drawn after a page's lines, and an
+    ``outline`` (bookmarks: (depth from 1, title, page index) in order; ``outline_cycle``: the last
+    top-level entry's /Next points back at the first, as a damaged file's may; ``outline_names``:
+    each entry goes to a named destination through a GoTo action, as pdfTeX writes them)."""
     objects: list[bytes] = []
     page_ids = []
     font_id = 3
@@ -88,12 +92,15 @@ def write_pdf(path: Path, pages: list[list[str | tuple[str, float]]], keywords: 
             (page_id, f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content_id} 0 R "
                       f"/Resources << /Font << /F1 {font_id} 0 R >> >> >>".encode())
         )
+    outline_objects, outline_ref = _pdf_outline(outline or [], page_ids, next_id + bool(keywords), outline_cycle,
+                                                outline_names)
     objects = [
-        (1, b"<< /Type /Catalog /Pages 2 0 R >>"),
+        (1, f"<< /Type /Catalog /Pages 2 0 R{outline_ref} >>".encode()),
         (2, f"<< /Type /Pages /Kids [{' '.join(f'{p} 0 R' for p in page_ids)}] /Count {len(page_ids)} >>".encode()),
         (font_id, b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"),
         *page_objects,
         *([(next_id, f"<< /Keywords ({_pdf_escape(keywords)}) >>".encode("latin-1"))] if keywords else []),
+        *outline_objects,
     ]
     objects.sort()
     out = bytearray(b"%PDF-1.4\n")
@@ -108,6 +115,41 @@ def write_pdf(path: Path, pages: list[list[str | tuple[str, float]]], keywords: 
     info = f" /Info {next_id} 0 R" if keywords else ""
     out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info} >>\nstartxref\n{xref}\n%%EOF\n".encode()
     path.write_bytes(bytes(out))
+
+
+def _pdf_outline(entries: list[tuple[int, str, int]], page_ids: list[int], first_id: int, cycle: bool,
+                 names: bool) -> tuple[list[tuple[int, bytes]], str]:
+    """The objects of an outline of ``entries`` (see ``write_pdf``), numbered from ``first_id``
+    (the root's), and the catalog's entries for it ("" when there is none)."""
+    if not entries:
+        return [], ""
+    ids = [first_id + 1 + n for n in range(len(entries))]
+    parent, children = {}, {first_id: []}
+    stack = [(0, first_id)]
+    for n, (depth, _, _) in enumerate(entries):
+        while stack[-1][0] >= depth:
+            stack.pop()
+        parent[n] = stack[-1][1]
+        children[stack[-1][1]].append(ids[n])
+        children[ids[n]] = []
+        stack.append((depth, ids[n]))
+    links = {}
+    for node, kids in children.items():
+        for a, b in zip(kids, kids[1:]):
+            links[a] = f" /Next {b} 0 R"
+    if cycle:
+        links[children[first_id][-1]] = f" /Next {children[first_id][0]} 0 R"
+    def first_last(node):
+        kids = children[node]
+        return f" /First {kids[0]} 0 R /Last {kids[-1]} 0 R /Count {len(kids)}" if kids else ""
+    objects = [(first_id, f"<< /Type /Outlines{first_last(first_id)} >>".encode())]
+    dests = [f"[{page_ids[page]} 0 R /XYZ 0 792 0]" for _, _, page in entries]
+    for n, (_, title, page) in enumerate(entries):
+        target = f"/A << /S /GoTo /D (d{n:04d}) >>" if names else f"/Dest {dests[n]}"
+        objects.append((ids[n], f"<< /Title ({_pdf_escape(title)}) /Parent {parent[n]} 0 R{links.get(ids[n], '')}"
+                                f"{first_last(ids[n])} {target} >>".encode("latin-1")))
+    named = " ".join(f"(d{n:04d}) {dest}" for n, dest in enumerate(dests))
+    return objects, f" /Outlines {first_id} 0 R" + (f" /Names << /Dests << /Names [{named}] >> >>" if names else "")
 
 
 def write_docx(path: Path) -> None:

@@ -50,7 +50,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "27"
+PARSER_REVISION = "28"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -874,9 +874,11 @@ def _parse_pdf(data: bytes):
     text. Where the document sets short lines in a font larger than its body text, those are its
     headings, nested by size (``_pdf_heading_levels``), and unstructured's guesses at titles
     (short lines: running headers, code, captions) are not; a PDF in one font size keeps
-    unstructured's titles. The pages are counted first and each one reported done
-    (``report_pages``): a long PDF's time limit grows with its page count. Running headers and
-    footers (``_running_lines``) and page numbers are left out."""
+    unstructured's titles. A line that an entry of the PDF's outline (its bookmarks) names on
+    the entry's page is a heading too, whatever its font (``_pdf_outline``, ``_outline_lines``;
+    levels by ``_outline_levels_by_depth``). The pages are counted first and each one reported
+    done (``report_pages``): a long PDF's time limit grows with its page count. Running headers
+    and footers (``_running_lines``) and page numbers are left out."""
     from collections import Counter
 
     import pdfplumber
@@ -893,51 +895,55 @@ def _parse_pdf(data: bytes):
         return _unstructured_items(partition_text(text=body, languages=NO_LANGUAGE), page=page) if body.strip() else []
 
     # page, size, the run's lines by box, unstructured's items (None: not classified yet), whether
-    # it could be a heading (a few short lines a box)
-    runs: list[tuple[int, float, list[list[str]], list[tuple] | None, bool]] = []
+    # it could be a heading (a few short lines a box), the outline depth that makes it a heading (0: none)
+    runs: list[tuple[int, float, list[list[str]], list[tuple] | None, bool, int]] = []
     chars: Counter = Counter()  # characters by font size
     edges: list[set[str]] = []  # per page, the keys (``_line_keys``) of its top and bottom lines
     try:
         with pdfplumber.open(io.BytesIO(data), laparams={}) as pdf:
             pages = pdf.pages
             report_pages(0, len(pages))
+            outline = _pdf_outline(pdf.doc, {page.page_obj.pageid: n for n, page in enumerate(pages, start=1)})
             for page_number, page in enumerate(pages, start=1):
                 lines, page_edges = _pdf_lines(page.layout, page_number, _pdf_tables(page))
                 page.close()  # its objects' cache
                 edges.append(page_edges)
-                page_runs = _size_runs(lines)
+                page_runs = _size_runs(lines, _outline_lines(lines, outline.get(page_number, []), page_edges, page_number))
                 page_chars: Counter = Counter()
-                for size, boxes in page_runs:
+                for size, boxes, _ in page_runs:
                     if size != _TABLE:
                         page_chars[size] += sum(len(line.strip()) for box in boxes for line in box)
                 chars.update(page_chars)
                 common = page_chars.most_common(1)[0][0] if page_chars else 0.0
-                for size, boxes in page_runs:
+                for size, boxes, depth in page_runs:
                     if size == _TABLE:
                         tables = [("Table", table, page_number) for box in boxes for table in box]  # adjacent ones too
-                        runs.append((page_number, size, boxes, tables, False))
+                        runs.append((page_number, size, boxes, tables, False, 0))
                         continue
                     short = all(len(box) <= 3 and all(map(_heading_like, box)) for box in boxes)
                     # a run in a larger font than most of its page's text waits to be judged a heading
-                    found = None if short and size > common else classified(boxes, page_number)
-                    runs.append((page_number, size, boxes, found, short))
+                    found = None if depth or (short and size > common) else classified(boxes, page_number)
+                    runs.append((page_number, size, boxes, found, short, depth))
                 report_pages(page_number, len(pages))
     except (PdfminerException, PDFEncryptionError, PDFPasswordIncorrect) as exc:
         cause = exc.args[0] if isinstance(exc, PdfminerException) and exc.args else exc
         if isinstance(cause, (PDFEncryptionError, PDFPasswordIncorrect)):
             raise ValueError("the PDF is encrypted (password protected); save an unprotected copy or exclude it") from exc
         raise cause if isinstance(cause, Exception) else exc
-    levels = _pdf_heading_levels(chars, {size for _, size, _, _, short in runs if short})
+    levels = _pdf_heading_levels(chars, {size for _, size, _, _, short, _ in runs if short})
+    by_depth = _outline_levels_by_depth([(depth, levels.get(size)) for _, size, _, _, _, depth in runs if depth])
     running = _running_lines(edges)
     items: list[tuple] = []
-    for page_number, size, boxes, found, short in runs:
-        if short and size in levels:  # a heading a box
-            items += [("Title", " ".join(line.strip() for line in box), page_number, levels[size]) for box in boxes]
+    for page_number, size, boxes, found, short, depth in runs:
+        if depth or (short and size in levels):  # a heading a box
+            level = by_depth[depth] if depth else levels[size]
+            items += [("Title", " ".join(line.strip() for line in box), page_number, level) for box in boxes]
             continue
         for item in classified(boxes, page_number) if found is None else found:
             if _line_keys(item[1], page_number) & edges[page_number - 1] & running:
                 continue
-            items.append(("UncategorizedText", *item[1:]) if levels and item[0] == "Title" else item)
+            headed = levels or by_depth
+            items.append(("UncategorizedText", *item[1:]) if headed and item[0] == "Title" else item)
     text, elements = _join_elements(items)
     return text, elements, _first_title(text, elements)
 
@@ -964,17 +970,22 @@ def _pdf_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
     return found
 
 
-def _size_runs(lines: list[tuple[int, str, float]]) -> list[tuple[float, list[list[str]]]]:
-    """A page's lines (``_pdf_lines``) in runs of one font size: (size, the run's lines by box)."""
-    runs: list[tuple[float, list[list[str]]]] = []
-    last_box = None
-    for box, line, size in lines:
-        if not runs or runs[-1][0] != size:
-            runs.append((size, [[]]))
-        elif box != last_box:
+def _size_runs(lines: list[tuple[int, str, float]], headings: dict[int, tuple[int, int]] | None = None
+               ) -> list[tuple[float, list[list[str]], int]]:
+    """A page's lines (``_pdf_lines``) in runs of one font size: (size, the run's lines by box, 0);
+    the lines ``headings`` marks (line number -> (outline entry, depth); ``_outline_lines``) are a
+    run of their own per entry: (size, [its lines], depth)."""
+    headings = headings or {}
+    runs: list[tuple[float, list[list[str]], int]] = []
+    last = None  # the previous line's box, entry and size
+    for number, (box, line, size) in enumerate(lines):
+        entry, depth = headings.get(number, (None, 0))
+        if not runs or last[1:] != (entry, size) or (entry is not None and box != last[0]):
+            runs.append((size, [[]], depth))
+        elif box != last[0]:
             runs[-1][1].append([])
         runs[-1][1][-1].append(line)
-        last_box = box
+        last = (box, entry, size)
     return runs
 
 
@@ -1013,6 +1024,114 @@ def _pdf_lines(layout, page: int, tables=()) -> tuple[list[tuple[int, str, float
             sizes = Counter(round(ch.size * 2) / 2 for ch in glyphs if isinstance(ch, LTChar) and not ch.get_text().isspace())
             lines.append((number, line.get_text(), sizes.most_common(1)[0][0] if sizes else 0.0))
     return lines, edges
+
+
+MAX_OUTLINE_ENTRIES = 10_000
+
+
+def _pdf_outline(doc, page_numbers: dict[int, int]) -> dict[int, list[tuple[int, str]]]:
+    """A PDF's outline (bookmarks) by page: page number -> [(depth, title as ``_outline_key``)],
+    in outline order, for the entries whose destination is a page of ``page_numbers`` (page
+    object id -> page number). Read without recursion, each entry once (a cycle ends the walk),
+    at most ``MAX_OUTLINE_ENTRIES``; a damaged outline is no outline."""
+    from pdfminer.pdftypes import PDFObjRef, resolve1
+    from pdfminer.psparser import PSLiteral
+    from pdfminer.utils import decode_text as decode_pdf_text
+
+    def page_of(entry: dict) -> int | None:
+        dest = entry.get("Dest")
+        action = resolve1(entry.get("A"))
+        if dest is None and isinstance(action, dict) and getattr(resolve1(action.get("S")), "name", None) == "GoTo":
+            dest = action.get("D")
+        dest = resolve1(dest)
+        if isinstance(dest, (bytes, str, PSLiteral)):  # a named destination
+            dest = resolve1(doc.get_dest(dest.name if isinstance(dest, PSLiteral) else dest))
+        if isinstance(dest, dict):
+            dest = resolve1(dest.get("D"))
+        if isinstance(dest, list) and dest and isinstance(dest[0], PDFObjRef):
+            return page_numbers.get(dest[0].objid)
+        return None
+
+    found: dict[int, list[tuple[int, str]]] = {}
+    try:
+        root = resolve1(doc.catalog.get("Outlines"))
+        stack = [(root.get("First"), 1)] if isinstance(root, dict) else []
+        seen: set[int] = set()  # the entries' object numbers
+        while stack and len(seen) < MAX_OUTLINE_ENTRIES:
+            ref, depth = stack.pop()
+            entry = resolve1(ref)
+            if not isinstance(ref, PDFObjRef) or ref.objid in seen or not isinstance(entry, dict):
+                continue
+            seen.add(ref.objid)
+            stack.append((entry.get("Next"), depth))  # after this entry's children
+            stack.append((entry.get("First"), depth + 1))
+            title = resolve1(entry.get("Title"))
+            if isinstance(title, bytes) and (page := page_of(entry)) is not None:
+                found.setdefault(page, []).append((depth, _outline_key(decode_pdf_text(title))))
+    except Exception:  # noqa: BLE001 - bookmarks are optional: damaged ones must not fail the parse
+        return {}
+    return found
+
+
+def _outline_key(text: str) -> str:
+    """A title or line as outline entries are matched to lines: NFKC (ligatures as letters),
+    whitespace collapsed, case folded."""
+    import unicodedata
+
+    return " ".join(unicodedata.normalize("NFKC", text).split()).casefold()
+
+
+#: what may stand before an outline entry's title on its line: a number ("2.1", "A.", "IV)"),
+#: perhaps after "Chapter", "Section", "Part", "Appendix", "Annex" or "§"
+_NUMBERING = re.compile(r"(?:(?:chapter|section|part|appendix|annex|§)\s*)?(?:\d+|[ivxlcdm]+|[a-z])(?:[.\-]\w+)*[.:)]?")
+
+
+def _outline_lines(lines: list[tuple[int, str, float]], entries: list[tuple[int, str]], edges: set[str],
+                   page: int) -> dict[int, tuple[int, int]]:
+    """Which of a page's lines (``_pdf_lines``) are the headings its outline ``entries`` name:
+    line number -> (entry number, depth). An entry names a line, or two or three consecutive
+    lines of one box (a wrapped title), that read as its title, or as a number (``_NUMBERING``)
+    and its title; an exact reading beats a numbered one, and a line of the page's first or last
+    box that is one of its edges (``edges``: where running headers are) is taken only when no
+    other line reads so."""
+    if not entries:
+        return {}
+    keys = [_outline_key(text) for _, text, _ in lines]
+    outer = {lines[0][0], lines[-1][0]} if lines else set()  # the page's first and last boxes
+    found: dict[int, tuple[int, int]] = {}
+    for entry, (depth, title) in enumerate(entries):
+        best = None
+        for first in range(len(lines)):
+            for last in range(first, min(first + 3, len(lines))):
+                if lines[last][0] != lines[first][0] or any(n in found for n in range(first, last + 1)):
+                    break
+                text = " ".join(keys[first:last + 1])
+                numbered = text.endswith(" " + title) and _NUMBERING.fullmatch(text[: -len(title) - 1]) is not None
+                if text == title or numbered:
+                    edge = lines[first][0] in outer and bool(_line_keys(text, page) & edges)
+                    rank = (edge, numbered, first)
+                    if best is None or rank < best[0]:
+                        best = (rank, range(first, last + 1))
+                    break
+        if best is not None:
+            found.update(dict.fromkeys(best[1], (entry, depth)))
+    return found
+
+
+def _outline_levels_by_depth(headings: list[tuple[int, int | None]]) -> dict[int, int]:
+    """Heading levels for outline depths, given each outline heading's (depth, its level by font
+    size or None): a depth takes the level most of its headings have by size where that nests
+    under the depth above, else the level below the depth above's (depth 1 under none: 1)."""
+    from collections import Counter
+
+    by_depth: dict[int, int] = {}
+    level = 0
+    for depth in range(1, max((d for d, _ in headings), default=0) + 1):
+        sized = Counter(size_level for d, size_level in headings if d == depth and size_level is not None)
+        common = sized.most_common(1)[0][0] if sized else None
+        level = min(common if common is not None and common > level else level + 1, MAX_HEADING_LEVEL)
+        by_depth[depth] = level
+    return by_depth
 
 
 def _running_lines(edges: list[set[str]]) -> set[str]:
