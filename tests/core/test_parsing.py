@@ -624,6 +624,10 @@ def test_office_opendocument_pdf_and_web_page_keywords_tag_the_document(tmp_path
     write_pdf(tmp_path / "dock.pdf", [["Dock Manual", "", "The dock charges the robot."]], keywords="dock; firmware")
     assert parse_document(raw("dock.pdf", (tmp_path / "dock.pdf").read_bytes())).tags == ("dock", "firmware")
     assert parse_document(raw("stock.xlsx", workbook())).tags == ()  # none set
+    # 97-2003 files keep theirs in their summary information (UTF-8 in these; see office97/PROVENANCE.md).
+    for name in ("keywords.doc", "keywords.ppt", "keywords.xls"):
+        assert parse_document(raw(name, (OFFICE97 / name).read_bytes())).tags == ("legacy", "Ünïcode", "tag", "dock")
+    assert parse_document(raw("harmless-clean.doc", (OFFICE97 / "harmless-clean.doc").read_bytes())).tags == ()  # empty
 
 
 def test_a_web_archive_is_read_as_its_page_under_mhtml_and_word_names():

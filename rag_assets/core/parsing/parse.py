@@ -30,7 +30,8 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 27: a PDF's ruled tables read as Markdown rows (their cells were loose lines, a column after
+# 29: a 97-2003 Office file's keywords tag it; 28: a line a PDF's outline (bookmarks) names read as a
+# heading of the entry's depth, whatever its font; 27: a PDF's ruled tables read as Markdown rows (their cells were loose lines, a column after
 # another); 26: macro-enabled, template and slide show Office files read as their format (they were
 # binary text); 25: PowerPoint 97-2003 presentations read (converted to PPTX; they were refused);
 # 24: a PDF's running headers, footers and page numbers left out; 23: a PDF's short lines in a
@@ -50,7 +51,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "28"
+PARSER_REVISION = "29"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -194,8 +195,11 @@ def _bounded_parse(content_type: str, data: bytes, limits: ParseLimits):
 def _property_tags(content_type: str, data: bytes) -> tuple[str, ...]:
     """The tags a document's own properties give it: an Office file's Tags (its keywords, as
     Word, PowerPoint, Excel and Explorer show them), an OpenDocument file's keywords, a PDF's
-    Keywords, a web page's <meta name="keywords">; () for other formats and documents without."""
-    if content_type in ("docx", "pptx", "xlsx", "odt"):
+    Keywords, a web page's <meta name="keywords">; () for other formats and documents without.
+    A 97-2003 Office file's keywords are those of its summary information."""
+    if content_type in ("docx", "pptx", "xlsx") and data.startswith(_OLE_MAGIC):
+        found = _ole_keywords(data)
+    elif content_type in ("docx", "pptx", "xlsx", "odt"):
         meta = _zip_member(data, "meta.xml" if content_type == "odt" else "docProps/core.xml")
         found = re.findall(r"<(?:cp:keywords|meta:keyword)>([^<]*)</", meta)
     elif content_type == "pdf":
@@ -225,6 +229,25 @@ def _pdf_keywords(data: bytes) -> list[str]:
         elif isinstance(value, str):
             found.append(value)
     return found
+
+
+def _ole_keywords(data: bytes) -> list[str]:
+    """The Keywords of a compound file's summary information, decoded by its code page; [] when it
+    has none or cannot be read (the parse reports a damaged file)."""
+    import olefile
+
+    try:
+        meta = olefile.OleFileIO(data).get_metadata()
+    except Exception:  # noqa: BLE001 - olefile raises many types for damaged files; tags are optional
+        return []
+    value, codepage = meta.keywords, (meta.codepage or 1252) & 0xFFFF  # stored as a signed 16-bit number
+    if isinstance(value, bytes):
+        encoding = {65001: "utf-8", 1200: "utf-16-le"}.get(codepage, f"cp{codepage}")
+        try:
+            value = value.decode(encoding, "replace")
+        except LookupError:  # a code page Python does not know
+            value = value.decode("cp1252", "replace")
+    return [value] if isinstance(value, str) else []
 
 
 def _zip_member(data: bytes, name: str) -> str:
