@@ -14,8 +14,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterator, TextIO
 
-import lancedb
-
 from rag_assets.clients import open_embedder
 from rag_assets.config import Corpus, Project
 from rag_assets.config.profiles import profile_from_config
@@ -26,6 +24,7 @@ from rag_assets.core.errors import UsageError
 from rag_assets.core.evaluation import RECALL_AT, Question, Retrieved, Scores, load_questions, precision_omega
 from rag_assets.core.hashing import content_hash, text_hash
 from rag_assets.core.index import LanceIndex
+from rag_assets.core.lance_connect import connect
 from rag_assets.core.models import EmbeddedDocument, RawDocument
 from rag_assets.core.parsing import DocumentError, parse_document
 from rag_assets.core.retrieval import Filters
@@ -118,7 +117,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     counter = get_token_counter(model.tokenizer)
     with _cache_dir(Path(project.local_dir) / "eval_cache", progress) as cache_dir:
         # Keyed by the entry's settings too: an entry changed under its name never reads its old vectors.
-        cache = EmbeddingCache(lancedb.connect(str(cache_dir)), f"{model.name}_{model.vectors_fingerprint()}",
+        cache = EmbeddingCache(connect(str(cache_dir)), f"{model.name}_{model.vectors_fingerprint()}",
                                model.dimensions)
         results = []
         embed = open_embedder(model).embed
@@ -149,7 +148,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
             inputs = list(dict.fromkeys(t for ch in chunked.values() for t in chunk_inputs(ch, model.passage_prefix)))
             vector_of = dict(zip(inputs, vectors_for(inputs, name)))
             with tempfile.TemporaryDirectory() as tmp:
-                index = LanceIndex(lancedb.connect(tmp), "eval", model.name, model.dimensions, name)
+                index = LanceIndex(connect(tmp), "eval", model.name, model.dimensions, name)
                 index.write_documents([EmbeddedDocument(ch, model.name, tuple(
                     tuple(v) for v in chunk_vectors(ch, vector_of, model.passage_prefix))) for ch in chunked.values()],
                     None, "eval")

@@ -35,6 +35,20 @@ def test_query_imports_no_dagster_boto3_or_rest_client(tmp_path):
     assert json.loads(out.stdout) == []
 
 
+def test_the_code_location_defers_the_rest_client_too(tmp_path):
+    # `rag ingest`, the code server and each run worker import the ingest and evaluation modules:
+    # an `import lancedb` among them loaded the REST client (0.9 s of a 3.4 s no-op ingest).
+    code = ("import sys, tempfile\n"
+            "import rag_assets.ingest, rag_assets.definitions\n"
+            "from rag_assets.core.lance_connect import connect\n"
+            "connect(tempfile.mkdtemp())\n"
+            "print('lance_namespace_urllib3_client.api' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, **make_project(tmp_path)})
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert out.stdout.split()[-1] == "False"
+
+
 def test_rest_client_still_loads_when_used():
     # The REST client is deferred, not removed: a REST namespace user still finds every name.
     code = ("from rag_assets.core.lance_connect import connect\n"
