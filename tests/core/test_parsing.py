@@ -425,6 +425,20 @@ def test_a_pdf_s_ruled_table_is_its_rows(tmp_path):
     assert "|" not in parse_document(raw("note.pdf", (tmp_path / "note.pdf").read_bytes())).text
 
 
+def test_only_drawings_that_can_bound_cells_are_searched_for_tables(tmp_path):
+    import pdfplumber
+
+    from rag_assets.core.parsing.parse import _may_bound_cells
+    from tests.support.make_sample_binaries import write_pdf
+
+    rules = ["72 700 m 540 700 l S", "72 100 m 540 100 l S", "300 650 m 300 600 l S"]  # two rules, one bar
+    grid = [f"{x} 600 m {x} 540 l S" for x in (72, 200, 330)] + [f"72 {y} m 330 {y} l S" for y in (600, 570, 540)]
+    drawings = {0: rules, 1: grid, 2: ["72 600 200 60 re S"], 3: ["72 600 m 200 600 l 200 540 l S"]}
+    write_pdf(tmp_path / "drawn.pdf", [["A page of text."]] * 4, drawings=drawings)
+    with pdfplumber.open(tmp_path / "drawn.pdf", laparams={}) as pdf:
+        assert [_may_bound_cells(page.layout) for page in pdf.pages] == [False, True, True, True]
+
+
 def test_a_pdf_s_running_headers_footers_and_page_numbers_are_left_out(tmp_path):
     from tests.support.make_sample_binaries import write_pdf
 

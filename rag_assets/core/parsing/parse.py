@@ -977,10 +977,9 @@ _TABLE = -1.0  # the "font size" of a ruled table's run of one line: its Markdow
 def _pdf_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
     """A pdfplumber page's ruled tables of two rows and two columns or more (its "lines" strategy:
     cells bounded by drawn lines), each as its box in pdfminer's coordinates (x0, y0, x1, y1) and
-    its rows as Markdown; none are searched for on a page that draws no line or rectangle."""
-    from pdfminer.layout import LTCurve
-
-    if not any(isinstance(el, LTCurve) for el in page.layout):
+    its rows as Markdown; none are searched for on a page whose drawings cannot bound two rows of
+    two cells (``_may_bound_cells``): finding them converts every character of the page."""
+    if not _may_bound_cells(page.layout):
         return []
     found = []
     mb_top = page.mediabox[1]
@@ -991,6 +990,21 @@ def _pdf_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
         x0, top, x1, bottom = table.bbox
         found.append(((x0, page.height + mb_top - bottom, x1, page.height + mb_top - top), markdown))
     return found
+
+
+def _may_bound_cells(layout) -> bool:
+    """Whether a page's drawings could be a ruled table's: a rectangle, a path of more than one
+    segment, or straight lines of which at least two are horizontal and two vertical."""
+    from pdfminer.layout import LTCurve, LTLine, LTRect
+
+    horizontal = vertical = 0
+    for el in layout:
+        if isinstance(el, LTRect) or (isinstance(el, LTCurve) and not isinstance(el, LTLine)):
+            return True
+        if isinstance(el, LTLine):
+            horizontal += el.height < 1
+            vertical += el.width < 1
+    return horizontal >= 2 and vertical >= 2
 
 
 def _size_runs(lines: list[tuple[int, str, float]], headings: dict[int, tuple[int, int]] | None = None
