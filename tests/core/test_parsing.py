@@ -608,6 +608,21 @@ def test_a_latex_file_is_decoded_as_every_text_file_before_pandoc_reads_it(encod
     assert doc.text == "Café rules\n\nThe café opens at 7 “sharp”."
 
 
+def test_rtf_heading_styles_without_an_outline_level_are_headings():
+    # As LibreOffice writes them: named "Heading N" in the stylesheet, no \outlinelevel (Word adds one).
+    rtf = (b"{\\rtf1\\ansi{\\stylesheet{\\s0 Normal;}{\\s1\\sbasedon0\\b\\fs28 heading 1;}{\\s2\\b Heading 2;}"
+           b"{\\s3\\outlinelevel0 Heading 3;}{\\s4\\b Subheading 1;}}\n"
+           b"{\\pard\\s1 Travel\\par}{\\pard\\s0 Book trains.\\par}{\\pard\\s2 Hotels\\par}"
+           b"{\\pard\\s0 The limit is 180 EUR \\{per night\\}.\\par}{\\pard\\s3 Meals\\par}"
+           b"{\\pard\\s4 Breakfast\\par}{\\pard\\s0 Included.\\par}}")
+    doc = parse_document(raw("policy.rtf", rtf))  # was: one paragraph after another, no headings
+    paths = {doc.text[e.start:e.end]: (e.category, e.heading_path) for e in doc.elements}
+    assert paths["Hotels"] == ("Title", ("Travel", "Hotels"))
+    assert paths["The limit is 180 EUR {per night}."] == ("NarrativeText", ("Travel", "Hotels"))
+    assert paths["Meals"] == ("Title", ("Meals",))  # its own outline level (0) stands
+    assert paths["Breakfast"][0] != "Title" and paths["Included."][1] == ("Meals",)
+
+
 def test_rtf_and_html_under_office_names_read_as_what_they_are(tmp_path):
     memo = pandoc_document("# Parking\n\nVisitors park on level 2.\n", "rtf", tmp_path, "Parking memo")
     doc = parse_document(raw("facilities/parking.doc", memo))  # Word's "Rich Text" saved as .doc

@@ -30,6 +30,7 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
+# 30: an RTF file's "Heading N" styles read as headings without an outline level (LibreOffice's);
 # 29: a 97-2003 Office file's keywords tag it; 28: a line a PDF's outline (bookmarks) names read as a
 # heading of the entry's depth, whatever its font; 27: a PDF's ruled tables read as Markdown rows (their cells were loose lines, a column after
 # another); 26: macro-enabled, template and slide show Office files read as their format (they were
@@ -51,7 +52,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "29"
+PARSER_REVISION = "30"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -444,6 +445,8 @@ def _parse_pandoc(content_type: str, data: bytes):
 
     if content_type in _PANDOC_TEXT:
         data = decode_text(data)[0].encode("utf-8")
+    elif content_type == "rtf":
+        data = _rtf_heading_levels(data)
 
     done = subprocess.run([pypandoc.get_pandoc_path(), "--sandbox", "--from", content_type, "--to", "html5",
                            "--standalone", "--wrap", "none"], input=data, capture_output=True, check=False)
@@ -467,6 +470,34 @@ def _parse_xml(data: bytes):
 
 _JATS = re.compile(rb'<!DOCTYPE\s+article\s+PUBLIC\s+"-//NLM//DTD')
 _DOCBOOK = re.compile(rb'http://docbook\.org/ns/docbook|<!DOCTYPE\s+\w+\s+PUBLIC\s+"-//OASIS//DTD DocBook')
+
+
+def _rtf_heading_levels(data: bytes) -> bytes:
+    """An RTF file whose stylesheet's "Heading 1" ... "Heading 9" styles carry their outline level
+    (0-8), as Word writes them: pandoc makes a heading only of a paragraph whose style has one, and
+    LibreOffice, among others, writes the styles without. Other bytes are unchanged."""
+    start = data.find(b"{\\stylesheet")
+    if start < 0:
+        return data
+    depth, end = 0, start
+    while end < len(data):
+        byte = data[end:end + 1]
+        if byte == b"\\":
+            end += 2  # an escaped brace or backslash, or a control word's first letter
+            continue
+        depth += {b"{": 1, b"}": -1}.get(byte, 0)
+        end += 1
+        if depth == 0:
+            break
+    sheet = _RTF_HEADING_STYLE.sub(lambda m: m.group(0) if b"\\outlinelevel" in m.group(0) else
+                                   m.group(1) + b"\\outlinelevel%d" % (int(m.group(3)) - 1) + m.group(2),
+                                   data[start:end])
+    return data[:start] + sheet + data[end:]
+
+
+#: a paragraph style of an RTF stylesheet named "Heading N" (any case): its opening and style number,
+#: the rest of its definition, N
+_RTF_HEADING_STYLE = re.compile(rb"(\{\\s\d+)([^{};]*?[\s\\](?i:heading) ([1-9]);\})")
 
 
 def _odt_title(data: bytes) -> str:
