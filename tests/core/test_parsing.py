@@ -425,6 +425,22 @@ def test_a_pdf_s_ruled_table_is_its_rows(tmp_path):
     assert "|" not in parse_document(raw("note.pdf", (tmp_path / "note.pdf").read_bytes())).text
 
 
+def test_a_pdf_paragraph_is_one_element_however_many_lines_it_has(tmp_path):
+    import textwrap
+
+    from tests.support.make_sample_binaries import write_pdf
+
+    clause = ("The supplier shall deliver the goods to the warehouse of the buyer within thirty days of the order, "
+              "and shall bear the cost of carriage and insurance until the goods are received. ")
+    long, short = textwrap.wrap(clause * 6, 90), textwrap.wrap(clause, 90)
+    assert len(long) >= 12
+    write_pdf(tmp_path / "contract.pdf", [[("Terms", 16), "", *long], [*short]])
+    doc = parse_document(raw("legal/contract.pdf", (tmp_path / "contract.pdf").read_bytes()))
+    # was: with ten lines or more in a row, unstructured made each line a paragraph of its own,
+    # cutting sentences at line ends ("... within thirty days of" / "the order, and ...")
+    assert [doc.text[e.start:e.end] for e in doc.elements] == ["Terms", " ".join(long), " ".join(short)]
+
+
 def test_only_drawings_that_can_bound_cells_are_searched_for_tables(tmp_path):
     import pdfplumber
 

@@ -30,6 +30,7 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
+# 31: a PDF's box of ten lines or more read as one paragraph (each line was one, cutting sentences);
 # 30: an RTF file's "Heading N" styles read as headings without an outline level (LibreOffice's);
 # 29: a 97-2003 Office file's keywords tag it; 28: a line a PDF's outline (bookmarks) names read as a
 # heading of the entry's depth, whatever its font; 27: a PDF's ruled tables read as Markdown rows (their cells were loose lines, a column after
@@ -52,7 +53,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "30"
+PARSER_REVISION = "31"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -942,11 +943,15 @@ def _parse_pdf(data: bytes):
     from rag_assets.core.parsing.offline import prepare_unstructured
 
     prepare_unstructured()
+    from unstructured.cleaners.core import blank_line_grouper
     from unstructured.partition.text import partition_text
 
     def classified(boxes: list[list[str]], page: int) -> list[tuple]:
+        # A box is a paragraph: its lines are joined (unstructured's blank-line grouping; left to
+        # choose, it takes every line of a run of long boxes for a paragraph of its own).
         body = "\n".join("".join(box) for box in boxes)  # as pdfminer joins a page's boxes
-        return _unstructured_items(partition_text(text=body, languages=NO_LANGUAGE), page=page) if body.strip() else []
+        return _unstructured_items(partition_text(text=body, languages=NO_LANGUAGE, paragraph_grouper=blank_line_grouper),
+                                   page=page) if body.strip() else []
 
     # page, size, the run's lines by box, unstructured's items (None: not classified yet), whether
     # it could be a heading (a few short lines a box), the outline depth that makes it a heading (0: none)
