@@ -20,6 +20,7 @@ import io
 import mimetypes
 import posixpath
 import re
+import unicodedata
 from datetime import datetime, time
 from functools import lru_cache, partial
 from importlib.metadata import version
@@ -992,6 +993,7 @@ def _parse_pdf(data: bytes):
     levels = _pdf_heading_levels(chars, {size for _, size, _, _, short, _ in runs if short})
     by_depth = _outline_levels_by_depth([(depth, levels.get(size)) for _, size, _, _, _, depth in runs if depth])
     running = _running_lines(edges)
+    headed = levels or by_depth  # unstructured's guesses at titles give way to these headings
     items: list[tuple] = []
     for page_number, size, boxes, found, short, depth in runs:
         if depth or (short and size in levels):  # a heading a box
@@ -1001,7 +1003,6 @@ def _parse_pdf(data: bytes):
         for item in classified(boxes, page_number) if found is None else found:
             if _line_keys(item[1], page_number) & edges[page_number - 1] & running:
                 continue
-            headed = levels or by_depth
             items.append(("UncategorizedText", *item[1:]) if headed and item[0] == "Title" else item)
     text, elements = _join_elements(items)
     return text, elements, _first_title(text, elements)
@@ -1043,12 +1044,11 @@ def _may_bound_cells(layout) -> bool:
     return horizontal >= 2 and vertical >= 2
 
 
-def _size_runs(lines: list[tuple[int, str, float]], headings: dict[int, tuple[int, int]] | None = None
+def _size_runs(lines: list[tuple[int, str, float]], headings: dict[int, tuple[int, int]]
                ) -> list[tuple[float, list[list[str]], int]]:
     """A page's lines (``_pdf_lines``) in runs of one font size: (size, the run's lines by box, 0);
     the lines ``headings`` marks (line number -> (outline entry, depth); ``_outline_lines``) are a
     run of their own per entry: (size, [its lines], depth)."""
-    headings = headings or {}
     runs: list[tuple[float, list[list[str]], int]] = []
     last = None  # the previous line's box, entry and size
     for number, (box, line, size) in enumerate(lines):
@@ -1149,8 +1149,6 @@ def _pdf_outline(doc, page_numbers: dict[int, int]) -> dict[int, list[tuple[int,
 def _outline_key(text: str) -> str:
     """A title or line as outline entries are matched to lines: NFKC (ligatures as letters),
     whitespace collapsed, case folded."""
-    import unicodedata
-
     return " ".join(unicodedata.normalize("NFKC", text).split()).casefold()
 
 
