@@ -36,7 +36,7 @@ test: install-dev system-deps
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 $(DAGSTER_HOME)/dagster.yaml: | $(VENV)/.installed
-	DAGSTER_HOME=$(DAGSTER_HOME) $(PY) -c 'from rag_assets.instance import prepare_instance; prepare_instance("$(DAGSTER_HOME)")'
+	DAGSTER_HOME=$(DAGSTER_HOME) $(PY) -c 'from rag_assets.instance import write_instance_config; write_instance_config("$(DAGSTER_HOME)")'
 
 validate: install $(DAGSTER_HOME)/dagster.yaml
 	DAGSTER_HOME=$(DAGSTER_HOME) $(VENV)/bin/dagster definitions validate -w workspace.yaml

@@ -120,9 +120,9 @@ def _checks(results: dict[str, bool]) -> str:
 def _prepare_instance(dagster_home: str) -> None:
     """Use the project's Dagster instance (shared with `dagster dev`); a new one gets the
     project's instance config (rag_assets.instance)."""
-    from rag_assets.instance import prepare_instance
+    from rag_assets.instance import write_instance_config
 
-    prepare_instance(os.environ.setdefault("DAGSTER_HOME", dagster_home))
+    write_instance_config(os.environ.setdefault("DAGSTER_HOME", dagster_home))
 
 
 def cmd_ingest(args) -> int:

@@ -20,6 +20,12 @@ start. ``partitions_snapshot()`` reads each dynamic partitions definition once f
 code: an asset reporting metadata for 50 document partitions otherwise makes Dagster re-read
 every partition key (and check the range's ends) once per document.
 
+Every storage here creates its database (and, on a new one, Dagster's indexes and migrations)
+under an exclusive lock on ``base_dir``/.init.lock: Dagster checks and stamps a new SQLite
+schema's migration revision under a thread lock only, so two processes opening a new home at once
+(`dagster dev` and `rag ingest`, two run workers) both stamp it, and every later open fails with
+"Version table 'alembic_version' has more than one head present" (dagster-io/dagster#27390).
+
 ``RagComputeLogManager`` keeps Dagster's local compute logs but does not mirror them to the
 terminal (see the class).
 
@@ -29,6 +35,7 @@ names ``dagster._core.storage...``), hence the private imports, kept to this mod
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
 import threading
@@ -43,6 +50,7 @@ from dagster._core.storage.compute_log_manager import CapturedLogContext, Comput
 from dagster._core.storage.event_log import ConsolidatedSqliteEventLogStorage
 from dagster._core.storage.local_compute_log_manager import IO_TYPE_EXTENSION, LocalComputeLogManager
 from dagster._core.storage.runs import SqliteRunStorage
+from dagster._core.storage.schedules import SqliteScheduleStorage
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 from dagster._utils import ensure_file, touch_file
 
@@ -62,7 +70,8 @@ class RagEventLogStorage(ConsolidatedSqliteEventLogStorage):
         self._superseded: ContextVar[frozenset[int] | set[int]] = ContextVar("rag_superseded", default=frozenset())
         self._snapshot: ContextVar[dict[str, tuple[list[str], frozenset[str]]] | None] = ContextVar(
             "rag_partitions_snapshot", default=None)
-        super().__init__(base_dir, inst_data)
+        with schema_lock(base_dir):  # Dagster creates a missing database in __init__
+            super().__init__(base_dir, inst_data)
         os.environ.setdefault("DAGSTER_EVENT_BATCH_SIZE", EVENT_BATCH_SIZE)
 
     def _process_engine(self):
@@ -189,6 +198,11 @@ class RagRunStorage(SqliteRunStorage):
     def from_config_value(cls, inst_data, config_value):
         return cls.from_local(inst_data=inst_data, **config_value)
 
+    @classmethod
+    def from_local(cls, base_dir: str, inst_data=None):
+        with schema_lock(base_dir):
+            return super().from_local(base_dir, inst_data)
+
     @contextmanager
     def connect(self):
         with self._engine.get().connect() as conn, conn.begin():
@@ -197,6 +211,20 @@ class RagRunStorage(SqliteRunStorage):
     def dispose(self):
         super().dispose()
         self._engine.dispose()
+
+
+class RagScheduleStorage(SqliteScheduleStorage):
+    """Dagster's SQLite schedule storage (``base_dir``/schedules.db), its database created under
+    the lock the other storages take (see module docstring)."""
+
+    @classmethod
+    def from_config_value(cls, inst_data, config_value):
+        return cls.from_local(inst_data=inst_data, **config_value)
+
+    @classmethod
+    def from_local(cls, base_dir: str, inst_data=None):
+        with schema_lock(base_dir):
+            return super().from_local(base_dir, inst_data)
 
 
 class RagComputeLogManager(LocalComputeLogManager):
@@ -274,6 +302,19 @@ def batched_writes(instance: dg.DagsterInstance):
     each write commits on its own, as Dagster always does)."""
     storage = instance.event_log_storage
     return storage.batched_writes() if isinstance(storage, RagEventLogStorage) else nullcontext()
+
+
+@contextmanager
+def schema_lock(base_dir: str):
+    """Hold an exclusive lock on ``base_dir``/.init.lock (created if missing) for the block; any
+    other process or thread asking for it waits. Released with the file, also if the process dies."""
+    os.makedirs(base_dir, exist_ok=True)
+    fd = os.open(os.path.join(base_dir, ".init.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _pragmas(dbapi_connection, _record) -> None:

@@ -10,7 +10,8 @@ import dagster as dg
 import pytest
 from dagster._core.storage.event_log import ConsolidatedSqliteEventLogStorage, SqlEventLogStorage
 
-from rag_assets.defs.storage import RagEventLogStorage, RagRunStorage, batched_writes, partitions_snapshot
+from rag_assets.defs.storage import (RagEventLogStorage, RagRunStorage, RagScheduleStorage, batched_writes,
+                                     partitions_snapshot)
 from rag_assets.instance import write_instance_config
 from tests.conftest import env
 
@@ -134,19 +135,26 @@ def test_a_range_run_stores_each_partition_and_rewrites_the_asset_row_once_per_b
 
 
 def test_processes_starting_on_a_new_home_create_its_databases_once(tmp_path):
+    """Six processes open a new home at once (as `dagster dev`, its daemon and `rag ingest` may):
+    each database is created and stamped once, and every process can use it."""
     home = tmp_path / "home"
+    write_instance_config(home)
     code = ("import sys, dagster as dg\n"
-            "from rag_assets.instance import prepare_instance\n"
-            "prepare_instance(sys.argv[1])\n"
             "with dg.DagsterInstance.get() as i:\n"
-            "    i.add_dynamic_partitions('docs', [sys.argv[2]])\n")
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(home), f"doc{n}.md"], stderr=subprocess.PIPE, text=True,
-                              env={**os.environ, "DAGSTER_HOME": str(home)}) for n in range(4)]
+            "    i.add_dynamic_partitions('docs', [sys.argv[1]])\n"
+            "    i.get_runs(limit=1)\n"
+            "    i.all_instigator_state()\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, f"doc{n}.md"], stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "DAGSTER_HOME": str(home)}) for n in range(6)]
     errors = [proc.communicate(timeout=120)[1] for proc in procs]
-    assert [proc.returncode for proc in procs] == [0, 0, 0, 0], errors
-    assert (home / ".rag_initialized").exists()
+    assert [proc.returncode for proc in procs] == [0] * 6, errors
+    # Stamped once (Dagster's consolidated event log leaves its stamp uncommitted: none there).
+    for name, stamps in (("runs.db", 1), ("schedules.db", 1), ("event_log.db", 0)):
+        with sqlite3.connect(home / name) as conn:
+            assert len(conn.execute("SELECT version_num FROM alembic_version").fetchall()) == stamps, name
     with env(DAGSTER_HOME=str(home)), dg.DagsterInstance.get() as instance:
-        assert sorted(instance.get_dynamic_partitions("docs")) == [f"doc{n}.md" for n in range(4)]
+        assert isinstance(instance.schedule_storage, RagScheduleStorage)
+        assert sorted(instance.get_dynamic_partitions("docs")) == [f"doc{n}.md" for n in range(6)]
 
 
 def test_a_steps_output_reaches_the_ui_without_a_tail_process_per_capture(tmp_path):
