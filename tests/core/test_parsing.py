@@ -545,6 +545,28 @@ def test_an_outlook_message_reads_as_the_same_message_saved_as_eml():
     assert parse_document(raw("dock.msg", email_message())).text == mail.text
 
 
+def test_a_plain_text_message_keeps_its_hard_wrapped_paragraphs_whole():
+    """A plain-text body wrapped at 72 columns: a paragraph is one element however many lines it
+    has (unstructured's own choice, by the share of blank lines, made every line of a body of long
+    paragraphs an element of its own), a signature's short lines stay apart."""
+    import textwrap
+    from email.message import EmailMessage
+
+    from msgforge import Message
+
+    paragraphs = [" ".join(f"Dock R4 unit {n} of batch {p} restarts its charge cycle after a reset." for n in range(14))
+                  for p in range(2)]
+    body = "\n\n".join(textwrap.fill(p, 72) for p in paragraphs) + "\n\nDana Lee\nNorthwind Robotics\n"
+    assert body.count("\n\n") / body.count("\n") < 0.1  # few blank lines: what made unstructured split lines
+    message = EmailMessage()
+    message["From"], message["Subject"] = "dana@northwind.example", "Charge cycles"
+    message.set_content(body)
+    outlook = Message(subject="Charge cycles", text_body=body, sender="dana@northwind.example")
+    for mail in (parse_document(raw("cycles.eml", bytes(message))), parse_document(raw("cycles.msg", outlook.as_bytes()))):
+        texts = [mail.text[e.start:e.end] for e in mail.elements]
+        assert texts[-4:] == [*paragraphs, "Dana Lee", "Northwind Robotics"], texts
+
+
 def test_a_notebook_is_its_cells_as_markdown_with_fenced_code_and_no_outputs():
     book = parse_document(raw("analysis/churn.ipynb", notebook()))
     assert (book.content_type, book.title) == ("notebook", "Churn analysis")

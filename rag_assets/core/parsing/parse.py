@@ -31,7 +31,8 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 31: a PDF's box of ten lines or more read as one paragraph (each line was one, cutting sentences);
+# 32: a plain-text e-mail body's hard-wrapped paragraphs read whole (a body of long ones was read a
+# line a paragraph); 31: a PDF's box of ten lines or more read as one paragraph (each line was one, cutting sentences);
 # 30: an RTF file's "Heading N" styles read as headings without an outline level (LibreOffice's);
 # 29: a 97-2003 Office file's keywords tag it; 28: a line a PDF's outline (bookmarks) names read as a
 # heading of the entry's depth, whatever its font; 27: a PDF's ruled tables read as Markdown rows (their cells were loose lines, a column after
@@ -54,7 +55,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "31"
+PARSER_REVISION = "32"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -728,11 +729,13 @@ def _internet_parts(data: bytes):
     import email
     from email import policy
 
+    from unstructured.cleaners.core import blank_line_grouper
     from unstructured.partition.email import partition_email
 
     message = email.message_from_bytes(data, policy=policy.default)
     fields = [(name, str(message[name] or "")) for name in ("From", "To", "Cc", "Date")]
-    body = partition_email(file=io.BytesIO(data), process_attachments=False, languages=NO_LANGUAGE)
+    body = partition_email(file=io.BytesIO(data), process_attachments=False, languages=NO_LANGUAGE,
+                           paragraph_grouper=blank_line_grouper)  # a plain-text body's (see _outlook_parts)
     attachments = []
     for number, part in enumerate(message.iter_attachments(), start=1):
         if part["Content-ID"] and part.get_content_maintype() == "image":
@@ -750,11 +753,12 @@ def _internet_parts(data: bytes):
 
 def _outlook_parts(data: bytes):
     """An Outlook message read with python-oxmsg; its body partitioned as unstructured's
-    partition_msg does (without loading the file twice)."""
+    partition_msg does (without loading the file twice), a plain-text one by blank lines."""
     from email.utils import format_datetime, getaddresses
 
     from oxmsg import Message
     from oxmsg.domain.constants import PID_ATTACH_CONTENT_ID, PID_RECIPIENT_TYPE
+    from unstructured.cleaners.core import blank_line_grouper
     from unstructured.partition.html import partition_html
     from unstructured.partition.text import partition_text
 
@@ -777,7 +781,10 @@ def _outlook_parts(data: bytes):
     if html_body:
         elements = partition_html(text=html_body, languages=NO_LANGUAGE)
     else:
-        elements = partition_text(text=body, languages=NO_LANGUAGE) if body else []
+        # A paragraph is its blank-line block, its lines joined (a block of short lines, such as a
+        # signature, kept apart): left to choose by the share of blank lines, unstructured makes
+        # every line of a body of long hard-wrapped paragraphs a paragraph of its own.
+        elements = partition_text(text=body, languages=NO_LANGUAGE, paragraph_grouper=blank_line_grouper) if body else []
     return subject, fields, elements, attachments
 
 
