@@ -187,12 +187,9 @@ class RagEventLogStorage(ConsolidatedSqliteEventLogStorage):
             self._engine.dispose()
 
 
-class RagRunStorage(SqliteRunStorage):
-    """Dagster's SQLite run storage (``runs.db``) on one engine per process, not one per statement."""
-
-    def __init__(self, conn_string: str, inst_data=None):
-        self._engine = ProcessEngine(conn_string)
-        super().__init__(conn_string, inst_data)
+class _CreatedUnderLock:
+    """For a Dagster SQLite storage built by ``from_local(base_dir)``: its database is created
+    under ``schema_lock`` (see module docstring), and its config builds this class, not Dagster's."""
 
     @classmethod
     def from_config_value(cls, inst_data, config_value):
@@ -202,6 +199,14 @@ class RagRunStorage(SqliteRunStorage):
     def from_local(cls, base_dir: str, inst_data=None):
         with schema_lock(base_dir):
             return super().from_local(base_dir, inst_data)
+
+
+class RagRunStorage(_CreatedUnderLock, SqliteRunStorage):
+    """Dagster's SQLite run storage (``runs.db``) on one engine per process, not one per statement."""
+
+    def __init__(self, conn_string: str, inst_data=None):
+        self._engine = ProcessEngine(conn_string)
+        super().__init__(conn_string, inst_data)
 
     @contextmanager
     def connect(self):
@@ -213,18 +218,8 @@ class RagRunStorage(SqliteRunStorage):
         self._engine.dispose()
 
 
-class RagScheduleStorage(SqliteScheduleStorage):
-    """Dagster's SQLite schedule storage (``base_dir``/schedules.db), its database created under
-    the lock the other storages take (see module docstring)."""
-
-    @classmethod
-    def from_config_value(cls, inst_data, config_value):
-        return cls.from_local(inst_data=inst_data, **config_value)
-
-    @classmethod
-    def from_local(cls, base_dir: str, inst_data=None):
-        with schema_lock(base_dir):
-            return super().from_local(base_dir, inst_data)
+class RagScheduleStorage(_CreatedUnderLock, SqliteScheduleStorage):
+    """Dagster's SQLite schedule storage (``schedules.db``)."""
 
 
 class RagComputeLogManager(LocalComputeLogManager):
