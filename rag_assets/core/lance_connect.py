@@ -82,5 +82,5 @@ def connect(uri: str, options: dict[str, str] | None = None):
         cause = str(exc).splitlines()[0][:400] if str(exc) else type(exc).__name__
         raise IndexUnavailable(
             f"LanceDB index {uri} at {endpoint}: cannot open it: {cause}. Check the index's endpoint_url, "
-            "region and keys in profiles/indexes.yml (RAG_LANCEDB_URI / RAG_LANCEDB_ENDPOINT), or raise its "
+            "region and keys in profiles/indexes.yml (or the environment variables it reads), or raise its "
             "read_timeout_seconds or max_attempts there for a slow server") from exc
