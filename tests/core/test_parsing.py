@@ -567,6 +567,31 @@ def test_a_plain_text_message_keeps_its_hard_wrapped_paragraphs_whole():
         assert texts[-4:] == [*paragraphs, "Dana Lee", "Northwind Robotics"], texts
 
 
+def test_a_plain_text_reply_reads_its_quoted_messages_without_their_quoting():
+    """Each quoted level is a paragraph of its own, its "> " markers taken off, its wrapped lines
+    joined (they stood inline: "... restarts, then > install firmware 2.3")."""
+    from email.message import EmailMessage
+
+    from msgforge import Message
+
+    body = ("Sam,\n\nRolling back fixed it on all six R4 docks.\n\nThanks,\nDana\n\n"
+            "On Tue, 3 Nov 2026 at 10:12, Sam Ortiz <sam@northwind.example> wrote:\n"
+            "> Hold the reset button for ten seconds while the dock restarts, then\n"
+            "> install firmware 2.3 from the service menu.\n>\n"
+            ">> Our R4 docks stopped charging after the 2.4 update and show a red\n>> light.\n")
+    message = EmailMessage()
+    message["From"], message["Subject"] = "dana@northwind.example", "Re: R4 docks"
+    message.set_content(body)
+    outlook = Message(subject="Re: R4 docks", text_body=body, sender="dana@northwind.example")
+    for mail in (parse_document(raw("re.eml", bytes(message))), parse_document(raw("re.msg", outlook.as_bytes()))):
+        texts = [mail.text[e.start:e.end] for e in mail.elements]
+        assert texts[-6:] == [
+            "Rolling back fixed it on all six R4 docks.", "Thanks,", "Dana",
+            "On Tue, 3 Nov 2026 at 10:12, Sam Ortiz <sam@northwind.example> wrote:",
+            "Hold the reset button for ten seconds while the dock restarts, then install firmware 2.3 from the service menu.",
+            "Our R4 docks stopped charging after the 2.4 update and show a red light."], texts
+
+
 def test_a_notebook_is_its_cells_as_markdown_with_fenced_code_and_no_outputs():
     book = parse_document(raw("analysis/churn.ipynb", notebook()))
     assert (book.content_type, book.title) == ("notebook", "Churn analysis")

@@ -31,8 +31,10 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 32: a plain-text e-mail body's hard-wrapped paragraphs read whole (a body of long ones was read a
-# line a paragraph); 31: a PDF's box of ten lines or more read as one paragraph (each line was one, cutting sentences);
+# 33: a plain-text e-mail's quoted replies read without their "> " markers, a quoted level a
+# paragraph (they were joined to the line above, markers inline); 32: a plain-text e-mail body's
+# hard-wrapped paragraphs read whole (a body of long ones was read a line a paragraph); 31: a
+# PDF's box of ten lines or more read as one paragraph (each line was one, cutting sentences);
 # 30: an RTF file's "Heading N" styles read as headings without an outline level (LibreOffice's);
 # 29: a 97-2003 Office file's keywords tag it; 28: a line a PDF's outline (bookmarks) names read as a
 # heading of the entry's depth, whatever its font; 27: a PDF's ruled tables read as Markdown rows (their cells were loose lines, a column after
@@ -55,7 +57,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "32"
+PARSER_REVISION = "33"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -729,13 +731,12 @@ def _internet_parts(data: bytes):
     import email
     from email import policy
 
-    from unstructured.cleaners.core import blank_line_grouper
     from unstructured.partition.email import partition_email
 
     message = email.message_from_bytes(data, policy=policy.default)
     fields = [(name, str(message[name] or "")) for name in ("From", "To", "Cc", "Date")]
     body = partition_email(file=io.BytesIO(data), process_attachments=False, languages=NO_LANGUAGE,
-                           paragraph_grouper=blank_line_grouper)  # a plain-text body's (see _outlook_parts)
+                           paragraph_grouper=_plain_body_paragraphs)  # for a plain-text body
     attachments = []
     for number, part in enumerate(message.iter_attachments(), start=1):
         if part["Content-ID"] and part.get_content_maintype() == "image":
@@ -753,12 +754,12 @@ def _internet_parts(data: bytes):
 
 def _outlook_parts(data: bytes):
     """An Outlook message read with python-oxmsg; its body partitioned as unstructured's
-    partition_msg does (without loading the file twice), a plain-text one by blank lines."""
+    partition_msg does (without loading the file twice), a plain-text one's paragraphs as
+    ``_plain_body_paragraphs`` reads them."""
     from email.utils import format_datetime, getaddresses
 
     from oxmsg import Message
     from oxmsg.domain.constants import PID_ATTACH_CONTENT_ID, PID_RECIPIENT_TYPE
-    from unstructured.cleaners.core import blank_line_grouper
     from unstructured.partition.html import partition_html
     from unstructured.partition.text import partition_text
 
@@ -781,11 +782,33 @@ def _outlook_parts(data: bytes):
     if html_body:
         elements = partition_html(text=html_body, languages=NO_LANGUAGE)
     else:
-        # A paragraph is its blank-line block, its lines joined (a block of short lines, such as a
-        # signature, kept apart): left to choose by the share of blank lines, unstructured makes
-        # every line of a body of long hard-wrapped paragraphs a paragraph of its own.
-        elements = partition_text(text=body, languages=NO_LANGUAGE, paragraph_grouper=blank_line_grouper) if body else []
+        elements = partition_text(text=body, languages=NO_LANGUAGE, paragraph_grouper=_plain_body_paragraphs) if body else []
     return subject, fields, elements, attachments
+
+
+#: a line's reply quoting: one or more ">" (each perhaps followed by a space) at its start
+_QUOTING = re.compile(r"[ \t]*(?:>[ \t]?)+")
+
+
+def _plain_body_paragraphs(text: str) -> str:
+    """A plain-text e-mail body's paragraphs, separated by blank lines as unstructured's
+    partition_text takes them: reply quoting ("> ") taken off each line, a change of quoting
+    depth starting a paragraph, then each blank-line block one paragraph, its lines joined (a
+    block of short lines, such as a signature, kept apart). Left to choose by the share of blank
+    lines, unstructured made every line of a body of long hard-wrapped paragraphs a paragraph
+    of its own, cutting sentences at line ends."""
+    from unstructured.cleaners.core import blank_line_grouper
+
+    lines: list[str] = []
+    depth_above = 0
+    for line in text.splitlines():
+        quoting = _QUOTING.match(line)
+        depth = quoting.group().count(">") if quoting else 0
+        if depth != depth_above and lines and lines[-1].strip():
+            lines.append("")
+        lines.append(line[quoting.end():] if quoting else line)
+        depth_above = depth
+    return blank_line_grouper("\n".join(lines))
 
 
 def _attachment_name(name: str) -> str:
