@@ -360,6 +360,36 @@ def test_a_pdf_s_larger_font_lines_are_its_headings_nested_by_size(tmp_path):
         "Robot Maintenance Guide", "Monthly tasks", "Battery care"]
 
 
+def test_a_pdf_headed_by_its_font_sizes_is_read_without_unstructured_s_narrative_text_test(tmp_path, monkeypatch):
+    """Its title guesses give way to the size headings, so the test that tells narrative text
+    from titles (spaCy's tagger on each paragraph: half a PDF's parse) is not run; a PDF in one
+    font size still runs it and keeps the guesses. A document that looked headed until a later
+    page set the body size larger is read as one in one size."""
+    import unstructured.partition.text as partition
+
+    from rag_assets.core.parsing.parse import _parse_pdf
+    from tests.support.make_sample_binaries import write_pdf
+
+    calls = []
+    narrative = partition.is_possible_narrative_text
+    monkeypatch.setattr(partition, "is_possible_narrative_text", lambda text, *a, **k: calls.append(text) or narrative(text, *a, **k))
+    body = "The dock charges the robot in ninety minutes when the battery is empty and the contacts are clean."
+    write_pdf(tmp_path / "headed.pdf", [[("Dock Manual", 24), "", body, "", "Battery care", "", body], [body, body]])
+    text, elements, _ = _parse_pdf((tmp_path / "headed.pdf").read_bytes())
+    assert calls == []
+    assert [(text[e.start:e.end], e.category) for e in elements][:4] == [
+        ("Dock Manual", "Title"), (body, "NarrativeText"), ("Battery care", "NarrativeText"), (body, "NarrativeText")]
+    guide = read_disk(SAMPLE, "handbook/robot_maintenance_guide.pdf").data
+    text, elements, _ = _parse_pdf(guide)
+    assert calls and "Monthly tasks" in [text[e.start:e.end] for e in elements if e.category == "Title"]
+    # Page 1 looks headed ("Safety notes" above 10-point text), pages 2-3 set the body at 12 points.
+    write_pdf(tmp_path / "late.pdf", [[("Safety notes", 12), "", (body, 10), (body, 10), "", ("Battery care", 10), "",
+                                       (body, 10)], [body] * 7, [body] * 7])
+    late = parse_document(raw("manuals/late.pdf", (tmp_path / "late.pdf").read_bytes()))
+    care = next(e for e in late.elements if late.text[e.start:e.end] == "Battery care")
+    assert (care.category, care.heading_path) == ("Title", ("Battery care",))  # unstructured's guess, as before
+
+
 def test_a_pdf_s_outline_names_its_headings_whatever_their_font(tmp_path):
     from tests.support.make_sample_binaries import write_pdf
 
@@ -387,7 +417,7 @@ def test_a_pdf_s_outline_names_its_headings_whatever_their_font(tmp_path):
     wipe = next(path for text, path in paths.items() if "Wipe the charging contacts" in text)
     assert wipe[-1] == "Placing the dock"  # "Weekly checks" is named for another page: no heading
     top = doc.elements[[doc.text[e.start:e.end] for e in doc.elements].index("Battery care")]
-    assert (top.page, top.category, top.heading_path) == (2, "UncategorizedText", ("Dock Manual", "1 Setup", "Placing the dock"))  # atop page 2: not the heading
+    assert (top.page, top.category, top.heading_path) == (2, "NarrativeText", ("Dock Manual", "1 Setup", "Placing the dock"))  # atop page 2: not the heading
     assert paths["Charge it fully before its first run."][-1].startswith("Returning a robot")
     # Without the outline the body-size headings are body text; a damaged (cyclic) outline reads the same.
     write_pdf(tmp_path / "plain.pdf", pages)

@@ -31,10 +31,12 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 33: a plain-text e-mail's quoted replies read without their "> " markers, a quoted level a
-# paragraph (they were joined to the line above, markers inline); 32: a plain-text e-mail body's
-# hard-wrapped paragraphs read whole (a body of long ones was read a line a paragraph); 31: a
-# PDF's box of ten lines or more read as one paragraph (each line was one, cutting sentences);
+# 34: a headed PDF's body text all NarrativeText (unstructured's narrative test, half the parse,
+# no longer run for it: some was UncategorizedText); 33: a plain-text e-mail's quoted replies read
+# without their "> " markers, a quoted level a paragraph (they were joined to the line above,
+# markers inline); 32: a plain-text e-mail body's hard-wrapped paragraphs read whole (a body of
+# long ones was read a line a paragraph); 31: a PDF's box of ten lines or more read as one
+# paragraph (each line was one, cutting sentences);
 # 30: an RTF file's "Heading N" styles read as headings without an outline level (LibreOffice's);
 # 29: a 97-2003 Office file's keywords tag it; 28: a line a PDF's outline (bookmarks) names read as a
 # heading of the entry's depth, whatever its font; 27: a PDF's ruled tables read as Markdown rows (their cells were loose lines, a column after
@@ -57,7 +59,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "33"
+PARSER_REVISION = "34"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -959,8 +961,10 @@ def _parse_pdf(data: bytes):
     table (pdfplumber finds it by its lines) is its rows as Markdown, in place of its cells'
     text. Where the document sets short lines in a font larger than its body text, those are its
     headings, nested by size (``_pdf_heading_levels``), and unstructured's guesses at titles
-    (short lines: running headers, code, captions) are not; a PDF in one font size keeps
-    unstructured's titles. A line that an entry of the PDF's outline (its bookmarks) names on
+    (short lines: running headers, code, captions) are not: once the pages so far show such
+    headings, the text is read without the test behind those guesses (``plainly``), and read
+    again with it where a later page proves the document to be in one size. A PDF in one font
+    size keeps unstructured's titles. A line that an entry of the PDF's outline (its bookmarks) names on
     the entry's page is a heading too, whatever its font (``_pdf_outline``, ``_outline_lines``;
     levels by ``_outline_levels_by_depth``). The pages are counted first and each one reported
     done (``report_pages``): a long PDF's time limit grows with its page count. Running headers
@@ -974,8 +978,11 @@ def _parse_pdf(data: bytes):
     from rag_assets.core.parsing.offline import prepare_unstructured
 
     prepare_unstructured()
-    from unstructured.cleaners.core import blank_line_grouper
+    from unstructured.cleaners.core import blank_line_grouper, clean_bullets
+    from unstructured.nlp.patterns import UNICODE_BULLETS_RE
     from unstructured.partition.text import partition_text
+    from unstructured.partition.text_type import (is_bulleted_text, is_email_address, is_possible_numbered_list,
+                                                  is_us_city_state_zip)
 
     def classified(boxes: list[list[str]], page: int) -> list[tuple]:
         # A box is a paragraph: its lines are joined (unstructured's blank-line grouping; left to
@@ -984,10 +991,28 @@ def _parse_pdf(data: bytes):
         return _unstructured_items(partition_text(text=body, languages=NO_LANGUAGE, paragraph_grouper=blank_line_grouper),
                                    page=page) if body.strip() else []
 
+    def plainly(boxes: list[list[str]], page: int) -> list[tuple]:
+        # The paragraphs and list items ``classified`` gives, without unstructured's narrative-text
+        # test (spaCy's tagger on every paragraph: half a PDF's parse), which only tells narrative
+        # from other text and titles: a PDF headed by sizes or its outline drops those titles.
+        items = []
+        for text in re.split(r"\s*\n\s*", blank_line_grouper("\n".join("".join(box) for box in boxes)).strip()):
+            if not text or (len(text) == 1 and UNICODE_BULLETS_RE.match(text)):
+                continue
+            bulleted = is_bulleted_text(text)
+            category = ("ListItem" if bulleted else "EmailAddress" if is_email_address(text)
+                        else "Address" if is_us_city_state_zip(text) else "ListItem" if is_possible_numbered_list(text)
+                        else "NarrativeText")
+            items.append((category, clean_bullets(text) if bulleted else text, page, 1))
+        return items
+
     # page, size, the run's lines by box, unstructured's items (None: not classified yet), whether
     # it could be a heading (a few short lines a box), the outline depth that makes it a heading (0: none)
     runs: list[tuple[int, float, list[list[str]], list[tuple] | None, bool, int]] = []
     chars: Counter = Counter()  # characters by font size
+    short_sizes: set[float] = set()  # the sizes of the runs that could be headings so far
+    outlined = False  # whether a line so far is a heading the outline names
+    plain_runs: list[int] = []  # the runs classified ``plainly``, the document looking headed so far
     edges: list[set[str]] = []  # per page, the keys (``_line_keys``) of its top and bottom lines
     try:
         with pdfplumber.open(io.BytesIO(data), laparams={}) as pdf:
@@ -1005,14 +1030,21 @@ def _parse_pdf(data: bytes):
                         page_chars[size] += sum(len(line.strip()) for box in boxes for line in box)
                 chars.update(page_chars)
                 common = page_chars.most_common(1)[0][0] if page_chars else 0.0
-                for size, boxes, depth in page_runs:
+                shorts = [size != _TABLE and all(len(box) <= 3 and all(map(_heading_like, box)) for box in boxes)
+                          for size, boxes, _ in page_runs]
+                short_sizes.update(size for (size, _, _), short in zip(page_runs, shorts) if short)
+                outlined = outlined or any(depth for _, _, depth in page_runs)
+                # headed as far as the pages so far tell (checked at the end: see below)
+                classify = plainly if outlined or _pdf_heading_levels(chars, short_sizes) else classified
+                for (size, boxes, depth), short in zip(page_runs, shorts):
                     if size == _TABLE:
                         tables = [("Table", table, page_number) for box in boxes for table in box]  # adjacent ones too
                         runs.append((page_number, size, boxes, tables, False, 0))
                         continue
-                    short = all(len(box) <= 3 and all(map(_heading_like, box)) for box in boxes)
                     # a run in a larger font than most of its page's text waits to be judged a heading
-                    found = None if depth or (short and size > common) else classified(boxes, page_number)
+                    found = None if depth or (short and size > common) else classify(boxes, page_number)
+                    if found is not None and classify is plainly:
+                        plain_runs.append(len(runs))
                     runs.append((page_number, size, boxes, found, short, depth))
                 report_pages(page_number, len(pages))
     except (PdfminerException, PDFEncryptionError, PDFPasswordIncorrect) as exc:
@@ -1024,13 +1056,17 @@ def _parse_pdf(data: bytes):
     by_depth = _outline_levels_by_depth([(depth, levels.get(size)) for _, size, _, _, _, depth in runs if depth])
     running = _running_lines(edges)
     headed = levels or by_depth  # unstructured's guesses at titles give way to these headings
+    if not headed:  # a later page's text set the body size larger: the early guess was wrong
+        for n in plain_runs:
+            runs[n] = (*runs[n][:3], None, *runs[n][4:])
+    classify = plainly if headed else classified
     items: list[tuple] = []
     for page_number, size, boxes, found, short, depth in runs:
         if depth or (short and size in levels):  # a heading a box
             level = by_depth[depth] if depth else levels[size]
             items += [("Title", " ".join(line.strip() for line in box), page_number, level) for box in boxes]
             continue
-        for item in classified(boxes, page_number) if found is None else found:
+        for item in classify(boxes, page_number) if found is None else found:
             if _line_keys(item[1], page_number) & edges[page_number - 1] & running:
                 continue
             items.append(("UncategorizedText", *item[1:]) if headed and item[0] == "Title" else item)
