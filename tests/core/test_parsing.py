@@ -575,24 +575,30 @@ def test_an_outlook_message_reads_as_the_same_message_saved_as_eml():
     assert parse_document(raw("dock.msg", email_message())).text == mail.text
 
 
+def plain_text_mails(subject: str, body: str):
+    """A message with a plain-text ``body`` only, parsed as .eml and as Outlook's .msg."""
+    from email.message import EmailMessage
+
+    from msgforge import Message
+
+    message = EmailMessage()
+    message["From"], message["Subject"] = "dana@northwind.example", subject
+    message.set_content(body)
+    outlook = Message(subject=subject, text_body=body, sender="dana@northwind.example")
+    return parse_document(raw("mail.eml", bytes(message))), parse_document(raw("mail.msg", outlook.as_bytes()))
+
+
 def test_a_plain_text_message_keeps_its_hard_wrapped_paragraphs_whole():
     """A plain-text body wrapped at 72 columns: a paragraph is one element however many lines it
     has (unstructured's own choice, by the share of blank lines, made every line of a body of long
     paragraphs an element of its own), a signature's short lines stay apart."""
     import textwrap
-    from email.message import EmailMessage
-
-    from msgforge import Message
 
     paragraphs = [" ".join(f"Dock R4 unit {n} of batch {p} restarts its charge cycle after a reset." for n in range(14))
                   for p in range(2)]
     body = "\n\n".join(textwrap.fill(p, 72) for p in paragraphs) + "\n\nDana Lee\nNorthwind Robotics\n"
     assert body.count("\n\n") / body.count("\n") < 0.1  # few blank lines: what made unstructured split lines
-    message = EmailMessage()
-    message["From"], message["Subject"] = "dana@northwind.example", "Charge cycles"
-    message.set_content(body)
-    outlook = Message(subject="Charge cycles", text_body=body, sender="dana@northwind.example")
-    for mail in (parse_document(raw("cycles.eml", bytes(message))), parse_document(raw("cycles.msg", outlook.as_bytes()))):
+    for mail in plain_text_mails("Charge cycles", body):
         texts = [mail.text[e.start:e.end] for e in mail.elements]
         assert texts[-4:] == [*paragraphs, "Dana Lee", "Northwind Robotics"], texts
 
@@ -600,20 +606,12 @@ def test_a_plain_text_message_keeps_its_hard_wrapped_paragraphs_whole():
 def test_a_plain_text_reply_reads_its_quoted_messages_without_their_quoting():
     """Each quoted level is a paragraph of its own, its "> " markers taken off, its wrapped lines
     joined (they stood inline: "... restarts, then > install firmware 2.3")."""
-    from email.message import EmailMessage
-
-    from msgforge import Message
-
     body = ("Sam,\n\nRolling back fixed it on all six R4 docks.\n\nThanks,\nDana\n\n"
             "On Tue, 3 Nov 2026 at 10:12, Sam Ortiz <sam@northwind.example> wrote:\n"
             "> Hold the reset button for ten seconds while the dock restarts, then\n"
             "> install firmware 2.3 from the service menu.\n>\n"
             ">> Our R4 docks stopped charging after the 2.4 update and show a red\n>> light.\n")
-    message = EmailMessage()
-    message["From"], message["Subject"] = "dana@northwind.example", "Re: R4 docks"
-    message.set_content(body)
-    outlook = Message(subject="Re: R4 docks", text_body=body, sender="dana@northwind.example")
-    for mail in (parse_document(raw("re.eml", bytes(message))), parse_document(raw("re.msg", outlook.as_bytes()))):
+    for mail in plain_text_mails("Re: R4 docks", body):
         texts = [mail.text[e.start:e.end] for e in mail.elements]
         assert texts[-6:] == [
             "Rolling back fixed it on all six R4 docks.", "Thanks,", "Dana",
