@@ -227,6 +227,30 @@ def test_web_page_and_word_headings_nest_by_their_depth():
     assert hotels.heading_path == ("Travel Policy", "Hotels")
 
 
+def test_web_pages_and_word_documents_are_read_without_spacy(monkeypatch):
+    """Their headings come from tags and styles, and unstructured's narrative-text test only
+    tells their NarrativeText from plain Text: its sentence counts and verb search (spaCy on
+    every paragraph, most of their parse) are not run. A one-font PDF still runs them (its
+    titles are unstructured's guesses)."""
+    import unstructured.partition.text_type as text_type
+
+    from rag_assets.core.parsing.parse import _parse_format
+
+    sentences = []
+    count = text_type.sentence_count
+    monkeypatch.setattr(text_type, "sentence_count", lambda text, *a, **k: sentences.append(text) or count(text, *a, **k))
+    page = (b"<html><body><h1>Guide</h1><p>Install the dock near a socket.</p><p>RESET THE DOCK</p><p>2026</p>"
+            b"<ul><li>Unplug it.</li></ul></body></html>")
+    text, elements, _ = _parse_format("html", page)
+    assert [(text[e.start:e.end], e.category) for e in elements] == [
+        ("Guide", "Title"), ("Install the dock near a socket.", "NarrativeText"), ("RESET THE DOCK", "NarrativeText"),
+        ("2026", "UncategorizedText"), ("Unplug it.", "ListItem")]
+    text, elements, _ = _parse_format("docx", read_disk(SAMPLE, "handbook/travel_policy.docx").data)
+    assert sentences == [] and {e.category for e in elements} >= {"Title", "NarrativeText"}
+    _parse_format("pdf", read_disk(SAMPLE, "handbook/robot_maintenance_guide.pdf").data)
+    assert sentences
+
+
 OFFICE97 = Path(__file__).resolve().parents[1] / "fixtures" / "office97"  # real Office files: see PROVENANCE.md there
 
 

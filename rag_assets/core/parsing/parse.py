@@ -31,8 +31,10 @@ from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, Pars
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 34: a headed PDF's body text all NarrativeText (unstructured's narrative test, half the parse,
-# no longer run for it: some was UncategorizedText); 33: a plain-text e-mail's quoted replies read
+# 35: an HTML or Word document's capitalised or verbless paragraphs NarrativeText (spaCy, most of
+# their parse, no longer run on them: they were UncategorizedText); 34: a headed PDF's body text
+# all NarrativeText (unstructured's narrative test, half the parse, no longer run for it: some was
+# UncategorizedText); 33: a plain-text e-mail's quoted replies read
 # without their "> " markers, a quoted level a paragraph (they were joined to the line above,
 # markers inline); 32: a plain-text e-mail body's hard-wrapped paragraphs read whole (a body of
 # long ones was read a line a paragraph); 31: a PDF's box of ten lines or more read as one
@@ -59,7 +61,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "34"
+PARSER_REVISION = "35"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -522,9 +524,9 @@ def _parse_docx(data: bytes):
     own heading styles, a translated "Überschrift 1"."""
     if kind := _text_office_file(data):
         return _parse_pandoc("rtf", data) if kind == "rtf" else _parse_html(data)
-    from rag_assets.core.parsing.offline import prepare_unstructured
+    from rag_assets.core.parsing.offline import prepare_word
 
-    prepare_unstructured()
+    prepare_word()
     from unstructured.partition.docx import STYLE_TO_ELEMENT_MAPPING, partition_docx
 
     data = _word97_as_docx(data) if data.startswith(_OLE_MAGIC) else _plain_package(data, "wordprocessingml.document")
