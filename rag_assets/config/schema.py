@@ -99,6 +99,9 @@ class SourceConfig(_Strict):
                                               "may parse for this long per page when that is longer than "
                                               "max_parse_seconds (a long PDF is not stopped for its length; an e-mail's PDF "
                                               "attachments count their pages together).")
+    max_parse_seconds_per_ocr_page: float = Field(ParseLimits.max_seconds_per_ocr_page, gt=0, le=600,
+                                                  description="A scanned PDF page or image, read by OCR, "
+                                                  "may take this long more (on top of max_parse_seconds_per_page).")
     max_expanded_mb: float = Field(ParseLimits.max_expanded_mb, gt=0, le=4096, description="A DOCX, PPTX or XLSX "
                                    "whose archive members unzip to more than this is refused before parsing (zip bombs).")
     max_elements: int = Field(ParseLimits.max_elements, ge=1, description="Most structural elements (paragraphs, "
@@ -149,6 +152,7 @@ class SourceConfig(_Strict):
     def parse_limits(self) -> ParseLimits:
         """The limits every parse of this source's documents runs under."""
         return ParseLimits(max_seconds=self.max_parse_seconds, max_seconds_per_page=self.max_parse_seconds_per_page,
+                           max_seconds_per_ocr_page=self.max_parse_seconds_per_ocr_page,
                            max_expanded_mb=self.max_expanded_mb, max_elements=self.max_elements,
                            max_text_mb=self.max_text_mb, max_memory_mb=self.max_parse_memory_mb)
 

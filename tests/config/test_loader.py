@@ -86,13 +86,13 @@ def test_parse_limits_and_delete_guard_have_defaults_and_follow_the_config(proje
     assert corpus.max_delete_fraction == 0.5
     assert (corpus.source.parse_limits.max_seconds, corpus.source.parse_limits.max_expanded_mb) == (30.0, 32.0)
     edit(project / "sources.yml", lambda d: d["sources"][0].update(max_parse_seconds=5, max_parse_seconds_per_page=1.5,
-                                                                  max_expanded_mb=8, max_elements=1000,
+                                                                  max_parse_seconds_per_ocr_page=4, max_expanded_mb=8, max_elements=1000,
                                                                   max_text_mb=2, max_parse_memory_mb=512))
     edit(project / "rag_project.yml", lambda d: d["defaults"].update({"+max_delete_fraction": 0.2}))
     corpus = load_project(project).corpus("sample")
     limits = corpus.source.parse_limits
-    assert (limits.max_seconds, limits.max_seconds_per_page, limits.max_expanded_mb, limits.max_elements,
-            limits.max_text_mb, limits.max_memory_mb) == (5, 1.5, 8, 1000, 2, 512)
+    assert (limits.max_seconds, limits.max_seconds_per_page, limits.max_seconds_per_ocr_page, limits.max_expanded_mb,
+            limits.max_elements, limits.max_text_mb, limits.max_memory_mb) == (5, 1.5, 4, 8, 1000, 2, 512)
     assert corpus.max_delete_fraction == 0.2
     edit(project / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+max_delete_fraction": 1.0}))
     assert load_project(project).corpus("sample").max_delete_fraction == 1.0

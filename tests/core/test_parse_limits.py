@@ -14,7 +14,7 @@ from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError, ParseLimitExceeded, ParseLimits, parse_document
 from rag_assets.core.parsing import parse
-from rag_assets.core.parsing.limits import ParserFailed, report_pages, run_bounded
+from rag_assets.core.parsing.limits import ParserFailed, report_ocr_page, report_pages, run_bounded
 from rag_assets.core.pipeline import parse_stage, snapshot_raw
 from rag_assets.core.store import StageStore
 from tests.support.bad_inputs import expanding_docx, slide_deck
@@ -109,6 +109,29 @@ def test_a_paged_parse_may_take_its_per_page_allowance_but_no_page_longer_than_m
         run_bounded(_pages, (100, 30), ParseLimits(max_seconds=0.5, max_seconds_per_page=1))
     with pytest.raises(ParseLimitExceeded, match="longer than the source's max_parse_seconds of 1 s"):
         run_bounded(_pages, (2, 0.8), ParseLimits(max_seconds=1))  # few pages: max_seconds bounds them all
+
+
+def _scans(count, seconds_each):
+    report_pages(0, count)
+    for page in range(1, count + 1):
+        report_ocr_page()
+        time.sleep(seconds_each)
+        report_pages(page, count)
+    return count
+
+
+def test_pages_read_by_ocr_are_allowed_max_seconds_per_ocr_page_more():
+    # 8 scanned pages of 0.4 s: 3.2 s in all, allowed 8 x (0.01 + 1) s; the text pages' allowance
+    # alone (0.08 s) would stop them at max_seconds
+    assert run_bounded(_scans, (8, 0.4), ParseLimits(max_seconds=1, max_seconds_per_page=0.01,
+                                                     max_seconds_per_ocr_page=1)) == 8
+    # the OCR'd pages so far count (a page is known to need OCR only once it is reached)
+    with pytest.raises(ParseLimitExceeded, match=r"parsing its 20 pages, \d of them by OCR, took longer than the 1 s "
+                                                 r"the source's max_parse_seconds_per_page of 0.05 s and "
+                                                 r"max_parse_seconds_per_ocr_page of 0.05 s allow them and was stopped "
+                                                 r"after \d pages; raise max_parse_seconds_per_ocr_page"):
+        run_bounded(_scans, (20, 0.2), ParseLimits(max_seconds=0.5, max_seconds_per_page=0.05,
+                                                   max_seconds_per_ocr_page=0.05))
 
 
 def _documents(sizes, seconds_each):

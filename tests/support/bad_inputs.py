@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from tests.support.make_sample_binaries import write_pdf
+from tests.support.make_sample_binaries import scanned, write_pdf
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -45,6 +45,33 @@ def png() -> bytes:
     raw = b"".join(b"\x00" + b"\xff\x00\x00" * 2 for _ in range(2))
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
             + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def _noise_png() -> bytes:
+    """A photograph's worth of noise: no text in it."""
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.effect_noise((900, 600), 60).save(out, "PNG")
+    return out.getvalue()
+
+
+def _page_jpeg(pdf: bytes) -> bytes:
+    """A PDF's first page as a JPEG photograph of it."""
+    import pypdfium2
+
+    out = io.BytesIO()
+    pypdfium2.PdfDocument(pdf)[0].render(scale=200 / 72).to_pil().save(out, "JPEG")
+    return out.getvalue()
+
+
+def _bomb_png() -> bytes:
+    """A black-and-white PNG of 20,000 x 20,000 pixels (60 kB): a decompression bomb."""
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("1", (20_000, 20_000)).save(out, "PNG")
+    return out.getvalue()
 
 
 def _pdf_bytes(pages: list[list[str]], folder: Path) -> bytes:
@@ -348,6 +375,10 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         "dup/first copy.md": b"# Duplicate\n\nThe visitor badge must be returned at the front desk.\n",
         "dup/second copy.md": b"# Duplicate\n\nThe visitor badge must be returned at the front desk.\n",
         "nothing/whitespace.txt": b"   \n\n\t  \n",
+        "scans/dock_manual.pdf": scanned(good_pdf),
+        "scans/noise.png": _noise_png(),
+        "scans/truncated.jpg": _page_jpeg(good_pdf)[:4000],
+        "scans/bomb.png": _bomb_png(),
     }
     for doc_id, data in files.items():
         path = root / doc_id
@@ -428,6 +459,10 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
              "ok", check=lambda rows: len({r["doc_id"] for r in rows}) == 4),
         Case("symlink outside the source root", ("links/leak.md",), "error", "outside the source root"),
         Case("symlink inside the source root", ("links/inside.md",), "ok", check=has("cafeteria opens at eight")),
+        Case("scanned PDF (pages that are images)", ("scans/dock_manual.pdf",), "ok", check=has("90 minutes")),
+        Case("image without text", ("scans/noise.png",), "error", "OCR found no text"),
+        Case("truncated JPEG", ("scans/truncated.jpg",), "error", "cannot parse as image"),
+        Case("image of 400 M pixels in 60 kB", ("scans/bomb.png",), "error", "decompression bomb"),
         Case("duplicate content under two paths", ("dup/first copy.md", "dup/second copy.md"), "ok",
              check=lambda rows: len({r["doc_id"] for r in rows}) == 2
              and len({r["embed_text_hash"] for r in rows}) == len(rows) // 2),

@@ -102,7 +102,12 @@ def write_pdf(path: Path, pages: list[list[str | tuple[str, float]]], keywords: 
         *([(next_id, f"<< /Keywords ({_pdf_escape(keywords)}) >>".encode("latin-1"))] if keywords else []),
         *outline_objects,
     ]
-    objects.sort()
+    path.write_bytes(_pdf_file(sorted(objects), f" /Info {next_id} 0 R" if keywords else ""))
+
+
+def _pdf_file(objects: list[tuple[int, bytes]], info: str = "") -> bytes:
+    """A PDF file of ``objects`` ((number, body), numbered 1, 2, ... in order; 1 the catalog),
+    ``info`` added to its trailer."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = {}
     for obj_id, body in objects:
@@ -112,9 +117,8 @@ def write_pdf(path: Path, pages: list[list[str | tuple[str, float]]], keywords: 
     out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
     for obj_id, _ in objects:
         out += f"{offsets[obj_id]:010d} 00000 n \n".encode()
-    info = f" /Info {next_id} 0 R" if keywords else ""
     out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info} >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    path.write_bytes(bytes(out))
+    return bytes(out)
 
 
 def _pdf_outline(entries: list[tuple[int, str, int]], page_ids: list[int], first_id: int, cycle: bool,
@@ -150,6 +154,38 @@ def _pdf_outline(entries: list[tuple[int, str, int]], page_ids: list[int], first
                                 f"{first_last(ids[n])} {target} >>".encode("latin-1")))
     named = " ".join(f"(d{n:04d}) {dest}" for n, dest in enumerate(dests))
     return objects, f" /Outlines {first_id} 0 R" + (f" /Names << /Dests << /Names [{named}] >> >>" if names else "")
+
+
+def scanned(pdf: bytes, dpi: int = 200, stamp: str | None = None) -> bytes:
+    """An image-only PDF of ``pdf``'s pages, as a scanner writes one: each page rendered at ``dpi``
+    (pdfium), stored as a grayscale image covering a page of the same size; ``stamp`` (Helvetica
+    8, with the page number) in each page's text layer at its foot, as some scanners write."""
+    import zlib
+
+    import pypdfium2
+
+    objects: list[tuple[int, bytes]] = [(3, b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")]
+    page_ids = []
+    for index, page in enumerate(pypdfium2.PdfDocument(pdf), start=1):
+        width, height = page.get_size()
+        image = page.render(scale=dpi / 72, grayscale=True).to_pil().convert("L")
+        pixels = zlib.compress(image.tobytes())
+        image_id, content_id, page_id = 1 + 3 * index, 2 + 3 * index, 3 + 3 * index
+        ops = f"q {width:g} 0 0 {height:g} 0 0 cm /Im1 Do Q"
+        if stamp:
+            ops += f" BT /F1 8 Tf 36 12 Td ({_pdf_escape(stamp)} {index}) Tj ET"
+        objects += [
+            (image_id, b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray "
+                       b"/BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n" % (*image.size, len(pixels))
+                       + pixels + b"\nendstream"),
+            (content_id, b"<< /Length %d >>\nstream\n%s\nendstream" % (len(ops), ops.encode("latin-1"))),
+            (page_id, f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {width:g} {height:g}] /Contents {content_id} 0 R "
+                      f"/Resources << /XObject << /Im1 {image_id} 0 R >> /Font << /F1 3 0 R >> >> >>".encode()),
+        ]
+        page_ids.append(page_id)
+    objects += [(1, b"<< /Type /Catalog /Pages 2 0 R >>"),
+                (2, f"<< /Type /Pages /Kids [{' '.join(f'{p} 0 R' for p in page_ids)}] /Count {len(page_ids)} >>".encode())]
+    return _pdf_file(sorted(objects))
 
 
 def write_docx(path: Path) -> None:

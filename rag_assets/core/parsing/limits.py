@@ -2,7 +2,8 @@
 
 Rich formats are parsed in a forked worker process: the parent waits at most ``max_seconds`` for
 each document and kills the worker after that (a parse that reports its pages, a PDF's, may take
-``max_seconds_per_page`` per page when that is longer, but no page longer than ``max_seconds``);
+``max_seconds_per_page`` per page, and ``max_seconds_per_ocr_page`` more per page it reads by OCR,
+when that is longer, but no page longer than ``max_seconds``);
 the worker leads a process group, so a program it runs (pandoc) is killed with it. While it parses
 a document the worker's address space may grow by at most ``max_memory_mb`` (``RLIMIT_AS``, which
 a program it runs inherits), so neither a slow nor a memory-hungry parser can stall or sink the
@@ -54,6 +55,7 @@ class ParseLimits:
 
     max_seconds: float = 30.0
     max_seconds_per_page: float = 0.3
+    max_seconds_per_ocr_page: float = 10.0
     max_expanded_mb: float = 32.0
     max_elements: int = 100_000
     max_text_mb: float = 32.0
@@ -94,26 +96,48 @@ class ParseLimits:
 
 _shared: _Worker | None = None  # this process' worker, reused across calls
 _shared_lock = threading.Lock()
-_PAGES = "pages"  # a worker's progress message: (_PAGES, pages done, pages in all)
-# in a worker, during a call: (reply pipe, max_seconds, pages of the call's earlier paged documents,
-# pages of the current one or None)
-_reporting: tuple[int, float, int, int | None] | None = None
+_PAGES = "pages"  # a worker's progress message: (_PAGES, pages done, pages in all, pages read by OCR)
+
+
+@dataclass
+class _Progress:
+    """A worker's progress through its current call: the pages of the call's earlier paged
+    documents, of the current one (None: none yet), those done, and those read by OCR."""
+
+    replies: int
+    seconds: float
+    before: int = 0
+    current: int | None = None
+    done: int = 0
+    ocr: int = 0
+
+    def send(self) -> None:
+        _send(self.replies, pickle.dumps((_PAGES, self.before + self.done, self.before + (self.current or 0), self.ocr)))
+        signal.alarm(int(self.seconds) + 2)
+
+
+_reporting: _Progress | None = None  # in a worker, during a call
 
 
 def report_pages(done: int, total: int) -> None:
     """Called by a bounded function as it parses a paged document: ``done`` of its ``total``
     pages are parsed. In a parse worker the parent then allows the whole call
-    ``max(max_seconds, total x max_seconds_per_page)`` and the next page ``max_seconds``;
-    elsewhere it does nothing. Paged documents parsed one after another in one call (an
-    e-mail's PDF attachments) count together: a report of page 0 starts the next one."""
-    global _reporting
+    ``max(max_seconds, total x max_seconds_per_page + OCR'd pages x max_seconds_per_ocr_page)``
+    and the next page ``max_seconds``; elsewhere it does nothing. Paged documents parsed one
+    after another in one call (an e-mail's PDF attachments) count together: a report of page 0
+    starts the next one."""
     if _reporting is not None:
-        replies, seconds, before, current = _reporting
-        if done == 0 and current is not None:
-            before += current
-        _reporting = (replies, seconds, before, total)
-        _send(replies, pickle.dumps((_PAGES, before + done, before + total)))
-        signal.alarm(int(seconds) + 2)
+        if done == 0 and _reporting.current is not None:
+            _reporting.before += _reporting.current
+        _reporting.current, _reporting.done = total, done
+        _reporting.send()
+
+
+def report_ocr_page() -> None:
+    """Called by a bounded function before it reads a page by OCR (see ``report_pages``)."""
+    if _reporting is not None:
+        _reporting.ocr += 1
+        _reporting.send()
 
 
 def run_bounded(fn: Callable[..., Any], args: tuple, limits: ParseLimits) -> Any:
@@ -187,16 +211,22 @@ def _call_once(worker: "_Worker", request: bytes, limits: ParseLimits) -> tuple[
             worker.last_used = time.monotonic()
             return reply
         pages = reply[1:]
-        whole = start + max(limits.max_seconds, pages[1] * limits.max_seconds_per_page)
+        whole = start + max(limits.max_seconds,
+                            pages[1] * limits.max_seconds_per_page + pages[2] * limits.max_seconds_per_ocr_page)
         deadline = min(whole, time.monotonic() + limits.max_seconds)
 
 
-def _overtime(limits: ParseLimits, pages: tuple[int, int] | None, allowed: float, stalled: bool) -> str:
+def _overtime(limits: ParseLimits, pages: tuple[int, int, int] | None, allowed: float, stalled: bool) -> str:
     """Why a parse that gave no reply in time was stopped, naming the setting to raise."""
     fix = "in sources.yml if the file is genuine, or exclude it"
     if pages is not None and stalled:
         return (f"parsing was stopped after page {pages[0]} of {pages[1]}: the next step took longer than the "
                 f"source's max_parse_seconds of {limits.max_seconds:g} s; raise max_parse_seconds {fix}")
+    if pages is not None and allowed > limits.max_seconds and pages[2]:
+        return (f"parsing its {pages[1]} pages, {pages[2]} of them by OCR, took longer than the {allowed:.0f} s "
+                f"the source's max_parse_seconds_per_page of {limits.max_seconds_per_page:g} s and "
+                f"max_parse_seconds_per_ocr_page of {limits.max_seconds_per_ocr_page:g} s allow them and was "
+                f"stopped after {pages[0]} pages; raise max_parse_seconds_per_ocr_page {fix}")
     if pages is not None and allowed > limits.max_seconds:
         return (f"parsing its {pages[1]} pages took longer than the {allowed:.0f} s the source's "
                 f"max_parse_seconds_per_page of {limits.max_seconds_per_page:g} s allows them and was stopped "
@@ -274,7 +304,7 @@ def _serve(requests: int, replies: int) -> None:
             signal.alarm(int(seconds) + 2)
             start = _status("VmSize:")
             resource.setrlimit(resource.RLIMIT_AS, (start + memory_bytes, resource.RLIM_INFINITY))
-            _reporting = (replies, seconds, 0, None)
+            _reporting = _Progress(replies, seconds)
             payload = _run(fn, args, start, memory_bytes)
             _reporting = None
             resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))

@@ -9,7 +9,8 @@ ruled tables) or openpyxl (XLSX: a sheet is a page, its cells Markdown rows; xlr
 97-2003), and their text is the elements' text joined by blank lines, so every element span is
 exact by construction. Word and PowerPoint 97-2003 files are converted to DOCX and PPTX first
 (msdoc2docx, ppt2pptx). A Jupyter notebook is its cells' sources read as Markdown (code cells
-fenced).
+fenced). A scanned PDF page and an image file are read by OCR (``ocr``: Tesseract), then as a
+PDF's pages are.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ from importlib.metadata import version
 
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
 from rag_assets.core.parsing.decode import decode_text
-from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, report_pages, run_bounded
+from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, report_ocr_page, report_pages, run_bounded
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
+# 36: scanned PDF pages and image files read by OCR (a scan had no text, an image was binary);
 # 35: an HTML or Word document's capitalised or verbless paragraphs NarrativeText (spaCy, most of
 # their parse, no longer run on them: they were UncategorizedText); 34: a headed PDF's body text
 # all NarrativeText (unstructured's narrative test, half the parse, no longer run for it: some was
@@ -61,7 +63,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "35"
+PARSER_REVISION = "36"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -82,6 +84,14 @@ CONTENT_TYPES = {
     ".mht": "html",  # a web archive: its page is read
     ".mhtml": "html",
     ".pdf": "pdf",
+    ".png": "image",  # scans, faxes and photographs of pages: read by OCR
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".tif": "image",
+    ".tiff": "image",
+    ".bmp": "image",
+    ".gif": "image",
+    ".webp": "image",
     ".docx": "docx",
     ".docm": "docx",  # macro-enabled, templates: the same package, their macros never run
     ".dotx": "docx",
@@ -179,7 +189,8 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
     except Exception as exc:  # parsers raise many types; all mean this document is unreadable
         raise DocumentError(raw.doc_id, f"cannot parse as {content_type}: {type(exc).__name__}: {exc}") from exc
     if not text.strip():
-        raise DocumentError(raw.doc_id, "document has no text (empty, or nothing extractable)")
+        raise DocumentError(raw.doc_id, "OCR found no text in the image (a photograph or a drawing?)"
+                            if content_type == "image" else "document has no text (empty, or nothing extractable)")
     matter_title, matter_tags = front_matter(text) if content_type == "markdown" else ("", ())
     return ParsedDocument(
         doc_id=raw.doc_id,
@@ -959,23 +970,86 @@ def _cell_text(value) -> str:
 
 def _parse_pdf(data: bytes):
     """pdfminer extracts each page's text (the 'fast' strategy) line by line with its font size,
-    and unstructured classifies it a page at a time, split where the font size changes; a ruled
-    table (pdfplumber finds it by its lines) is its rows as Markdown, in place of its cells'
-    text. Where the document sets short lines in a font larger than its body text, those are its
-    headings, nested by size (``_pdf_heading_levels``), and unstructured's guesses at titles
-    (short lines: running headers, code, captions) are not: once the pages so far show such
-    headings, the text is read without the test behind those guesses (``plainly``), and read
-    again with it where a later page proves the document to be in one size. A PDF in one font
-    size keeps unstructured's titles. A line that an entry of the PDF's outline (its bookmarks) names on
-    the entry's page is a heading too, whatever its font (``_pdf_outline``, ``_outline_lines``;
-    levels by ``_outline_levels_by_depth``). The pages are counted first and each one reported
-    done (``report_pages``): a long PDF's time limit grows with its page count. Running headers
-    and footers (``_running_lines``) and page numbers are left out."""
-    from collections import Counter
-
+    and ``_paged_text`` reads it; a ruled table (pdfplumber finds it by its lines) is its rows as
+    Markdown, in place of its cells' text. A line that an entry of the PDF's outline (its
+    bookmarks) names on the entry's page is a heading, whatever its font (``_pdf_outline``,
+    ``_outline_lines``). A page whose text layer holds next to nothing while an image covers most
+    of it (a scan, ``_scanned``) is read by OCR instead (``ocr.read_image`` on the page rendered by
+    pdfium). The pages are counted first and each one reported done (``report_pages``, an OCR'd
+    one also ``report_ocr_page``): a long PDF's time limit grows with its pages."""
     import pdfplumber
     from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
     from pdfplumber.utils.exceptions import PdfminerException
+
+    from rag_assets.core.parsing.ocr import read_image
+
+    try:
+        with pdfplumber.open(io.BytesIO(data), laparams={}) as pdf, _PdfRenderer(data) as render:
+            pages = pdf.pages
+            report_pages(0, len(pages))
+            outline = _pdf_outline(pdf.doc, {page.page_obj.pageid: n for n, page in enumerate(pages, start=1)})
+
+            def read():
+                for page_number, page in enumerate(pages, start=1):
+                    lines, page_edges = _pdf_lines(page.layout, page_number, _pdf_tables(page))
+                    if _scanned(page, lines):
+                        report_ocr_page()
+                        image, dpi = render(page_number - 1)
+                        lines, page_edges = _scanned_lines(read_image(image, dpi), dpi, page_number)
+                    page.close()  # its objects' cache
+                    yield lines, page_edges, outline.get(page_number, [])
+                    report_pages(page_number, len(pages))
+
+            return _paged_text(read())
+    except (PdfminerException, PDFEncryptionError, PDFPasswordIncorrect) as exc:
+        cause = exc.args[0] if isinstance(exc, PdfminerException) and exc.args else exc
+        if isinstance(cause, (PDFEncryptionError, PDFPasswordIncorrect)):
+            raise ValueError("the PDF is encrypted (password protected); save an unprotected copy or exclude it") from exc
+        raise cause if isinstance(cause, Exception) else exc
+
+
+def _parse_image(data: bytes):
+    """An image file read by OCR (``ocr.read_image``), each page of a multi-page TIFF a page (of
+    other formats the first frame: an animation's frames repeat it), then read as a PDF's pages
+    are (``_paged_text``)."""
+    from PIL import Image, ImageSequence
+
+    from rag_assets.core.parsing.ocr import OCR_DPI, read_image
+
+    try:
+        image = Image.open(io.BytesIO(data))
+    except Image.DecompressionBombError as exc:
+        raise ValueError(f"{str(exc).rstrip('.')}; scale the image down or exclude it") from exc
+    total = getattr(image, "n_frames", 1) if image.format == "TIFF" else 1
+    dpi = image.info.get("dpi", (0,))[0]
+    dpi = dpi if 70 <= dpi <= 1200 else OCR_DPI  # a scanner's resolution; else Tesseract's best guess
+
+    def read():
+        report_pages(0, total)
+        for page_number, frame in enumerate(ImageSequence.Iterator(image), start=1):
+            if page_number > total:
+                break
+            report_ocr_page()
+            yield (*_scanned_lines(read_image(frame, dpi), dpi, page_number), [])
+            report_pages(page_number, total)
+
+    return _paged_text(read())
+
+
+def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
+    """A paged document's text, elements and title from its ``pages``: per page, its lines (box
+    number, text with the line end, font size: ``_pdf_lines``), the keys of its top and bottom
+    lines and its outline entries. unstructured classifies the text a page at a time, split
+    where the font size changes. Where the document sets short lines in a font larger than its
+    body text, those are its headings, nested by size (``_pdf_heading_levels``), and
+    unstructured's guesses at titles (short lines: running headers, code, captions) are not:
+    once the pages so far show such headings, the text is read without the test behind those
+    guesses (``plainly``), and read again with it where a later page proves the document to be
+    in one size. A document in one font size keeps unstructured's titles, and so does OCR'd text,
+    whose size is not measured (``_SCANNED``). Lines the outline names are headings of its depth
+    (levels by ``_outline_levels_by_depth``). Running headers and footers (``_running_lines``)
+    and page numbers are left out."""
+    from collections import Counter
 
     from rag_assets.core.parsing.offline import prepare_unstructured
 
@@ -1016,44 +1090,31 @@ def _parse_pdf(data: bytes):
     outlined = False  # whether a line so far is a heading the outline names
     plain_runs: list[int] = []  # the runs classified ``plainly``, the document looking headed so far
     edges: list[set[str]] = []  # per page, the keys (``_line_keys``) of its top and bottom lines
-    try:
-        with pdfplumber.open(io.BytesIO(data), laparams={}) as pdf:
-            pages = pdf.pages
-            report_pages(0, len(pages))
-            outline = _pdf_outline(pdf.doc, {page.page_obj.pageid: n for n, page in enumerate(pages, start=1)})
-            for page_number, page in enumerate(pages, start=1):
-                lines, page_edges = _pdf_lines(page.layout, page_number, _pdf_tables(page))
-                page.close()  # its objects' cache
-                edges.append(page_edges)
-                page_runs = _size_runs(lines, _outline_lines(lines, outline.get(page_number, []), page_edges, page_number))
-                page_chars: Counter = Counter()
-                for size, boxes, _ in page_runs:
-                    if size != _TABLE:
-                        page_chars[size] += sum(len(line.strip()) for box in boxes for line in box)
-                chars.update(page_chars)
-                common = page_chars.most_common(1)[0][0] if page_chars else 0.0
-                shorts = [size != _TABLE and all(len(box) <= 3 and all(map(_heading_like, box)) for box in boxes)
-                          for size, boxes, _ in page_runs]
-                short_sizes.update(size for (size, _, _), short in zip(page_runs, shorts) if short)
-                outlined = outlined or any(depth for _, _, depth in page_runs)
-                # headed as far as the pages so far tell (checked at the end: see below)
-                classify = plainly if outlined or _pdf_heading_levels(chars, short_sizes) else classified
-                for (size, boxes, depth), short in zip(page_runs, shorts):
-                    if size == _TABLE:
-                        tables = [("Table", table, page_number) for box in boxes for table in box]  # adjacent ones too
-                        runs.append((page_number, size, boxes, tables, False, 0))
-                        continue
-                    # a run in a larger font than most of its page's text waits to be judged a heading
-                    found = None if depth or (short and size > common) else classify(boxes, page_number)
-                    if found is not None and classify is plainly:
-                        plain_runs.append(len(runs))
-                    runs.append((page_number, size, boxes, found, short, depth))
-                report_pages(page_number, len(pages))
-    except (PdfminerException, PDFEncryptionError, PDFPasswordIncorrect) as exc:
-        cause = exc.args[0] if isinstance(exc, PdfminerException) and exc.args else exc
-        if isinstance(cause, (PDFEncryptionError, PDFPasswordIncorrect)):
-            raise ValueError("the PDF is encrypted (password protected); save an unprotected copy or exclude it") from exc
-        raise cause if isinstance(cause, Exception) else exc
+    for page_number, (lines, page_edges, entries) in enumerate(pages, start=1):
+        edges.append(page_edges)
+        page_runs = _size_runs(lines, _outline_lines(lines, entries, page_edges, page_number))
+        page_chars: Counter = Counter()
+        for size, boxes, _ in page_runs:
+            if size not in (_TABLE, _SCANNED):
+                page_chars[size] += sum(len(line.strip()) for box in boxes for line in box)
+        chars.update(page_chars)
+        common = page_chars.most_common(1)[0][0] if page_chars else 0.0
+        shorts = [size not in (_TABLE, _SCANNED) and all(len(box) <= 3 and all(map(_heading_like, box)) for box in boxes)
+                  for size, boxes, _ in page_runs]
+        short_sizes.update(size for (size, _, _), short in zip(page_runs, shorts) if short)
+        outlined = outlined or any(depth for _, _, depth in page_runs)
+        # headed as far as the pages so far tell (checked at the end: see below)
+        classify = plainly if outlined or _pdf_heading_levels(chars, short_sizes) else classified
+        for (size, boxes, depth), short in zip(page_runs, shorts):
+            if size == _TABLE:
+                tables = [("Table", table, page_number) for box in boxes for table in box]  # adjacent ones too
+                runs.append((page_number, size, boxes, tables, False, 0))
+                continue
+            # a run in a larger font than most of its page's text waits to be judged a heading
+            found = None if depth or (short and size > common) else classify(boxes, page_number)
+            if found is not None and classify is plainly:
+                plain_runs.append(len(runs))
+            runs.append((page_number, size, boxes, found, short, depth))
     levels = _pdf_heading_levels(chars, {size for _, size, _, _, short, _ in runs if short})
     by_depth = _outline_levels_by_depth([(depth, levels.get(size)) for _, size, _, _, _, depth in runs if depth])
     running = _running_lines(edges)
@@ -1074,6 +1135,68 @@ def _parse_pdf(data: bytes):
             items.append(("UncategorizedText", *item[1:]) if headed and item[0] == "Title" else item)
     text, elements = _join_elements(items)
     return text, elements, _first_title(text, elements)
+
+
+class _PdfRenderer:
+    """Renders a PDF's pages for OCR with pdfium (opened on the first page asked for): called with
+    a page index, returns the page as a grayscale PIL image and its dots per inch
+    (``ocr.render_scale``)."""
+
+    def __init__(self, data: bytes):
+        self.data, self.pdf = data, None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.pdf is not None:
+            self.pdf.close()
+
+    def __call__(self, index: int):
+        import pypdfium2
+
+        from rag_assets.core.parsing.ocr import render_scale
+
+        if self.pdf is None:
+            self.pdf = pypdfium2.PdfDocument(self.data)
+        page = self.pdf[index]
+        try:
+            scale = render_scale(*page.get_size())
+            return page.render(scale=scale, grayscale=True).to_pil(), scale * 72
+        finally:
+            page.close()
+
+
+#: a page read by OCR has at most this many characters in its text layer
+SCANNED_MAX_CHARS = 100
+
+
+def _scanned(page, lines: list[tuple[int, str, float]]) -> bool:
+    """Whether a pdfplumber page is a scan: at most ``SCANNED_MAX_CHARS`` characters in its text
+    layer (a stamped page number, a scanner's footer) while its images cover half the page."""
+    if sum(len(line.strip()) for _, line, _ in lines) > SCANNED_MAX_CHARS or not page.images:
+        return False
+    x0, top, x1, bottom = page.bbox
+    covered = sum(max(0.0, min(im["x1"], x1) - max(im["x0"], x0)) * max(0.0, min(im["bottom"], bottom) - max(im["top"], top))
+                  for im in page.images)
+    return covered >= 0.5 * (x1 - x0) * (bottom - top)
+
+
+def _scanned_lines(paragraphs, dpi: float, page: int) -> tuple[list[tuple[int, str, float]], set[str]]:
+    """OCR'd ``paragraphs`` (``ocr.Paragraph``, read at ``dpi``) as ``_pdf_lines`` gives a page's
+    lines: a paragraph a box, its lines at the size ``_SCANNED``; and the keys of the one-line
+    paragraphs within 5 points of the highest top or lowest bottom (where running headers are)."""
+    lines = [(n, line + "\n", _SCANNED) for n, paragraph in enumerate(paragraphs) for line in paragraph.lines]
+    edges: set[str] = set()
+    if paragraphs:
+        slack = 5 * dpi / 72
+        top, bottom = min(p.top for p in paragraphs), max(p.bottom for p in paragraphs)
+        edges = {key for p in paragraphs if len(p.lines) == 1 and len(p.lines[0]) <= 100
+                 and (p.top <= top + slack or p.bottom >= bottom - slack) for key in _line_keys(p.lines[0], page)}
+    return lines, edges
+
+
+_SCANNED = -2.0  # the "font size" of OCR'd lines: not measured
 
 
 _TABLE = -1.0  # the "font size" of a ruled table's run of one line: its Markdown rows
@@ -1329,7 +1452,7 @@ def _first_title(text: str, elements: tuple[Element, ...]) -> str:
 _PANDOC_FORMATS = ("odt", "rtf", "epub", "asciidoc", "latex", "org")
 _PANDOC_TEXT = ("asciidoc", "latex", "org", "jats", "docbook")
 _PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "email": _parse_email, "xlsx": _parse_xlsx,
-            "notebook": _parse_notebook, "pdf": _parse_pdf, "xml": _parse_xml,
+            "notebook": _parse_notebook, "pdf": _parse_pdf, "image": _parse_image, "xml": _parse_xml,
             **{name: partial(_parse_pandoc, name) for name in _PANDOC_FORMATS}}
 _PARSER_MODULES = {"html": ("unstructured.partition.html",),
                    "docx": ("unstructured.partition.docx", "doc2docx", "olefile"),
@@ -1337,6 +1460,7 @@ _PARSER_MODULES = {"html": ("unstructured.partition.html",),
                    "email": ("oxmsg", "unstructured.partition.email"),
                    "xlsx": ("openpyxl", "xlrd", "olefile"), "notebook": ("json",),
                    **{name: ("pypandoc", "unstructured.partition.html") for name in (*_PANDOC_FORMATS, "xml")},
-                   "pdf": ("pdfplumber", "unstructured.partition.text")}  # pdfplumber imports pdfminer's
+                   "pdf": ("pdfplumber", "unstructured.partition.text"),
+                   "image": ("PIL.Image", "tesserocr", "unstructured.partition.text")}  # pdfplumber imports pdfminer's
 _LOADED: set[str] = set()
 _ARCHIVES = ("docx", "pptx", "xlsx", "odt", "epub")  # zip formats: checked for their expanded size before parsing

