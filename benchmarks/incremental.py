@@ -87,6 +87,24 @@ def as_docx(markdown: str) -> bytes:
     return data.getvalue()
 
 
+def as_scan(markdown: str) -> bytes:
+    """The generated Markdown document as a scanned PDF (its pages rendered at 200 dpi and stored
+    as images: ``tests.support.make_sample_binaries.scanned``), headings set larger, lines wrapped
+    at 90 characters, 50 lines a page, for the OCR benchmark."""
+    import tempfile
+    import textwrap
+
+    from tests.support.make_sample_binaries import scanned, write_pdf
+
+    lines: list = []
+    for level, text in blocks(markdown):
+        lines += [(text, 20 - 2 * level), ""] if level else [*textwrap.wrap(text, 90), ""]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "page.pdf"
+        write_pdf(path, [lines[i:i + 50] for i in range(0, len(lines), 50)])
+        return scanned(path.read_bytes())
+
+
 def expected_chunks(texts: dict[str, str], project, prefix_model: str) -> dict[str, list[str]]:
     """Embedded texts of every live document, chunked directly with the corpus' profile."""
     corpus = project.corpus("bench")
@@ -113,7 +131,8 @@ def bench_project(root: Path, docs: int, rng: random.Random, model: str | None =
                   fmt: str = "md") -> dict[str, str]:
     """Under ``root``: a copy of the config project with one corpus ``bench`` (markdown profile;
     embedding ``model`` when given, else the default one) over ``docs`` documents generated with
-    ``rng`` and written as Markdown (``fmt`` "md"), HTML ("html") or Word files ("docx"); points
+    ``rng`` and written as Markdown (``fmt`` "md"), HTML ("html"), Word files ("docx") or scanned
+    PDFs ("scan"); points
     this process' environment at it and returns the files' contents (text, or bytes for Word) by
     document id."""
     docs_dir, project_dir = root / "docs", root / "dbt_like_configs"
@@ -126,8 +145,8 @@ def bench_project(root: Path, docs: int, rng: random.Random, model: str | None =
     os.environ.update(RAG_PROJECT_DIR=str(project_dir), RAG_SAMPLE_DOCS=str(docs_dir),
                       DAGSTER_HOME=str(root / ".dagster_home"), RAG_LANCEDB_URI=str(root / "lancedb"),
                       RAG_DATA_DIR=str(root / "data"))
-    write = {"md": str, "html": as_html, "docx": as_docx}[fmt]
-    texts = {f"doc_{i:05d}.{fmt}": write(document(rng, i)) for i in range(docs)}
+    write = {"md": str, "html": as_html, "docx": as_docx, "scan": as_scan}[fmt]
+    texts = {f"doc_{i:05d}.{'pdf' if fmt == 'scan' else fmt}": write(document(rng, i)) for i in range(docs)}
     for doc_id, text in texts.items():
         path = docs_dir / doc_id
         path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text)

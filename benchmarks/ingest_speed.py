@@ -1,10 +1,10 @@
 """How close `rag ingest` runs to the speed of its embedder, and how fast queries answer.
 
-    .venv/bin/python benchmarks/ingest_speed.py --docs 1000 [--format md|html|docx] [--peer] [--model NAME] [--json]
+    .venv/bin/python benchmarks/ingest_speed.py --docs 1000 [--format md|html|docx|scan] [--peer] [--model NAME] [--json]
 
-Documents are generated as benchmarks/incremental.py does (seed 7), as Markdown, HTML pages or
-Word files (``--format html`` or ``docx``: parsed by unstructured in the bounded parse worker, as
-every rich format is; ``--peer`` reads Markdown only).
+Documents are generated as benchmarks/incremental.py does (seed 7), as Markdown, HTML pages,
+Word files or scanned PDFs (``--format html``, ``docx`` or ``scan``: parsed in the bounded parse
+worker, as every rich format is, a scan by OCR; ``--peer`` reads Markdown only).
 Measured, in this process:
 
 - ``full_s``: the first ``ingest_project`` (sweep, observations, Dagster runs, maintenance);
@@ -167,7 +167,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--format", choices=("md", "html", "docx"), default="md", help="write the documents as")
+    parser.add_argument("--format", choices=("md", "html", "docx", "scan"), default="md", help="write the documents as")
     parser.add_argument("--peer", action="store_true", help="also time LlamaIndex's IngestionPipeline")
     parser.add_argument("--model", help="embedding model of profiles/embedding_models.yml (default: the project's)")
     parser.add_argument("--json", action="store_true")
