@@ -89,6 +89,22 @@ def test_an_image_file_is_read_by_ocr_each_page_of_a_tiff_a_page(guide):
         assert {e.page for e in doc.elements} == {1}
 
 
+@pytest.mark.parametrize("angle", [180, 90])
+def test_a_page_scanned_upside_down_or_sideways_reads_as_the_upright_page(guide, angle):
+    upright = page_images(guide)[0]
+    turned = io.BytesIO()
+    upright.rotate(angle, expand=True).save(turned, "PNG")
+    expected = words(parse_document(raw("upright.png", _png(upright))).text)
+    assert "Northwind" in expected
+    assert words(parse_document(raw(f"turned_{angle}.png", turned.getvalue())).text) == expected
+
+
+def _png(image: Image.Image) -> bytes:
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
+
+
 def test_an_image_without_text_fails_naming_the_cause():
     noise = io.BytesIO()
     Image.effect_noise((900, 600), 60).save(noise, "PNG")
@@ -105,7 +121,7 @@ def test_an_image_too_large_to_decode_fails_naming_the_cause():
         parse_document(raw("scans/bomb.png", bomb.getvalue()))
 
 
-def test_a_page_is_read_at_300_dpi_or_at_most_max_ocr_pixels(guide, monkeypatch):
+def test_a_page_or_image_is_read_at_most_at_max_ocr_pixels(guide, monkeypatch):
     assert ocr.render_scale(612, 792) == ocr.OCR_DPI / 72
     huge = ocr.render_scale(14_400, 14_400)  # the largest page a PDF may have: 200 inches square
     assert (14_400 * huge + 1) ** 2 == pytest.approx(ocr.MAX_OCR_PIXELS)
@@ -124,6 +140,12 @@ def test_a_page_is_read_at_300_dpi_or_at_most_max_ocr_pixels(guide, monkeypatch)
     _parse_pdf(out.getvalue())
     [((width, height), dpi)] = sizes
     assert width * height <= ocr.MAX_OCR_PIXELS and dpi == pytest.approx(width / 100, rel=0.001)
+    # An image file of 60 M pixels is read scaled down to MAX_OCR_PIXELS, its resolution with it.
+    monkeypatch.undo()
+    monkeypatch.setattr(ocr, "_read", lambda gray, dpi: sizes.append((gray.size, dpi)) or ([], 0.0))
+    ocr.read_image(Image.new("L", (10_000, 6_000), 255), 400)
+    (width, height), dpi = sizes[-1]
+    assert width * height <= ocr.MAX_OCR_PIXELS and (width, dpi) == pytest.approx((8_165, 326.6), abs=1)
 
 
 NO_NETWORK = """

