@@ -55,6 +55,23 @@ def test_a_scanned_pdf_reads_as_the_pdf_it_was_scanned_from(guide):
     assert titles[0] == "Robot Maintenance Guide" and "Battery care" in titles  # unstructured's guesses: no sizes
 
 
+def test_a_scan_s_larger_lines_are_its_headings_nested_by_the_size_ocr_measures(tmp_path):
+    body = "The dock charges the robot in ninety minutes when the battery is empty."
+    write_pdf(tmp_path / "dock.pdf", [
+        [("Dock Manual", 24), "", "Dock Manual", ("1 Setup", 18), "", ("1.1 Placing the dock", 14), "",
+         "Keep half a metre free on each side of the dock."],
+        ["Dock Manual", ("2 Charging", 18), "", body, "", "Store a robot at half charge when it is not used."],
+    ])
+    scan = parse_document(raw("scans/dock.pdf", scanned((tmp_path / "dock.pdf").read_bytes(), dpi=300)))
+    paths = {scan.text[e.start:e.end]: e.heading_path for e in scan.elements}
+    assert scan.title == "Dock Manual"
+    assert paths["1.1 Placing the dock"][-2:] == ("Setup", "1.1 Placing the dock")  # nested by size ("1 " not read)
+    assert paths["Keep half a metre free on each side of the dock."][-1] == "1.1 Placing the dock"
+    assert paths[body] == paths["Store a robot at half charge when it is not used."] == ("2 Charging",)
+    # the running header, at the body's size, is no heading (unstructured guessed it one)
+    assert [e.category for e in scan.elements if scan.text[e.start:e.end] == "Dock Manual"][1:] == ["NarrativeText"] * 2
+
+
 def test_only_a_pdf_s_scanned_pages_are_read_by_ocr(guide, monkeypatch):
     # Page 1 keeps its text layer; pages 2 and 3 are scans of the same pages.
     mixed = pypdfium2.PdfDocument(guide)

@@ -27,10 +27,12 @@ _lock = threading.Lock()  # a Tesseract instance reads one image at a time
 
 @dataclass(frozen=True)
 class Paragraph:
-    """A paragraph as Tesseract found it: its lines' text (no line ends), top to bottom, and its
-    box's top and bottom edge in pixels from the top of the image."""
+    """A paragraph as Tesseract found it: its lines' text (no line ends), top to bottom, each
+    line's height in pixels (Tesseract's row height: its x-height, ascenders and descenders, about
+    the font size), and its box's top and bottom edge in pixels from the top of the image."""
 
     lines: tuple[str, ...]
+    heights: tuple[float, ...]
     top: int
     bottom: int
 
@@ -78,7 +80,8 @@ def read_image(image, dpi: float = OCR_DPI) -> list[Paragraph]:
                 turned = _read(gray.rotate(angle, expand=True), dpi * factor)
                 if turned[1] > confidence:
                     paragraphs, confidence = turned
-    return [Paragraph(p.lines, int(p.top / factor), int(p.bottom / factor)) for p in paragraphs]
+    return [Paragraph(p.lines, tuple(h / factor for h in p.heights), int(p.top / factor), int(p.bottom / factor))
+            for p in paragraphs]
 
 
 #: a reading whose words' mean confidence is below this may be of a page turned over or sideways
@@ -94,29 +97,32 @@ def _read(gray, dpi: float) -> tuple[list[Paragraph], float]:
     api.SetImage(gray)
     api.SetSourceResolution(int(dpi))
     api.Recognize()
-    paragraphs: list[Paragraph] = []
+    # A line's height: Tesseract's row height (x-height, ascenders and descenders: the font size),
+    # or its box's where that is less (the row height of a short line in capitals may be half as
+    # much again: a list item taken for a heading; a box without descenders is less than the size).
+    heights = iter([min(line.RowAttributes()["row_height"], box[3] - box[1])
+                    for line in iterate_level(api.GetIterator(), RIL.TEXTLINE)
+                    if not line.Empty(RIL.TEXTLINE) and (box := line.BoundingBox(RIL.TEXTLINE))])
+    paragraphs: list[tuple[list[tuple[str, float]], int, int]] = []  # (its lines with their heights, top, bottom)
     confidences: list[float] = []
-    lines: list[str] = []
-    top = bottom = 0
     for word in iterate_level(api.GetIterator(), RIL.WORD):
         if word.Empty(RIL.WORD):  # an image without any text
             continue
-        if word.IsAtBeginningOf(RIL.PARA) and lines:
-            paragraphs.append(Paragraph(tuple(lines), top, bottom))
-            lines = []
-        if word.IsAtBeginningOf(RIL.PARA):
+        if word.IsAtBeginningOf(RIL.PARA) or not paragraphs:
             _, top, _, bottom = word.BoundingBox(RIL.PARA)
-        if word.IsAtBeginningOf(RIL.TEXTLINE):
-            lines.append("")
+            paragraphs.append(([], top, bottom))
+        lines = paragraphs[-1][0]
+        if word.IsAtBeginningOf(RIL.TEXTLINE) or not lines:
+            lines.append(("", next(heights)))
         text, confidence = (word.GetUTF8Text(RIL.WORD) or "").strip(), word.Confidence(RIL.WORD)
         confidences.append(confidence)
         if text and confidence >= MIN_WORD_CONFIDENCE:
-            lines[-1] = f"{lines[-1]} {text}" if lines[-1] else text
-    if lines:
-        paragraphs.append(Paragraph(tuple(lines), top, bottom))
+            line, height = lines[-1]
+            lines[-1] = (f"{line} {text}" if line else text, height)
     api.Clear()
-    kept = [Paragraph(tuple(line for line in p.lines if line), p.top, p.bottom) for p in paragraphs]
-    return [p for p in kept if p.lines], sum(confidences) / len(confidences) if confidences else 0.0
+    kept = [([(line, height) for line, height in lines if line], top, bottom) for lines, top, bottom in paragraphs]
+    return ([Paragraph(tuple(line for line, _ in lines), tuple(height for _, height in lines), top, bottom)
+             for lines, top, bottom in kept if lines], sum(confidences) / len(confidences) if confidences else 0.0)
 
 
 @lru_cache(maxsize=1)

@@ -989,6 +989,7 @@ def _parse_pdf(data: bytes):
             pages = pdf.pages
             report_pages(0, len(pages))
             outline = _pdf_outline(pdf.doc, {page.page_obj.pageid: n for n, page in enumerate(pages, start=1)})
+            sizes: list[float] = []  # the font sizes OCR measured so far
 
             def read():
                 for page_number, page in enumerate(pages, start=1):
@@ -996,7 +997,7 @@ def _parse_pdf(data: bytes):
                     if _scanned(page, lines):
                         report_ocr_page()
                         image, dpi = render(page_number - 1)
-                        lines, page_edges = _scanned_lines(read_image(image, dpi), dpi, page_number)
+                        lines, page_edges = _scanned_lines(read_image(image, dpi), dpi, page_number, sizes)
                     page.close()  # its objects' cache
                     yield lines, page_edges, outline.get(page_number, [])
                     report_pages(page_number, len(pages))
@@ -1026,12 +1027,13 @@ def _parse_image(data: bytes):
     dpi = dpi if 70 <= dpi <= 1200 else OCR_DPI  # a scanner's resolution; else Tesseract's best guess
 
     def read():
+        sizes: list[float] = []  # the font sizes OCR measured so far
         report_pages(0, total)
         for page_number, frame in enumerate(ImageSequence.Iterator(image), start=1):
             if page_number > total:
                 break
             report_ocr_page()
-            yield (*_scanned_lines(read_image(frame, dpi), dpi, page_number), [])
+            yield (*_scanned_lines(read_image(frame, dpi), dpi, page_number, sizes), [])
             report_pages(page_number, total)
 
     return _paged_text(read())
@@ -1046,8 +1048,7 @@ def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
     unstructured's guesses at titles (short lines: running headers, code, captions) are not:
     once the pages so far show such headings, the text is read without the test behind those
     guesses (``plainly``), and read again with it where a later page proves the document to be
-    in one size. A document in one font size keeps unstructured's titles, and so does OCR'd text,
-    whose size is not measured (``_SCANNED``). Lines the outline names are headings of its depth
+    in one size. A document in one font size keeps unstructured's titles. Lines the outline names are headings of its depth
     (levels by ``_outline_levels_by_depth``). Running headers and footers (``_running_lines``)
     and page numbers are left out."""
     from collections import Counter
@@ -1096,11 +1097,11 @@ def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
         page_runs = _size_runs(lines, _outline_lines(lines, entries, page_edges, page_number))
         page_chars: Counter = Counter()
         for size, boxes, _ in page_runs:
-            if size not in (_TABLE, _SCANNED):
+            if size != _TABLE:
                 page_chars[size] += sum(len(line.strip()) for box in boxes for line in box)
         chars.update(page_chars)
         common = page_chars.most_common(1)[0][0] if page_chars else 0.0
-        shorts = [size not in (_TABLE, _SCANNED) and all(len(box) <= 3 and all(map(_heading_like, box)) for box in boxes)
+        shorts = [size != _TABLE and all(len(box) <= 3 and all(map(_heading_like, box)) for box in boxes)
                   for size, boxes, _ in page_runs]
         short_sizes.update(size for (size, _, _), short in zip(page_runs, shorts) if short)
         outlined = outlined or any(depth for _, _, depth in page_runs)
@@ -1183,11 +1184,26 @@ def _scanned(page, lines: list[tuple[int, str, float]]) -> bool:
     return covered >= 0.5 * (x1 - x0) * (bottom - top)
 
 
-def _scanned_lines(paragraphs, dpi: float, page: int) -> tuple[list[tuple[int, str, float]], set[str]]:
+def _scanned_lines(paragraphs, dpi: float, page: int, sizes: list[float]) -> tuple[list[tuple[int, str, float]], set[str]]:
     """OCR'd ``paragraphs`` (``ocr.Paragraph``, read at ``dpi``) as ``_pdf_lines`` gives a page's
-    lines: a paragraph a box, its lines at the size ``_SCANNED``; and the keys of the one-line
-    paragraphs within 5 points of the highest top or lowest bottom (where running headers are)."""
-    lines = [(n, line + "\n", _SCANNED) for n, paragraph in enumerate(paragraphs) for line in paragraph.lines]
+    lines: a paragraph a box, a line's font size its height in points, the paragraph's median
+    height for the lines within ``SCANNED_SIZE_SPREAD`` of it (a heading read into the paragraph
+    below keeps its own); each size taken as the first of the document's ``sizes`` so far within
+    ``SCANNED_SIZE_SPREAD`` of it (a new one, to the half point, is added): OCR measures a font's
+    size up to 10% apart from line to line. Also the keys of the one-line paragraphs
+    within 5 points of the highest top or lowest bottom (where running headers are)."""
+    from statistics import median
+
+    lines = []
+    for n, paragraph in enumerate(paragraphs):
+        middle = median(paragraph.heights)
+        for line, height in zip(paragraph.lines, paragraph.heights):
+            points = (middle if abs(height - middle) <= SCANNED_SIZE_SPREAD * middle else height) * 72 / dpi
+            size = next((s for s in sizes if abs(points - s) <= SCANNED_SIZE_SPREAD * s), None)
+            if size is None:
+                size = round(points * 2) / 2
+                sizes.append(size)
+            lines.append((n, line + "\n", size))
     edges: set[str] = set()
     if paragraphs:
         slack = 5 * dpi / 72
@@ -1197,7 +1213,8 @@ def _scanned_lines(paragraphs, dpi: float, page: int) -> tuple[list[tuple[int, s
     return lines, edges
 
 
-_SCANNED = -2.0  # the "font size" of OCR'd lines: not measured
+#: how far apart (a fraction) OCR'd line heights may be and still be one font size
+SCANNED_SIZE_SPREAD = 0.1
 
 
 _TABLE = -1.0  # the "font size" of a ruled table's run of one line: its Markdown rows
