@@ -28,8 +28,8 @@ _lock = threading.Lock()  # a Tesseract instance reads one image at a time
 @dataclass(frozen=True)
 class Paragraph:
     """A paragraph as Tesseract found it: its lines' text (no line ends), top to bottom, each
-    line's height in pixels (Tesseract's row height: its x-height, ascenders and descenders, about
-    the font size), and its box's top and bottom edge in pixels from the top of the image."""
+    line's height in pixels (about its font size: see ``_read``), and its box's top and bottom
+    edge in pixels from the top of the image."""
 
     lines: tuple[str, ...]
     heights: tuple[float, ...]
@@ -113,7 +113,7 @@ def _read(gray, dpi: float) -> tuple[list[Paragraph], float]:
             paragraphs.append(([], top, bottom))
         lines = paragraphs[-1][0]
         if word.IsAtBeginningOf(RIL.TEXTLINE) or not lines:
-            lines.append(("", next(heights)))
+            lines.append(("", next(heights, None) or word.RowAttributes()["row_height"]))
         text, confidence = (word.GetUTF8Text(RIL.WORD) or "").strip(), word.Confidence(RIL.WORD)
         confidences.append(confidence)
         if text and confidence >= MIN_WORD_CONFIDENCE:
