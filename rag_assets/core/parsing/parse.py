@@ -1048,9 +1048,9 @@ def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
     unstructured's guesses at titles (short lines: running headers, code, captions) are not:
     once the pages so far show such headings, the text is read without the test behind those
     guesses (``plainly``), and read again with it where a later page proves the document to be
-    in one size. A document in one font size keeps unstructured's titles. Lines the outline names are headings of its depth
-    (levels by ``_outline_levels_by_depth``). Running headers and footers (``_running_lines``)
-    and page numbers are left out."""
+    in one size. A document in one font size keeps unstructured's titles. Lines the outline
+    names are headings of its depth (levels by ``_outline_levels_by_depth``). Running headers and
+    footers (``_running_lines``) and page numbers are left out."""
     from collections import Counter
 
     from rag_assets.core.parsing.offline import prepare_unstructured
