@@ -84,6 +84,9 @@ def read_image(image, dpi: float = OCR_DPI) -> list[Paragraph]:
             for p in paragraphs]
 
 
+#: a row height over this many times its line's box height is taken for a misreading (``_line_height``)
+MAX_ROW_TO_BOX = 1.25
+
 #: a reading whose words' mean confidence is below this may be of a page turned over or sideways
 UPRIGHT_CONFIDENCE = 60.0
 
@@ -97,12 +100,8 @@ def _read(gray, dpi: float) -> tuple[list[Paragraph], float]:
     api.SetImage(gray)
     api.SetSourceResolution(int(dpi))
     api.Recognize()
-    # A line's height: Tesseract's row height (x-height, ascenders and descenders: the font size),
-    # or its box's where that is less (the row height of a short line in capitals may be half as
-    # much again: a list item taken for a heading; a box without descenders is less than the size).
-    heights = iter([min(line.RowAttributes()["row_height"], box[3] - box[1])
-                    for line in iterate_level(api.GetIterator(), RIL.TEXTLINE)
-                    if not line.Empty(RIL.TEXTLINE) and (box := line.BoundingBox(RIL.TEXTLINE))])
+    heights = iter([_line_height(line.RowAttributes(), line.BoundingBox(RIL.TEXTLINE))
+                    for line in iterate_level(api.GetIterator(), RIL.TEXTLINE) if not line.Empty(RIL.TEXTLINE)])
     paragraphs: list[tuple[list[tuple[str, float]], int, int]] = []  # (its lines with their heights, top, bottom)
     confidences: list[float] = []
     for word in iterate_level(api.GetIterator(), RIL.WORD):
@@ -123,6 +122,18 @@ def _read(gray, dpi: float) -> tuple[list[Paragraph], float]:
     kept = [([(line, height) for line, height in lines if line], top, bottom) for lines, top, bottom in paragraphs]
     return ([Paragraph(tuple(line for line, _ in lines), tuple(height for _, height in lines), top, bottom)
              for lines, top, bottom in kept if lines], sum(confidences) / len(confidences) if confidences else 0.0)
+
+
+def _line_height(row: dict[str, float], box: tuple[int, int, int, int]) -> float:
+    """About a line's font size in pixels: twice its x-height (Tesseract's row height less its
+    ascenders and descenders; the row height itself is 10-15% short for a line without
+    descenders), or its box's height where the row height is over ``MAX_ROW_TO_BOX`` times that
+    (a short line in capitals, with no x-height to measure, such as a list item, gets a row
+    height 1.4 times its box: it was taken for a heading)."""
+    height = box[3] - box[1]
+    if row["row_height"] > MAX_ROW_TO_BOX * height:
+        return height
+    return 2 * (row["row_height"] - row["ascenders"] + row["descenders"])
 
 
 @lru_cache(maxsize=1)
