@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pypdfium2
 import pytest
@@ -16,8 +17,12 @@ from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError, parse_document
 from rag_assets.core.parsing import ocr
 from rag_assets.core.parsing.parse import _parse_pdf
+from rag_assets.core.sources import read_disk
 from tests.support.bad_inputs import png
 from tests.support.make_sample_binaries import PDF_PAGES, scanned, write_pdf
+
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
 
 
 def raw(doc_id: str, data: bytes) -> RawDocument:
@@ -71,6 +76,14 @@ def test_a_scan_s_larger_lines_are_its_headings_nested_by_the_size_ocr_measures(
     assert paths[body] == paths["Store a robot at half charge when it is not used."] == ("Dock Manual", "2 Charging")
     # the running header, at the body's size, is no heading (unstructured guessed it one)
     assert [e.category for e in scan.elements if scan.text[e.start:e.end] == "Dock Manual"][1:] == ["NarrativeText"] * 2
+
+
+def test_the_sample_s_scanned_notice_is_read_with_its_heading():
+    notice = parse_document(read_disk(SAMPLE, "handbook/fire_safety_notice_scan.pdf"))
+    wardens = next(e for e in notice.elements if "yellow vests" in notice.text[e.start:e.end])
+    # "Fire wardens" is set at 16 points over 12-point text; no descender, so its row height alone is short
+    assert (notice.title, wardens.heading_path) == ("Fire Safety Notice", ("Fire Safety Notice", "Fire wardens"))
+    assert "The assembly point is the north car park, next to bay 12." in notice.text
 
 
 def test_only_a_pdf_s_scanned_pages_are_read_by_ocr(guide, monkeypatch):

@@ -97,7 +97,7 @@ def test_config_changes_mark_exactly_the_stages_they_redo(project_env):
     values = project_env
     with dg.DagsterInstance.get() as instance:
         everything = sorted(instance.get_dynamic_partitions("sample_documents"))
-    assert len(everything) == 11
+    assert len(everything) == 12
 
     # Another model with the same tokenizer (the chunks stay as they are): embeddings and index.
     def add_model(data):

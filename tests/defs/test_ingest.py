@@ -180,14 +180,14 @@ def test_a_project_moved_with_its_data_stays_current(tmp_path, monkeypatch):
     write_instance_config(old / ".dagster_home")
     with env(**located(old)):
         first = ingest_project(load_project())
-    assert first["documents_new"] == 11 and first["rows_in_index"] > 0
+    assert first["documents_new"] == 12 and first["rows_in_index"] > 0
     old.rename(new)
     with env(**located(new)):
         project = load_project()
         assert project.corpus("sample").index_uri.startswith(str(new))
         stages = status_project(project)["corpora"]["sample"]["stages"]
         assert {stage: (s["fresh"], s["stale"]) for stage, s in stages.items()} == {
-            stage: (11, 0) for stage in stages}
+            stage: (12, 0) for stage in stages}
         assert ingest_project(project, dry_run=True)["corpora"]["sample"]["documents"] == []
         again = ingest_project(project)
     assert (again["documents_changed"], again["chunks_embedded"]) == (0, 0)

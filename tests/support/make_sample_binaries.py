@@ -1,4 +1,4 @@
-"""Regenerate the binary sample documents (PDF, DOCX) from the text below.
+"""Regenerate the binary sample documents (PDF, DOCX, a scanned PDF) from the text below.
 
 Run: .venv/bin/python tests/support/make_sample_binaries.py  (writes into sample_docs/)
 The PDF is written by hand (PDF 1.4, Helvetica, one text block per page) so no PDF library is needed.
@@ -39,6 +39,22 @@ PDF_PAGES = [
         "Store a robot that is not used for months at 40 to 60 percent charge.",
         "Never leave the robot in a car or in direct sunlight above 40 degrees Celsius.",
         "If the battery health shown in the app drops below 70 percent, order part NW-BATT-5200.",
+    ],
+]
+
+# A paper notice, scanned: the sample's document read by OCR.
+SCANNED_PAGES = [
+    [
+        ("Fire Safety Notice", 20),
+        "",
+        "In a fire alarm, leave the building by the nearest stairway. Never use the lifts.",
+        "The assembly point is the north car park, next to bay 12.",
+        "",
+        ("Fire wardens", 16),
+        "",
+        "Each floor has two fire wardens. They wear yellow vests and count everyone",
+        "at the assembly point before the fire brigade arrives.",
+        "Evacuation drills take place every March and September.",
     ],
 ]
 
@@ -201,3 +217,6 @@ def write_docx(path: Path) -> None:
 if __name__ == "__main__":
     write_pdf(ROOT / "handbook" / "robot_maintenance_guide.pdf", PDF_PAGES)
     write_docx(ROOT / "handbook" / "travel_policy.docx")
+    notice = ROOT / "handbook" / "fire_safety_notice_scan.pdf"
+    write_pdf(notice, SCANNED_PAGES)
+    notice.write_bytes(scanned(notice.read_bytes(), stamp="Scanned at Northwind reception"))
