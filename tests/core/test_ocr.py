@@ -222,3 +222,41 @@ def test_an_e_mail_s_attached_scan_is_read_by_ocr(guide):
     order = next(e for e in mail.elements if "NW-BATT-5200" in mail.text[e.start:e.end])
     assert order.heading_path[:2] == ("Battery care, scanned", "Attachment: battery care.jpg")
     assert order.page == 1
+
+
+def test_a_word_document_of_scanned_pages_is_read_by_ocr(guide):
+    from docx import Document
+    from docx.shared import Inches
+
+    original = parse_document(raw("guide.pdf", guide))
+    document = Document()
+    document.add_paragraph("Scan 1")  # what a scanning app may write above the pictures
+    for image in page_images(guide)[:2]:
+        document.add_picture(io.BytesIO(_png(image)), width=Inches(6))
+    out = io.BytesIO()
+    document.save(out)
+    doc = parse_document(raw("scans/guide.docx", out.getvalue()))
+    first_pages = "\n".join(original.text[e.start:e.end] for e in original.elements if e.page <= 2)
+    assert words(doc.text) == ["Scan", "1", *words(first_pages)]
+
+
+def test_a_deck_s_picture_slides_are_read_by_ocr_and_its_other_pictures_are_not(guide):
+    from pptx import Presentation
+
+    original = parse_document(raw("guide.pdf", guide))
+    images = page_images(guide)
+    deck = Presentation()
+    for image in images[:2]:  # slides that are pictures of pages
+        slide = deck.slides.add_slide(deck.slide_layouts[6])
+        slide.shapes.add_picture(io.BytesIO(_png(image)), 0, 0, width=deck.slide_width, height=deck.slide_height)
+    slide = deck.slides.add_slide(deck.slide_layouts[5])  # a slide of text with a small picture on it
+    slide.shapes.title.text = "Battery care"
+    slide.shapes.add_picture(io.BytesIO(_png(images[2])), 0, 0, width=deck.slide_width // 4, height=deck.slide_height // 4)
+    out = io.BytesIO()
+    deck.save(out)
+    doc = parse_document(raw("decks/guide.pptx", out.getvalue()))
+    for page in (1, 2):
+        assert words(" ".join(doc.text[e.start:e.end] for e in doc.elements if e.page == page)) == words(
+            " ".join(original.text[e.start:e.end] for e in original.elements if e.page == page))
+    assert [doc.text[e.start:e.end] for e in doc.elements if e.page == 3] == ["Battery care"]
+    assert "NW-BATT-5200" not in doc.text  # the small picture's text

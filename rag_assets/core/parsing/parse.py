@@ -532,7 +532,9 @@ def _parse_docx(data: bytes):
     DOCX first (``_word97_as_docx``); an RTF or HTML file under a Word name (what "Save as" in older
     tools and web exports write) is read as what it is. A paragraph is a heading when its style
     has an outline level, as in Word's navigation pane: the built-in Heading styles, a template's
-    own heading styles, a translated "Überschrift 1"."""
+    own heading styles, a translated "Überschrift 1". A document whose text is next to nothing
+    (``SCANNED_MAX_CHARS``) is followed by what OCR reads in its pictures (``_word_pictures``:
+    pages scanned into Word)."""
     if kind := _text_office_file(data):
         return _parse_pandoc("rtf", data) if kind == "rtf" else _parse_html(data)
     from rag_assets.core.parsing.offline import prepare_word
@@ -546,8 +548,21 @@ def _parse_docx(data: bytes):
     # part can be 350 kB: read only then)
     own = {"Normal", *STYLE_TO_ELEMENT_MAPPING}
     outline = _outline_levels(data) if any((el.metadata.style_name or "Normal") not in own for el in elements) else {}
-    text, spans = _join_elements(_unstructured_items(elements, outline=outline))
+    items = _unstructured_items(elements, outline=outline)
+    if sum(len(item[1].strip()) for item in items) <= SCANNED_MAX_CHARS:  # pictures of pages ("Scan to Word")
+        items += _pictures_text(_word_pictures(data), None)
+    text, spans = _join_elements(items)
     return text, spans, _first_title(text, spans)
+
+
+def _word_pictures(data: bytes) -> list[bytes]:
+    """The pictures of a Word document's body, inline or floating, in the order it shows them."""
+    from docx import Document
+
+    document = Document(io.BytesIO(data))
+    rels = document.part.rels
+    ids = re.findall(r'<a:blip\b[^>]*\br:embed="([^"]+)"', document.element.xml)
+    return [rels[rid].target_part.blob for rid in dict.fromkeys(ids) if rid in rels and not rels[rid].is_external]
 
 
 def _word97_as_docx(data: bytes) -> bytes:
@@ -655,8 +670,10 @@ def _int_or_none(value: str | None) -> int | None:
 
 
 def _parse_pptx(data: bytes):
-    """Each slide's title, text and tables (unstructured), then its speaker notes (python-pptx:
-    unstructured would put them before the slide's title); a slide's number is its page. A
+    """Each slide's title, text and tables (unstructured), what OCR reads in its pictures where
+    they are most of the slide and its own text is next to nothing (``_slide_pictures``), then its
+    speaker notes (python-pptx: unstructured would put them before the slide's title); a slide's
+    number is its page. A
     PowerPoint 97-2003 presentation (a compound file, told apart by content) is converted to PPTX
     first (``_ppt97_as_pptx``)."""
     from pptx import Presentation
@@ -671,13 +688,28 @@ def _parse_pptx(data: bytes):
     for item in _unstructured_items(partition_pptx(file=io.BytesIO(data), languages=NO_LANGUAGE)):
         by_slide.setdefault(item[2], []).append(item)
     items = []
-    for number, slide in enumerate(Presentation(io.BytesIO(data)).slides, start=1):
+    deck = Presentation(io.BytesIO(data))
+    for number, slide in enumerate(deck.slides, start=1):
         items += by_slide.get(number, [])
+        if sum(len(item[1].strip()) for item in by_slide.get(number, [])) <= SCANNED_MAX_CHARS:
+            items += _pictures_text(_slide_pictures(slide, deck.slide_width * deck.slide_height), number)
         notes = slide.notes_slide.notes_text_frame if slide.has_notes_slide else None
         if notes is not None and notes.text.strip():
             items.append(("NarrativeText", notes.text.replace("\v", "\n"), number))
     text, spans = _join_elements(items)
     return text, spans, _first_title(text, spans)
+
+
+def _slide_pictures(slide, area: int) -> list[bytes]:
+    """A slide's pictures where together they cover half its ``area`` (a slide that is a picture
+    of a page or of a slide), else none."""
+    from pptx.enum.shapes import MSO_SHAPE_TYPE
+
+    pictures = [shape for shape in slide.shapes
+                if shape.shape_type == MSO_SHAPE_TYPE.PICTURE or (shape.is_placeholder and hasattr(shape, "image"))]
+    if sum((shape.width or 0) * (shape.height or 0) for shape in pictures) < 0.5 * area:
+        return []
+    return [shape.image.blob for shape in pictures]
 
 
 def _parse_email(data: bytes, limits: ParseLimits | None = None):
@@ -1016,15 +1048,14 @@ def _parse_image(data: bytes):
     are (``_paged_text``)."""
     from PIL import Image, ImageSequence
 
-    from rag_assets.core.parsing.ocr import OCR_DPI, read_image
+    from rag_assets.core.parsing.ocr import read_image
 
     try:
         image = Image.open(io.BytesIO(data))
     except Image.DecompressionBombError as exc:
         raise ValueError(f"{str(exc).rstrip('.')}; scale the image down or exclude it") from exc
     total = getattr(image, "n_frames", 1) if image.format == "TIFF" else 1
-    dpi = image.info.get("dpi", (0,))[0]
-    dpi = dpi if 70 <= dpi <= 1200 else OCR_DPI  # a scanner's resolution; else Tesseract's best guess
+    dpi = _image_dpi(image)
 
     def read():
         sizes: list[float] = []  # the font sizes OCR measured so far
@@ -1037,6 +1068,35 @@ def _parse_image(data: bytes):
             report_pages(page_number, total)
 
     return _paged_text(read())
+
+
+def _image_dpi(image) -> float:
+    """The resolution a PIL image was scanned at, where it says one (70-1200 dpi), else
+    ``ocr.OCR_DPI`` (Tesseract's best guess)."""
+    from rag_assets.core.parsing.ocr import OCR_DPI
+
+    dpi = image.info.get("dpi", (0,))[0]
+    return dpi if 70 <= dpi <= 1200 else OCR_DPI
+
+
+def _pictures_text(pictures: list[bytes], page: int | None) -> list[tuple]:
+    """What OCR reads in ``pictures`` (image files' bytes, in order), a paragraph an item on
+    ``page``; a picture Pillow cannot open or decode (a Windows metafile, a damaged image) is
+    skipped: the document's other text stands."""
+    from PIL import Image
+
+    from rag_assets.core.parsing.ocr import read_image
+
+    items = []
+    for blob in pictures:
+        try:
+            image = Image.open(io.BytesIO(blob))
+            image.load()
+        except (OSError, ValueError, Image.DecompressionBombError):
+            continue
+        report_ocr_page()
+        items += [("NarrativeText", " ".join(p.lines), page) for p in read_image(image, _image_dpi(image))]
+    return items
 
 
 def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
@@ -1169,7 +1229,7 @@ class _PdfRenderer:
             page.close()
 
 
-#: a page read by OCR has at most this many characters in its text layer
+#: a PDF page, a slide or a Word document is read by OCR when its own text has at most this many characters
 SCANNED_MAX_CHARS = 100
 
 
