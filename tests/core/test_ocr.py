@@ -260,3 +260,13 @@ def test_a_deck_s_picture_slides_are_read_by_ocr_and_its_other_pictures_are_not(
             " ".join(original.text[e.start:e.end] for e in original.elements if e.page == page))
     assert [doc.text[e.start:e.end] for e in doc.elements if e.page == 3] == ["Battery care"]
     assert "NW-BATT-5200" not in doc.text  # the small picture's text
+
+
+def test_pictures_read_in_threads_come_back_in_order_as_read_one_after_another(guide):
+    images = page_images(guide)
+    items = [("a", (images[0], 200)), ("text page", None), ("b", (images[1], 200)), ("c", (images[2], 200)),
+             ("d", (images[2].rotate(180), 200))]
+    one_by_one = [(value, None if picture is None else ocr.read_image(*picture)) for value, picture in items]
+    assert list(ocr.read_in_order(iter(items), workers=3)) == one_by_one
+    assert [value for value, _ in ocr.read_in_order(iter(items), workers=1)] == ["a", "text page", "b", "c", "d"]
+    assert one_by_one[4][1] == one_by_one[3][1]  # the page upside down reads as the page

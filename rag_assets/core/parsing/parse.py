@@ -1008,13 +1008,14 @@ def _parse_pdf(data: bytes):
     bookmarks) names on the entry's page is a heading, whatever its font (``_pdf_outline``,
     ``_outline_lines``). A page whose text layer holds next to nothing while an image covers most
     of it (a scan, ``_scanned``) is read by OCR instead (``ocr.read_image`` on the page rendered by
-    pdfium). The pages are counted first and each one reported done (``report_pages``, an OCR'd
+    pdfium; the next scanned pages read in threads meanwhile: ``ocr.read_in_order``). The pages are
+    counted first and each one reported done (``report_pages``, an OCR'd
     one also ``report_ocr_page``): a long PDF's time limit grows with its pages."""
     import pdfplumber
     from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
     from pdfplumber.utils.exceptions import PdfminerException
 
-    from rag_assets.core.parsing.ocr import read_image
+    from rag_assets.core.parsing.ocr import read_in_order
 
     try:
         with pdfplumber.open(io.BytesIO(data), laparams={}) as pdf, _PdfRenderer(data) as render:
@@ -1023,16 +1024,22 @@ def _parse_pdf(data: bytes):
             outline = _pdf_outline(pdf.doc, {page.page_obj.pageid: n for n, page in enumerate(pages, start=1)})
             sizes: list[float] = []  # the font sizes OCR measured so far
 
-            def read():
+            def laid_out():  # each page's lines, or its picture to read
                 for page_number, page in enumerate(pages, start=1):
                     lines, page_edges = _pdf_lines(page.layout, page_number, _pdf_tables(page))
+                    picture = None
                     if _scanned(page, lines):
                         report_ocr_page()
-                        image, dpi = render(page_number - 1)
-                        lines, page_edges = _scanned_lines(read_image(image, dpi), dpi, page_number, sizes)
+                        picture = render(page_number - 1)
                     page.close()  # its objects' cache
-                    yield lines, page_edges, outline.get(page_number, [])
+                    yield (page_number, lines, page_edges, picture and picture[1]), picture
                     report_pages(page_number, len(pages))
+
+            def read():
+                for (page_number, lines, page_edges, dpi), paragraphs in read_in_order(laid_out()):
+                    if paragraphs is not None:
+                        lines, page_edges = _scanned_lines(paragraphs, dpi, page_number, sizes)
+                    yield lines, page_edges, outline.get(page_number, [])
 
             return _paged_text(read())
     except (PdfminerException, PDFEncryptionError, PDFPasswordIncorrect) as exc:
@@ -1048,7 +1055,7 @@ def _parse_image(data: bytes):
     are (``_paged_text``)."""
     from PIL import Image, ImageSequence
 
-    from rag_assets.core.parsing.ocr import read_image
+    from rag_assets.core.parsing.ocr import read_in_order
 
     try:
         image = Image.open(io.BytesIO(data))
@@ -1057,15 +1064,19 @@ def _parse_image(data: bytes):
     total = getattr(image, "n_frames", 1) if image.format == "TIFF" else 1
     dpi = _image_dpi(image)
 
-    def read():
-        sizes: list[float] = []  # the font sizes OCR measured so far
+    def frames():
         report_pages(0, total)
         for page_number, frame in enumerate(ImageSequence.Iterator(image), start=1):
             if page_number > total:
                 break
             report_ocr_page()
-            yield (*_scanned_lines(read_image(frame, dpi), dpi, page_number, sizes), [])
+            yield page_number, (frame.convert("L"), dpi)  # a copy: the next frame is read into ``frame``
             report_pages(page_number, total)
+
+    def read():
+        sizes: list[float] = []  # the font sizes OCR measured so far
+        for page_number, paragraphs in read_in_order(frames()):
+            yield (*_scanned_lines(paragraphs, dpi, page_number, sizes), [])
 
     return _paged_text(read())
 
