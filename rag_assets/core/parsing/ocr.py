@@ -155,20 +155,39 @@ def read_in_order(items, workers: int = 0):
     cores), ``items`` read at most ``4 x workers`` ahead; ``workers`` 0: one a CPU this process may
     use, at most four. The same readings as one after another."""
     from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
 
     workers = workers or min(4, len(os.sched_getaffinity(0)))
-    with ThreadPoolExecutor(workers, thread_name_prefix="ocr") as pool:
-        pending: deque = deque()
+    pool = _pool(workers)
+    pending: deque = deque()
 
-        def ready() -> bool:
-            reading = sum(future is not None for _, future in pending)
-            return bool(pending) and (pending[0][1] is None or reading > workers or len(pending) > 4 * workers)
+    def ready() -> bool:
+        reading = sum(future is not None for _, future in pending)
+        return bool(pending) and (pending[0][1] is None or reading > workers or len(pending) > 4 * workers)
 
+    try:
         for value, picture in items:
             pending.append((value, None if picture is None else pool.submit(read_image, *picture)))
             while ready():
                 value, future = pending.popleft()
                 yield value, None if future is None else future.result()
-        for value, future in pending:
+        while pending:
+            value, future = pending.popleft()
             yield value, None if future is None else future.result()
+    finally:  # stopped early: what was not started is not read
+        for _, future in pending:
+            if future is not None:
+                future.cancel()
+
+
+_pools: dict[tuple[int, int], object] = {}  # (process id, threads) -> that process' reading threads
+
+
+def _pool(workers: int):
+    """This process' pool of ``workers`` reading threads, kept across documents (each thread's
+    Tesseract instance with it); a forked child makes its own (it inherits no threads)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    key = (os.getpid(), workers)
+    if key not in _pools:
+        _pools[key] = ThreadPoolExecutor(workers, thread_name_prefix="ocr")
+    return _pools[key]
