@@ -4,9 +4,11 @@ environment's ``share/tessdata``; nothing is downloaded or installed system-wide
 
 A page is read at ``OCR_DPI`` (Tesseract's accuracy is best at about 300 dots per inch), scaled
 down where that would exceed ``MAX_OCR_PIXELS``, and turned where Tesseract reads it far better
-so (a page scanned upside down). Tesseract's paragraphs are kept, each a list of its lines; a
-line's words below ``MIN_WORD_CONFIDENCE`` are dropped (what Tesseract reads in a photograph or a
-drawing is mostly such words).
+so (a page scanned upside down). Tesseract's paragraphs are kept, each a list of its lines with
+their heights (about their font size: ``_line_height``); a line's words below
+``MIN_WORD_CONFIDENCE`` are dropped (what Tesseract reads in a photograph or a drawing is mostly
+such words). A document's pictures may be read in threads (``read_in_order``), each thread with
+its own Tesseract instance.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ _local = threading.local()  # each thread's Tesseract instance: one reads one im
 @dataclass(frozen=True)
 class Paragraph:
     """A paragraph as Tesseract found it: its lines' text (no line ends), top to bottom, each
-    line's height in pixels (about its font size: see ``_read``), and its box's top and bottom
+    line's height in pixels (about its font size: ``_line_height``), and its box's top and bottom
     edge in pixels from the top of the image."""
 
     lines: tuple[str, ...]
