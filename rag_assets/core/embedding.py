@@ -172,9 +172,12 @@ class LocalMiniLMEmbedder:
     def start_loading(self) -> None:
         """Build the ONNX session on a background thread, so that the caller's own start-up
         (imports, opening the index) overlaps it: onnxruntime releases the GIL while it builds
-        the session. ``embed`` waits for it; a failure is raised there, by the same load."""
+        the session. ``embed`` waits for it; a failure is raised there, by the same load. The
+        thread is no daemon: a process that ends early (``rag query`` on a corpus not ingested
+        yet) waits for the load instead of tearing onnxruntime down under it, which aborted the
+        process ("terminate called without an active exception", SIGABRT)."""
         if self._session is None:
-            threading.Thread(target=self._load_quietly, daemon=True).start()
+            threading.Thread(target=self._load_quietly).start()
 
     def _load_quietly(self) -> None:
         try:

@@ -63,3 +63,24 @@ def test_background_loading_overlaps_start_up_and_embed_still_raises_its_failure
         broken.start_loading()  # fails on its thread, quietly
         with pytest.raises(RuntimeError, match="install onnxruntime-gpu"):
             broken.embed(["refund policy"])
+
+
+EARLY_EXIT = """
+import sys, time
+from rag_assets.config import load_project
+from rag_assets.query import open_embedder
+open_embedder(load_project().corpus("sample").embedding_model).start_loading()
+time.sleep(float(sys.argv[1]))
+sys.exit(1)
+"""
+
+
+@pytest.mark.parametrize("seconds", [0.05, 0.1, 0.15, 0.2])
+def test_a_process_that_ends_while_the_model_loads_exits_with_its_own_status(seconds):
+    # As `rag query` on a corpus not ingested yet does; onnxruntime torn down under the loading
+    # thread aborted it (SIGABRT) for 7 of 8 such exits here.
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", EARLY_EXIT, str(seconds)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stderr[-500:]
