@@ -41,6 +41,7 @@ class ParsedDocument:
     text: str
     elements: tuple[Element, ...] = ()
     tags: tuple[str, ...] = ()  # the document's own (front matter tags, keywords), beside the corpus'
+    ocr_pages: int = 0  # the pages and pictures whose text OCR read (its misreadings are in the text)
 
 
 @dataclass(frozen=True)

@@ -112,7 +112,8 @@ def parse_stage(store: StageStore, doc_id: str, observed: dict | None = None,
     store.put("parsed", key, parsed)
     store.set_current("parsed", doc_id, key=key, content_hash=raw_ptr["key"])
     meta.update(title=parsed.title, content_type=parsed.content_type, chars=len(parsed.text),
-                elements=len(parsed.elements), **({"tags": ", ".join(parsed.tags)} if parsed.tags else {}))
+                elements=len(parsed.elements), **({"tags": ", ".join(parsed.tags)} if parsed.tags else {}),
+                **({"ocr_pages": parsed.ocr_pages} if parsed.ocr_pages else {}))
     return StageResult(doc_id, "computed", key, metadata=meta)
 
 

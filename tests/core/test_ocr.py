@@ -51,6 +51,7 @@ def test_a_scanned_pdf_reads_as_the_pdf_it_was_scanned_from(guide):
     # every word in order; the scanner's footer (in each page's text layer, and so in the rendered
     # page) is left out as a running footer
     assert words(scan.text) == words(original.text)
+    assert (scan.ocr_pages, original.ocr_pages) == (3, 0)
     assert scan.title == "Robot Maintenance Guide"
     assert all(scan.text[e.start:e.end].strip() == scan.text[e.start:e.end] != "" for e in scan.elements)
     pages = {scan.text[e.start:e.end]: e.page for e in scan.elements}
@@ -108,7 +109,7 @@ def test_an_image_file_is_read_by_ocr_each_page_of_a_tiff_a_page(guide):
     tiff = io.BytesIO()
     images[0].save(tiff, "TIFF", save_all=True, append_images=images[1:], compression="tiff_lzw", dpi=(200, 200))
     doc = parse_document(raw("scans/guide.tiff", tiff.getvalue()))
-    assert doc.content_type == "image"
+    assert (doc.content_type, doc.ocr_pages) == ("image", 3)
     assert words(doc.text) == words(original.text)
     assert sorted({e.page for e in doc.elements}) == [1, 2, 3]
     last = [original.text[e.start:e.end] for e in original.elements if e.page == 3]
@@ -238,6 +239,7 @@ def test_a_word_document_of_scanned_pages_is_read_by_ocr(guide):
     doc = parse_document(raw("scans/guide.docx", out.getvalue()))
     first_pages = "\n".join(original.text[e.start:e.end] for e in original.elements if e.page <= 2)
     assert words(doc.text) == ["Scan", "1", *words(first_pages)]
+    assert doc.ocr_pages == 2
 
 
 def test_a_deck_s_picture_slides_are_read_by_ocr_and_its_other_pictures_are_not(guide):
@@ -259,7 +261,7 @@ def test_a_deck_s_picture_slides_are_read_by_ocr_and_its_other_pictures_are_not(
         assert words(" ".join(doc.text[e.start:e.end] for e in doc.elements if e.page == page)) == words(
             " ".join(original.text[e.start:e.end] for e in original.elements if e.page == page))
     assert [doc.text[e.start:e.end] for e in doc.elements if e.page == 3] == ["Battery care"]
-    assert "NW-BATT-5200" not in doc.text  # the small picture's text
+    assert "NW-BATT-5200" not in doc.text and doc.ocr_pages == 2  # the small picture is not read
 
 
 def test_pictures_read_in_threads_come_back_in_order_as_read_one_after_another(guide):

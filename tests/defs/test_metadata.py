@@ -55,6 +55,9 @@ def test_metadata_matches_the_index(ingested_sample):
             assert embeddings["estimated_cost_usd"] == round(embeddings["embedded_tokens"] * price / 1e6, 6)
             embedded_tokens += embeddings["embedded_tokens"]
             assert latest(instance, "parsed_documents", pk)["source_uri"] == first["source_uri"]
+        # Which documents OCR read, and how many of their pages: the sample's one scan.
+        ocr = {doc_id: latest(instance, "parsed_documents", partition_key_for(doc_id)).get("ocr_pages") for doc_id in per_doc}
+        assert {doc_id: pages for doc_id, pages in ocr.items() if pages} == {"handbook/fire_safety_notice_scan.pdf": 1}
         # One batch ingested everything, so the run totals are the sums over the documents.
         assert latest(instance, "embeddings", pk)["run_embed_tokens"] == embedded_tokens
         png = re.search(r"base64,([A-Za-z0-9+/=]+)\)", latest(instance, "chunks", pk)["run_token_histogram"]).group(1)

@@ -175,11 +175,11 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
             if content_type in _ARCHIVES:
                 limits.check_archive(raw.data)
             _load_parser(content_type)
-            text, elements, title, tags = run_bounded(_bounded_parse, (content_type, raw.data, limits), limits)
+            text, elements, title, tags, ocr_pages = run_bounded(_bounded_parse, (content_type, raw.data, limits), limits)
         else:
             text, elements, title = _parse_text(content_type, raw.data)
             limits.check_output(text, len(elements))
-            tags = ()
+            tags, ocr_pages = (), 0
     except DocumentError:
         raise
     except ParseLimitExceeded as exc:
@@ -202,15 +202,20 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
         text=text,
         elements=elements,
         tags=tags or matter_tags,
+        ocr_pages=ocr_pages,
     )
 
 
 def _bounded_parse(content_type: str, data: bytes, limits: ParseLimits):
     """Runs in the bounded child: parse, then check the output there, so an oversized result
-    is never sent back; the document's tags from its own properties (``_property_tags``)."""
+    is never sent back; the document's tags from its own properties (``_property_tags``) and how
+    many pages or pictures OCR read (a worker parses one document at a time)."""
+    from rag_assets.core.parsing.ocr import images_read
+
+    before = images_read()
     text, elements, title = _parse_format(content_type, data, limits)
     limits.check_output(text, len(elements))
-    return text, elements, title, _property_tags(content_type, data)
+    return text, elements, title, _property_tags(content_type, data), images_read() - before
 
 
 def _property_tags(content_type: str, data: bytes) -> tuple[str, ...]:
