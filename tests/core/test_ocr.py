@@ -272,3 +272,28 @@ def test_pictures_read_in_threads_come_back_in_order_as_read_one_after_another(g
     assert list(ocr.read_in_order(iter(items), workers=3)) == one_by_one
     assert [value for value, _ in ocr.read_in_order(iter(items), workers=1)] == ["a", "text page", "b", "c", "d"]
     assert one_by_one[4][1] == one_by_one[3][1]  # the page upside down reads as the page
+
+
+def test_a_screenshot_in_an_e_mail_s_body_is_read_and_a_logo_is_not(guide):
+    from email.message import EmailMessage
+
+    from msgforge import Message
+
+    shot = page_images(guide)[2]  # 1700 x 2200 pixels
+    logo = Image.new("L", (120, 40), 255)  # a signature's logo: too small to read
+    html = "<p>The app shows this:</p><img src='cid:shot@northwind'><p>Dana</p><img src='cid:logo@northwind'>"
+    message = EmailMessage()
+    message["From"], message["Subject"] = "dana@northwind.example", "Battery warning"
+    message.set_content(html, subtype="html")
+    message.add_related(_png(shot), maintype="image", subtype="png", cid="<shot@northwind>")
+    message.add_related(_png(logo), maintype="image", subtype="png", cid="<logo@northwind>")
+    outlook = Message(subject="Battery warning", html_body=html.replace("@northwind", ""), sender="dana@northwind.example")
+    outlook.attach_bytes("shot.png", _png(shot), content_id="shot").attach_bytes("logo.png", _png(logo), content_id="logo")
+    original = parse_document(raw("guide.pdf", guide))
+    pictured = words(" ".join(original.text[e.start:e.end] for e in original.elements if e.page == 3))
+    for name, data in (("warning.eml", bytes(message)), ("warning.msg", outlook.as_bytes())):
+        mail = parse_document(raw(name, data))
+        # the body, then the screenshot's text; the logo is not read, and neither is an attachment
+        assert mail.text.startswith("Battery warning\n\nFrom: dana@northwind.example\n\nThe app shows this:\n\nDana\n\n"), name
+        assert words(mail.text)[-len(pictured):] == pictured and "Attachments" not in mail.text, name
+        assert mail.ocr_pages == 1, name

@@ -723,12 +723,13 @@ def _parse_email(data: bytes, limits: ParseLimits | None = None):
     unstructured reads it (the HTML body where there is one), then, given ``limits``, each
     attachment under a heading "Attachment: <name>", parsed as its name's format (an attached
     message without its own attachments). An "Attachments" line names them, with the cause for
-    each one not read (an image without text, audio, an unreadable file); images the HTML body
-    shows are left out."""
+    each one not read (an image without text, audio, an unreadable file). Of the images the HTML
+    body shows, what OCR reads in those of a screenshot's size (``MIN_SCREENSHOT_PIXELS``) follows
+    the body."""
     from rag_assets.core.parsing.offline import prepare_unstructured
 
     prepare_unstructured()
-    subject, fields, body, attachments = (_outlook_parts if data.startswith(_OLE_MAGIC) else _internet_parts)(data)
+    subject, fields, body, attachments, shown = (_outlook_parts if data.startswith(_OLE_MAGIC) else _internet_parts)(data)
     subject = " ".join(subject.split())
     fields = [(name, " ".join(value.split())) for name, value in fields if value.strip()]
     if not fields and not subject:
@@ -751,8 +752,26 @@ def _parse_email(data: bytes, limits: ParseLimits | None = None):
         fields.append(("Attachments", "; ".join(names)))
     items = [("Title", subject, None)] if subject else []
     items.append(("UncategorizedText", "\n".join(f"{name}: {value}" for name, value in fields), None))
-    text, spans = _join_elements(items + _unstructured_items(body, under=level - 1) + read)
+    pictured = _pictures_text([image for image in shown if _screenshot_sized(image)], None) if limits is not None else []
+    text, spans = _join_elements(items + _unstructured_items(body, under=level - 1) + pictured + read)
     return text, spans, subject
+
+
+#: the least width and height, in pixels, of a picture in an e-mail's body that OCR reads (a
+#: screenshot; not an icon, a logo in a signature or a tracking pixel)
+MIN_SCREENSHOT_PIXELS = (300, 100)
+
+
+def _screenshot_sized(image: bytes) -> bool:
+    """Whether an image (an e-mail body's picture) is at least ``MIN_SCREENSHOT_PIXELS``; False
+    where Pillow cannot tell."""
+    from PIL import Image
+
+    try:
+        width, height = Image.open(io.BytesIO(image)).size
+    except Exception:  # noqa: BLE001 - Pillow raises many types for what is no image it reads
+        return False
+    return width >= MIN_SCREENSHOT_PIXELS[0] and height >= MIN_SCREENSHOT_PIXELS[1]
 
 
 class _Unread(Exception):
@@ -790,10 +809,11 @@ def _internet_parts(data: bytes):
     fields = [(name, str(message[name] or "")) for name in ("From", "To", "Cc", "Date")]
     body = partition_email(file=io.BytesIO(data), process_attachments=False, languages=NO_LANGUAGE,
                            paragraph_grouper=_plain_body_paragraphs)  # for a plain-text body
-    attachments = []
+    attachments, shown = [], []
     for number, part in enumerate(message.iter_attachments(), start=1):
         if part["Content-ID"] and part.get_content_maintype() == "image":
-            continue  # shown in the HTML body (a logo, a screenshot), not attached
+            shown.append(part.get_payload(decode=True) or b"")  # in the HTML body (a logo, a screenshot)
+            continue
         if part.get_content_type() == "message/rfc822":
             inner = part.get_payload()[0]  # the attached message: named by its subject
             name = part.get_filename() or f"{str(inner['Subject'] or '').strip() or f'message {number}'}.eml"
@@ -802,7 +822,7 @@ def _internet_parts(data: bytes):
             extension = mimetypes.guess_extension(part.get_content_type()) or ""
             name, payload = part.get_filename() or f"attachment {number}{extension}", part.get_payload(decode=True)
         attachments.append((_attachment_name(name), payload or b""))
-    return str(message["Subject"] or ""), fields, body, attachments
+    return str(message["Subject"] or ""), fields, body, attachments, shown
 
 
 def _outlook_parts(data: bytes):
@@ -822,10 +842,11 @@ def _outlook_parts(data: bytes):
                       for r in message.recipients]
         subject, sender, sent, html_body, body = (message.subject, message.sender, message.sent_date,
                                                   message.html_body, message.body)
+        inline = [bool(a.properties.str_prop_value(PID_ATTACH_CONTENT_ID)) and (a.mime_type or "").startswith("image/")
+                  for a in message.attachments]  # shown in the HTML body
         attachments = [(_attachment_name(a.file_name or f"attachment {number}"), a.file_bytes or b"")
-                       for number, a in enumerate(message.attachments, start=1)
-                       if not (a.properties.str_prop_value(PID_ATTACH_CONTENT_ID)
-                               and (a.mime_type or "").startswith("image/"))]  # shown in the HTML body
+                       for number, (a, shown) in enumerate(zip(message.attachments, inline), start=1) if not shown]
+        shown = [a.file_bytes or b"" for a, shown in zip(message.attachments, inline) if shown]
     except Exception as exc:  # olefile and oxmsg raise many types for a damaged file
         raise ValueError(f"a damaged Outlook message ({type(exc).__name__}: {exc}); save it again from Outlook") from exc
     fields = [("From", ", ".join(_address(name, address) for name, address in getaddresses([sender or ""]))),
@@ -836,7 +857,7 @@ def _outlook_parts(data: bytes):
         elements = partition_html(text=html_body, languages=NO_LANGUAGE)
     else:
         elements = partition_text(text=body, languages=NO_LANGUAGE, paragraph_grouper=_plain_body_paragraphs) if body else []
-    return subject, fields, elements, attachments
+    return subject, fields, elements, attachments, shown
 
 
 #: a line's reply quoting: one or more ">" (each perhaps followed by a space) at its start
