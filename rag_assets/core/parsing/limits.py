@@ -140,6 +140,12 @@ def report_ocr_page() -> None:
         _reporting.send()
 
 
+def ocr_pages_reported() -> int:
+    """The pages and pictures the current call has reported read by OCR (``report_ocr_page``);
+    0 outside a parse worker."""
+    return _reporting.ocr if _reporting is not None else 0
+
+
 def run_bounded(fn: Callable[..., Any], args: tuple, limits: ParseLimits) -> Any:
     """``fn(*args)`` in a forked parse worker, bounded by ``limits.max_seconds`` and ``limits.max_memory_mb``.
 

