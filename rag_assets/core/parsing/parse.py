@@ -1286,7 +1286,7 @@ def _scanned_lines(paragraphs, dpi: float, page: int, sizes: list[float]) -> tup
     below keeps its own); each size taken as the first of the document's ``sizes`` so far within
     ``SCANNED_SIZE_SPREAD`` of it (a new one, to the half point, is added): OCR measures a font's
     size up to 10% apart from line to line. Also the keys of the one-line paragraphs
-    within 5 points of the highest top or lowest bottom (where running headers are)."""
+    within 5 points of the highest top or lowest bottom (``_edge_keys``)."""
     from statistics import median
 
     lines = []
@@ -1299,13 +1299,8 @@ def _scanned_lines(paragraphs, dpi: float, page: int, sizes: list[float]) -> tup
                 size = round(points * 2) / 2
                 sizes.append(size)
             lines.append((n, line + "\n", size))
-    edges: set[str] = set()
-    if paragraphs:
-        slack = 5 * dpi / 72
-        top, bottom = min(p.top for p in paragraphs), max(p.bottom for p in paragraphs)
-        edges = {key for p in paragraphs if len(p.lines) == 1 and len(p.lines[0]) <= 100
-                 and (p.top <= top + slack or p.bottom >= bottom - slack) for key in _line_keys(p.lines[0], page)}
-    return lines, edges
+    # image rows count down the page: negated, they are heights as a PDF's
+    return lines, _edge_keys([("\n".join(p.lines), -p.top, -p.bottom) for p in paragraphs], 5 * dpi / 72, page)
 
 
 #: how far apart (a fraction) OCR'd line heights may be and still be one font size
@@ -1379,11 +1374,7 @@ def _pdf_lines(layout, page: int, tables=()) -> tuple[list[tuple[int, str, float
     from pdfminer.layout import LTChar, LTText, LTTextContainer
 
     boxes = [el for el in layout if isinstance(el, LTTextContainer)]
-    edges = set()
-    if boxes:
-        top, bottom = max(box.y1 for box in boxes), min(box.y0 for box in boxes)
-        edges = {key for box in boxes if box.y1 >= top - 5 or box.y0 <= bottom + 5
-                 if len(text := box.get_text().strip()) <= 100 and "\n" not in text for key in _line_keys(text, page)}
+    edges = _edge_keys([(box, box.y1, box.y0) for box in boxes], 5, page, lambda box: box.get_text().strip())
     lines = []
     placed: set[int] = set()  # the tables already written
     for number, box in enumerate(boxes):
@@ -1516,6 +1507,18 @@ def _running_lines(edges: list[set[str]]) -> set[str]:
 
     counts = Counter(key for page in edges for key in page)
     return {key for key, pages in counts.items() if pages >= max(3, len(edges) / 2)}
+
+
+def _edge_keys(blocks: list, slack: float, page: int, text=str) -> set[str]:
+    """The keys (``_line_keys``) of a page's one-line blocks of at most 100 characters at its top
+    or bottom (within ``slack`` of the highest top or the lowest bottom), where running headers
+    and footers are: ``blocks`` are (block, top, bottom), heights up the page, ``text`` a block's
+    text (called only for those at an edge)."""
+    if not blocks:
+        return set()
+    top, bottom = max(high for _, high, _ in blocks), min(low for _, _, low in blocks)
+    return {key for block, high, low in blocks if high >= top - slack or low <= bottom + slack
+            if len(line := text(block)) <= 100 and "\n" not in line for key in _line_keys(line, page)}
 
 
 def _line_keys(text: str, page: int) -> set[str]:
