@@ -1115,23 +1115,25 @@ def _image_dpi(image) -> float:
 
 
 def _pictures_text(pictures: list[bytes], page: int | None) -> list[tuple]:
-    """What OCR reads in ``pictures`` (image files' bytes, in order), a paragraph an item on
-    ``page``; a picture Pillow cannot open or decode (a Windows metafile, a damaged image) is
-    skipped: the document's other text stands."""
+    """What OCR reads in ``pictures`` (image files' bytes, in order; read in threads as a scan's
+    pages are: ``ocr.read_in_order``), a paragraph an item on ``page``; a picture Pillow cannot
+    open or decode (a Windows metafile, a damaged image) is skipped: the document's other text
+    stands."""
     from PIL import Image
 
-    from rag_assets.core.parsing.ocr import read_image
+    from rag_assets.core.parsing.ocr import read_in_order
 
-    items = []
-    for blob in pictures:
-        try:
-            image = Image.open(io.BytesIO(blob))
-            image.load()
-        except (OSError, ValueError, Image.DecompressionBombError):
-            continue
-        report_ocr_page()
-        items += [("NarrativeText", " ".join(p.lines), page) for p in read_image(image, _image_dpi(image))]
-    return items
+    def opened():
+        for blob in pictures:
+            try:
+                image = Image.open(io.BytesIO(blob))
+                image.load()
+            except (OSError, ValueError, Image.DecompressionBombError):
+                continue
+            report_ocr_page()
+            yield None, (image, _image_dpi(image))
+
+    return [("NarrativeText", " ".join(p.lines), page) for _, paragraphs in read_in_order(opened()) for p in paragraphs]
 
 
 def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
