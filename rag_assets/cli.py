@@ -418,7 +418,7 @@ def cmd_chunk(args) -> int:
         return 2
     raw = RawDocument(path.name, path.as_uri(), content_hash(data), len(data), "cli", data)
     try:
-        doc = parse_document(raw, corpus.source.parse_limits)
+        doc = parse_document(raw, corpus.source.parse_limits, corpus.source.ocr_languages)
     except DocumentError as exc:
         print(f"rag: {exc}", file=sys.stderr)
         return 1

