@@ -68,6 +68,7 @@ ROW_COLUMNS = {
     "heading_path": "Headings above the chunk, joined with ' > '.",
     "page": "Page (PDF page, slide, sheet) where the chunk starts, if any.",
     "page_end": "Page where the chunk ends: its start page when it lies on one.",
+    "ocr": "Whether OCR read (some of) the chunk's text from a scan or a picture: it may hold misreadings.",
     "element_types": "Structural elements the chunk holds (Title, NarrativeText, Table, ...).",
     "strategy": "Chunking strategy that cut the chunk.",
     "window_start": "sentence_window: start of the text embedded around the sentence.",
@@ -117,13 +118,14 @@ def chunk_schema(dimensions: int) -> pa.Schema:
             pa.field("ingested_at", pa.timestamp("us", tz="UTC")),
             # Columns added since tables were first written, last (``ADDED_COLUMNS``).
             pa.field("page_end", pa.int32()),
+            pa.field("ocr", pa.bool_()),
         ]
     )
 
 
 # Columns of ``chunk_schema`` that a table written before them lacks, with the SQL expression that
 # fills them in its rows when the next write adds them (``LanceIndex.upgrade``).
-ADDED_COLUMNS = {"page_end": "page"}
+ADDED_COLUMNS = {"page_end": "page", "ocr": "false"}
 
 
 MANIFEST_SCHEMA = pa.schema(
@@ -176,6 +178,7 @@ def document_rows(doc: EmbeddedDocument, tenant: str | None, run_id: str, tags: 
                 "heading_path": " > ".join(chunk.heading_path),
                 "page": chunk.page,
                 "page_end": chunk.page_end,
+                "ocr": chunk.ocr,
                 "element_types": ",".join(chunk.element_types),
                 "strategy": chunk.strategy,
                 "window_start": chunk.window_start,

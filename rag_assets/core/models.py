@@ -26,6 +26,7 @@ class Element:
     category: str
     page: int | None = None
     heading_path: tuple[str, ...] = ()
+    ocr: bool = False  # its text was read by OCR from a scan or a picture (it may hold misreadings)
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class Chunk:
     window_end: int | None = None
     header: str = ""
     sentence: str = ""
+    ocr: bool = False  # some of its text was read by OCR (an element's ``ocr``)
 
 
 @dataclass(frozen=True)

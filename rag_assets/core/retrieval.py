@@ -20,7 +20,7 @@ from rag_assets.core.index import LanceIndex, sql_str
 
 CITATION_COLUMNS = ["id", "doc_id", "text", "start", "end", "chunk_index", "title", "source_uri",
                     "heading_path", "page", "content_hash", "embedding_model", "chunk_profile", "run_id", "tenant",
-                    "window_start", "window_end", "tags", "page_end"]
+                    "window_start", "window_end", "tags", "page_end", "ocr"]
 FILTER_KEYS = ("doc_id", "section", "tag", "content_type", "updated_after")
 MODES = ("vector", "fts", "hybrid")
 RRF_K = 60
@@ -116,6 +116,7 @@ class Hit:
     vector: list[float] | None = field(default=None, repr=False, compare=False)
     page_end: int | None = None  # the page where the text ends: ``page`` when it lies on one
     tags: tuple[str, ...] = ()  # the corpus' and the document's own
+    ocr: bool = False  # OCR read (some of) the text from a scan or a picture: it may hold misreadings
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -130,6 +131,8 @@ class Hit:
             parts.append(f"pp. {self.page}-{self.page_end}" if (self.page_end or self.page) > self.page
                          else f"p. {self.page}")
         parts.append(f"chars {self.start}-{self.end}")
+        if self.ocr:
+            parts.append("read by OCR")
         return " | ".join(parts) + f"  ({self.source})"
 
 
@@ -139,6 +142,7 @@ def _hit(row: dict, score: float, mode: str) -> Hit:
                chunk_index=row["chunk_index"], score=round(float(score), 6), mode=mode, tenant=row.get("tenant"),
                window_start=row.get("window_start"), window_end=row.get("window_end"), vector=row.get("vector"),
                page_end=row.get("page_end", row["page"]),  # a table written before the column: its start page
+               ocr=bool(row.get("ocr")),
                tags=tuple(tag for tag in (row.get("tags") or "").split(",") if tag))
 
 
@@ -305,7 +309,7 @@ def merge_overlapping(hits: list[Hit]) -> list[Hit]:
         first = merged[joined[0]]
         merged[joined[0]] = replace(first, text=span.text, start=span.start, end=span.end, page=span.page,
                                     page_end=span.page_end, score=max(first.score, span.score),
-                                    chunk_index=span.chunk_index)
+                                    chunk_index=span.chunk_index, ocr=span.ocr)
         for i in reversed(joined[1:]):
             del merged[i]
     return merged
@@ -322,7 +326,7 @@ def _union(a: Hit, b: Hit) -> Hit:
     ends = [page for page in (first.page_end, second.page_end) if page is not None]
     return replace(a, text=text, start=first.start, end=max(a.end, b.end), score=max(a.score, b.score),
                    chunk_index=min(a.chunk_index, b.chunk_index), page=first.page,
-                   page_end=max(ends) if first.page is not None and ends else first.page)
+                   page_end=max(ends) if first.page is not None and ends else first.page, ocr=a.ocr or b.ocr)
 
 
 def _absorb(hit: Hit, rows: list[dict]) -> Hit:
@@ -333,7 +337,7 @@ def _absorb(hit: Hit, rows: list[dict]) -> Hit:
     for piece in pieces[1:]:
         merged = _union(merged, piece)
     return replace(hit, text=merged.text, start=merged.start, end=merged.end, page=merged.page,
-                   page_end=merged.page_end)
+                   page_end=merged.page_end, ocr=merged.ocr)
 
 
 def expand(index: LanceIndex, hits: list[Hit], neighbours: int, version: int | None = None) -> list[Hit]:
@@ -571,7 +575,7 @@ def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, count_t
             if count_tokens(document.text) <= max_tokens:
                 wholes[doc_id] = document
     return merge_overlapping([replace(hit, text=document.text, start=document.start, end=document.end,
-                                      page=document.page, page_end=document.page_end)
+                                      page=document.page, page_end=document.page_end, ocr=document.ocr)
                               if (document := wholes[hit.doc_id]) else hit for hit in hits])
 
 

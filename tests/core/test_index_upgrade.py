@@ -44,6 +44,27 @@ def test_a_table_without_page_end_is_read_as_before_and_gains_it_at_the_next_wri
             if r["doc_id"] == "old.pdf"} == {(1, 1), (2, 3)}
 
 
+def test_a_table_without_the_ocr_column_gains_it_and_ocr_read_rows_are_cited_as_such(tmp_path):
+    db = lancedb.connect(tmp_path / "db")
+    index = LanceIndex(db, "sample", "m", DIM, "p")
+    schema = pa.schema([f for f in chunk_schema(DIM) if f.name != "ocr"])  # as release 36 wrote it
+    rows = [{k: v for k, v in row.items() if k != "ocr"} for row in document_rows(embedded("typed.md", 2), None, "run0")]
+    db.create_table(index.name, data=pa.Table.from_pylist(rows, schema=schema))
+    assert not any(h.ocr for h in vector_search(index.pinned(), [0.1] * DIM, k=5))
+
+    doc = embedded("scan.pdf", 2)
+    scan = replace(doc, chunked=replace(doc.chunked, chunks=(doc.chunked.chunks[0], replace(doc.chunked.chunks[1], ocr=True))))
+    index.write_documents([scan], None, "run1")
+    read = {(r["doc_id"], r["chunk_index"]): r["ocr"] for r in db.open_table(index.name).to_arrow().to_pylist()}
+    assert read == {("typed.md", 0): False, ("typed.md", 1): False, ("scan.pdf", 0): False, ("scan.pdf", 1): True}
+    hits = {(h.doc_id, h.chunk_index): h for h in vector_search(index.pinned(), [0.1] * DIM, k=5)}
+    assert hits[("scan.pdf", 1)].ocr and hits[("scan.pdf", 1)].citation().endswith("| read by OCR  (file:///scan.pdf)")
+    assert "OCR" not in hits[("scan.pdf", 0)].citation() and hits[("scan.pdf", 1)].to_dict()["ocr"] is True
+    # a result joined from pieces is read by OCR where any piece is
+    typed, ocr = replace(hit(0, 100, 1, 1), ocr=False), replace(hit(100, 200, 2, 2), ocr=True)
+    assert merge_overlapping([typed, ocr])[0].ocr and not merge_overlapping([typed])[0].ocr
+
+
 def hit(start: int, end: int, page, page_end, score=0.5) -> Hit:
     return Hit(id=f"{start}", doc_id="m.pdf", text="x" * (end - start), source="", title="Manual", heading_path="",
                page=page, start=start, end=end, chunk_index=start, score=score, page_end=page_end)

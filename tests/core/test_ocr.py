@@ -101,6 +101,8 @@ def test_only_a_pdf_s_scanned_pages_are_read_by_ocr(guide, monkeypatch):
     assert read == [ocr.OCR_DPI, ocr.OCR_DPI]  # pages 2 and 3
     assert words(text) == words(parse_document(raw("guide.pdf", guide)).text)
     assert sorted({e.page for e in elements}) == [1, 2, 3]
+    # the elements OCR read say so: those of pages 2 and 3
+    assert {e.page for e in elements if e.ocr} == {2, 3} and {e.page for e in elements if not e.ocr} == {1}
 
 
 def test_an_image_file_is_read_by_ocr_each_page_of_a_tiff_a_page(guide):
@@ -111,6 +113,7 @@ def test_an_image_file_is_read_by_ocr_each_page_of_a_tiff_a_page(guide):
     doc = parse_document(raw("scans/guide.tiff", tiff.getvalue()))
     assert (doc.content_type, doc.ocr_pages) == ("image", 3)
     assert words(doc.text) == words(original.text)
+    assert all(e.ocr for e in doc.elements) and not any(e.ocr for e in original.elements)
     assert sorted({e.page for e in doc.elements}) == [1, 2, 3]
     last = [original.text[e.start:e.end] for e in original.elements if e.page == 3]
     for name, kind in (("battery.png", "PNG"), ("battery.jpg", "JPEG")):
@@ -248,7 +251,10 @@ def test_an_e_mail_s_attached_scan_is_read_by_ocr(guide):
     assert "Attachments: battery care.jpg; voicemail.mp3 (not read: an audio file)\n" in mail.text
     order = next(e for e in mail.elements if "NW-BATT-5200" in mail.text[e.start:e.end])
     assert order.heading_path[:2] == ("Battery care, scanned", "Attachment: battery care.jpg")
-    assert order.page == 1
+    assert order.page == 1 and order.ocr
+    # the headers, the body and the attachments line were not read by OCR
+    assert {mail.text[e.start:e.end] for e in mail.elements if not e.ocr} >= {
+        "Battery care, scanned", "The scanned page is attached.", "Attachment: battery care.jpg"}
 
 
 def test_a_word_document_of_scanned_pages_is_read_by_ocr(guide):
@@ -266,6 +272,7 @@ def test_a_word_document_of_scanned_pages_is_read_by_ocr(guide):
     first_pages = "\n".join(original.text[e.start:e.end] for e in original.elements if e.page <= 2)
     assert words(doc.text) == ["Scan", "1", *words(first_pages)]
     assert doc.ocr_pages == 2
+    assert [doc.text[e.start:e.end] for e in doc.elements if not e.ocr] == ["Scan 1"]
 
 
 def test_a_deck_s_picture_slides_are_read_by_ocr_and_its_other_pictures_are_not(guide):
@@ -288,6 +295,7 @@ def test_a_deck_s_picture_slides_are_read_by_ocr_and_its_other_pictures_are_not(
             " ".join(original.text[e.start:e.end] for e in original.elements if e.page == page))
     assert [doc.text[e.start:e.end] for e in doc.elements if e.page == 3] == ["Battery care"]
     assert "NW-BATT-5200" not in doc.text and doc.ocr_pages == 2  # the small picture is not read
+    assert {e.page for e in doc.elements if e.ocr} == {1, 2} and {e.page for e in doc.elements if not e.ocr} == {3}
 
 
 def test_pictures_read_in_threads_come_back_in_order_as_read_one_after_another(guide):
@@ -323,3 +331,4 @@ def test_a_screenshot_in_an_e_mail_s_body_is_read_and_a_logo_is_not(guide):
         assert mail.text.startswith("Battery warning\n\nFrom: dana@northwind.example\n\nThe app shows this:\n\nDana\n\n"), name
         assert words(mail.text)[-len(pictured):] == pictured and "Attachments" not in mail.text, name
         assert mail.ocr_pages == 1, name
+        assert words(" ".join(mail.text[e.start:e.end] for e in mail.elements if e.ocr)) == pictured, name

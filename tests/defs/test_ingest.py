@@ -52,6 +52,9 @@ def test_rows_slice_the_parsed_text_exactly_and_respect_the_limit(ingested_sampl
             assert row[key], key
     assert len({r["id"] for r in index_rows}) == len(index_rows)
     assert len(parsed) == report["documents_seen"]
+    # the rows of the scanned notice, and only those, hold text OCR read
+    assert {r["doc_id"] for r in index_rows if r["ocr"]} == {"handbook/fire_safety_notice_scan.pdf"}
+    assert all(r["ocr"] for r in index_rows if r["doc_id"] == "handbook/fire_safety_notice_scan.pdf")
 
 
 @pytest.mark.parametrize(
@@ -75,6 +78,17 @@ def test_known_questions_retrieve_the_right_document(ingested_sample, question, 
     assert expected_doc in [h.doc_id for h in hits]
     top = hits[0]
     assert top.source.startswith("file://") and top.end > top.start
+    assert not any(h.ocr or "OCR" in h.citation() for h in hits if h.doc_id == expected_doc)
+
+
+def test_an_answer_from_a_scan_is_cited_as_read_by_ocr(ingested_sample):
+    values, _ = ingested_sample
+    with env(**values):
+        hits = query_corpus(load_project(), load_project().corpus("sample"),
+                            "Where do we gather after leaving the building in a fire alarm?", k=3)
+    top = hits[0]
+    assert top.doc_id == "handbook/fire_safety_notice_scan.pdf" and top.ocr
+    assert "| p. 1 | " in top.citation() and "| read by OCR  (file://" in top.citation()
 
 
 def test_second_ingest_embeds_nothing_and_edits_reembed_only_that_file(tmp_path):

@@ -158,6 +158,7 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
         profile_hash=profile_hash,
         window_start=span.window[0] if span.window else None,
         window_end=span.window[1] if span.window else None,
+        ocr=any(el.ocr for el in covering),
         header=apart,
         sentence=sentence,
     )

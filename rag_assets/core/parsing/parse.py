@@ -23,6 +23,7 @@ import posixpath
 import re
 import unicodedata
 from datetime import datetime, time
+from dataclasses import replace
 from functools import lru_cache, partial
 from importlib.metadata import version
 
@@ -34,6 +35,7 @@ from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, Par
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
+# 37: the elements OCR read marked (``Element.ocr``), so are the chunks and index rows holding them;
 # 36: scanned PDF pages and image files read by OCR (a scan had no text, an image was binary);
 # 35: an HTML or Word document's capitalised or verbless paragraphs NarrativeText (spaCy, most of
 # their parse, no longer run on them: they were UncategorizedText); 34: a headed PDF's body text
@@ -65,7 +67,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "36"
+PARSER_REVISION = "37"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -360,12 +362,13 @@ def _title_from_path(doc_id: str) -> str:
 
 def _join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
     """Join (category, text, page) items with blank lines. A Title item starts the heading path
-    of the items after it, at its level: a fourth field, 1 when absent (a top-level heading)."""
+    of the items after it, at its level: a fourth field, 1 when absent (a top-level heading); a
+    fifth, True, marks an item OCR read (``Element.ocr``)."""
     parts: list[str] = []
     elements: list[Element] = []
     pos = 0
     heading: tuple[str, ...] = ()
-    for category, item_text, page, *level in items:
+    for category, item_text, page, *more in items:
         item_text = item_text.strip()
         if not item_text:
             continue
@@ -373,8 +376,9 @@ def _join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
             parts.append("\n\n")
             pos += 2
         if category == "Title":
-            heading = heading[: (level[0] if level else 1) - 1] + (item_text[:200],)
-        elements.append(Element(pos, pos + len(item_text), category, page=page, heading_path=heading))
+            heading = heading[: (more[0] if more else 1) - 1] + (item_text[:200],)
+        elements.append(Element(pos, pos + len(item_text), category, page=page, heading_path=heading,
+                                ocr=len(more) > 1 and more[1]))
         parts.append(item_text)
         pos += len(item_text)
     return "".join(parts), tuple(elements)
@@ -805,7 +809,7 @@ def _attachment_items(name: str, data: bytes, limits: ParseLimits, level: int) -
     text, elements, _ = _parse_format(content_type, data)  # an attached message: without its attachments
     if not text.strip():
         raise _Unread("OCR found no text" if content_type == "image" else "no text")
-    return [(e.category, text[e.start : e.end], e.page, level + max(len(e.heading_path), 1)) for e in elements]
+    return [(e.category, text[e.start : e.end], e.page, level + max(len(e.heading_path), 1), e.ocr) for e in elements]
 
 
 # a compound file: Outlook's .msg, an Office 97-2003 document, an encrypted Office document
@@ -1062,6 +1066,7 @@ def _parse_pdf(data: bytes):
             report_pages(0, len(pages))
             outline = _pdf_outline(pdf.doc, {page.page_obj.pageid: n for n, page in enumerate(pages, start=1)})
             sizes: list[float] = []  # the font sizes OCR measured so far
+            scans: set[int] = set()  # the pages OCR read
 
             def laid_out():  # each page's lines, or its picture to read
                 for page_number, page in enumerate(pages, start=1):
@@ -1069,6 +1074,7 @@ def _parse_pdf(data: bytes):
                     picture = None
                     if _scanned(page, lines):
                         report_ocr_page()
+                        scans.add(page_number)
                         picture = render(page_number - 1)
                     page.close()  # its objects' cache
                     yield (page_number, lines, page_edges, picture and picture[1]), picture
@@ -1080,7 +1086,8 @@ def _parse_pdf(data: bytes):
                         lines, page_edges = _scanned_lines(paragraphs, dpi, page_number, sizes)
                     yield lines, page_edges, outline.get(page_number, [])
 
-            return _paged_text(read())
+            text, elements, title = _paged_text(read())
+            return text, tuple(replace(e, ocr=True) if e.page in scans else e for e in elements), title
     except (PdfminerException, PDFEncryptionError, PDFPasswordIncorrect) as exc:
         cause = exc.args[0] if isinstance(exc, PdfminerException) and exc.args else exc
         if isinstance(cause, (PDFEncryptionError, PDFPasswordIncorrect)):
@@ -1117,7 +1124,8 @@ def _parse_image(data: bytes):
         for page_number, paragraphs in read_in_order(frames()):
             yield (*_scanned_lines(paragraphs, dpi, page_number, sizes), [])
 
-    return _paged_text(read())
+    text, elements, title = _paged_text(read())
+    return text, tuple(replace(e, ocr=True) for e in elements), title
 
 
 def _image_dpi(image) -> float:
@@ -1148,7 +1156,8 @@ def _pictures_text(pictures: list[bytes], page: int | None) -> list[tuple]:
             report_ocr_page()
             yield None, (image, _image_dpi(image))
 
-    return [("NarrativeText", " ".join(p.lines), page) for _, paragraphs in read_in_order(opened()) for p in paragraphs]
+    return [("NarrativeText", " ".join(p.lines), page, 1, True)
+            for _, paragraphs in read_in_order(opened()) for p in paragraphs]
 
 
 def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
