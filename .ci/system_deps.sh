@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite starts for real (headless Chromium for the UI test,
-# redis-server and postgresql for the distributed test) when they are missing. Needs root or passwordless sudo.
+# redis-server and postgresql for the distributed test, a Japanese font for the OCR test's page)
+# when they are missing. Needs root or passwordless sudo.
 set -euo pipefail
-packages=(chromium redis-server postgresql)
+packages=(chromium redis-server postgresql fonts-ipafont-gothic)
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

@@ -237,6 +237,27 @@ def test_a_scan_is_read_in_the_languages_its_source_names(tmp_path):
     assert parse_document(scan).text == english.text
 
 
+JAPANESE = ["火災時の避難手順", "集合場所は南側の駐車場です。", "防火管理者が全員の安全を確認します。",
+            "エラーコード E-217 が表示されたら Reset ボタンを押してください。"]
+JAPANESE_FONT = Path("/usr/share/fonts/opentype/ipafont-gothic/ipag.ttf")  # Debian's fonts-ipafont-gothic
+
+
+def test_japanese_is_read_without_spaces_between_its_words():
+    from PIL import ImageDraw, ImageFont
+
+    assert JAPANESE_FONT.is_file(), "the page is drawn in IPA Gothic: install fonts-ipafont-gothic (make system-deps)"
+    page = Image.new("L", (1800, 500), 255)
+    draw = ImageDraw.Draw(page)
+    for number, line in enumerate(JAPANESE):  # a heading, larger, over three lines of text
+        draw.text((60, 50 + number * 100), line, fill=0, font=ImageFont.truetype(str(JAPANESE_FONT), 56 if number == 0 else 42))
+    out = io.BytesIO()
+    page.save(out, "PNG", dpi=(300, 300))
+    # Tesseract's words are a few characters each; joined with spaces they read "火災 時 の 避難 手順"
+    doc = parse_document(raw("scans/notice.png", out.getvalue()), ocr_languages=("jpn", "eng"))
+    assert doc.text == "\n\n".join(JAPANESE) and doc.title == JAPANESE[0]
+    assert "避難" not in parse_document(raw("scans/notice.png", out.getvalue())).text  # not in English
+
+
 def test_an_e_mail_s_attached_scan_is_read_by_ocr(guide):
     from email.message import EmailMessage
 

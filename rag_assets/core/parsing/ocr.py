@@ -144,7 +144,8 @@ def _read(gray, dpi: float, codes: tuple[str, ...]) -> tuple[list[Paragraph], fl
         confidences.append(confidence)
         if text and confidence >= MIN_WORD_CONFIDENCE:
             line, height = lines[-1]
-            lines[-1] = (f"{line} {text}" if line else text, height)
+            # a space where Tesseract saw one: none between the words of Japanese or Chinese text
+            lines[-1] = (f"{line}{' ' * bool(word.BlanksBeforeWord())}{text}" if line else text, height)
     api.Clear()
     kept = [([(line, height) for line, height in lines if line], top, bottom) for lines, top, bottom in paragraphs]
     return ([Paragraph(tuple(line for line, _ in lines), tuple(height for _, height in lines), top, bottom)

@@ -35,7 +35,8 @@ from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, Par
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 37: the elements OCR read marked (``Element.ocr``), so are the chunks and index rows holding them;
+# 37: the elements OCR read marked (``Element.ocr``), so are the chunks and index rows holding them,
+# OCR'd words joined as Tesseract spaces them (Japanese and Chinese ones were split by spaces);
 # 36: scanned PDF pages and image files read by OCR (a scan had no text, an image was binary);
 # 35: an HTML or Word document's capitalised or verbless paragraphs NarrativeText (spaCy, most of
 # their parse, no longer run on them: they were UncategorizedText); 34: a headed PDF's body text
