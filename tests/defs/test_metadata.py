@@ -58,6 +58,10 @@ def test_metadata_matches_the_index(ingested_sample):
         # Which documents OCR read, and how many of their pages: the sample's one scan.
         ocr = {doc_id: latest(instance, "parsed_documents", partition_key_for(doc_id)).get("ocr_pages") for doc_id in per_doc}
         assert {doc_id: pages for doc_id, pages in ocr.items() if pages} == {"handbook/fire_safety_notice_scan.pdf": 1}
+        # and which of its rows hold text OCR read: all of them
+        ocr = {doc_id: latest(instance, "lancedb_index", partition_key_for(doc_id)).get("ocr_rows") for doc_id in per_doc}
+        assert {doc_id: n for doc_id, n in ocr.items() if n} == {
+            "handbook/fire_safety_notice_scan.pdf": per_doc["handbook/fire_safety_notice_scan.pdf"]}
         # One batch ingested everything, so the run totals are the sums over the documents.
         assert latest(instance, "embeddings", pk)["run_embed_tokens"] == embedded_tokens
         png = re.search(r"base64,([A-Za-z0-9+/=]+)\)", latest(instance, "chunks", pk)["run_token_histogram"]).group(1)
