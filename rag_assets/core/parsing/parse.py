@@ -22,16 +22,16 @@ import mimetypes
 import posixpath
 import re
 import unicodedata
-from datetime import datetime, time
 from dataclasses import replace
+from datetime import datetime, time
 from functools import lru_cache, partial
 from importlib.metadata import version
 
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
 from rag_assets.core.parsing.decode import decode_text
-from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, ParserFailed, ocr_pages_reported,
                                             report_ocr_page, report_pages, run_bounded)
+from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
@@ -191,8 +191,8 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits(),
             if content_type in _ARCHIVES:
                 limits.check_archive(raw.data)
             _load_parser(content_type)
-            text, elements, title, tags, ocr_pages = run_bounded(_bounded_parse, (content_type, raw.data, limits, tuple(ocr_languages)),
-                                                                  limits)
+            args = (content_type, raw.data, limits, tuple(ocr_languages))
+            text, elements, title, tags, ocr_pages = run_bounded(_bounded_parse, args, limits)
         else:
             text, elements, title = _parse_text(content_type, raw.data)
             limits.check_output(text, len(elements))
