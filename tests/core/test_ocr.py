@@ -134,6 +134,25 @@ def test_a_page_scanned_upside_down_or_sideways_reads_as_the_upright_page(guide,
     assert words(parse_document(raw(f"turned_{angle}.png", turned.getvalue())).text) == expected
 
 
+def test_an_unsure_reading_is_turned_as_orientation_detection_says_or_every_way_where_it_cannot_tell(guide, monkeypatch):
+    page = page_images(guide)[2]
+    upright = ocr.read_image(page, 200)
+    assert ocr._upright_turn(Image.new("L", (800, 600), 255), 200) is None  # a blank page: it cannot tell
+    reads, real = [], ocr._read
+    monkeypatch.setattr(ocr, "_read", lambda gray, dpi, codes: reads.append(gray.size) or real(gray, dpi, codes))
+    monkeypatch.setattr(ocr, "UPRIGHT_CONFIDENCE", 100.0)  # every reading unsure, as a noisy scan's
+    assert ocr.read_image(page, 200) == upright and len(reads) == 1  # found upright: read once, not four times
+    for angle in (90, 180):
+        reads.clear()
+        assert [p.lines for p in ocr.read_image(page.rotate(angle, expand=True), 200)] == [p.lines for p in upright]
+        assert len(reads) == 2, angle  # as scanned, then turned upright
+    # where it cannot tell (too little text, no osd.traineddata), every turn is tried
+    monkeypatch.setattr(ocr, "_upright_turn", lambda gray, dpi: None)
+    reads.clear()
+    assert [p.lines for p in ocr.read_image(page.rotate(180, expand=True), 200)] == [p.lines for p in upright]
+    assert len(reads) == 4
+
+
 def _png(image: Image.Image) -> bytes:
     out = io.BytesIO()
     image.save(out, "PNG")

@@ -93,17 +93,20 @@ def render_scale(width: float, height: float) -> float:
 def read_image(image, dpi: float = OCR_DPI, codes: tuple[str, ...] = DEFAULT_LANGUAGES) -> list[Paragraph]:
     """The paragraphs Tesseract reads in a PIL ``image`` scanned or rendered at ``dpi``, in the
     languages ``codes``, in its reading order; [] when it finds no text. An image over
-    ``MAX_OCR_PIXELS`` is read scaled down to them. A page whose words Tesseract is on average less than ``UPRIGHT_CONFIDENCE`` sure
-    of is read again turned by 180, 90 and 270 degrees (a page scanned upside down or sideways),
-    and the reading it is surest of is kept (paragraph edges then as on the turned page).
-    Deterministic for the same image."""
+    ``MAX_OCR_PIXELS`` is read scaled down to them. A page whose words Tesseract is on average
+    less than ``UPRIGHT_CONFIDENCE`` sure of may be scanned upside down or sideways: it is read
+    again turned as Tesseract's orientation detection says (``_upright_turn``; none where it finds
+    the page upright, a dense or noisy page read once), or by 180, 90 and 270 degrees where that
+    cannot tell, and the reading it is surest of is kept (paragraph edges then as on the turned
+    page). Deterministic for the same image."""
     gray = image.convert("L")
     factor = min(1.0, math.sqrt(MAX_OCR_PIXELS / max(gray.width * gray.height, 1)))
     if factor < 1.0:
         gray = gray.resize((max(1, int(gray.width * factor)), max(1, int(gray.height * factor))))
     paragraphs, confidence = _read(gray, dpi * factor, codes)
     if paragraphs and confidence < UPRIGHT_CONFIDENCE:
-        for angle in (180, 90, 270):
+        turn = _upright_turn(gray, dpi * factor)
+        for angle in (180, 90, 270) if turn is None else (turn,) if turn else ():
             turned = _read(gray.rotate(angle, expand=True), dpi * factor, codes)
             if turned[1] > confidence:
                 paragraphs, confidence = turned
@@ -150,6 +153,24 @@ def _read(gray, dpi: float, codes: tuple[str, ...]) -> tuple[list[Paragraph], fl
     kept = [([(line, height) for line, height in lines if line], top, bottom) for lines, top, bottom in paragraphs]
     return ([Paragraph(tuple(line for line, _ in lines), tuple(height for _, height in lines), top, bottom)
              for lines, top, bottom in kept if lines], sum(confidences) / len(confidences) if confidences else 0.0)
+
+
+def _upright_turn(gray, dpi: float) -> int | None:
+    """The turn (90, 180 or 270 degrees counter-clockwise, as PIL rotates; 0 for none) that sets a
+    grayscale page upright, as Tesseract's orientation detection finds it with ``osd.traineddata``
+    (which the ``tessdata`` package installs beside the language models: it costs about a third of
+    a reading); None where it cannot tell (too little text) or the model is missing."""
+    if getattr(_local, "osd", None) is None:
+        from tesserocr import PSM, PyTessBaseAPI
+
+        if not (tessdata_dir() / "osd.traineddata").is_file():
+            return None
+        _local.osd = PyTessBaseAPI(path=str(tessdata_dir()), lang="osd", psm=PSM.OSD_ONLY)
+    _local.osd.SetImage(gray)
+    _local.osd.SetSourceResolution(int(dpi))
+    found = _local.osd.DetectOrientationScript()
+    _local.osd.Clear()
+    return None if found is None else found["orient_deg"] % 360
 
 
 def _line_height(row: dict[str, float], box: tuple[int, int, int, int]) -> float:

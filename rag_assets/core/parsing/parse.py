@@ -36,7 +36,8 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
                                               rst_elements, tag_names)
 
 # 37: the elements OCR read marked (``Element.ocr``), so are the chunks and index rows holding them,
-# OCR'd words joined as Tesseract spaces them (Japanese and Chinese ones were split by spaces);
+# OCR'd words joined as Tesseract spaces them (Japanese and Chinese ones were split by spaces), an
+# unsure page turned as orientation detection says (it was read every way, the surest reading kept);
 # 36: scanned PDF pages and image files read by OCR (a scan had no text, an image was binary);
 # 35: an HTML or Word document's capitalised or verbless paragraphs NarrativeText (spaCy, most of
 # their parse, no longer run on them: they were UncategorizedText); 34: a headed PDF's body text
