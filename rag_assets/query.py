@@ -109,7 +109,8 @@ def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: 
 
 
 def lineage(project: Project, row_id: str) -> dict | None:
-    """Where an index row came from: source, versions, profile, model, run and table version. A row id
+    """Where an index row came from: source, versions, content type, whether OCR read its text
+    (None: a table written before that was recorded), profile, model, run and table version. A row id
     does not name the model (a switch of model, or of profile to one of the same settings, writes
     the same ids to the new table), so the table queries use is searched first, then the configured
     one, then the others."""
@@ -129,7 +130,8 @@ def lineage(project: Project, row_id: str) -> dict | None:
             return {
                 "row_id": row_id, "corpus": corpus.name, "table": index.name, "doc_id": row["doc_id"],
                 "source_uri": row["source_uri"], "source_version": row["source_version"],
-                "content_hash": row["content_hash"], "chunk_profile": row["chunk_profile"],
+                "content_hash": row["content_hash"], "content_type": row["content_type"], "ocr": row.get("ocr"),
+                "chunk_profile": row["chunk_profile"],
                 "profile_hash": row["profile_hash"], "strategy": row["strategy"],
                 "embedding_model": row["embedding_model"], "run_id": row["run_id"],
                 "ingested_at": row["ingested_at"].isoformat() if row["ingested_at"] else None,

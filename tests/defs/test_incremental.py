@@ -181,6 +181,11 @@ def test_lineage_and_time_travel_from_the_command_line(tmp_path):
     for key in ("source_uri", "source_version", "content_hash", "chunk_profile", "embedding_model", "run_id",
                 "table_version"):
         assert new_trace[key] is not None, key
+    assert (new_trace["content_type"], new_trace["ocr"]) == ("text", False)
+    scan = json.loads(run("query", "fire alarm assembly point", "--k", "1", "--json").stdout)[0]
+    assert scan["doc_id"] == "handbook/fire_safety_notice_scan.pdf"
+    assert {k: v for k, v in json.loads(run("lineage", scan["id"], "--json").stdout).items()
+            if k in ("content_type", "ocr")} == {"content_type": "pdf", "ocr": True}  # an audit finds OCR'd rows
     old = json.loads(run("query", "guest Wi-Fi password", "--k", "1", "--json", "--as-of", str(version_before)).stdout)
     assert "NW-Guest" in old[0]["text"]
 
