@@ -114,6 +114,8 @@ def _redo(corpus: Corpus, store, corpus_sweep: Sweep, orphans: list[str]) -> lis
             reason, stages = "embedding model changed", list(STAGES[2:])
         elif indexed.get("index_version") not in (None, code_versions(corpus)["lancedb_index"]):
             reason, stages = "parser, tokenizer, model settings, index URI, tenant or tags changed", list(STAGES)
+        elif doc_id in plan.work and indexed.get("key") and not indexed.get("error"):
+            reason, stages = "its rows in the index are missing or of an older version (lost or restored)", list(STAGES)
         elif doc_id in plan.work:
             reason, stages = "not indexed yet", list(STAGES)
         else:

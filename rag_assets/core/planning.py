@@ -141,7 +141,7 @@ def plan_sweep(
     max_bytes: int | None = None,
     seen: SeenRecords | None = None,
     keep_bytes: bool = True,
-    complete: set[str] | None = None,
+    complete: dict[str, str] | None = None,
     limits: ParseLimits | None = None,
     index_version: str | None = None,
 ) -> Plan:
@@ -158,10 +158,11 @@ def plan_sweep(
     its name now means (a format supported since). A document whose raw snapshot is missing from
     the store is read again.
 
-    ``complete`` (from ``LanceIndex.complete_documents``) holds the documents whose rows in the
-    live table are all there: a document the store records as indexed but that is not in it
-    (rows deleted or lost, the table or its folder gone) needs work too, which re-writes its rows
-    from the stored chunks and vectors. None skips that comparison.
+    ``complete`` (from ``LanceIndex.complete_documents``: doc id -> content hash) holds the
+    documents whose rows in the live table are all there: a document the store records as indexed
+    but that is not in it (rows deleted or lost, the table or its folder gone), or whose rows there
+    hold another content (a table restored to an older version), needs work too, which re-writes
+    its rows from the stored chunks and vectors. None skips that comparison.
 
     A document the source refuses, one over ``max_bytes`` (known from the listing, so it is never
     read) and one whose read raises DocumentError get an unreadable raw snapshot that carries the
@@ -216,7 +217,7 @@ def plan_sweep(
                                            indexed.get("model")) == (raw["key"], profile_hash, model_name) and (
             index_version is None or indexed.get("index_version") == index_version)
         if not current or indexed.get("retry") or (  # never indexed, or with other content/profile/model
-                complete is not None and not indexed.get("error") and ref.doc_id not in complete) or (
+                complete is not None and not indexed.get("error") and complete.get(ref.doc_id) != indexed.get("content_hash")) or (
                 indexed.get("error") and _parse_failed_otherwise(store, ref.doc_id, limits)):
             plan.work.append(ref.doc_id)
     live = set(plan.listed)

@@ -20,7 +20,8 @@ DESCRIPTIONS = {
     "embedding_dimension_matches": "Every vector has the model's configured dimensions.",
     "index_rows_match_live_chunks": "Rows per document equal the chunks recorded for it, for every live document "
                                     "the index holds, and every live document the stage store records as indexed "
-                                    "is in the index (a document that never indexed fails no_failed_documents).",
+                                    "is in the index, with the content it indexed last (not an older version "
+                                    "restored by `rag restore`; a document that never indexed fails no_failed_documents).",
     "no_rows_of_deleted_documents": "Every row belongs to a document that is still a live partition.",
     "no_failed_documents": "No live document's latest ingest failed (its previous rows are kept meanwhile).",
 }
@@ -69,8 +70,13 @@ def build_corpus_checks(corpus: Corpus) -> list:
         unrecorded = {d for d in live if counts.get(d) and d not in manifest}
         # Indexed by the stage store's account but not in the table (rolled back, or rows lost).
         store = CorpusResources(context.resources, corpus).store.get_store()
-        lost = {d for d in live - set(manifest) if (r := store.current("index", d)) and r.get("key") and not r.get("error")}
-        wrong = sorted(set(manifest) - complete_documents(manifest, counts) | unrecorded | lost)
+        indexed = {d: store.current("index", d) or {} for d in live}
+        lost = {d for d in live - set(manifest) if indexed[d].get("key") and not indexed[d].get("error")}
+        # Rows of another version than the one the store indexed last (a table restored to an older version).
+        complete = complete_documents(manifest, counts)
+        behind = {d for d, held in complete.items() if indexed[d].get("key") and not indexed[d].get("error")
+                  and held != indexed[d].get("content_hash")}
+        wrong = sorted(set(manifest) - set(complete) | unrecorded | lost | behind)
         return dg.AssetCheckResult(passed=not wrong, metadata={
             "rows": sum(counts.get(d, 0) for d in manifest), "live_chunks": sum(e["chunks"] for e in manifest.values()),
             "documents_with_wrong_rows": len(wrong), "live_documents_not_indexed": len(live - set(manifest)),

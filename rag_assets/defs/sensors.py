@@ -63,7 +63,7 @@ class Sweep:
 
 
 def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=None, keep_bytes: bool = True,
-          busy: set[str] = frozenset(), complete: set[str] | None = None, allow_mass_delete: bool = False,
+          busy: set[str] = frozenset(), complete: dict[str, str] | None = None, allow_mass_delete: bool = False,
           materialized: set[str] | None = None) -> Sweep:
     """Compare a source listing (``refs``; ``read`` fetches a document) with the partitions, what
     was seen before (``seen``, default the store's raw pointers) and the documents whose rows are

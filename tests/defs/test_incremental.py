@@ -214,6 +214,45 @@ def test_a_document_the_store_indexed_but_the_table_lost_fails_the_row_check(tmp
         assert verdicts["no_rows_of_deleted_documents"].passed is True
 
 
+def _table_checks(project, instance) -> dict:
+    """The lancedb_table asset's data tests, run as the UI runs them: check name -> evaluation."""
+    from rag_assets.defs.factory import build_definitions
+
+    defs = build_definitions(project)
+    key = dg.AssetKey(["sample", "lancedb_table"])
+    checks = [c for c in defs.asset_checks if any(k.asset_key == key for k in c.check_keys)]
+    result = dg.materialize([defs.get_assets_def(key), *checks], instance=instance, resources=defs.resources,
+                            selection=dg.AssetSelection.assets(key) | dg.AssetSelection.checks_for_assets(key))
+    return {e.check_name: e for e in result.get_asset_check_evaluations()}
+
+
+def test_an_edit_undone_by_a_restore_is_redone_by_the_next_ingest_and_fails_the_row_check_meanwhile(tmp_path):
+    values = make_project(tmp_path)
+    wifi = Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "office_wifi.txt"
+    with env(**values), dg.DagsterInstance.get() as instance:
+        project = load_project()
+        ingest_project(project)
+        corpus = project.corpus("sample")
+        db = lancedb.connect(corpus.index_uri)
+        index = serving(project, corpus, db).index(db, corpus.name)
+        before = index.version()
+        wifi.write_text(wifi.read_text().replace("NW-Guest", "NW-Visitors"))
+        ingest_project(project)
+        index.restore(before)  # `rag restore --as-of`: the table holds the file's old text again
+        assert "NW-Guest" in query_corpus(project, corpus, "guest Wi-Fi password", k=1)[0].text
+        verdicts = _table_checks(project, instance)
+        assert verdicts["index_rows_match_live_chunks"].passed is False
+        assert verdicts["index_rows_match_live_chunks"].metadata["examples"].value == "notes/office_wifi.txt"
+        planned = ingest_project(project, dry_run=True)["corpora"]["sample"]["documents"]
+        assert [(d["doc_id"], d["reason"]) for d in planned] == [  # the file still says NW-Visitors
+            ("notes/office_wifi.txt", "its rows in the index are missing or of an older version (lost or restored)")]
+        report = ingest_project(project)  # its rows are written again from the stored chunks and vectors
+        assert (report["documents_changed"], report["documents_parsed"], report["chunks_embedded"]) == (1, 0, 0)
+        assert all(report["checks"].values())
+        assert "NW-Visitors" in query_corpus(project, corpus, "guest Wi-Fi password", k=1)[0].text
+        assert ingest_project(project)["documents_changed"] == 0  # and then nothing is left to do
+
+
 @pytest.fixture()
 def fresh_parser_version():
     from rag_assets.core.parsing import parse
