@@ -328,8 +328,9 @@ def cmd_restore(args) -> int:
                           "version": restored.version, "rows": restored.rows, "documents": documents}))
     else:
         print(f"restored {index.name} to version {args.as_of} (now version {restored.version}): {restored.rows} "
-              f"rows of {documents} documents. Fix the source before the next `rag ingest`, or it deletes "
-              "them again (a mass delete is refused unless --allow-mass-delete).")
+              f"rows of {documents} documents. The next `rag ingest` follows the source: "
+              "documents edited since get their current text back, and documents the source no longer has are "
+              "deleted again (fix the source first; a mass delete is refused unless --allow-mass-delete).")
     return 0
 
 
