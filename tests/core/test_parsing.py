@@ -76,6 +76,38 @@ def test_hash_inside_a_code_fence_is_not_a_heading():
     assert after.heading_path == ("Top",)
 
 
+def test_setext_headings_are_headings_and_title_the_document():
+    # pandoc's Markdown writer underlines level 1 and 2 headings ("setext"), as many READMEs do
+    text = ("Main Title\n==========\n\nIntro.\n\nInstall\nGuide\n---\n\nRun it.\n\n### Deep\n\nDeep text.\n\n"
+            "Usage\n-----\n\nUse it.\n\n---\n\nAfter a rule.\n\n- an item\n---\n")
+    doc = parse_document(raw("docs/readme.md", text.encode()))
+    titles = [(doc.text[e.start:e.end], e.heading_path) for e in doc.elements if e.category == "Title"]
+    assert titles == [("Main Title\n==========", ("Main Title",)),
+                      ("Install\nGuide\n---", ("Main Title", "Install Guide")),  # a paragraph's lines, joined
+                      ("### Deep", ("Main Title", "Install Guide", "Deep")),
+                      ("Usage\n-----", ("Main Title", "Usage"))]  # a rule after a blank line or a list item is none
+    assert doc.title == "Main Title"
+    assert next(e for e in doc.elements if "After a rule" in doc.text[e.start:e.end]).heading_path == ("Main Title", "Usage")
+
+
+def test_a_fence_closes_only_on_a_line_of_its_character_at_least_as_long():
+    text = ("# Writing Guide\n\n````markdown\n```yaml\n# this is YAML\n```\n````\n\n~~~\n```\n# still code\n~~~~\n\n"
+            "## Review process\n\nText.\n")
+    doc = parse_document(raw("docs/guide.md", text.encode()))
+    assert [e.heading_path for e in doc.elements if e.category == "Title"] == [
+        ("Writing Guide",), ("Writing Guide", "Review process")]
+    code = [doc.text[e.start:e.end] for e in doc.elements if e.category == "CodeSnippet"]
+    assert code == ["````markdown\n```yaml\n# this is YAML\n```\n````\n", "~~~\n```\n# still code\n~~~~\n"]
+    assert doc.title == "Writing Guide"
+
+
+@pytest.mark.parametrize("head", ["---\ntitle: [unclosed\n---\n", "---\nowner: billing\n\nteam: payments\n---\n"])
+def test_a_front_matter_block_is_no_setext_heading(head):
+    doc = parse_document(raw("docs/deploy-runbook.md", (head + "\nRun the pipeline.\n\n## Rollback\n\nUse it.\n").encode()))
+    assert [e.heading_path for e in doc.elements if e.category == "Title"] == [("Rollback",)]
+    assert doc.text[doc.elements[0].start:doc.elements[0].end] == head.rstrip()
+
+
 def test_pdf_pages_and_html_scripts():
     pdf = parse_document(read_disk(SAMPLE, "handbook/robot_maintenance_guide.pdf"))
     assert {e.page for e in pdf.elements} == {1, 2, 3}

@@ -35,6 +35,9 @@ from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
+# 38: Markdown setext headings read as headings (they were text; a title underlined with "=" was
+# missed), a fence closed only by a line of its character at least as long (a ```` block showing a
+# ``` one was closed by it, the rest read as headings), a front matter one block;
 # 37: the elements OCR read marked (``Element.ocr``), so are the chunks and index rows holding them,
 # OCR'd words joined as Tesseract spaces them (Japanese and Chinese ones were split by spaces), an
 # unsure page turned as orientation detection says (it was read every way, the surest reading kept);
@@ -69,7 +72,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "37"
+PARSER_REVISION = "38"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -354,7 +357,7 @@ def _sole_top_heading(text: str, elements: tuple[Element, ...]) -> str:
     so the file name is used). A file of several top-level sections (a manual, a collection of
     articles) is not titled by its first section: the title goes into every chunk's header."""
     tops = [e for e in elements if e.category == "Title" and len(e.heading_path) == 1]
-    return heading_text(text[tops[0].start : tops[0].end].lstrip("# ")) if len(tops) == 1 else ""
+    return tops[0].heading_path[0] if len(tops) == 1 else ""
 
 
 def _title_from_path(doc_id: str) -> str:

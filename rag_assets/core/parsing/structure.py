@@ -8,6 +8,7 @@ from rag_assets.core.models import Element
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")  # the line under a setext heading: "====" level 1, "----" level 2
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _INLINE = [
     (re.compile(r"<[^<>\n]*>"), ""),  # HTML tags and anchors: "Limits<a name=\"limits\"></a>"
@@ -39,6 +40,18 @@ def front_matter(text: str) -> tuple[str, tuple[str, ...]]:
     string of comma- (else space-) separated tags as Jekyll reads it; each one's whitespace is
     collapsed, commas and semicolons split it, and at most ``MAX_TAGS`` of 1-100 characters are
     kept."""
+    matter = _front_matter_block(text)
+    if matter is None:
+        return "", ()
+    fields = matter[1]
+    title = fields.get("title")
+    title = heading_text(str(title))[:200] if isinstance(title, (str, int, float)) else ""
+    return title, _tags(fields.get("tags"))
+
+
+def _front_matter_block(text: str) -> tuple[int, dict] | None:
+    """Where a Markdown text's front matter ends and its fields; None when it has none (a block
+    that is not a YAML or TOML mapping, such as a horizontal rule over a paragraph, is none)."""
     head = text[:FRONT_MATTER_CHARS]
     try:
         if match := _YAML_FRONT_MATTER.match(head):
@@ -50,14 +63,19 @@ def front_matter(text: str) -> tuple[str, tuple[str, ...]]:
 
             fields = tomllib.loads(match.group(1) or "")
         else:
-            return "", ()
-    except Exception:  # not YAML or TOML after all (a horizontal rule over a paragraph): none
-        return "", ()
-    if not isinstance(fields, dict):
-        return "", ()
-    title = fields.get("title")
-    title = heading_text(str(title))[:200] if isinstance(title, (str, int, float)) else ""
-    return title, _tags(fields.get("tags"))
+            return None
+    except Exception:  # not YAML or TOML after all
+        return None
+    return (match.end(), fields) if isinstance(fields, dict) else None
+
+
+def _front_matter_end(text: str) -> int:
+    """Where a Markdown text's front matter block ends (0 without one): a block that parses, or
+    one without a blank line that does not (a broken front matter is still no setext heading)."""
+    if matter := _front_matter_block(text):
+        return matter[0]
+    match = _YAML_FRONT_MATTER.match(text[:FRONT_MATTER_CHARS]) or _TOML_FRONT_MATTER.match(text[:FRONT_MATTER_CHARS])
+    return match.end() if match and not re.search(r"\n[ \t]*\n", match.group(0)) else 0
 
 
 def _tags(value) -> tuple[str, ...]:
@@ -83,8 +101,10 @@ def _lines(text: str):
 
 
 def markdown_elements(text: str) -> tuple[Element, ...]:
-    """Blocks of a markdown text: Title (ATX headings outside fences), Table, CodeSnippet,
-    ListItem, NarrativeText. Every element carries the heading path it sits under."""
+    """Blocks of a markdown text: Title (ATX headings, and setext ones: a paragraph over a line of
+    "=" or "-", outside fences), Table, CodeSnippet (a fence closes on a line of its own character
+    at least as long, as CommonMark reads it), ListItem, NarrativeText; a front matter block is
+    one NarrativeText. Every element carries the heading path it sits under."""
     elements: list[Element] = []
     stack: list[tuple[int, str]] = []
     block_start: int | None = None
@@ -101,27 +121,40 @@ def markdown_elements(text: str) -> tuple[Element, ...]:
             elements.append(Element(block_start, block_end, block_kind, heading_path=path()))
             block_start = None
 
+    def open_section(level: int, title: str) -> None:
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, heading_text(title) or "(untitled)"))
+
+    matter_end = _front_matter_end(text)
+    if matter_end:
+        elements.append(Element(0, len(text[:matter_end].rstrip()), "NarrativeText"))
     for start, end, line in _lines(text):
+        if start < matter_end:
+            continue
         if fence is not None:
             block_end = end
-            if line.lstrip().startswith(fence):
+            if re.fullmatch(rf" {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line):
                 fence = None
                 flush()
             continue
         fence_match = _FENCE.match(line)
         if fence_match:
             flush()
-            fence = fence_match.group(1)[0] * 3
+            fence = fence_match.group(1)
             block_start, block_end, block_kind = start, end, "CodeSnippet"
             continue
         heading = _HEADING.match(line)
         if heading:
             flush()
-            level = len(heading.group(1))
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, heading_text(heading.group(2)) or "(untitled)"))
+            open_section(len(heading.group(1)), heading.group(2))
             elements.append(Element(start, start + len(line), "Title", heading_path=path()))
+            continue
+        underline = _SETEXT.match(line)
+        if underline and block_start is not None and block_kind == "NarrativeText":
+            open_section(1 if underline.group(1)[0] == "=" else 2, text[block_start:block_end])
+            elements.append(Element(block_start, start + len(line), "Title", heading_path=path()))
+            block_start = None
             continue
         if not line.strip():
             flush()
