@@ -126,6 +126,28 @@ def test_sentence_splitter_takes_each_markdown_table_row_as_one_sentence():
     ]
 
 
+sections = st.lists(st.tuples(st.sampled_from(["#", "##", "###"]), st.sampled_from(["Refunds", "Setup", "Travel"]),
+                               st.integers(0, 40)), min_size=1, max_size=12)
+
+
+@pytest.mark.parametrize("strategy", ["markdown", "auto"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(outline=sections, min_tokens=st.sampled_from([0, 30, 120]))
+def test_a_chunk_s_heading_path_holds_every_element_it_covers(strategy, outline, min_tokens):
+    """A citation's section is one the chunk's whole text lies under, small sections merged or not
+    (or the heading of one above it: a heading stub joins its first subsection)."""
+    text = "\n\n".join(f"{marks} {title} {n}\n\n" + "Each rule applies to every order. " * words
+                       for n, (marks, title, words) in enumerate(outline))
+    doc = parse_document(RawDocument("doc.md", "file:///doc.md", content_hash(text.encode()), 1, "v", text.encode()))
+    profile = ChunkingProfile("p", strategy=strategy, max_tokens=200, overlap=0, min_tokens=min_tokens)
+    for chunk in chunk_document(doc, profile, COUNTERS[MINILM_TOKENIZER], model_limit=256).chunks:
+        for element in doc.elements:
+            if element.start < chunk.end and chunk.start < element.end:
+                under = element.heading_path[:len(chunk.heading_path)] == chunk.heading_path
+                above = element.category == "Title" and chunk.heading_path[:len(element.heading_path)] == element.heading_path
+                assert under or above, (chunk, element)
+
+
 def test_markdown_keeps_heading_paths_and_ignores_hashes_in_code():
     text = (SAMPLE / "handbook" / "employee_handbook.md").read_text() + "\n```sh\n# not a heading\necho hi\n```\n"
     spans = STRATEGIES["markdown"](80, 0, COUNTERS[MINILM_TOKENIZER]).chunk(text)

@@ -44,12 +44,14 @@ def pack_units(index: TokenIndex, units: list[tuple[int, int]], budget: int, ove
 class Item:
     """A span being assembled, with the metadata every chunk cut from it carries."""
 
-    __slots__ = ("start", "end", "meta", "max_tokens")
+    __slots__ = ("start", "end", "meta", "max_tokens", "stub")
 
-    def __init__(self, start: int, end: int, meta: dict | None = None, max_tokens: int | None = None):
+    def __init__(self, start: int, end: int, meta: dict | None = None, max_tokens: int | None = None,
+                 stub: bool = False):
         self.start, self.end = start, end
         self.meta = meta or {}
         self.max_tokens = max_tokens
+        self.stub = stub  # headings only: a section with no text of its own before its first subsection
 
 
 def merge_small(index: TokenIndex, items: list[Item], min_tokens: int, budget: int) -> list[Item]:
@@ -103,17 +105,17 @@ def _common(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _merged(index: TokenIndex, a: Item, b: Item) -> Item:
-    """One item spanning ``a`` and ``b``. Its heading path: the larger part's when one path
-    contains the other (a heading stub joining its first subsection), else the common prefix."""
+    """One item spanning ``a`` and ``b``. Its heading path: ``b``'s where ``a`` is a heading stub
+    over it (the stub's headings lead the path), else the paths' common prefix, under which all
+    of both lies (a section and its subsection: the section's; siblings: their parent's; a
+    subsection and the next section: that section's parent's)."""
     meta = dict(a.meta)
     if "heading_path" in a.meta or "heading_path" in b.meta:
         pa, pb = a.meta.get("heading_path") or (), b.meta.get("heading_path") or ()
         common = _common(pa, pb)
-        if len(common) == min(len(pa), len(pb)):
-            larger = pa if index.count(a.start, a.end) >= index.count(b.start, b.end) else pb
-            meta["heading_path"] = larger
-        else:
-            meta["heading_path"] = common
+        under = a.stub and len(common) == len(pa)
+        meta["heading_path"] = pb if under else common
+        return Item(a.start, b.end, meta, a.max_tokens, under and b.stub)  # a chain of headings is a stub
     return Item(a.start, b.end, meta, a.max_tokens)
 
 

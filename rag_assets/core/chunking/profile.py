@@ -13,8 +13,10 @@ from rag_assets.core.models import ParsedDocument
 # strategy's own revision redoes only the profiles that can use that strategy.
 CHUNKER_REVISION = "5"  # 5: a chunk records the page where it ends; 4: an FAQ question over half the limit is not repeated, a long title is shortened; 3: a Markdown table row is one sentence
 # sentence_window 1: a split sentence's pieces window the whole sentence; auto 1: a document with a
-# table is chunked by section (its table by rows), 2: an e-mail is never a transcript
-STRATEGY_REVISIONS = {"sentence_window": "1", "auto": "2"}
+# table is chunked by section (its table by rows), 2: an e-mail is never a transcript, 3 (and
+# markdown 1): small sections merged into a chunk cite the heading all of it lies under (the next
+# section's text was cited under the subsection before it)
+STRATEGY_REVISIONS = {"sentence_window": "1", "auto": "3", "markdown": "1"}
 
 # Settings added later count in the fingerprint only when set, so existing profiles keep theirs.
 OMITTED_WHEN_UNSET = ("header_weight", "sentence_weight")
