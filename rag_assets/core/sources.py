@@ -95,6 +95,11 @@ def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ..
     for doc_id, entry in _entries(str(base), _folder_filter(include, exclude)):
         if not wanted(doc_id):
             continue
+        if not _utf8(doc_id):  # bytes of another encoding (a name a Windows zip wrote in cp1252)
+            shown = doc_id.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            refs.append(DocumentRef(shown, _uri(entry.path), 0, "refused", refused=(
+                "its file name is not UTF-8; rename it (convmv -f cp1252 -t utf-8, or by hand)")))
+            continue
         try:
             if entry.is_symlink():  # the only way out of the root: folders are not followed
                 resolved = Path(entry.path).resolve(strict=True)
@@ -118,6 +123,14 @@ def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ..
             continue
         refs.append(DocumentRef(doc_id, _uri(entry.path), stat.st_size, f"mtime:{stat.st_mtime_ns}"))
     return sorted(refs, key=lambda r: r.doc_id)
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # os.scandir decodes undecodable bytes to lone surrogates
+        return False
+    return True
 
 
 def _entries(base: str, may_want_under):

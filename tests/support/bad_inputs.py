@@ -10,6 +10,7 @@ rows in the index, checked by ``check``) or in a per-document error whose messag
 from __future__ import annotations
 
 import io
+import os
 import mimetypes
 import subprocess
 import struct
@@ -388,6 +389,8 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
     (root / "links").mkdir(exist_ok=True)
     (root / "links" / "leak.md").symlink_to(outside / "secret.md")
     (root / "links" / "inside.md").symlink_to(root / "good" / "ordinary.md")
+    (root / "names").mkdir(exist_ok=True)
+    (root / "names" / os.fsdecode(b"caf\xe9 menu.md")).write_text("# Menu\n\nSoup of the day.\n")  # a cp1252 name
 
     def has(*needles: str) -> Callable[[list[dict]], bool]:
         return lambda rows: bool(rows) and all(n in _texts(rows) for n in needles)
@@ -457,6 +460,7 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         Case("file names with commas, quotes, newlines, dots", ('names/quote "it", she said.md', "names/line\nbreak.md",
                                                                 "names/dots..in...name.md", "names/" + "x" * 200 + ".md"),
              "ok", check=lambda rows: len({r["doc_id"] for r in rows}) == 4),
+        Case("file name that is not UTF-8", ("names/caf\\xe9 menu.md",), "error", "file name is not UTF-8"),
         Case("symlink outside the source root", ("links/leak.md",), "error", "outside the source root"),
         Case("symlink inside the source root", ("links/inside.md",), "ok", check=has("cafeteria opens at eight")),
         Case("scanned PDF (pages that are images)", ("scans/dock_manual.pdf",), "ok", check=has("90 minutes")),
