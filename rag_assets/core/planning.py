@@ -179,9 +179,10 @@ def plan_sweep(
         plan.listed.append(ref.doc_id)
         raw = seen.get(ref.doc_id)
         if raw is None or raw["source_version"] != ref.source_version or raw["size"] != ref.size or (
-                raw["key"] is not None and not store.has("raw", raw["key"])):
-            error = ref.refused or (too_large(ref.size, max_bytes) if max_bytes is not None and ref.size > max_bytes
-                                    else None)
+                raw["key"] is not None and not store.has("raw", raw["key"])) or (
+                raw.get("too_large") and (max_bytes is None or ref.size <= max_bytes)):  # the limit was raised
+            oversize = not ref.refused and max_bytes is not None and ref.size > max_bytes
+            error = ref.refused or (too_large(ref.size, max_bytes) if oversize else None)
             document = None
             if error is None:
                 try:
@@ -191,7 +192,7 @@ def plan_sweep(
                 plan.hashed += 1
             if document is None:
                 record = {"key": None, "error": str(DocumentError(ref.doc_id, error)), "uri": ref.uri,
-                          "size": ref.size, "source_version": ref.source_version}
+                          "size": ref.size, "source_version": ref.source_version, **({"too_large": True} if oversize else {})}
                 if raw is None or raw.get("key") is not None or raw.get("error") != record["error"]:
                     plan.unreadable.append({"doc_id": ref.doc_id, **record})
                 raw = record

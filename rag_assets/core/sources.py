@@ -224,8 +224,12 @@ def s3_folder(prefix: str) -> str:
 
 def too_large(size: int, max_bytes: int) -> str:
     """The error of a document over the size limit."""
-    return (f"{size / 2**20:.1f} MB exceeds the source's limit of {max_bytes / 2**20:g} MB; raise "
+    return (f"{_megabytes(size)} exceeds the source's limit of {max_bytes / 2**20:.4g} MB; raise "
             "max_document_mb in sources.yml or split the file")
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 2**20:.1f} MB" if size >= 2**20 else f"{size / 2**20:.3g} MB"
 
 
 def _racy(stat: os.stat_result) -> bool:

@@ -11,7 +11,7 @@ from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError
 from rag_assets.core.pipeline import parse_stage, snapshot_raw
 from rag_assets.core.planning import plan_sweep
-from rag_assets.core.sources import DocumentRef, _folder_filter, matches
+from rag_assets.core.sources import DocumentRef, _folder_filter, matches, too_large
 from rag_assets.core.store import StageStore
 
 
@@ -30,13 +30,19 @@ def test_oversize_and_refused_documents_fail_alone_without_being_read(tmp_path):
     plan = plan_sweep(refs, never_read, store, [], "profile", "model", max_bytes=1_000_000)
     assert plan.work == ["big.txt", "leak.md"] and plan.hashed == 0 and not plan.snapshots
     big = parse_stage(store, "big.txt")
-    assert big.status == "failed" and big.error.startswith("big.txt: 4.8 MB exceeds") and "max_document_mb" in big.error
+    assert big.status == "failed" and big.error.startswith("big.txt: 4.8 MB exceeds the source's limit of 0.9537 MB")
+    assert "max_document_mb" in big.error
+    assert too_large(2_500, int(0.002 * 2**20)).startswith("0.00238 MB exceeds the source's limit of 0.002 MB")
     assert parse_stage(store, "leak.md").error == "leak.md: symlink resolves outside the source root"
     # Once the failure is recorded against this listing, an unchanged listing does no work...
     store.set_current("index", "big.txt", key=None, error=big.error, content_hash=None, profile_hash="profile",
                       model="model")
     assert "big.txt" not in plan_sweep(refs, never_read, store, ["big.txt", "leak.md"], "profile", "model",
                                        max_bytes=1_000_000).work
+    # ...a raised limit reads it again, the same listing (its size was all that was wrong)...
+    whole = raw("big.txt", b"x" * 5_000_000)
+    raised = plan_sweep(refs[:1], lambda d: whole, store, ["big.txt", "leak.md"], "profile", "model", max_bytes=8_000_000)
+    assert raised.work == ["big.txt"] and raised.snapshots == [whole]
     # ...and a document that shrank under the limit is read again.
     small = raw("big.txt", b"# Big\n\nNow small.\n")
     again = plan_sweep([DocumentRef("big.txt", "file:///big.txt", small.size, "mtime:2")], lambda d: small, store,
