@@ -81,6 +81,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     def construct_mapping(self, node, deep=False):
         seen = set()
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *anchor": its keys may be overridden here
+                continue
             key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
@@ -96,6 +98,10 @@ def _read_yaml(path: Path, variables: dict) -> dict:
     except yaml.YAMLError as exc:
         raise ConfigError(path, "(yaml)", f"not valid YAML: {exc}",
                           "fix the YAML at the line shown (a key may appear once per mapping)") from exc
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[:exc.start].count(b"\n") + 1
+        raise ConfigError(path, "(encoding)", f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} on line {line})",
+                          "save the file as UTF-8") from exc
     if not isinstance(data, dict):
         raise ConfigError(path, "(top level)", "expected a mapping", "start the file with its top-level keys")
     return _render(data, path, "", variables)
@@ -167,6 +173,13 @@ def _resolve_path(project_dir: Path, value: str) -> str:
     return str((project_dir / value).resolve())
 
 
+def _setting(name: str, settings: CorpusSettings, defaults: CorpusSettings, field: str):
+    """(value, key) of a corpus setting: the corpus' own, else the defaults' (the most specific wins)."""
+    own = getattr(settings, field)
+    alias = CorpusSettings.model_fields[field].alias
+    return (own, f"corpora.{name}.{alias}") if own is not None else (getattr(defaults, field), f"defaults.{alias}")
+
+
 def _promote_if(project_path: Path, name: str, settings: CorpusSettings, defaults: CorpusSettings) -> str | None:
     """The corpus' ``+promote_if`` rule (its own, else the defaults'), checked: it must parse and
     the corpus must declare the golden questions it is scored on."""
@@ -178,7 +191,7 @@ def _promote_if(project_path: Path, name: str, settings: CorpusSettings, default
         parse_rule(rule)
     except ValueError as exc:
         raise ConfigError(project_path, key, str(exc), f"write the rule as {GRAMMAR}") from exc
-    if not settings.eval_questions:
+    if not _setting(name, settings, defaults, "eval_questions")[0]:
         raise ConfigError(project_path, key, f"corpus {name!r} declares no +eval_questions to score the rule on",
                           f"add '+eval_questions: evals/<file>.yml' to corpora.{name}, or remove +promote_if")
     return rule
@@ -191,7 +204,7 @@ def _own_vars(project_path: Path) -> dict:
         return {}
     try:
         data = yaml.load(project_path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, UnicodeDecodeError):
         return {}  # _read_yaml reports it
     own = data.get("vars") if isinstance(data, dict) else None
     return own if isinstance(own, dict) else {}
@@ -241,13 +254,15 @@ def load_project(project_dir: str | Path | None = None) -> Project:
                 )
             merged[field] = known[value]
         source = merged["source"]
-        if settings.eval_questions and not (root / settings.eval_questions).exists():
-            raise ConfigError(project_path, f"corpora.{name}.+eval_questions", f"{settings.eval_questions!r} does not exist",
+        eval_questions, questions_key = _setting(name, settings, project.defaults, "eval_questions")
+        if eval_questions and not (root / eval_questions).is_file():
+            raise ConfigError(project_path, questions_key, f"{eval_questions!r} is not a file",
                               "give a path relative to dbt_like_configs/, e.g. evals/sample_questions.yml")
         known_profiles = loaded["chunking_profiles"][1]
-        for profile_name in settings.eval_profiles or ():
+        eval_profiles, profiles_key = _setting(name, settings, project.defaults, "eval_profiles")
+        for profile_name in eval_profiles or ():
             if profile_name not in known_profiles:
-                raise ConfigError(project_path, f"corpora.{name}.+eval_profiles", f"{profile_name!r} is not declared",
+                raise ConfigError(project_path, profiles_key, f"{profile_name!r} is not declared",
                                   f"use one of: {sorted(known_profiles)}")
         promote_if = _promote_if(project_path, name, settings, project.defaults)
         corpora.append(
@@ -269,9 +284,9 @@ def load_project(project_dir: str | Path | None = None) -> Project:
                           else str(Path(data_dir) / "stages" / name)),
                 batch_size=settings.batch_size or project.defaults.batch_size or DEFAULT_BATCH_SIZE,
                 data_tests=settings.data_tests if settings.data_tests is not None else (project.defaults.data_tests or ()),
-                eval_questions=_resolve_path(root, settings.eval_questions) if settings.eval_questions else None,
-                eval_profiles=settings.eval_profiles or (merged["chunking_profile"].name,),
-                min_recall_at_5=settings.min_recall_at_5,
+                eval_questions=_resolve_path(root, eval_questions) if eval_questions else None,
+                eval_profiles=eval_profiles or (merged["chunking_profile"].name,),
+                min_recall_at_5=_setting(name, settings, project.defaults, "min_recall_at_5")[0],
                 promote_if=promote_if,
                 max_delete_fraction=next((f for f in (settings.max_delete_fraction,
                                                       project.defaults.max_delete_fraction) if f is not None), 0.5),

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from rag_assets.core.chunking import STRATEGY_NAMES
 from rag_assets.core.chunking.profile import check_overlap
+from rag_assets.core.embedding import LOCAL_MODELS
 from rag_assets.core.errors import UsageError
 from rag_assets.core.hashing import settings_hash
 from rag_assets.core.parsing import CONTENT_TYPE_NAMES
@@ -343,6 +344,29 @@ class EmbeddingModelConfig(_Strict):
                              "computes on its server: remove compute")
         return self
 
+    @model_validator(mode="after")
+    def _local_model_runs(self) -> "EmbeddingModelConfig":
+        """The local provider runs the models it ships, as they are: another id, size, input
+        limit or tokenizer would embed with MiniLM under another name, or fail every document."""
+        if self.provider != "local":
+            return self
+        if self.model not in LOCAL_MODELS:
+            raise ValueError(f"model: the local provider runs {', '.join(LOCAL_MODELS)} (offline, from a registry "
+                             f"package), not {self.model!r}; for another model use provider: openai with the "
+                             "base_url of a server that runs it (any OpenAI-compatible /embeddings endpoint)")
+        dimensions, limit, tokenizer = LOCAL_MODELS[self.model]
+        wrong = [f"{key}: {got} (it is {want})" for key, got, want in (
+            ("dimensions", self.dimensions, dimensions), ("tokenizer", self.tokenizer, tokenizer))
+            if got != want]
+        if self.max_input_tokens > limit:
+            wrong.append(f"max_input_tokens: {self.max_input_tokens} (it reads at most {limit})")
+        openai_only = sorted(self.model_fields_set & {"base_url", "api_key_env", "max_batch_tokens", "max_concurrency",
+                                                      "timeout_s", "max_retries"})
+        wrong += [f"{key} (a setting of an openai provider: remove it)" for key in openai_only]
+        if wrong:
+            raise ValueError(f"{self.model} on the local provider: " + "; ".join(wrong))
+        return self
+
     @field_validator("tokenizer")
     @classmethod
     def _known_tokenizer(cls, value: str) -> str:
@@ -445,7 +469,8 @@ class ObjectStoreConfig(_Strict):
 class IndexConfig(ObjectStoreConfig):
     name: str = Field(pattern=NAME)
     uri: str = Field(description="LanceDB URI: a folder (relative to dbt_like_configs/) or s3://bucket/path.")
-    metric: Literal["cosine", "l2", "dot"] = "cosine"
+    metric: Literal["cosine"] = Field("cosine", description="Vector distance: cosine (the embedders' vectors are "
+                                      "unit length, so l2 and dot would rank alike; scores and margins are cosine).")
     ann_min_rows: int = Field(10_000, ge=256, description="Build an ANN vector index from this many rows on.")
     search_candidates: int = Field(50, ge=1, le=1000, description="Candidates reranked before the final k.")
     whole_document_tokens: int = Field(0, ge=0, description="A result from a document whose text is at most this "

@@ -11,7 +11,7 @@ from typing import Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from rag_assets.core.models import ChunkedDocument
-from rag_assets.core.tokens import TokenCounter, WordPieceCounter
+from rag_assets.core.tokens import MINILM_TOKENIZER, TokenCounter, WordPieceCounter
 
 
 INCOMPLETE_ATTEMPTS = 3
@@ -123,6 +123,11 @@ def length_batches(lengths: Sequence[int], max_rows: int, max_tokens: int | None
     if batch:
         batches.append(batch)
     return batches
+
+
+#: The models the local provider runs (model id -> dimensions, wordpiece input limit, tokenizer):
+#: only the one a registry package ships, so nothing is downloaded.
+LOCAL_MODELS = {"all-MiniLM-L6-v2": (384, 256, MINILM_TOKENIZER)}
 
 
 class LocalMiniLMEmbedder:

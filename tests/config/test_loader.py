@@ -35,6 +35,41 @@ def test_shipped_project_resolves_every_reference(project):
     assert corpus.tags == ("rag", "demo")  # defaults' tags add up with the corpus' own
 
 
+def test_eval_settings_in_defaults_apply_where_a_corpus_sets_none(project):
+    def move(data):
+        sample = data["corpora"]["sample"]
+        for key in ("+eval_questions", "+eval_profiles", "+min_recall_at_5"):
+            data["defaults"][key] = sample.pop(key)
+        sample["+min_recall_at_5"] = 70  # the corpus' own wins
+
+    edit(project / "rag_project.yml", move)
+    corpus = load_project(project).corpus("sample")
+    assert (Path(corpus.eval_questions).name, corpus.eval_profiles, corpus.min_recall_at_5) == (
+        "sample_questions.yml", ("default", "recommended", "recursive"), 70)
+    edit(project / "rag_project.yml", lambda d: d["defaults"].update({"+eval_profiles": ["nope"]}))
+    with pytest.raises(ConfigError) as info:
+        load_project(project)
+    assert info.value.key == "defaults.+eval_profiles"
+
+
+def test_a_config_file_not_in_utf_8_is_named_with_its_line(project):
+    path = project / "sources.yml"
+    path.write_bytes(path.read_bytes().replace(b"# ", "# Grüße ".encode("cp1252"), 1))  # saved by a cp1252 editor
+    with pytest.raises(ConfigError) as info:
+        load_project(project)
+    assert (info.value.file, info.value.key) == (str(path), "(encoding)")
+    assert "byte 0xfc on line 5" in str(info.value) and "save the file as UTF-8" in str(info.value)
+
+
+def test_yaml_merge_keys_reuse_a_declared_mapping(project):
+    path = project / "profiles" / "chunking.yml"
+    text = path.read_text().replace("  - name: default", "  - &base\n    name: default", 1)
+    path.write_text(text + "\n  - <<: *base\n    name: default_small\n    max_tokens: 128\n")
+    profiles = {p.name: p for p in load_project(project).chunking_profiles}
+    assert profiles["default_small"].max_tokens == 128
+    assert profiles["default_small"].strategy == profiles["default"].strategy
+
+
 def test_env_var_template_overrides_the_default(project, monkeypatch, tmp_path):
     monkeypatch.setenv("RAG_LANCEDB_URI", str(tmp_path / "elsewhere"))
     assert load_project(project).corpus("sample").index_uri == str(tmp_path / "elsewhere")
