@@ -108,6 +108,30 @@ def test_a_front_matter_block_is_no_setext_heading(head):
     assert doc.text[doc.elements[0].start:doc.elements[0].end] == head.rstrip()
 
 
+def test_a_web_page_s_faq_details_and_figure_captions_are_read():
+    page = ("<html><head><title>Support FAQ</title></head><body><h1>Support FAQ</h1>"
+            "<details><summary>How do I reset my password?</summary><p>Open Settings and click Reset.</p></details>"
+            "<DETAILS open><SUMMARY>Can I get a refund?</SUMMARY>Within 30 days.</DETAILS>"
+            "<figure><img src='u.png'><figcaption>Figure 1: uptime was 99.95%.</figcaption></figure></body></html>")
+    doc = parse_document(raw("help/faq.html", page.encode()))
+    for said in ("How do I reset my password?", "Open Settings and click Reset.", "Can I get a refund?",
+                 "Within 30 days.", "Figure 1: uptime was 99.95%."):
+        assert said in doc.text
+        element = next(e for e in doc.elements if said in doc.text[e.start:e.end])
+        assert element.heading_path[:1] == ("Support FAQ",)
+
+
+@pytest.mark.parametrize("charset, words", [("shift_jis", "保守マニュアル"), ("gb2312", "维护手册"),
+                                             ("windows-1251", "Меняйте щётки"), ("iso-8859-1", "Preis: 20 € für Öl")])
+def test_a_web_page_is_decoded_by_the_charset_it_declares(charset, words):
+    page = f'<html><head><meta charset="{charset}"><title>T</title></head><body><p>{words}</p></body></html>'
+    codec = "cp1252" if charset == "iso-8859-1" else charset  # as browsers read ISO-8859-1
+    doc = parse_document(raw("pages/manual.html", page.encode(codec)))
+    assert words in doc.text
+    http_equiv = page.replace(f'<meta charset="{charset}">', f'<meta http-equiv="Content-Type" content="text/html; charset={charset}">')
+    assert words in parse_document(raw("pages/manual.html", http_equiv.encode(codec))).text
+
+
 def test_pdf_pages_and_html_scripts():
     pdf = parse_document(read_disk(SAMPLE, "handbook/robot_maintenance_guide.pdf"))
     assert {e.page for e in pdf.elements} == {1, 2, 3}

@@ -35,7 +35,9 @@ from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 38: Markdown setext headings read as headings (they were text; a title underlined with "=" was
+# 39: a web page's <details>/<summary> (an FAQ's questions and answers) and <figure>/<figcaption>
+# read (unstructured dropped them), a page decoded by the charset its <meta> declares (Shift_JIS,
+# GB2312, windows-1251 pages were read as cp1252); 38: Markdown setext headings read as headings (they were text; a title underlined with "=" was
 # missed), a fence closed only by a line of its character at least as long (a ```` block showing a
 # ``` one was closed by it, the rest read as headings), a front matter one block;
 # 37: the elements OCR read marked (``Element.ocr``), so are the chunks and index rows holding them,
@@ -72,7 +74,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "38"
+PARSER_REVISION = "39"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -445,12 +447,36 @@ def _parse_html(data: bytes, untitled: str = ""):
     prepare_unstructured()
     from unstructured.partition.html import partition_html
 
-    page, subject = _archived_page(data) or (decode_text(data)[0], "")
+    page, subject = _archived_page(data) or (_decode_page(data), "")
     title_match = re.search(r"<title[^>]*>(.*?)</title>", page, re.I | re.S)
     title = " ".join(html.unescape(title_match.group(1)).split()) if title_match else ""
     title = title if title != untitled else ""
+    page = _SHOWN_BLOCKS.sub(lambda m: f"<{m.group(1)}{_SHOWN_AS[m.group(2).lower()]}", page)
     text, elements = _join_elements(_unstructured_items(partition_html(text=page, languages=NO_LANGUAGE)))
     return text, elements, title or " ".join(subject.split()) or _first_title(text, elements)
+
+
+# Blocks a reader sees that unstructured drops as likely boilerplate: an FAQ's <details> and its
+# <summary> question, a <figure> and its <figcaption>; read as the blocks they show as.
+_SHOWN_AS = {"details": "div", "summary": "p", "figure": "div", "figcaption": "p"}
+_SHOWN_BLOCKS = re.compile(r"<(/?)(details|summary|figure|figcaption)\b", re.I)
+_META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
+
+
+def _decode_page(data: bytes) -> str:
+    """An HTML page's text: by its byte order mark, else by the charset its <meta> declares (as
+    browsers read it: ISO-8859-1 and ASCII as windows-1252, a UTF-16 declaration in bytes that are
+    ASCII-compatible ignored), else as every text file is (UTF-8, else cp1252)."""
+    if not data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        declared = _META_CHARSET.search(data[:4096])
+        label = declared.group(1).decode("ascii").lower() if declared else ""
+        label = "cp1252" if label in ("iso-8859-1", "latin1", "latin-1", "us-ascii", "ascii") else label
+        if label and not label.startswith("utf-16"):
+            try:
+                return data.decode(label)
+            except (LookupError, UnicodeDecodeError):  # a charset Python lacks, or not what it says
+                pass
+    return decode_text(data)[0]
 
 
 def _archived_page(data: bytes) -> tuple[str, str] | None:
