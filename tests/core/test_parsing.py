@@ -378,6 +378,38 @@ def test_macro_enabled_template_and_slide_show_files_read_as_their_office_format
     assert doc.text.strip()
 
 
+def test_word_tracked_changes_and_content_controls_read_as_word_shows_them():
+    import re
+    import zipfile
+
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Contract Summary", 1)
+    document.add_paragraph("PLACEHOLDER")
+    document.add_paragraph("Closing paragraph.")
+    out = io.BytesIO()
+    document.save(out)
+    body = ('<w:p><w:r><w:t xml:space="preserve">Payment terms: </w:t></w:r>'
+            '<w:del w:id="1" w:author="Legal"><w:r><w:delText>net 30 days.</w:delText></w:r></w:del>'
+            '<w:ins w:id="2" w:author="Legal"><w:r><w:t>net 60 days.</w:t></w:r></w:ins></w:p>'
+            '<w:sdt><w:sdtPr><w:alias w:val="Scope"/></w:sdtPr><w:sdtContent>'
+            '<w:p><w:r><w:t>The scope covers all EU sites.</w:t></w:r></w:p></w:sdtContent></w:sdt>'
+            '<w:p><w:r><w:t xml:space="preserve">Client: </w:t></w:r><w:sdt><w:sdtPr/><w:sdtContent>'
+            '<w:ins w:id="3" w:author="Legal"><w:r><w:t>Acme GmbH</w:t></w:r></w:ins></w:sdtContent></w:sdt></w:p>')
+    source, edited = zipfile.ZipFile(io.BytesIO(out.getvalue())), io.BytesIO()
+    with zipfile.ZipFile(edited, "w") as package:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == "word/document.xml":
+                data = re.sub(r"<w:p>(?:(?!<w:p>).)*?PLACEHOLDER.*?</w:p>", body, data.decode(), flags=re.S).encode()
+            package.writestr(item, data)
+    doc = parse_document(raw("legal/contract.docx", edited.getvalue()))
+    assert doc.text == ("Contract Summary\n\nPayment terms: net 60 days.\n\nThe scope covers all EU sites.\n\n"
+                        "Client: Acme GmbH\n\nClosing paragraph.")
+    assert next(e for e in doc.elements if "EU sites" in doc.text[e.start:e.end]).heading_path == ("Contract Summary",)
+
+
 def test_a_word_style_with_an_outline_level_is_a_heading_of_that_level():
     from docx import Document
     from docx.enum.style import WD_STYLE_TYPE

@@ -35,7 +35,8 @@ from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 39: a web page's <details>/<summary> (an FAQ's questions and answers) and <figure>/<figcaption>
+# 40: a Word document's tracked insertions, content controls and custom XML read as Word shows them
+# (their text was left out); 39: a web page's <details>/<summary> (an FAQ's questions and answers) and <figure>/<figcaption>
 # read (unstructured dropped them), a page decoded by the charset its <meta> declares (Shift_JIS,
 # GB2312, windows-1251 pages were read as cp1252); 38: Markdown setext headings read as headings (they were text; a title underlined with "=" was
 # missed), a fence closed only by a line of its character at least as long (a ```` block showing a
@@ -74,7 +75,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "39"
+PARSER_REVISION = "40"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -596,6 +597,7 @@ def _parse_docx(data: bytes):
     from unstructured.partition.docx import STYLE_TO_ELEMENT_MAPPING, partition_docx
 
     data = _word97_as_docx(data) if data.startswith(_OLE_MAGIC) else _plain_package(data, "wordprocessingml.document")
+    data = _unwrapped_body(data)
     elements = partition_docx(file=io.BytesIO(data), languages=NO_LANGUAGE)
     # Word's own style names unstructured reads itself; any other may be a heading style (its styles
     # part can be 350 kB: read only then)
@@ -606,6 +608,41 @@ def _parse_docx(data: bytes):
         items += _pictures_text(_word_pictures(data), None)
     text, spans = _join_elements(items)
     return text, spans, _first_title(text, spans)
+
+
+_WRAPPERS = ("ins", "moveTo", "sdt", "customXml", "smartTag")  # w: elements whose text python-docx skips
+
+
+def _unwrapped_body(data: bytes) -> bytes:
+    """A Word package whose body's text inside tracked insertions and moves (``w:ins``,
+    ``w:moveTo``: a document circulated with Track Changes on), content controls (``w:sdt``, a
+    template's or form's fields and blocks) and custom XML or smart tags stands where they wrap
+    it, as Word shows it (python-docx, so unstructured, skips it); deletions stay out. A package
+    without them is returned as it is."""
+    import zipfile
+
+    from lxml import etree
+
+    xml = _zip_member(data, "word/document.xml")
+    if not re.search(r"<w:(?:ins|moveTo|sdt|customXml|smartTag)\b", xml):
+        return data
+    w = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+    root = etree.fromstring(xml.encode(), etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+    for wrapper in list(root.iter(*(w + tag for tag in _WRAPPERS))):
+        content = wrapper.find(f"{w}sdtContent") if wrapper.tag == f"{w}sdt" else wrapper
+        parent = wrapper.getparent()
+        if parent is None:
+            continue
+        at = parent.index(wrapper)
+        kept = [] if content is None else [child for child in content if child.tag not in (f"{w}sdtPr", f"{w}customXmlPr",
+                                                                                            f"{w}smartTagPr", f"{w}sdtEndPr")]
+        parent[at:at + 1] = kept
+    source, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    body = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
+        for item in source.infolist():
+            package.writestr(item.filename, body if item.filename == "word/document.xml" else source.read(item))
+    return out.getvalue()
 
 
 def _word_pictures(data: bytes) -> list[bytes]:
