@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import re
 import signal
+import sys
 import warnings
 from pathlib import Path
 
@@ -245,9 +245,19 @@ def cmd_query(args) -> int:
         return 0
     for rank, hit in enumerate(hits, start=1):
         snippet = " ".join(hit.text.split())
-        print(f"[{rank}] score {hit.score:.3f}  {hit.citation()}")
-        print(f"    {snippet[:300]}{'...' if len(snippet) > 300 else ''}")
+        print(f"[{rank}] score {hit.score:.3f}  {_shown(hit.citation())}")
+        print(f"    {_shown(snippet[:300])}{'...' if len(snippet) > 300 else ''}")
     return 0
+
+
+_UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(text: str) -> str:
+    """``text`` for a terminal: control characters (a document's escape sequences, which could
+    clear the screen or retitle the window) and bidi overrides (which reorder what is shown)
+    written as escapes."""
+    return _UNSHOWN.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
 def cmd_eval(args) -> int:

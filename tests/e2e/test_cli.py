@@ -25,6 +25,8 @@ def rag(args, values, check=True):
 
 def test_ingest_twice_then_query_with_citations(tmp_path):
     values = make_project(tmp_path)
+    (Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "escape.md").write_text(
+        "# Escape \x1b]0;pwned\x07codes\n\nThe escape code is ESCAPE-ONE. \x1b[2J\x1b[31mRED\x1b[0m done.\n")
     first = json.loads(rag(["ingest", "--json"], values).stdout)
     for key in ("documents_seen", "documents_changed", "chunks_embedded", "rows_in_index"):
         assert key in first
@@ -48,6 +50,10 @@ def test_ingest_twice_then_query_with_citations(tmp_path):
 
     text = rag(["query", "parental leave weeks", "--k", "2"], values).stdout
     assert "[1]" in text and "Employee Handbook" in text and "chars " in text and "file://" in text
+    # A document's terminal escape sequences are shown, never sent to the terminal.
+    shown = rag(["query", "ESCAPE-ONE", "--k", "1", "--mode", "fts"], values).stdout
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "\\x1b[2J\\x1b[31mRED" in shown and "Escape \\x1b]0;pwned\\x07codes" in shown
 
     # Dagster's own records: the CLI's runs and partitions are in the shared instance.
     runs = list((Path(values["DAGSTER_HOME"]) / "storage").iterdir())
