@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 from rag_assets.clients import CorpusTable, connect_index, late_interaction_model, open_embedder, own_table
 from rag_assets.config import Corpus, Project
 from rag_assets.config.schema import ChunkingProfileConfig, IndexConfig
+from rag_assets.core.embedding import InputTooLong
 from rag_assets.core.index import LanceIndex, TableMissing, active_pairs, open_tables, table_prefix
 from rag_assets.core.retrieval import Filters, Grouping, Hit, LateInteraction, search
 from rag_assets.core.tokens import get_token_counter
@@ -77,7 +78,12 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
         raise NotIngested(f"corpus {corpus.name!r} has no indexed documents yet: run rag ingest")
     if as_of is not None:
         index.require_version(as_of)
-    vector = embedder.embed([model.query_prefix + text])[0] if mode != "fts" else None
+    try:
+        vector = embedder.embed([model.query_prefix + text])[0] if mode != "fts" else None
+    except InputTooLong as exc:
+        tokens = get_token_counter(model.tokenizer).count(model.query_prefix + text)
+        raise ValueError(f"the query is {tokens} tokens; {model.model} reads at most {model.max_input_tokens}: "
+                         "shorten it, or search its words alone with --mode fts") from exc
     return retrieve(index, text, vector, live.profile, corpus.index, get_token_counter(model.tokenizer).count,
                     ks=(k,), mode=mode, filters=filters, rerank=rerank, neighbours=neighbours, version=as_of)[k]
 

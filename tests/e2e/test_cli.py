@@ -54,6 +54,12 @@ def test_ingest_twice_then_query_with_citations(tmp_path):
     shown = rag(["query", "ESCAPE-ONE", "--k", "1", "--mode", "fts"], values).stdout
     assert "\x1b" not in shown and "\x07" not in shown
     assert "\\x1b[2J\\x1b[31mRED" in shown and "Escape \\x1b]0;pwned\\x07codes" in shown
+    # A pasted paragraph longer than the model reads is refused as a query, not as a chunk.
+    pasted = "how do I get a refund for my robot " * 40
+    long = rag(["query", pasted, "--k", "1"], values, check=False)
+    assert long.returncode == 2 and long.stderr.startswith("rag: the query is ") and "--mode fts" in long.stderr
+    assert "chunk" not in long.stderr
+    assert json.loads(rag(["query", pasted, "--k", "1", "--mode", "fts", "--json"], values).stdout)
 
     # Dagster's own records: the CLI's runs and partitions are in the shared instance.
     runs = list((Path(values["DAGSTER_HOME"]) / "storage").iterdir())
