@@ -267,7 +267,8 @@ def cmd_eval(args) -> int:
     project = load_project(args.project)
     try:
         rows = evaluate(project, args.questions, args.profile, corpora=args.corpora, embedder=args.embedder,
-                        mode=args.mode, k=args.k, progress=None if args.json else sys.stderr)
+                        mode=args.mode, k=args.k, progress=None if args.json else sys.stderr,
+                        corpus=project.corpus(args.corpus) if args.corpus else None)
     except (FileNotFoundError, ValueError) as exc:
         print(f"rag: {exc}", file=sys.stderr)
         return 2
@@ -555,7 +556,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--corpora", type=_path,
                     help="folder of <corpus_id>.md or .txt files (CSV format; default: beside the CSV)")
     ev.add_argument("--profile", action="append", required=True, help="profile to evaluate (repeatable)")
-    ev.add_argument("--embedder", help="embedding model name (default: the first corpus')")
+    ev.add_argument("--corpus", help="corpus whose documents a YAML question set asks about, whose model and search "
+                                     "settings are used (default: the set's 'corpus', else the first)")
+    ev.add_argument("--embedder", help="embedding model name (default: the corpus')")
     ev.add_argument("--mode", choices=["vector", "hybrid"], default="vector")
     ev.add_argument("--k", type=int, default=5, help="chunks retrieved per question (default 5)")
     ev.add_argument("--json", action="store_true", help="print one JSON object per profile")

@@ -21,7 +21,8 @@ from rag_assets.core.chunking import chunk_document
 from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.embedding import chunk_inputs, chunk_vectors
 from rag_assets.core.errors import UsageError
-from rag_assets.core.evaluation import RECALL_AT, Question, Retrieved, Scores, load_questions, precision_omega
+from rag_assets.core.evaluation import (RECALL_AT, Question, Retrieved, Scores, load_questions, precision_omega,
+                                        question_set_corpus)
 from rag_assets.core.hashing import content_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.lance_connect import connect
@@ -89,9 +90,9 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     tokens, the documents left out because they cannot be parsed (``documents_left_out``) and the
     documents questions name that the corpus does not hold (``documents_not_found``): a question
     about either scores as a miss. ``on_question(profile, question, results)`` sees every question's results by number
-    asked (``results[k]`` as scored, and one list per n of RECALL_AT). ``corpus`` (default: the
-    project's first) gives the documents of a YAML question set, the default model and the search
-    settings."""
+    asked (``results[k]`` as scored, and one list per n of RECALL_AT). ``corpus`` (default: the one
+    a YAML question set names, else the project's first) gives the documents of a YAML question
+    set, the default model and the search settings."""
     questions_path = Path(questions_path)
     if k < 1:
         raise ValueError(f"--k must be at least 1, got {k}")
@@ -100,8 +101,12 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     unknown = [p for p in profiles if p not in declared]
     if unknown:
         raise UsageError(f"unknown profile(s) {unknown}; declared: {sorted(declared)}")
-    corpus = corpus or project.corpora[0]
+    if corpus is None:  # the one a YAML set names, else the project's first
+        named = question_set_corpus(questions_path)
+        corpus = project.corpus(named) if named else project.corpora[0]
     models = {m.name: m for m in project.embedding_models}
+    if embedder and embedder not in models:
+        raise UsageError(f"unknown embedding model {embedder!r}; declared: {sorted(models)}")
     model = models[embedder] if embedder else corpus.embedding_model
     docs, failed = _documents(corpus, questions, questions_path, Path(corpora) if corpora else None)
     # A question about a document the corpus no longer has (renamed, deleted) scores as a miss.

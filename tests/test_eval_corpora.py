@@ -134,3 +134,61 @@ def test_a_model_changed_under_its_name_is_never_scored_with_its_old_cached_vect
     assert first > 0
     assert texts_embedded(int8) == first  # same name, other arithmetic: embedded again, not read from the cache
     assert texts_embedded(project) == 0  # the float32 vectors are still cached under their own settings
+
+
+REF = '"[{""start_index"": 0, ""end_index"": 12}]"'
+
+
+@pytest.mark.parametrize("name, text, said", [
+    ("nocol.csv", "question,corpus_id\nq,a\n", "questions.nocol.csv: no column references"),
+    ("badjson.csv", "question,references,corpus_id\nq,not json,a\n", ":2: references is not JSON"),
+    ("refnum.csv", "question,references,corpus_id\nq,5,a\n", ":2: references must be a JSON list"),
+    ("reversed.csv", 'question,references,corpus_id\nq,"[{""start_index"": 50, ""end_index"": 10}]",a\n',
+     ':2: reference {"start_index": 50, "end_index": 10} is no span'),
+    ("negative.csv", 'question,references,corpus_id\nq,"[{""start_index"": -100, ""end_index"": 10}]",a\n', ":2: reference"),
+    ("text.csv", 'question,references,corpus_id\nq,"[{""start_index"": ""a"", ""end_index"": 10}]",a\n', ":2: reference"),
+    ("emptyq.csv", f"question,references,corpus_id\n ,{REF},a\n", ":2: the question is empty"),
+    ("bad.yml", "questions: [{question: q, document: a.md\n", "not valid YAML"),
+    ("null.yml", "questions:\n", "expected a mapping with a list of 'questions'"),
+    ("str.yml", "questions: [just text]\n", "questions[0] must be a mapping"),
+    ("typo.yml", "questions: [{question: q, document: a.md, sectoin: S}]\n", "unknown key(s) ['sectoin']"),
+    ("number.yml", "questions: [{question: 5, document: a.md}]\n", "questions[0] needs a 'question' and a 'document'"),
+])
+def test_a_malformed_question_set_is_refused_naming_the_file_and_the_entry(tmp_path, name, text, said):
+    path = tmp_path / f"questions.{name}"
+    path.write_text(text)
+    with pytest.raises(ValueError) as info:
+        load_questions(path)
+    assert str(info.value).startswith(str(path)) and said in str(info.value)
+
+
+def test_a_csv_saved_by_excel_with_a_byte_order_mark_loads(tmp_path):
+    path = tmp_path / "questions.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + f"question,references,corpus_id\nWho?,{REF},a\n".encode())
+    assert [(q.question, q.references[0].end) for q in load_questions(path)] == [("Who?", 12)]
+
+
+def test_a_yaml_question_set_is_asked_of_the_corpus_it_names(tmp_path):
+    from rag_assets.core.errors import UsageError
+    from tests.conftest import edit_yaml, env, make_project
+
+    docs = tmp_path / "pets"
+    docs.mkdir()
+    (docs / "pets.md").write_text("# Pets\n\nThe office dog is called Biscuit and sleeps under desk 4.\n")
+    values = make_project(tmp_path / "p")
+    configs = tmp_path / "p" / "dbt_like_configs"
+    edit_yaml(configs / "sources.yml", lambda d: d["sources"].append(
+        {"name": "pet_docs", "kind": "disk", "path": str(docs), "include": ["**/*.md"]}))
+    edit_yaml(configs / "rag_project.yml", lambda d: d["corpora"].update({"pets": {"+source": "pet_docs"}}))
+    questions = tmp_path / "pets.yml"
+    questions.write_text("corpus: pets\nquestions:\n  - {question: 'What is the office dog called?', document: pets.md}\n")
+    with env(**values):
+        project = load_project()
+        assert project.corpora[0].name == "sample"  # not the first corpus
+        row = evaluate(project, questions, ["default"], k=1)[0]
+        assert (row["documents_not_found"], row["recall_at_1"]) == ([], 100.0)
+        questions.write_text(questions.read_text().replace("corpus: pets", "corpus: nope"))
+        with pytest.raises(UsageError, match=r"no corpus 'nope'; declared: \['sample', 'pets'\]"):
+            evaluate(project, questions, ["default"], k=1)
+        with pytest.raises(UsageError, match="unknown embedding model 'nope'"):
+            evaluate(project, questions, ["default"], k=1, embedder="nope", corpus=project.corpus("pets"))

@@ -205,32 +205,83 @@ class Scores:
 def load_questions(path: str | Path) -> list[Question]:
     """Questions from Chroma's CSV format (question, references JSON, corpus_id; an optional
     ``scope`` column where ``corpus`` asks that row's question of its corpus only) or our YAML.
-    Raises ValueError naming the file for one that is missing, malformed or holds no questions."""
+    Raises ValueError naming the file (and line or entry) for one that is missing, malformed or
+    holds no questions: an empty question, a reference that is not a span (0 <= start < end) of
+    whole numbers, a missing column or key, an unknown YAML key."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"no question file at {path}: give a Chroma-format .csv or a .yml golden set")
-    if path.suffix.lower() == ".csv":
-        with path.open(newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-        for line, row in enumerate(rows, start=2):
-            if row.get("scope") not in (None, "", "corpus"):
-                raise ValueError(f"{path}:{line}: scope must be empty or 'corpus', got {row['scope']!r}")
-        out = [
-            Question(row["question"], row["corpus_id"],
-                     tuple(Reference(int(r["start_index"]), int(r["end_index"])) for r in json.loads(row["references"])),
-                     scoped=row.get("scope") == "corpus")
-            for row in rows
-        ]
-    else:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or "questions" not in data:
-            raise ValueError(f"{path}: expected a mapping with 'questions' (and 'corpus')")
-        out = []
-        for i, item in enumerate(data["questions"]):
-            if "question" not in item or "document" not in item:
-                raise ValueError(f"{path}: questions[{i}] needs 'question' and 'document'")
-            out.append(Question(item["question"], item["document"], expected_doc=item["document"],
-                                expected_section=item.get("section")))
+    out = _csv_questions(path) if path.suffix.lower() == ".csv" else _yaml_questions(path)
     if not out:
         raise ValueError(f"{path} holds no questions: add some (see dbt_like_configs/evals/sample_questions.yml)")
     return out
+
+
+CSV_COLUMNS = ("question", "references", "corpus_id")
+YAML_KEYS = ("question", "document", "section")
+
+
+def _csv_questions(path: Path) -> list[Question]:
+    with path.open(newline="", encoding="utf-8-sig") as f:  # Excel's "CSV UTF-8" starts with a BOM
+        reader = csv.DictReader(f)
+        missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:
+            raise ValueError(f"{path}: no column {', '.join(missing)} (columns: {', '.join(reader.fieldnames or ())}); "
+                             f"a question set's columns are {', '.join(CSV_COLUMNS)} and optionally scope")
+        rows = list(reader)
+    out = []
+    for line, row in enumerate(rows, start=2):
+        if row.get("scope") not in (None, "", "corpus"):
+            raise ValueError(f"{path}:{line}: scope must be empty or 'corpus', got {row['scope']!r}")
+        if not (row["question"] or "").strip():
+            raise ValueError(f"{path}:{line}: the question is empty")
+        try:
+            references = json.loads(row["references"] or "")
+        except ValueError as exc:
+            raise ValueError(f"{path}:{line}: references is not JSON ({exc})") from exc
+        if not isinstance(references, list) or not all(isinstance(r, dict) for r in references):
+            raise ValueError(f"{path}:{line}: references must be a JSON list of "
+                             '{"start_index": N, "end_index": M} objects')
+        spans = []
+        for reference in references:
+            start, end = reference.get("start_index"), reference.get("end_index")
+            if not (type(start) is int and type(end) is int and 0 <= start < end):
+                raise ValueError(f"{path}:{line}: reference {json.dumps(reference)} is no span of the document "
+                                 "(whole numbers, 0 <= start_index < end_index)")
+            spans.append(Reference(start, end))
+        out.append(Question(row["question"], row["corpus_id"], tuple(spans), scoped=row.get("scope") == "corpus"))
+    return out
+
+
+def _yaml_questions(path: Path) -> list[Question]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not valid YAML in UTF-8: {str(exc).splitlines()[0]}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
+        raise ValueError(f"{path}: expected a mapping with a list of 'questions' (and 'corpus')")
+    out = []
+    for i, item in enumerate(data["questions"]):
+        if not isinstance(item, dict):
+            raise ValueError(f"{path}: questions[{i}] must be a mapping with 'question' and 'document'")
+        unknown = sorted(set(map(str, item)) - set(YAML_KEYS))
+        if unknown:
+            raise ValueError(f"{path}: questions[{i}] has unknown key(s) {unknown}; use {', '.join(YAML_KEYS)}")
+        values = {key: item.get(key) for key in YAML_KEYS}
+        if not all(isinstance(values[key], str) and values[key].strip() for key in ("question", "document")) or (
+                values["section"] is not None and not isinstance(values["section"], str)):
+            raise ValueError(f"{path}: questions[{i}] needs a 'question' and a 'document' (and an optional 'section') "
+                             "as text")
+        out.append(Question(values["question"], values["document"], expected_doc=values["document"],
+                            expected_section=values["section"]))
+    return out
+
+
+def question_set_corpus(path: str | Path) -> str | None:
+    """The corpus a YAML question set names (its ``corpus`` key); None for a CSV or none named."""
+    path = Path(path)
+    if path.suffix.lower() == ".csv":
+        return None
+    data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+    corpus = data.get("corpus") if isinstance(data, dict) else None
+    return str(corpus) if corpus is not None else None
