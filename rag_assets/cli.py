@@ -166,7 +166,8 @@ def cmd_ingest(args) -> int:
         full = [f for f in report["failures"] if disk_full(RuntimeError(f["error"]), str)]
         for failure in report["failures"]:
             if failure not in full:
-                print(f"FAILED {failure['corpus']}/{failure['doc_id']}: {failure['error']}", file=sys.stderr)
+                since = " (unchanged since it failed in an earlier ingest)" if failure.get("earlier") else ""
+                print(f"FAILED {failure['corpus']}/{failure['doc_id']}{since}: {failure['error']}", file=sys.stderr)
         if full:
             message = disk_full(RuntimeError(full[0]["error"]), lambda: _written_folders(args.project))
             print(f"rag: {message} ({len(full)} documents or batches stopped by it)", file=sys.stderr)

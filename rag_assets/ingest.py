@@ -215,6 +215,11 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
             if result.success:  # pruned: documents deleted now, and those a sensor or observe removed earlier
                 report["documents_deleted"] = len({*plan.deleted, *orphans})
+        # Documents that failed before and were not tried again (unchanged): still failed, still listed.
+        reported = {f["doc_id"] for f in failures}
+        failures += [{"corpus": corpus.name, "doc_id": doc_id, "error": error, "earlier": True}
+                     for doc_id, error in plan.failing.items()
+                     if doc_id not in reported and doc_id not in plan.work and doc_id in live]
         report.update(documents_failed=sum(f["doc_id"] != "(table)" for f in failures),
                       rows_in_index=index.count_rows(), serving_table=serving(project, corpus, index.db).label,
                       configured_table=own_table(corpus).label)

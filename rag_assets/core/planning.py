@@ -88,6 +88,7 @@ class Plan:
     hashed: int = 0  # documents whose bytes were read and hashed
     versions: dict[str, str | None] = field(default_factory=dict)  # content hash of each listed document
     known: int = 0  # documents the corpus held before the sweep
+    failing: dict[str, str] = field(default_factory=dict)  # documents whose last attempt failed, and why
 
 
 class MassDeleteRefused(Exception):
@@ -214,6 +215,8 @@ def plan_sweep(
                 seen.set(ref.doc_id, raw)
         plan.versions[ref.doc_id] = raw["key"]
         indexed = store.current("index", ref.doc_id)
+        if indexed is not None and indexed.get("error"):
+            plan.failing[ref.doc_id] = indexed["error"]
         current = indexed is not None and (indexed.get("content_hash"), indexed.get("profile_hash"),
                                            indexed.get("model")) == (raw["key"], profile_hash, model_name) and (
             index_version is None or indexed.get("index_version") == index_version)

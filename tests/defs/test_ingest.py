@@ -206,3 +206,24 @@ def test_a_project_moved_with_its_data_stays_current(tmp_path, monkeypatch):
         again = ingest_project(project)
     assert (again["documents_changed"], again["chunks_embedded"]) == (0, 0)
     assert again["rows_in_index"] == first["rows_in_index"]
+
+
+def test_an_ingest_lists_and_exits_1_for_a_document_still_failing_from_an_earlier_one(tmp_path, capsys):
+    from rag_assets.cli import main
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(SAMPLE_DOCS / "handbook" / "employee_handbook.md", docs)
+    (docs / "bad.md").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
+    values = make_project(tmp_path, docs)
+    with env(**values):
+        first = ingest_project(load_project())
+        again = ingest_project(load_project())  # nothing changed: the bad file is not tried again...
+        assert [(f["doc_id"], f.get("earlier", False)) for f in first["failures"]] == [("bad.md", False)]
+        assert [(f["doc_id"], f["earlier"]) for f in again["failures"]] == [("bad.md", True)]  # ...but still failed
+        assert again["documents_failed"] == 1 and again["failures"][0]["error"] == first["failures"][0]["error"]
+        capsys.readouterr()
+        assert main(["ingest"]) == 1
+        assert "FAILED sample/bad.md (unchanged since it failed in an earlier ingest): bad.md:" in capsys.readouterr().err
+        (docs / "bad.md").unlink()
+        assert main(["ingest"]) == 0  # gone: nothing fails
