@@ -266,29 +266,33 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
             with dg.build_resources(build_corpus_resources(corpus)) as built:
                 store = CorpusResources(built, corpus).store.get_store()
                 records = {doc_id_for(pk): store.current("index", doc_id_for(pk)) or {} for pk in partition_keys}
+                sources = {doc_id: (store.current("raw", doc_id) or {}).get("key") for doc_id in records}
             failed = [{"doc_id": d, "error": r["error"]} for d, r in sorted(records.items()) if r.get("error")]
             db = connect_index(corpus)
             live, configured = serving(project, corpus, db), own_table(corpus)
             out[corpus.name] = {"partitions": len(partition_keys), "stages": stages, "serving_table": live.label,
                                 "configured_table": configured.label, "failed_documents": failed,
                                 "pending_switch": None if live.label == configured.label
-                                else _pending_switch(instance, corpus, configured.index(db, corpus.name), records)}
+                                else _pending_switch(instance, corpus, configured.index(db, corpus.name), records,
+                                                     sources)}
     return {"corpora": out}
 
 
 SHOWN_MISSING = 20
 
 
-def _pending_switch(instance: dg.DagsterInstance, corpus: Corpus, index: LanceIndex, records: dict[str, dict]
-                    ) -> dict:
+def _pending_switch(instance: dg.DagsterInstance, corpus: Corpus, index: LanceIndex, records: dict[str, dict],
+                    sources: dict[str, str | None]) -> dict:
     """Why the corpus' configured table ``index`` is not the serving one, given the live documents'
-    index records: ``state`` ``incomplete`` (it lacks ``documents_missing`` live documents; the first
+    index records and the content hash of each as the source holds it (``sources``): ``state``
+    ``incomplete`` (it lacks ``documents_missing`` live documents, or holds another version of them; the first
     ``missing_documents``, those whose ingest failed first, with their error: a failed document
     holds the switch until it is fixed or deleted), ``held_back`` (the +promote_if decision the last
     maintenance recorded, in ``reason``) or ``waiting`` (complete; the next maintenance decides)."""
     opened = index.manifest_name in open_tables(index.db, index.manifest_name)
     indexed = index.indexed_documents() if opened else {}
-    missing = sorted((d for d in records if d not in indexed), key=lambda d: (not records[d].get("error"), d))
+    missing = sorted((d for d in records if d not in indexed or indexed[d]["content_hash"] != sources[d]),
+                     key=lambda d: (not records[d].get("error"), d))
     if missing:
         failed = [d for d in missing if records[d].get("error")]
         reason = f"it lacks {len(missing)} live document(s): " + (

@@ -347,7 +347,10 @@ def build_table_asset(project: Project, corpus: Corpus):
                 table.optimize()
             built = index.ensure_search_indexes(corpus.index.ann_min_rows)
             indexed = index.indexed_documents()
-            missing = sorted(doc_id for doc_id in live if doc_id not in indexed)
+            # Present means its rows are of the document as the source holds it now: a table switched
+            # back to may hold an older version of a document that fails now (the serving one keeps its newer one).
+            missing = sorted(doc_id for doc_id in live if doc_id not in indexed
+                             or indexed[doc_id]["content_hash"] != (store.current("raw", doc_id) or {}).get("key"))
             complete = not missing
             decision, recorded = gate(project, corpus, index, before, context.instance) if complete else (None, {})
             if complete and (decision is None or decision.promote):

@@ -153,6 +153,36 @@ def test_a_failed_document_holds_a_profile_switch_and_status_names_it(tmp_path):
         assert status_project(project)["corpora"]["sample"]["pending_switch"] is None
 
 
+def test_a_table_switched_back_to_never_serves_an_older_version_of_a_failing_document(tmp_path):
+    """recursive's table holds the Wi-Fi note as it was when recursive last served; the note was
+    edited since (default's table has that), then broke: switching back to recursive is held, so
+    queries keep the edited text rather than going back to the old one."""
+    values = make_project(tmp_path)
+    wifi = Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "office_wifi.txt"
+    project_yml = Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml"
+
+    def use(profile):
+        edit_yaml(project_yml, lambda d: d["corpora"]["sample"].update({"+chunking_profile": profile}))
+        return load_project()
+
+    with env(**values):
+        ingest_project(use("recursive"))
+        ingest_project(use("default"))  # recursive's table stays as it was
+        wifi.write_text(wifi.read_text().replace("NW-Guest", "NW-Visitors"))
+        ingest_project(load_project())
+        wifi.write_bytes(b"\x00\x01binary garbage\xff" * 100)
+        ingest_project(load_project())  # fails; default's table keeps NW-Visitors
+        project = use("recursive")
+        report = ingest_project(project)
+        corpus = project.corpus("sample")
+        assert [f["doc_id"] for f in report["failures"]] == ["notes/office_wifi.txt"]
+        assert serving(project, corpus, lancedb.connect(corpus.index_uri)).profile.name == "default"
+        assert "NW-Visitors" in query_corpus(project, corpus, "guest Wi-Fi password", k=1)[0].text
+        pending = status_project(project)["corpora"]["sample"]["pending_switch"]
+        assert pending["state"] == "incomplete" and [d["doc_id"] for d in pending["missing_documents"]] == [
+            "notes/office_wifi.txt"]
+
+
 def test_document_failing_on_its_first_ingest_fails_only_no_failed_documents(tmp_path):
     values = make_project(tmp_path)
     (Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "scan.txt").write_bytes(b"\x00\x01binary garbage\xff" * 100)
