@@ -143,9 +143,10 @@ def ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, instan
         return _ingest_corpus(project, corpus, defs, instance, progress, False, allow_mass_delete)
 
 
-def _require_env(project: Project, corpus: Corpus) -> None:
+def _require_env(project: Project, corpus: Corpus, runs: bool = True) -> None:
     """Raise ConfigError naming the file, the key and the variable when an environment variable
-    the corpus' config names for a secret is unset (Dagster only says its resource config failed)."""
+    the corpus' config names for a secret (and, for ``runs``, the executor's URLs) is unset:
+    Dagster only says its resource config failed."""
     model, source, index = corpus.embedding_model, corpus.source, corpus.index
     named = [("profiles/embedding_models.yml", f"{model.name}.api_key_env", model.api_key_env)] \
         if model.provider == "openai" else []
@@ -153,6 +154,8 @@ def _require_env(project: Project, corpus: Corpus) -> None:
         named += [("sources.yml", f"{source.name}.{k}", getattr(source, k)) for k in ("access_key_env", "secret_key_env")]
     named += [("profiles/indexes.yml", f"{index.name}.{k}", getattr(index, k))
               for k in ("access_key_env", "secret_key_env") if getattr(index, k)]
+    if runs and project.executor.kind == "celery":
+        named += [("rag_project.yml", f"executor.{k}", getattr(project.executor, k)) for k in ("broker_env", "backend_env")]
     for file, key, variable in named:
         if not os.environ.get(variable):
             raise ConfigError(Path(project.project_dir) / file, key, f"environment variable {variable} is not set",
@@ -234,6 +237,7 @@ def observe_project(project: Project, corpora: list[str] | None = None) -> dict:
     out = {}
     with dg.DagsterInstance.get() as instance:
         for corpus in _selected(project, corpora):
+            _require_env(project, corpus, runs=False)
             with dg.build_resources(build_corpus_resources(corpus)) as built:
                 resources = CorpusResources(built, corpus)
                 corpus_sweep = _sweep(corpus, resources, resources.index(), instance, dry_run=False)
@@ -263,6 +267,7 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
                 stages[stage] = {"fresh": len(status["fresh"]), "stale": len(status["stale"]),
                                  "missing": len(status["missing"]), "stale_partitions": status["stale"],
                                  "missing_partitions": status["missing"]}
+            _require_env(project, corpus, runs=False)
             with dg.build_resources(build_corpus_resources(corpus)) as built:
                 store = CorpusResources(built, corpus).store.get_store()
                 records = {doc_id_for(pk): store.current("index", doc_id_for(pk)) or {} for pk in partition_keys}

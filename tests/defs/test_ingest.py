@@ -15,7 +15,7 @@ from rag_assets.core.keys import partition_key_for
 from rag_assets.core.parsing import parse_document
 from rag_assets.core.sources import read_disk
 from rag_assets.core.tokens import get_token_counter
-from rag_assets.ingest import ingest_project, status_project
+from rag_assets.ingest import ingest_project, observe_project, status_project
 from rag_assets.instance import write_instance_config
 from rag_assets.query import query_corpus
 from tests.conftest import CONFIGS, SAMPLE_DOCS, edit_yaml, env, make_project
@@ -177,6 +177,16 @@ def test_an_unset_secret_variable_is_named_with_its_file_and_key(tmp_path, monke
     assert info.value.file.endswith("embedding_models.yml")
     assert info.value.key == "openai_text_embedding_3_small.api_key_env"
     assert "environment variable OPENAI_API_KEY is not set" in str(info.value)
+    for command in (status_project, observe_project):  # the same line, not Dagster's "Error in config for resources"
+        with env(**values), pytest.raises(ConfigError, match="environment variable OPENAI_API_KEY is not set"):
+            command(load_project())
+    monkeypatch.setenv("RAG_EXECUTOR", "celery")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.delenv("RAG_CELERY_BROKER", raising=False)
+    with env(**values), pytest.raises(ConfigError) as info:
+        ingest_project(load_project())
+    assert (info.value.key, "environment variable RAG_CELERY_BROKER is not set" in str(info.value)) == (
+        "executor.broker_env", True)
 
 
 def test_a_project_moved_with_its_data_stays_current(tmp_path, monkeypatch):
