@@ -56,6 +56,8 @@ class Filters:
                 raise FilterError(f"invalid value for filter {key!r}: give 1-512 characters")
             if key in values:  # filters combine with AND: two values of one key can match nothing
                 raise FilterError(f"filter {key!r} given twice: give each key once")
+            if key == "tag" and "," in value:  # tags are stored comma-delimited: one would match two
+                raise FilterError(f"a tag holds no comma, got {value!r}: filter on one tag")
             if key == "updated_after":
                 try:
                     parsed = datetime.fromisoformat(value)
@@ -80,8 +82,11 @@ def build_where(filters: Filters) -> str | None:
         clauses.append(f"tenant = {sql_str(filters.tenant)}")
     if filters.doc_id is not None:
         clauses.append(f"doc_id = {sql_str(filters.doc_id)}")
-    if filters.section is not None:
-        clauses.append(f"heading_path LIKE {_like(filters.section, suffix='%')}")
+    if filters.section is not None:  # whole headings of the path, from its start or any level below
+        section = filters.section
+        clauses.append(f"(heading_path = {sql_str(section)} OR heading_path LIKE {_like(section, suffix=' > %')} "
+                       f"OR heading_path LIKE {_like(section, prefix='% > ')} "
+                       f"OR heading_path LIKE {_like(section, prefix='% > ', suffix=' > %')})")
     if filters.content_type is not None:
         clauses.append(f"content_type = {sql_str(filters.content_type)}")
     if filters.tag is not None:
@@ -617,6 +622,8 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if whole_document_tokens and count_tokens is None:
         raise ValueError("whole_document_tokens needs count_tokens, the model's token counter")
+    if filters.section is not None:  # a section asked for: its text, not the rest of a short document
+        whole_document_tokens = 0
     index = index.pinned()
     pools: dict[int, tuple[list[Hit], frozenset[str], dict[str, float]]] = {}
     out: dict[int, list[Hit]] = {}

@@ -53,6 +53,16 @@ def test_filters_are_escaped_and_validated(ingested_sample):
     assert only and {h.doc_id for h in only} == {"support/customer_faq.md"}
     section = ask(values, "leave", k=5, filters=Filters.parse(["section=Northwind Robotics Employee Handbook > Time Off"]))
     assert section and all(h.heading_path.startswith("Northwind Robotics Employee Handbook > Time Off") for h in section)
+    # A section is whole headings, named from the title or from any level below it...
+    below = ask(values, "leave", k=5, filters=Filters.parse(["section=Time Off"]))
+    assert [(h.id, h.start, h.end) for h in below] == [(h.id, h.start, h.end) for h in section]
+    assert ask(values, "leave", k=5, filters=Filters.parse(["section=Time Of"])) == []  # ...never part of one
+    # ...and a short document's section is that section's text, not the whole document.
+    passwords = ask(values, "customer data", k=3, filters=Filters.parse(["section=Passwords and Authentication"]))
+    assert passwords and all(h.heading_path.endswith("Passwords and Authentication") for h in passwords)
+    assert all("Incident Reporting" not in h.text and "Data Classification" not in h.text for h in passwords)
+    with pytest.raises(ValueError, match="a tag holds no comma"):
+        Filters.parse(["tag=rag,demo"])
     assert ask(values, "refund", k=3, filters=Filters.parse(["tag=demo"]))
     assert ask(values, "refund", k=3, filters=Filters.parse(["updated_after=2999-01-01"])) == []
     out = subprocess.run([RAG, "query", "x", "--filter", "colour=red"], env={**os.environ, **values},

@@ -44,14 +44,14 @@ def pack_units(index: TokenIndex, units: list[tuple[int, int]], budget: int, ove
 class Item:
     """A span being assembled, with the metadata every chunk cut from it carries."""
 
-    __slots__ = ("start", "end", "meta", "max_tokens", "stub")
+    __slots__ = ("start", "end", "meta", "max_tokens", "flat")
 
     def __init__(self, start: int, end: int, meta: dict | None = None, max_tokens: int | None = None,
-                 stub: bool = False):
+                 flat: bool = True):
         self.start, self.end = start, end
         self.meta = meta or {}
         self.max_tokens = max_tokens
-        self.stub = stub  # headings only: a section with no text of its own before its first subsection
+        self.flat = flat  # all of its text lies at its heading path itself (no subsection or sibling merged in)
 
 
 def merge_small(index: TokenIndex, items: list[Item], min_tokens: int, budget: int) -> list[Item]:
@@ -105,18 +105,21 @@ def _common(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _merged(index: TokenIndex, a: Item, b: Item) -> Item:
-    """One item spanning ``a`` and ``b``. Its heading path: ``b``'s where ``a`` is a heading stub
-    over it (the stub's headings lead the path), else the paths' common prefix, under which all
-    of both lies (a section and its subsection: the section's; siblings: their parent's; a
-    subsection and the next section: that section's parent's)."""
+    """One item spanning ``a`` and ``b``. Its heading path: the larger part's where ``b`` lies
+    under the heading all of ``a`` lies at (a heading stub, or a section's opening text, joining
+    its first subsection), else the paths' common prefix, under which both lie (siblings: their
+    parent's; a subsection and the next section: that section's parent's)."""
     meta = dict(a.meta)
-    if "heading_path" in a.meta or "heading_path" in b.meta:
-        pa, pb = a.meta.get("heading_path") or (), b.meta.get("heading_path") or ()
-        common = _common(pa, pb)
-        under = a.stub and len(common) == len(pa)
-        meta["heading_path"] = pb if under else common
-        return Item(a.start, b.end, meta, a.max_tokens, under and b.stub)  # a chain of headings is a stub
-    return Item(a.start, b.end, meta, a.max_tokens)
+    if "heading_path" not in a.meta and "heading_path" not in b.meta:
+        return Item(a.start, b.end, meta, a.max_tokens, a.flat and b.flat)
+    pa, pb = a.meta.get("heading_path") or (), b.meta.get("heading_path") or ()
+    common = _common(pa, pb)
+    if pa == pb:
+        meta["heading_path"] = pa
+        return Item(a.start, b.end, meta, a.max_tokens, a.flat and b.flat)
+    under = a.flat and len(common) == len(pa)
+    meta["heading_path"] = (pa if index.count(a.start, a.end) >= index.count(b.start, b.end) else pb) if under else common
+    return Item(a.start, b.end, meta, a.max_tokens, False)
 
 
 def finalize_items(index: TokenIndex, items: list[Item], max_tokens: int) -> list[Span]:

@@ -56,7 +56,7 @@ class MarkdownChunker(Chunker):
         for a, b, path, members in _sections(text, elements):
             meta = {"heading_path": path}
             if index.count(a, b) <= self.budget:
-                items.append(Item(a, b, meta, stub=bool(members) and all(el.category == "Title" for el in members)))
+                items.append(Item(a, b, meta))
                 continue
             blocks: list[tuple[int, int]] = []
             pos = a
