@@ -204,7 +204,10 @@ def cmd_status(args) -> int:
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
         return 0
-    rows = [[name, stage, s["fresh"], s["stale"], s["missing"], ", ".join(s["stale_partitions"][:5])]
+    def some(names: list[str]) -> str:
+        return ", ".join(names[:5]) + (f" (+{len(names) - 5} more)" if len(names) > 5 else "")
+
+    rows = [[name, stage, s["fresh"], s["stale"], s["missing"], some(s["stale_partitions"])]
             for name, c in report["corpora"].items() for stage, s in c["stages"].items()]
     print(_table(["corpus", "stage", "fresh", "stale", "missing", "stale partitions"], rows))
     for name, c in report["corpora"].items():
@@ -213,6 +216,10 @@ def cmd_status(args) -> int:
         print(f"{name}: queries use {c['serving_table']}{pending}")
         for failed in c["failed_documents"]:
             print(f"{name}: FAILED {failed['doc_id']} (its last good rows stay): {failed['error']}")
+        if c["deleted_documents_with_rows"]:
+            print(f"{name}: {len(c['deleted_documents_with_rows'])} deleted document(s) still have rows in the index "
+                  f"({some(c['deleted_documents_with_rows'])}): `rag ingest`, or the maintenance run the source "
+                  "sensor requests, removes them")
     return 0
 
 

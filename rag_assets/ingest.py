@@ -275,8 +275,11 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
             failed = [{"doc_id": d, "error": r["error"]} for d, r in sorted(records.items()) if r.get("error")]
             db = connect_index(corpus)
             live, configured = serving(project, corpus, db), own_table(corpus)
+            served = live.index(db, corpus.name)
+            held = served.indexed_documents() if served.manifest_name in open_tables(db, served.manifest_name) else {}
             out[corpus.name] = {"partitions": len(partition_keys), "stages": stages, "serving_table": live.label,
                                 "configured_table": configured.label, "failed_documents": failed,
+                                "deleted_documents_with_rows": sorted(set(held) - set(records)),
                                 "pending_switch": None if live.label == configured.label
                                 else _pending_switch(instance, corpus, configured.index(db, corpus.name), records,
                                                      sources)}

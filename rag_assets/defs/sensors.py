@@ -236,13 +236,19 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
         if not store.has("listing", seen_key):  # content-addressed: harmless in a preview
             store.put("listing", seen_key, seen.records)
         cursor = json.dumps({"documents": len(corpus_sweep.plan.listed), "seen": seen_key})
+        # Rows of documents deleted without a prune (`rag observe` or the scheduled sweep removed their
+        # partitions): the table's maintenance prunes them, once per set of such documents.
+        orphans = sorted(set(index.indexed_documents()) - set(corpus_sweep.plan.listed))
+        prune = [dg.RunRequest(run_key=settings_hash({"prune_rows_of": orphans}), job_name=maintenance_job_name(corpus.name))
+                 ] if orphans and not corpus_sweep.deleted_keys else []
         if not (corpus_sweep.batches or corpus_sweep.deleted_keys or corpus_sweep.observations
-                or corpus_sweep.new_keys):
+                or corpus_sweep.new_keys or prune):
             busy_note = f"; {len(corpus_sweep.busy)} already queued or running" if corpus_sweep.busy else ""
             return dg.SensorResult(skip_reason=dg.SkipReason(
                 f"no change in {len(corpus_sweep.plan.listed)} documents{busy_note}"), cursor=cursor)
         actions = apply_sweep(corpus, corpus_sweep, previous.get("seen", ""), corpus.automation == "sensor")
-        return dg.SensorResult(run_requests=actions.run_requests, dynamic_partitions_requests=actions.partition_requests,
+        return dg.SensorResult(run_requests=actions.run_requests + prune,
+                               dynamic_partitions_requests=actions.partition_requests,
                                asset_events=actions.observations, cursor=cursor)
 
     schedules = []

@@ -237,3 +237,20 @@ def test_an_ingest_lists_and_exits_1_for_a_document_still_failing_from_an_earlie
         assert "FAILED sample/bad.md (unchanged since it failed in an earlier ingest): bad.md:" in capsys.readouterr().err
         (docs / "bad.md").unlink()
         assert main(["ingest"]) == 0  # gone: nothing fails
+
+
+def test_status_names_deleted_documents_whose_rows_a_sweep_left_for_maintenance(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("employee_handbook.md", "travel_policy.docx"):
+        shutil.copy(SAMPLE_DOCS / "handbook" / name, docs)
+    values = make_project(tmp_path, docs)
+    with env(**values):
+        ingest_project(load_project())
+        (docs / "travel_policy.docx").unlink()
+        assert observe_project(load_project())["corpora"]["sample"]["documents_deleted"] == 1  # `rag observe`
+        report = status_project(load_project())["corpora"]["sample"]
+        assert report["deleted_documents_with_rows"] == ["travel_policy.docx"]  # rows still served: said so
+        assert report["stages"]["lancedb_index"]["fresh"] == 1
+        ingest_project(load_project())
+        assert status_project(load_project())["corpora"]["sample"]["deleted_documents_with_rows"] == []

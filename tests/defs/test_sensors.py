@@ -71,6 +71,17 @@ def test_disk_sensor_adds_changes_and_deletes_documents_in_batches(tmp_path):
         assert "note 5, v1.md" not in {r["doc_id"] for r in table_rows(corpus)}
         assert partition_key_for("note 5, v1.md") not in instance.get_dynamic_partitions("sample_documents")
 
+        # A deletion another sweep recorded (`rag observe`, the scheduled sweep: the partition is gone,
+        # the rows are not): the sensor has the table pruned, once.
+        (docs / "note 6, v1.md").unlink()
+        instance.delete_dynamic_partition("sample_documents", partition_key_for("note 6, v1.md"))
+        pruned, cursor = tick(defs, name, instance, cursor)
+        assert [r.job_name for r in pruned.run_requests] == ["maintain_sample"] and not pruned.skip_message
+        apply(defs, instance, pruned)
+        assert "note 6, v1.md" not in {r["doc_id"] for r in table_rows(corpus)}
+        after, cursor = tick(defs, name, instance, cursor)
+        assert after.skip_message and not after.run_requests
+
 
 @pytest.fixture(scope="module")
 def s3_server(tmp_path_factory):
