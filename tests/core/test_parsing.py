@@ -929,7 +929,9 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
 @pytest.mark.parametrize(
     "doc_id, data, cause",
     [
-        ("empty.md", b"", "no text"),
+        ("empty.md", b"", "the file is empty (0 bytes)"),
+        ("empty.pdf", b"", "the file is empty (0 bytes)"),  # pdfminer said "No /Root object! - Is this really a PDF?"
+        ("cut.docx", slide_deck()[:2000], "not a ZIP archive (so not a DOCX file): the file"),  # no object repr
         ("blank.txt", b"  \n\n \t", "no text"),
         ("image.md", bytes(range(256)) * 40, "binary"),
         ("broken.pdf", b"%PDF-1.4\nthis is not really a pdf", "cannot parse as pdf"),

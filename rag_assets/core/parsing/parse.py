@@ -180,6 +180,9 @@ def content_type_for(doc_id: str) -> str:
     return CONTENT_TYPES.get(posixpath.splitext(doc_id.lower())[1], "text")
 
 
+_OBJECT_REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>")  # python-docx names its BytesIO in errors
+
+
 def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits(),
                    ocr_languages: tuple[str, ...] = DEFAULT_LANGUAGES) -> ParsedDocument:
     """Parse ``raw`` within ``limits``, reading its pictures that OCR reads in ``ocr_languages``
@@ -193,6 +196,8 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits(),
     the bytes, which the source's size limit bounds.
     """
     content_type = content_type_for(raw.doc_id)
+    if not raw.data:
+        raise DocumentError(raw.doc_id, "the file is empty (0 bytes): nothing to index")
     try:
         if content_type in _PARSERS:
             if content_type in _ARCHIVES:
@@ -209,9 +214,10 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits(),
     except ParseLimitExceeded as exc:
         raise DocumentError(raw.doc_id, str(exc)) from exc
     except ParserFailed as exc:
-        raise DocumentError(raw.doc_id, f"cannot parse as {content_type}: {exc}") from exc
+        raise DocumentError(raw.doc_id, f"cannot parse as {content_type}: {_OBJECT_REPR.sub('the file', str(exc))}") from exc
     except Exception as exc:  # parsers raise many types; all mean this document is unreadable
-        raise DocumentError(raw.doc_id, f"cannot parse as {content_type}: {type(exc).__name__}: {exc}") from exc
+        raise DocumentError(raw.doc_id, f"cannot parse as {content_type}: {type(exc).__name__}: "
+                                        f"{_OBJECT_REPR.sub('the file', str(exc))}") from exc
     if not text.strip():
         raise DocumentError(raw.doc_id, "OCR found no text in the image (a photograph or a drawing?)"
                             if content_type == "image" else "document has no text (empty, or nothing extractable)")
