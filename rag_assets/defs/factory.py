@@ -35,7 +35,8 @@ from rag_assets.core.tokens import get_token_counter
 from rag_assets.defs.checks import build_corpus_checks
 from rag_assets.defs.evaluation import build_eval_asset
 from rag_assets.defs.executors import build_executor, job_run_config
-from rag_assets.defs.names import asset_key, ingest_job_name, maintenance_job_name, partitions_name, resource_keys
+from rag_assets.defs.names import (MAINTENANCE_TAG, asset_key, ingest_job_name, maintenance_job_name, partitions_name,
+                                   resource_keys)
 from rag_assets.defs.observations import observed_raws
 from rag_assets.defs.plots import histogram_png
 from rag_assets.defs.promotion import gate, promotion_result, promotion_specs
@@ -389,7 +390,7 @@ def build_corpus_jobs(corpus: Corpus, run_config: dict) -> list:
                             description=f"Parse, chunk, embed and index documents of corpus {corpus.name!r}."),
         dg.define_asset_job(maintenance_job_name(corpus.name),
                             selection=dg.AssetSelection.assets(asset_key(corpus.name, "lancedb_table")),
-                            config=run_config or None, description=f"Prune deleted documents from corpus {corpus.name!r}'s table and compact it."),
+                            config=run_config or None, tags={MAINTENANCE_TAG: corpus.name}, description=f"Prune deleted documents from corpus {corpus.name!r}'s table and compact it."),
     ]
 
 

@@ -17,6 +17,9 @@ def ingest_job_name(corpus: str) -> str:
     return f"ingest_{corpus}"
 
 
+MAINTENANCE_TAG = "rag/maintenance"  # the corpus a maintenance job's run maintains (and data-tests)
+
+
 def maintenance_job_name(corpus: str) -> str:
     return f"maintain_{corpus}"
 

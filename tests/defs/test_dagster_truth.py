@@ -285,6 +285,27 @@ def test_the_daemon_runs_every_data_test_with_the_table_and_rescores_a_change_ma
         assert wanted == set()
 
 
+def test_data_tests_a_maintenance_run_ran_are_not_run_again_by_the_daemon(project_env):
+    project = load_project()
+    defs = build_definitions(project)
+    selection = defs.resolve_sensor_def("rag_maintenance_automation").asset_selection
+    table = dg.AssetKey(["sample", "lancedb_table"])
+    data_tests = {dg.AssetCheckKey(table, test) for test in project.corpus("sample").data_tests}
+    with dg.DagsterInstance.get() as instance:
+        def requested(automation_cursor):
+            result = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=selection,
+                                                       cursor=automation_cursor)
+            return {r.key for r in result.results if not r.true_subset.is_empty}, result.cursor
+
+        _, cursor = requested(None)
+        path = Path(project_env["RAG_SAMPLE_DOCS"]) / DOC
+        path.write_text(path.read_text() + "\nA new paragraph about parking.\n")
+        report = ingest_project(project)  # its maintain_sample run materialises the table and runs every test
+        assert len(report["checks"]) == 6
+        wanted, cursor = requested(cursor)
+        assert not wanted & (data_tests | {table}), wanted  # the tests ran with the table: not again on their own
+
+
 def test_a_batch_landing_during_table_maintenance_is_maintained_by_that_run(project_env, monkeypatch):
     """TABLE_CONDITION forgets an index batch that lands while the table run is in progress (the
     run's own materialisation resets it), so the run maintains the table again itself."""
