@@ -414,12 +414,16 @@ class LanceIndex:
         try:
             manifest, rows = self.indexed_documents(), self.rows_per_document()
         except Exception as exc:  # lance raises RuntimeError/OSError/ValueError for damaged data
-            raise IndexUnreadable(
-                f"cannot read the LanceDB table {self.name} or its manifest at {self.db.uri} "
-                f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); if the disk is full, free space; "
-                f"if the table is damaged, move {self.db.uri}/{self.name}.lance aside: the next `rag ingest` "
-                "rebuilds it from the stored chunks and vectors") from exc
+            raise self.unreadable(exc) from exc
         return complete_documents(manifest, rows)
+
+    def unreadable(self, exc: Exception) -> "IndexUnreadable":
+        """The error for ``exc``, raised reading or writing this table: its path and the fix."""
+        return IndexUnreadable(
+            f"cannot read the LanceDB table {self.name} or its manifest at {self.db.uri} "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); if the disk is full, free space; "
+            f"if the table is damaged, move {self.db.uri}/{self.name}.lance aside: the next `rag ingest` "
+            "rebuilds it from the stored chunks and vectors")
 
     def optimize(self) -> None:
         """Compact small fragments and drop old versions' unreferenced files (LanceDB optimize)."""

@@ -239,9 +239,14 @@ def build_corpus_assets(project: Project, corpus: Corpus, observe) -> list:
         index = resources.index()
         cache = EmbeddingCache(index.db, model.name, model.dimensions)
         docs = _docs(context)
-        written = index_stage(store, [d for _, d in docs], index, cache, tenant_of(corpus), context.run_id,
-                              profile.fingerprint(), model.name, model.passage_prefix, corpus.tags,
-                              versions["lancedb_index"])
+        try:
+            written = index_stage(store, [d for _, d in docs], index, cache, tenant_of(corpus), context.run_id,
+                                  profile.fingerprint(), model.name, model.passage_prefix, corpus.tags,
+                                  versions["lancedb_index"])
+        except (RuntimeError, OSError) as exc:  # a damaged table: its path and the fix, as `rag ingest` says
+            if "lance error" in str(exc).lower():
+                raise index.unreadable(exc) from exc
+            raise
         results = list(zip([pk for pk, _ in docs], written))
         live = serving(project, corpus, index.db)
         if live.label != own_table(corpus).label:  # queries stay on another table: keep it current too

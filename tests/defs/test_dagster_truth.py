@@ -306,6 +306,32 @@ def test_data_tests_a_maintenance_run_ran_are_not_run_again_by_the_daemon(projec
         assert not wanted & (data_tests | {table}), wanted  # the tests ran with the table: not again on their own
 
 
+def test_a_run_on_a_damaged_table_names_the_table_and_the_fix(project_env, tmp_path):
+    """As `rag ingest` does: a run launched from the UI fails with the table's path and the fix,
+    not Lance's own error."""
+    import shutil
+
+    from rag_assets.core.index import table_name
+    from rag_assets.ingest import observe_project
+
+    project = load_project()
+    corpus = project.corpus("sample")
+    path = Path(project_env["RAG_SAMPLE_DOCS"]) / DOC
+    path.write_text(path.read_text() + "\nA new paragraph about parking.\n")
+    observe_project(project)
+    name = table_name("sample", corpus.embedding_model.name, corpus.chunking_profile.name)
+    shutil.move(Path(corpus.index_uri) / f"{name}.lance" / "data", tmp_path / "data")
+    with dg.DagsterInstance.get() as instance:
+        result = build_definitions(project).resolve_job_def("ingest_sample").execute_in_process(
+            partition_key=partition_key_for(DOC), instance=instance, raise_on_error=False)
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    assert failure.step_key == "sample__lancedb_index"
+    error = failure.step_failure_data.error.cause  # Dagster wraps the step's own error
+    assert error.cls_name == "IndexUnreadable" and error.message.startswith(
+        f"rag_assets.core.index.IndexUnreadable: cannot read the LanceDB table {name}")
+    assert f"move {corpus.index_uri}/{name}.lance aside" in error.message
+
+
 def test_a_batch_landing_during_table_maintenance_is_maintained_by_that_run(project_env, monkeypatch):
     """TABLE_CONDITION forgets an index batch that lands while the table run is in progress (the
     run's own materialisation resets it), so the run maintains the table again itself."""
