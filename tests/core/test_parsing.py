@@ -410,6 +410,19 @@ def test_word_tracked_changes_and_content_controls_read_as_word_shows_them():
     assert next(e for e in doc.elements if "EU sites" in doc.text[e.start:e.end]).heading_path == ("Contract Summary",)
 
 
+def test_a_markdown_attachment_s_headings_are_named_without_their_markup():
+    from email.message import EmailMessage
+
+    message = EmailMessage()
+    message["From"], message["Subject"] = "dana@northwind.example", "Weekly report"
+    message.set_content("Notes attached.\n")
+    message.add_attachment(b"# Dock Notes\n\n## Firmware\n\nVersion 2.3 charges fastest.\n", maintype="text",
+                           subtype="markdown", filename="notes.md")
+    mail = parse_document(raw("mail/report.eml", bytes(message)))
+    firmware = next(e for e in mail.elements if "charges fastest" in mail.text[e.start:e.end])
+    assert firmware.heading_path == ("Weekly report", "Attachment: notes.md", "Dock Notes", "Firmware")
+
+
 def test_a_word_style_with_an_outline_level_is_a_heading_of_that_level():
     from docx import Document
     from docx.enum.style import WD_STYLE_TYPE

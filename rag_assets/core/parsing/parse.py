@@ -35,7 +35,8 @@ from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 40: a Word document's tracked insertions, content controls and custom XML read as Word shows them
+# 41: a Markdown or reStructuredText attachment's headings named by their text, not their markup
+# ("# Notes" was a heading path's "# Notes"); 40: a Word document's tracked insertions, content controls and custom XML read as Word shows them
 # (their text was left out); 39: a web page's <details>/<summary> (an FAQ's questions and answers) and <figure>/<figcaption>
 # read (unstructured dropped them), a page decoded by the charset its <meta> declares (Shift_JIS,
 # GB2312, windows-1251 pages were read as cp1252); 38: Markdown setext headings read as headings (they were text; a title underlined with "=" was
@@ -75,7 +76,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "40"
+PARSER_REVISION = "41"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -377,7 +378,8 @@ def _title_from_path(doc_id: str) -> str:
 def _join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
     """Join (category, text, page) items with blank lines. A Title item starts the heading path
     of the items after it, at its level: a fourth field, 1 when absent (a top-level heading); a
-    fifth, True, marks an item OCR read (``Element.ocr``)."""
+    fifth, True, marks an item OCR read (``Element.ocr``); a sixth names a Title's heading where
+    its text is markup (a Markdown attachment's "# Notes")."""
     parts: list[str] = []
     elements: list[Element] = []
     pos = 0
@@ -390,7 +392,7 @@ def _join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
             parts.append("\n\n")
             pos += 2
         if category == "Title":
-            heading = heading[: (more[0] if more else 1) - 1] + (item_text[:200],)
+            heading = heading[: (more[0] if more else 1) - 1] + ((len(more) > 2 and more[2]) or item_text[:200],)
         elements.append(Element(pos, pos + len(item_text), category, page=page, heading_path=heading,
                                 ocr=len(more) > 1 and more[1]))
         parts.append(item_text)
@@ -883,7 +885,8 @@ def _attachment_items(name: str, data: bytes, limits: ParseLimits, level: int) -
     text, elements, _ = _parse_format(content_type, data)  # an attached message: without its attachments
     if not text.strip():
         raise _Unread("OCR found no text" if content_type == "image" else "no text")
-    return [(e.category, text[e.start : e.end], e.page, level + max(len(e.heading_path), 1), e.ocr) for e in elements]
+    return [(e.category, text[e.start : e.end], e.page, level + max(len(e.heading_path), 1), e.ocr,
+             e.heading_path[-1] if e.category == "Title" and e.heading_path else None) for e in elements]
 
 
 # a compound file: Outlook's .msg, an Office 97-2003 document, an encrypted Office document
