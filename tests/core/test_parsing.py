@@ -423,6 +423,31 @@ def test_a_markdown_attachment_s_headings_are_named_without_their_markup():
     assert firmware.heading_path == ("Weekly report", "Attachment: notes.md", "Dock Notes", "Firmware")
 
 
+def test_a_slide_without_a_title_is_not_under_the_slide_before_it():
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    deck = Presentation()
+    first = deck.slides.add_slide(deck.slide_layouts[1])
+    first.shapes.title.text = "Budget 2026"
+    first.placeholders[1].text = "The travel budget is frozen until the second quarter."
+    second = deck.slides.add_slide(deck.slide_layouts[6])  # blank: no title placeholder
+    second.shapes.add_textbox(Inches(1), Inches(1), Inches(6), Inches(2)).text_frame.text = \
+        "All contractors must renew their badge at the front desk."
+    out = io.BytesIO()
+    deck.save(out)
+    doc = parse_document(raw("decks/budget.pptx", out.getvalue()))
+    badge = next(e for e in doc.elements if "renew their badge" in doc.text[e.start:e.end])
+    assert (badge.page, badge.heading_path) == (2, ())
+    from rag_assets.core.chunking import ChunkingProfile, chunk_document
+    from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter
+
+    for min_tokens in (0, 50):  # alone, or merged with the first slide
+        chunks = chunk_document(doc, ChunkingProfile("p", strategy="markdown", min_tokens=min_tokens),
+                                get_token_counter(MINILM_TOKENIZER), 256).chunks
+        assert next(c for c in chunks if "renew their badge" in c.text).heading_path == ()
+
+
 def test_a_word_style_with_an_outline_level_is_a_heading_of_that_level():
     from docx import Document
     from docx.enum.style import WD_STYLE_TYPE

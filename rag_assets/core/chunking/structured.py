@@ -16,9 +16,11 @@ from rag_assets.core.parsing.structure import markdown_elements
 
 
 def _sections(text: str, elements: Sequence[Element]) -> list[tuple[int, int, tuple[str, ...], list[Element]]]:
-    """Heading sections: (start, end, heading path, elements) from each Title to the next."""
+    """Heading sections: (start, end, heading path, elements) from each Title to the next, or to
+    an element under another heading path without one (a slide without a title)."""
     elements = sorted(elements, key=lambda e: e.start)
-    starts = [0] + [e.start for e in elements if e.category == "Title" and e.start > 0]
+    starts = [0] + [e.start for before, e in zip([None, *elements], elements) if e.start > 0 and (
+        e.category == "Title" or (before is not None and e.heading_path != before.heading_path))]
     bounds = sorted(set(starts)) + [len(text)]
     out = []
     ei = 0

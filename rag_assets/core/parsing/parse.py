@@ -35,7 +35,7 @@ from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 41: a Markdown or reStructuredText attachment's headings named by their text, not their markup
+# 42: a slide without a title no longer under the slide before it; 41: a Markdown or reStructuredText attachment's headings named by their text, not their markup
 # ("# Notes" was a heading path's "# Notes"); 40: a Word document's tracked insertions, content controls and custom XML read as Word shows them
 # (their text was left out); 39: a web page's <details>/<summary> (an FAQ's questions and answers) and <figure>/<figcaption>
 # read (unstructured dropped them), a page decoded by the charset its <meta> declares (Shift_JIS,
@@ -76,7 +76,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "41"
+PARSER_REVISION = "42"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -375,16 +375,23 @@ def _title_from_path(doc_id: str) -> str:
     return re.sub(r"[_-]+", " ", stem).strip() or doc_id
 
 
+_UNTITLED = "Untitled"  # the category of an item that ends the heading path before it (no text)
+
+
 def _join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
     """Join (category, text, page) items with blank lines. A Title item starts the heading path
     of the items after it, at its level: a fourth field, 1 when absent (a top-level heading); a
     fifth, True, marks an item OCR read (``Element.ocr``); a sixth names a Title's heading where
-    its text is markup (a Markdown attachment's "# Notes")."""
+    its text is markup (a Markdown attachment's "# Notes"). An ``_UNTITLED`` item ends the heading
+    path (a slide without a title is not under the slide before it)."""
     parts: list[str] = []
     elements: list[Element] = []
     pos = 0
     heading: tuple[str, ...] = ()
     for category, item_text, page, *more in items:
+        if category == _UNTITLED:  # a part without a heading: nothing before it heads it
+            heading = ()
+            continue
         item_text = item_text.strip()
         if not item_text:
             continue
@@ -788,6 +795,8 @@ def _parse_pptx(data: bytes):
     items = []
     deck = Presentation(io.BytesIO(data))
     for number, slide in enumerate(deck.slides, start=1):
+        if not any(item[0] == "Title" for item in by_slide.get(number, [])):
+            items.append((_UNTITLED, "", number))
         items += by_slide.get(number, [])
         if sum(len(item[1].strip()) for item in by_slide.get(number, [])) <= SCANNED_MAX_CHARS:
             items += _pictures_text(_slide_pictures(slide, deck.slide_width * deck.slide_height), number)
