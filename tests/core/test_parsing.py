@@ -448,6 +448,20 @@ def test_a_slide_without_a_title_is_not_under_the_slide_before_it():
         assert next(c for c in chunks if "renew their badge" in c.text).heading_path == ()
 
 
+def test_a_sheet_s_empty_columns_are_left_out():
+    from openpyxl import Workbook
+
+    book = Workbook()
+    sheet = book.active
+    sheet.title = "Stock"
+    sheet["A1"], sheet["C1"], sheet["XFD1"] = "part", "units", "note"  # a stray cell far right
+    sheet["A2"], sheet["C2"] = "NW-DOCK-4", 12
+    out = io.BytesIO()
+    book.save(out)
+    doc = parse_document(raw("sheets/stock.xlsx", out.getvalue()))
+    assert doc.text == "Stock\n\n| part | units | note |\n| --- | --- | --- |\n| NW-DOCK-4 | 12 |  |"
+
+
 def test_a_word_style_with_an_outline_level_is_a_heading_of_that_level():
     from docx import Document
     from docx.enum.style import WD_STYLE_TYPE

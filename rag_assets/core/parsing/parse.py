@@ -35,7 +35,7 @@ from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 42: a slide without a title no longer under the slide before it; 41: a Markdown or reStructuredText attachment's headings named by their text, not their markup
+# 43: a table's empty columns left out; 42: a slide without a title no longer under the slide before it; 41: a Markdown or reStructuredText attachment's headings named by their text, not their markup
 # ("# Notes" was a heading path's "# Notes"); 40: a Word document's tracked insertions, content controls and custom XML read as Word shows them
 # (their text was left out); 39: a web page's <details>/<summary> (an FAQ's questions and answers) and <figure>/<figcaption>
 # read (unstructured dropped them), a page decoded by the charset its <meta> declares (Shift_JIS,
@@ -76,7 +76,7 @@ from rag_assets.core.parsing.structure import (front_matter, heading_text, markd
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "42"
+PARSER_REVISION = "43"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -440,11 +440,14 @@ def _table_rows(table) -> str:
 def _markdown_rows(rows: list[list[str]]) -> str:
     """Rows of cells as a Markdown table: the first row, a separator, then a line a row (a cell's
     whitespace collapsed, a "|" in it written as "｜", short rows padded), so the table is cited and
-    chunked row by row with its header. Empty rows are left out; "" when none is left."""
+    chunked row by row with its header. Empty rows and columns are left out (a stray cell in column
+    XFD made 16,384 columns of a sheet of two); "" when none is left."""
     kept = [cells for cells in ([" ".join(c.split()).replace("|", "｜") for c in row] for row in rows) if any(cells)]
     if not kept:
         return ""
-    width = max(len(cells) for cells in kept)
+    used = sorted({i for cells in kept for i, cell in enumerate(cells) if cell})
+    kept = [[cells[i] if i < len(cells) else "" for i in used] for cells in kept]
+    width = len(used)
     lines = ["| " + " | ".join(cells + [""] * (width - len(cells))) + " |" for cells in kept]
     return "\n".join([lines[0], "|" + " --- |" * width, *lines[1:]])
 
