@@ -256,6 +256,12 @@ def test_a_maintenance_run_that_did_not_finish_is_redone_by_the_next_ingest(proj
     assert ingest_project(project)["runs"] == 0
 
 
+def _requested(defs, instance, selection, cursor):
+    """What the daemon's automation requests on its next tick: (keys, the cursor after it)."""
+    result = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=selection, cursor=cursor)
+    return {r.key for r in result.results if not r.true_subset.is_empty}, result.cursor
+
+
 def test_the_daemon_runs_every_data_test_with_the_table_and_rescores_a_change_made_mid_evaluation(project_env):
     project = load_project()
     defs = build_definitions(project)
@@ -265,9 +271,7 @@ def test_the_daemon_runs_every_data_test_with_the_table_and_rescores_a_change_ma
     assert len(data_tests) == 6
     with dg.DagsterInstance.get() as instance:
         def requested(automation_cursor):
-            result = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=selection,
-                                                       cursor=automation_cursor)
-            return {r.key for r in result.results if not r.true_subset.is_empty}, result.cursor
+            return _requested(defs, instance, selection, automation_cursor)
 
         _, cursor = requested(None)
         # A batch launched from the UI indexes a document; nothing maintains the table yet.
@@ -292,17 +296,12 @@ def test_data_tests_a_maintenance_run_ran_are_not_run_again_by_the_daemon(projec
     table = dg.AssetKey(["sample", "lancedb_table"])
     data_tests = {dg.AssetCheckKey(table, test) for test in project.corpus("sample").data_tests}
     with dg.DagsterInstance.get() as instance:
-        def requested(automation_cursor):
-            result = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=selection,
-                                                       cursor=automation_cursor)
-            return {r.key for r in result.results if not r.true_subset.is_empty}, result.cursor
-
-        _, cursor = requested(None)
+        _, cursor = _requested(defs, instance, selection, None)
         path = Path(project_env["RAG_SAMPLE_DOCS"]) / DOC
         path.write_text(path.read_text() + "\nA new paragraph about parking.\n")
         report = ingest_project(project)  # its maintain_sample run materialises the table and runs every test
         assert len(report["checks"]) == 6
-        wanted, cursor = requested(cursor)
+        wanted, cursor = _requested(defs, instance, selection, cursor)
         assert not wanted & (data_tests | {table}), wanted  # the tests ran with the table: not again on their own
 
 

@@ -220,30 +220,6 @@ def test_lineage_and_time_travel_from_the_command_line(tmp_path):
     assert "NW-Guest" in old[0]["text"]
 
 
-def test_a_document_the_store_indexed_but_the_table_lost_fails_the_row_check(tmp_path):
-    import dagster as dg
-
-    from rag_assets.defs.factory import build_definitions
-
-    values = make_project(tmp_path)
-    with env(**values), dg.DagsterInstance.get() as instance:
-        project = load_project()
-        ingest_project(project)
-        corpus = project.corpus("sample")
-        db = lancedb.connect(corpus.index_uri)
-        index = serving(project, corpus, db).index(db, corpus.name)
-        index.delete_document("notes/office_wifi.txt")  # as a restore to an older version can do
-        defs = build_definitions(project)
-        key = dg.AssetKey(["sample", "lancedb_table"])
-        checks = [c for c in defs.asset_checks if any(k.asset_key == key for k in c.check_keys)]
-        result = dg.materialize([defs.get_assets_def(key), *checks], instance=instance, resources=defs.resources,
-                                selection=dg.AssetSelection.assets(key) | dg.AssetSelection.checks_for_assets(key))
-        verdicts = {e.check_name: e for e in result.get_asset_check_evaluations()}
-        assert verdicts["index_rows_match_live_chunks"].passed is False
-        assert "notes/office_wifi.txt" in verdicts["index_rows_match_live_chunks"].metadata["examples"].value
-        assert verdicts["no_rows_of_deleted_documents"].passed is True
-
-
 def _table_checks(project, instance) -> dict:
     """The lancedb_table asset's data tests, run as the UI runs them: check name -> evaluation."""
     from rag_assets.defs.factory import build_definitions
@@ -256,15 +232,32 @@ def _table_checks(project, instance) -> dict:
     return {e.check_name: e for e in result.get_asset_check_evaluations()}
 
 
+def _ingested(project):
+    """Ingest ``project``; its sample corpus and the table its queries use."""
+    ingest_project(project)
+    corpus = project.corpus("sample")
+    db = lancedb.connect(corpus.index_uri)
+    return corpus, serving(project, corpus, db).index(db, corpus.name)
+
+
+def test_a_document_the_store_indexed_but_the_table_lost_fails_the_row_check(tmp_path):
+    values = make_project(tmp_path)
+    with env(**values), dg.DagsterInstance.get() as instance:
+        project = load_project()
+        corpus, index = _ingested(project)
+        index.delete_document("notes/office_wifi.txt")  # as a restore to an older version can do
+        verdicts = _table_checks(project, instance)
+        assert verdicts["index_rows_match_live_chunks"].passed is False
+        assert "notes/office_wifi.txt" in verdicts["index_rows_match_live_chunks"].metadata["examples"].value
+        assert verdicts["no_rows_of_deleted_documents"].passed is True
+
+
 def test_an_edit_undone_by_a_restore_is_redone_by_the_next_ingest_and_fails_the_row_check_meanwhile(tmp_path):
     values = make_project(tmp_path)
     wifi = Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "office_wifi.txt"
     with env(**values), dg.DagsterInstance.get() as instance:
         project = load_project()
-        ingest_project(project)
-        corpus = project.corpus("sample")
-        db = lancedb.connect(corpus.index_uri)
-        index = serving(project, corpus, db).index(db, corpus.name)
+        corpus, index = _ingested(project)
         before = index.version()
         wifi.write_text(wifi.read_text().replace("NW-Guest", "NW-Visitors"))
         ingest_project(project)

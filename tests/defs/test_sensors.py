@@ -1,6 +1,5 @@
 """The source sensors on a real Dagster instance: disk, and S3 against a real SeaweedFS server."""
 
-import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 

@@ -32,7 +32,7 @@ from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, ParserFailed, ocr_pages_reported,
                                             report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
-from rag_assets.core.parsing.structure import (front_matter, heading_text, markdown_elements, paragraph_elements,
+from rag_assets.core.parsing.structure import (front_matter, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
 # 43: a table's empty columns left out; 42: a slide without a title no longer under the slide before it; 41: a Markdown or reStructuredText attachment's headings named by their text, not their markup
