@@ -18,7 +18,7 @@ import dagster as dg
 
 from rag_assets.clients import connect_index, own_table
 from rag_assets.config import ConfigError, Corpus, Project
-from rag_assets.core.index import LanceIndex, open_tables
+from rag_assets.core.index import LanceIndex, documents_lacking, open_tables
 from rag_assets.core.keys import doc_id_for
 from rag_assets.core.locking import ingest_lock
 from rag_assets.core.planning import SnapshotSeen, StoreSeen
@@ -268,19 +268,22 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
                                  "missing": len(status["missing"]), "stale_partitions": status["stale"],
                                  "missing_partitions": status["missing"]}
             _require_env(project, corpus, runs=False)
+            db = connect_index(corpus)
+            live, configured = serving(project, corpus, db), own_table(corpus)
+            switching = live.label != configured.label
             with dg.build_resources(build_corpus_resources(corpus)) as built:
                 store = CorpusResources(built, corpus).store.get_store()
                 records = {doc_id_for(pk): store.current("index", doc_id_for(pk)) or {} for pk in partition_keys}
-                sources = {doc_id: (store.current("raw", doc_id) or {}).get("key") for doc_id in records}
+                # the content each holds now, against which a switch's table is judged
+                sources = {doc_id: (store.current("raw", doc_id) or {}).get("key") for doc_id in records} \
+                    if switching else {}
             failed = [{"doc_id": d, "error": r["error"]} for d, r in sorted(records.items()) if r.get("error")]
-            db = connect_index(corpus)
-            live, configured = serving(project, corpus, db), own_table(corpus)
             served = live.index(db, corpus.name)
             held = served.indexed_documents() if served.manifest_name in open_tables(db, served.manifest_name) else {}
             out[corpus.name] = {"partitions": len(partition_keys), "stages": stages, "serving_table": live.label,
                                 "configured_table": configured.label, "failed_documents": failed,
                                 "deleted_documents_with_rows": sorted(set(held) - set(records)),
-                                "pending_switch": None if live.label == configured.label
+                                "pending_switch": None if not switching
                                 else _pending_switch(instance, corpus, configured.index(db, corpus.name), records,
                                                      sources)}
     return {"corpora": out}
@@ -299,8 +302,7 @@ def _pending_switch(instance: dg.DagsterInstance, corpus: Corpus, index: LanceIn
     maintenance recorded, in ``reason``) or ``waiting`` (complete; the next maintenance decides)."""
     opened = index.manifest_name in open_tables(index.db, index.manifest_name)
     indexed = index.indexed_documents() if opened else {}
-    missing = sorted((d for d in records if d not in indexed or indexed[d]["content_hash"] != sources[d]),
-                     key=lambda d: (not records[d].get("error"), d))
+    missing = sorted(documents_lacking(indexed, sources), key=lambda d: (not records[d].get("error"), d))
     if missing:
         failed = [d for d in missing if records[d].get("error")]
         reason = f"it lacks {len(missing)} live document(s): " + (

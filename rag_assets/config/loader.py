@@ -183,8 +183,7 @@ def _setting(name: str, settings: CorpusSettings, defaults: CorpusSettings, fiel
 def _promote_if(project_path: Path, name: str, settings: CorpusSettings, defaults: CorpusSettings) -> str | None:
     """The corpus' ``+promote_if`` rule (its own, else the defaults'), checked: it must parse and
     the corpus must declare the golden questions it is scored on."""
-    rule, key = ((settings.promote_if, f"corpora.{name}.+promote_if") if settings.promote_if is not None
-                 else (defaults.promote_if, "defaults.+promote_if"))
+    rule, key = _setting(name, settings, defaults, "promote_if")
     if rule is None:
         return None
     try:
@@ -265,6 +264,7 @@ def load_project(project_dir: str | Path | None = None) -> Project:
                 raise ConfigError(project_path, profiles_key, f"{profile_name!r} is not declared",
                                   f"use one of: {sorted(known_profiles)}")
         promote_if = _promote_if(project_path, name, settings, project.defaults)
+        max_delete = _setting(name, settings, project.defaults, "max_delete_fraction")[0]
         corpora.append(
             Corpus(
                 name=name,
@@ -283,13 +283,12 @@ def load_project(project_dir: str | Path | None = None) -> Project:
                 lock_dir=(str(local_dir / "locks" / name) if data_dir.startswith("s3://")
                           else str(Path(data_dir) / "stages" / name)),
                 batch_size=settings.batch_size or project.defaults.batch_size or DEFAULT_BATCH_SIZE,
-                data_tests=settings.data_tests if settings.data_tests is not None else (project.defaults.data_tests or ()),
+                data_tests=_setting(name, settings, project.defaults, "data_tests")[0] or (),
                 eval_questions=_resolve_path(root, eval_questions) if eval_questions else None,
                 eval_profiles=eval_profiles or (merged["chunking_profile"].name,),
                 min_recall_at_5=_setting(name, settings, project.defaults, "min_recall_at_5")[0],
                 promote_if=promote_if,
-                max_delete_fraction=next((f for f in (settings.max_delete_fraction,
-                                                      project.defaults.max_delete_fraction) if f is not None), 0.5),
+                max_delete_fraction=0.5 if max_delete is None else max_delete,
                 automation=settings.automation or project.defaults.automation or "sensor",
             )
         )

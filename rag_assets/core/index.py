@@ -504,6 +504,14 @@ def complete_documents(manifest: dict[str, dict[str, Any]], rows: dict[str, int]
     return {doc_id: entry["content_hash"] for doc_id, entry in manifest.items() if rows.get(doc_id, 0) == entry["chunks"]}
 
 
+def documents_lacking(manifest: dict[str, dict[str, Any]], current: dict[str, str | None]) -> list[str]:
+    """The documents of ``current`` (doc id -> content hash the source holds now) that
+    ``manifest`` (a table's, ``indexed_documents``) lacks, or holds another version of: a table
+    switched back to may hold an older version of a document. Sorted."""
+    return sorted(doc_id for doc_id, key in current.items()
+                  if doc_id not in manifest or manifest[doc_id]["content_hash"] != key)
+
+
 def active_table(db, corpus: str) -> str:
     return table_prefix(corpus) + "live_tables"
 

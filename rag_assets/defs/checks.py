@@ -72,15 +72,13 @@ def build_corpus_checks(corpus: Corpus) -> list:
             counts[doc_id] = counts.get(doc_id, 0) + 1
         manifest = {d: e for d, e in index.indexed_documents().items() if d in live}
         unrecorded = {d for d in live if counts.get(d) and d not in manifest}
-        # Indexed by the stage store's account but not in the table (rolled back, or rows lost).
         store = CorpusResources(context.resources, corpus).store.get_store()
-        indexed = {d: store.current("index", d) or {} for d in live}
-        lost = {d for d in live - set(manifest) if indexed[d].get("key") and not indexed[d].get("error")}
-        # Rows of another version than the one the store indexed last (a table restored to an older version).
+        # Indexed by the stage store's account, but its rows are not all in the table or hold another
+        # version (rolled back, rows lost, or a table restored to an older version).
         complete = complete_documents(manifest, counts)
-        behind = {d for d, held in complete.items() if indexed[d].get("key") and not indexed[d].get("error")
-                  and held != indexed[d].get("content_hash")}
-        wrong = sorted(set(manifest) - set(complete) | unrecorded | lost | behind)
+        indexed = {d: r for d in live if (r := store.current("index", d)) and r.get("key") and not r.get("error")}
+        behind = {d for d, record in indexed.items() if complete.get(d) != record.get("content_hash")}
+        wrong = sorted(set(manifest) - set(complete) | unrecorded | behind)
         return dg.AssetCheckResult(passed=not wrong, metadata={
             "rows": sum(counts.get(d, 0) for d in manifest), "live_chunks": sum(e["chunks"] for e in manifest.values()),
             "documents_with_wrong_rows": len(wrong), "live_documents_not_indexed": len(live - set(manifest)),

@@ -26,7 +26,7 @@ from rag_assets.config.schema import Corpus, Project
 from rag_assets.core.chunking import row_token_limit
 from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.hashing import settings_hash
-from rag_assets.core.index import ROW_COLUMNS, LanceIndex, chunk_schema, mark_active
+from rag_assets.core.index import ROW_COLUMNS, LanceIndex, chunk_schema, documents_lacking, mark_active
 from rag_assets.core.keys import doc_id_for
 from rag_assets.core.pipeline import chunk_stage, chunks_with, embed_stage, index_stage, mirror_stage, parse_stage
 from rag_assets.core.pipeline import StageResult
@@ -352,11 +352,10 @@ def build_table_asset(project: Project, corpus: Corpus):
             for table in tables:
                 table.optimize()
             built = index.ensure_search_indexes(corpus.index.ann_min_rows)
+            # A document counts as the source holds it now: a table switched back to may hold an older
+            # version of one that fails now (the serving table keeps its newer one).
             indexed = index.indexed_documents()
-            # Present means its rows are of the document as the source holds it now: a table switched
-            # back to may hold an older version of a document that fails now (the serving one keeps its newer one).
-            missing = sorted(doc_id for doc_id in live if doc_id not in indexed
-                             or indexed[doc_id]["content_hash"] != (store.current("raw", doc_id) or {}).get("key"))
+            missing = documents_lacking(indexed, {doc_id: (store.current("raw", doc_id) or {}).get("key") for doc_id in live})
             complete = not missing
             decision, recorded = gate(project, corpus, index, before, context.instance) if complete else (None, {})
             if complete and (decision is None or decision.promote):

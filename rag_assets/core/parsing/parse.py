@@ -35,13 +35,15 @@ from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.structure import (front_matter, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
 
-# 43: a table's empty columns left out; 42: a slide without a title no longer under the slide before it; 41: a Markdown or reStructuredText attachment's headings named by their text, not their markup
-# ("# Notes" was a heading path's "# Notes"); 40: a Word document's tracked insertions, content controls and custom XML read as Word shows them
-# (their text was left out); 39: a web page's <details>/<summary> (an FAQ's questions and answers) and <figure>/<figcaption>
-# read (unstructured dropped them), a page decoded by the charset its <meta> declares (Shift_JIS,
-# GB2312, windows-1251 pages were read as cp1252); 38: Markdown setext headings read as headings (they were text; a title underlined with "=" was
-# missed), a fence closed only by a line of its character at least as long (a ```` block showing a
-# ``` one was closed by it, the rest read as headings), a front matter one block;
+# 43: a table's empty columns left out; 42: a slide without a title no longer under the slide
+# before it; 41: a Markdown or reStructuredText attachment's headings named by their text, not
+# their markup ("# Notes"); 40: a Word document's tracked insertions, content controls and custom
+# XML read as Word shows them (their text was left out); 39: a web page's <details>/<summary> (an
+# FAQ's questions and answers) and <figure>/<figcaption> read (unstructured dropped them), a page
+# decoded by the charset its <meta> declares (Shift_JIS, GB2312, windows-1251 pages were read as
+# cp1252); 38: Markdown setext headings read as headings (they were text; a title underlined with
+# "=" was missed), a fence closed only by a line of its character at least as long (a ```` block
+# showing a ``` one was closed by it, the rest read as headings), a front matter one block;
 # 37: the elements OCR read marked (``Element.ocr``), so are the chunks and index rows holding them,
 # OCR'd words joined as Tesseract spaces them (Japanese and Chinese ones were split by spaces), an
 # unsure page turned as orientation detection says (it was read every way, the surest reading kept);
