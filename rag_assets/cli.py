@@ -7,6 +7,7 @@ usage, config or input; 130 interrupted (143 on SIGTERM). Tables for people by d
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import re
@@ -253,19 +254,40 @@ def cmd_query(args) -> int:
         return 0
     for rank, hit in enumerate(hits, start=1):
         snippet = " ".join(hit.text.split())
-        print(f"[{rank}] score {hit.score:.3f}  {_shown(hit.citation())}")
-        print(f"    {_shown(snippet[:300])}{'...' if len(snippet) > 300 else ''}")
+        print(f"[{rank}] score {hit.score:.3f}  {hit.citation()}")
+        print(f"    {snippet[:300]}{'...' if len(snippet) > 300 else ''}")
     return 0
 
 
 _UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-def _shown(text: str) -> str:
-    """``text`` for a terminal: control characters (a document's escape sequences, which could
-    clear the screen or retitle the window) and bidi overrides (which reorder what is shown)
-    written as escapes."""
-    return _UNSHOWN.sub(lambda m: ascii(m.group())[1:-1], text)
+class _Shown(io.TextIOBase):
+    """A terminal stream that shows control characters (a document's or a file name's escape
+    sequences, which could clear the screen or retitle the window) and bidi overrides (which
+    reorder what is shown) as escapes. Newlines and tabs pass; so does the carriage return that
+    starts a write (the progress bar redrawing its line)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        redraw = "\r" if text.startswith("\r") else ""
+        self.stream.write(redraw + _UNSHOWN.sub(lambda m: ascii(m.group())[1:-1], text[len(redraw):]))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return self.stream.encoding
 
 
 def cmd_eval(args) -> int:
@@ -612,6 +634,10 @@ def main(argv: list[str] | None = None) -> int:
     # Dagster marks data versions as beta; that is not news to a `rag` user on every document.
     warnings.filterwarnings("ignore", message=".*currently in beta.*")
     signals = _terminate_as_interrupt()
+    streams = sys.stdout, sys.stderr
+    sys.stderr = _Shown(sys.stderr)
+    if not getattr(args, "json", False):  # JSON escapes what it must itself; its readers want it verbatim
+        sys.stdout = _Shown(sys.stdout)
     try:
         return args.func(args)
     except KeyboardInterrupt:
@@ -624,6 +650,8 @@ def main(argv: list[str] | None = None) -> int:
         message, code = operator_error(exc, args.project)
         print(f"rag: {message}", file=sys.stderr)
         return code
+    finally:
+        sys.stdout, sys.stderr = streams
 
 
 def _written_folders(project_dir: str | None) -> str:

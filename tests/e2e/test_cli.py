@@ -80,12 +80,18 @@ def test_failed_document_exits_1_names_it_and_the_rest_are_indexed(tmp_path):
     docs.mkdir()
     (docs / "good.md").write_text("# Good\n\nThe refund window is 45 days.\n")
     (docs / "image.md").write_bytes(bytes(range(256)) * 4)
+    (docs / "title\x1b]0;pwned\x07.md").write_bytes(bytes(range(256)) * 4)
     values = make_project(tmp_path / "project", docs)
     out = rag(["ingest"], values, check=False)
     assert out.returncode == 1
     assert "FAILED sample/image.md" in out.stderr and "binary" in out.stderr and "run `rag ingest` again" in out.stderr
     header, row = out.stdout.splitlines()
-    assert dict(zip(header.split(), row.split()))["failed"] == "1"
+    assert dict(zip(header.split(), row.split()))["failed"] == "2"
+    # A file name's escape sequence is shown, never sent to the terminal, wherever the name is printed.
+    status = rag(["status"], values).stdout
+    assert "FAILED sample/title\\x1b]0;pwned\\x07.md: " in out.stderr
+    assert "sample: FAILED title\\x1b]0;pwned\\x07.md " in status
+    assert not {"\x1b", "\x07"} & set(out.stderr + status)
     hits = json.loads(rag(["query", "refund window", "--json"], values).stdout)
     assert {h["doc_id"] for h in hits} == {"good.md"}
 
