@@ -182,6 +182,7 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             report.update(rows_in_index=index.count_rows(), documents_deleted=len({*plan.deleted, *orphans}))
             return {**report, "failures": [], "checks": {}, "documents": _redo(corpus, store, corpus_sweep, orphans)}
         record(instance, apply_sweep(corpus, corpus_sweep, "", ingest_runs=False))  # runs below, in this process
+        corpus_sweep.commit()
         bar = Progress(progress, f"[{corpus.name}] batches", len(corpus_sweep.batches))
         for n, ((first, last), versions) in enumerate(zip(corpus_sweep.batches, corpus_sweep.batch_versions),
                                                       start=1):
@@ -242,6 +243,7 @@ def observe_project(project: Project, corpora: list[str] | None = None) -> dict:
                 resources = CorpusResources(built, corpus)
                 corpus_sweep = _sweep(corpus, resources, resources.index(), instance, dry_run=False)
             record(instance, apply_sweep(corpus, corpus_sweep, "", ingest_runs=False))
+            corpus_sweep.commit()
             out[corpus.name] = {"documents_seen": len(corpus_sweep.plan.listed),
                                 "documents_observed": len(corpus_sweep.observations),
                                 "documents_new": len(corpus_sweep.new_keys),

@@ -50,21 +50,29 @@ class SnapshotSeen:
     """Seen records in memory, read from an earlier snapshot (the sensor's cursor) or, for a
     document the snapshot lacks, once from a fallback; written nowhere: ``records`` is the new
     snapshot for the caller to keep, holding every document it was asked about (so the next
-    sweep from it reads no fallback for unchanged documents)."""
+    sweep from it reads no fallback for unchanged documents), and ``commit`` writes the records
+    the sweep set to the fallback."""
 
     def __init__(self, records: dict[str, dict] | None = None, fallback: SeenRecords | None = None):
         self.records = dict(records or {})
         self.fallback = fallback
+        self.changed: set[str] = set()
 
     def get(self, doc_id: str) -> dict | None:
         if doc_id not in self.records and self.fallback is not None:
             record = self.fallback.get(doc_id)
             if record is not None:
-                self.set(doc_id, record)
+                self.records[doc_id] = {k: v for k, v in record.items() if k != "doc_id"}
         return self.records.get(doc_id)
 
     def set(self, doc_id: str, record: dict) -> None:
         self.records[doc_id] = {k: v for k, v in record.items() if k != "doc_id"}
+        self.changed.add(doc_id)
+
+    def commit(self) -> None:
+        for doc_id in sorted(self.changed & self.records.keys()):
+            self.fallback.set(doc_id, self.records[doc_id])
+        self.changed.clear()
 
     def reported_elsewhere(self, doc_id: str, key: str) -> bool:
         """True when the fallback (the store's pointers, which `rag ingest` and runs keep) already

@@ -60,13 +60,22 @@ class Sweep:
     wanted: list[str] = field(default_factory=list)  # partition keys of the documents that need a run
     batch_versions: list[list] = field(default_factory=list)  # per batch: (partition key, content hash)
     busy: list[str] = field(default_factory=list)  # needing work, but a queued or running run has them
+    seen: SnapshotSeen | None = None  # what it saw, for the store once Dagster has its observations
+
+    def commit(self) -> None:
+        """Move the stage store's raw pointers to what the sweep saw: call once Dagster has recorded
+        its observations. A sweep that stops (the source fails mid-listing, a mass delete is
+        refused) or is never recorded leaves them where they were, so the next sweep reports its
+        changes again instead of taking them as seen."""
+        if self.seen is not None:
+            self.seen.commit()
 
 
 def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=None, keep_bytes: bool = True,
           busy: set[str] = frozenset(), complete: dict[str, str] | None = None, allow_mass_delete: bool = False,
           materialized: set[str] | None = None) -> Sweep:
     """Compare a source listing (``refs``; ``read`` fetches a document) with the partitions, what
-    was seen before (``seen``, default the store's raw pointers) and the documents whose rows are
+    was seen before (``seen``, default the store's raw pointers, moved by ``Sweep.commit``) and the documents whose rows are
     all in the index (``complete``); documents in ``busy`` (partition keys) need no new request.
     A listed document whose ``lancedb_index`` partition Dagster has not recorded as materialized
     (``materialized``: partition keys) is redone too, from the stage store's caches.
@@ -75,11 +84,13 @@ def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=Non
     profile = chunking_profile(corpus)
     guard_model(store, corpus.embedding_model.name, model_settings(corpus), record=keep_bytes)
     known = [doc_id_for(pk) for pk in partition_keys]
+    pending = SnapshotSeen(fallback=StoreSeen(store)) if seen is None else None
     plan = plan_sweep(refs, read, store, known, profile.fingerprint(), corpus.embedding_model.name,
-                      corpus.source.max_document_bytes, seen=seen, keep_bytes=keep_bytes, complete=complete,
-                      limits=corpus.source.parse_limits, index_version=code_versions(corpus)["lancedb_index"])
+                      corpus.source.max_document_bytes, seen=pending if seen is None else seen, keep_bytes=keep_bytes,
+                      complete=complete, limits=corpus.source.parse_limits,
+                      index_version=code_versions(corpus)["lancedb_index"])
     guard_deletes(plan, corpus.max_delete_fraction, corpus.name, corpus.source_location, allow_mass_delete)
-    result = Sweep(plan)
+    result = Sweep(plan, seen=pending)
     result.observations = [raw_observation(corpus, raw) for raw in plan.snapshots] + \
                           [raw_observation(corpus, unreadable=u) for u in plan.unreadable]
     registered = set(partition_keys)
@@ -117,6 +128,7 @@ def observe_source(corpus: Corpus):
         corpus_sweep = sweep(corpus, source.list_documents(), source.read, store, partition_keys)
         if corpus_sweep.new_keys:
             context.instance.add_dynamic_partitions(partitions_name(corpus.name), corpus_sweep.new_keys)
+        corpus_sweep.commit()  # Dagster records the versions returned here
         return dg.DataVersionsByPartition({o.partition: o.tags[DATA_VERSION] for o in corpus_sweep.observations})
 
     return observe
@@ -273,6 +285,7 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
             tick = context.scheduled_execution_time.isoformat() if context.scheduled_execution_time else ""
             actions = apply_sweep(corpus, corpus_sweep, tick, corpus.automation == "sensor")
             record(context.instance, actions)
+            corpus_sweep.commit()
             return [r for r in actions.run_requests if r.job_name == ingest_job_name(corpus.name)] or \
                 dg.SkipReason(f"no change in {len(corpus_sweep.plan.listed)} documents")
 

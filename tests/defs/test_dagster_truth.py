@@ -12,9 +12,11 @@ import yaml
 
 from rag_assets.config import load_project
 from rag_assets.core.keys import partition_key_for
+from rag_assets.core.planning import MassDeleteRefused
 from rag_assets.defs.factory import build_definitions
 from rag_assets.defs.runs import remote_origin
 from rag_assets.ingest import ingest_project, observe_project, status_project
+from rag_assets.query import query_corpus
 from tests.conftest import env, make_project
 from tests.defs.sensor_helpers import apply, tick
 
@@ -229,6 +231,31 @@ def test_observing_raw_documents_reports_exactly_the_edited_document(project_env
     assert stale(project) == {stage: [partition_key_for(DOC)] for stage in STAGES}
     assert ingest_project(project)["documents_changed"] == 1
     assert stale(project) == {stage: [] for stage in STAGES}
+
+
+def test_an_edit_read_by_a_sweep_that_stopped_is_reported_and_indexed_by_the_next(project_env):
+    """A sweep that stops after reading an edited document (a refused mass delete here; an S3
+    source failing mid-listing alike) records nothing: the next sweep reports the edit to Dagster
+    and the ingest indexes the new text, not the old."""
+    values = project_env
+    docs = Path(values["RAG_SAMPLE_DOCS"])
+    (docs / DOC).write_text((docs / DOC).read_text() + "\nThe canteen opens at 07:30.\n")
+    aside = docs.parent / "aside"
+    moved = sorted(p.relative_to(docs) for p in docs.rglob("*") if p.is_file() and p != docs / DOC)[:7]
+    for rel in moved:
+        (aside / rel).parent.mkdir(parents=True, exist_ok=True)
+        (docs / rel).rename(aside / rel)
+    with pytest.raises(MassDeleteRefused):
+        ingest_project(load_project())
+    for rel in moved:
+        (aside / rel).rename(docs / rel)
+    project = load_project()
+    observe_project(project)
+    assert stale(project) == {stage: [partition_key_for(DOC)] for stage in STAGES}
+    assert ingest_project(project)["documents_changed"] == 1
+    assert stale(project) == {stage: [] for stage in STAGES}
+    hits = query_corpus(project, project.corpus("sample"), "When does the canteen open?", k=3, mode="fts")
+    assert any("07:30" in hit.text for hit in hits)
 
 
 def test_a_deletion_observed_before_the_ingest_is_in_its_dry_run_and_its_count(project_env):
