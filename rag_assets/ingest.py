@@ -158,7 +158,7 @@ def _require_env(project: Project, corpus: Corpus, runs: bool = True) -> None:
         named += [("rag_project.yml", f"executor.{k}", getattr(project.executor, k)) for k in ("broker_env", "backend_env")]
     for file, key, variable in named:
         if not os.environ.get(variable):
-            raise ConfigError(Path(project.project_dir) / file, key, f"environment variable {variable} is not set",
+            raise ConfigError(Path(project.project_dir) / file, key, f"environment variable {variable} is not set (or empty)",
                               f"export {variable}=... where rag and Dagster run (the secret never goes in the config)")
 
 

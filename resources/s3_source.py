@@ -8,7 +8,7 @@ import boto3
 import dagster as dg
 from botocore import UNSIGNED
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, ConnectTimeoutError, ReadTimeoutError
+from botocore.exceptions import BotoCoreError, ClientError, ConnectTimeoutError, HTTPClientError, ReadTimeoutError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from dagster_aws.s3 import S3Resource
 from pydantic import Field, PrivateAttr
@@ -19,6 +19,7 @@ from rag_assets.core.parsing import DocumentError
 from rag_assets.core.sources import DocumentRef, SourceUnavailable, matches, s3_folder, too_large
 
 MISSING = {"NoSuchKey", "404", "NotFound"}
+REFUSED = {"InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "403", "InvalidToken", "ExpiredToken"}
 TIMEOUTS = {ConnectTimeoutError: "connect_timeout_seconds", ReadTimeoutError: "read_timeout_seconds"}
 
 
@@ -34,6 +35,8 @@ class S3SourceResource(dg.ConfigurableResource):
     include: list[str] = Field(default_factory=lambda: ["**/*"], description="Globs of documents to index.")
     exclude: list[str] = Field(default_factory=list, description="Globs to leave out.")
     max_document_bytes: int | None = Field(None, description="Larger objects are refused, never downloaded.")
+    credentials: str = Field("", description="Where its credentials come from (environment variable names), "
+                                             "which its errors name.")
     connect_timeout_seconds: float = Field(description="How long one attempt waits to connect to the endpoint.")
     read_timeout_seconds: float = Field(description="How long one attempt waits for each read of a response.")
     _client: Any = PrivateAttr(None)
@@ -63,10 +66,16 @@ class S3SourceResource(dg.ConfigurableResource):
             fix = (f"{endpoint} did not answer within {getattr(self, timeout):g} s (each of up to "
                    f"{self.s3.max_attempts} attempts): check the endpoint_url of source {self.name!r} in "
                    f"sources.yml, or raise its {timeout} (or max_attempts) there for a slow server")
-        elif isinstance(exc, BotoConnectionError):
+        elif isinstance(exc, (BotoConnectionError, HTTPClientError)):
             fix = f"check the endpoint_url of source {self.name!r} in sources.yml and that the server is running"
+        elif isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code") == "NoSuchBucket":
+            fix = f"check the bucket of source {self.name!r} in sources.yml ({endpoint} has no bucket {self.bucket!r})"
+        elif isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code") in REFUSED:
+            fix = (f"check the credentials in {self.credentials or 'the environment'} (access_key_env and "
+                   f"secret_key_env of source {self.name!r} in sources.yml name them) and that they may list and "
+                   "read the bucket")
         else:
-            fix = "check the server and the credentials' environment variables"
+            fix = "check the server"
         return SourceUnavailable(f"S3 source {self.name!r} (s3://{self.bucket}/{s3_folder(self.prefix)} at "
                                  f"{endpoint}): cannot {action}: {type(exc).__name__}: {exc}; {fix}; "
                                  "the next sweep retries")
@@ -79,8 +88,9 @@ class S3SourceResource(dg.ConfigurableResource):
         try:
             for page in self._s3().get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=folder):
                 for obj in page.get("Contents", []):
-                    doc_id = obj["Key"][len(folder):].lstrip("/")
-                    if doc_id and not doc_id.endswith("/") and matches(doc_id, tuple(self.include), tuple(self.exclude)):
+                    # The key after the folder, as it is: read() puts the folder back in front.
+                    doc_id = obj["Key"][len(folder):]
+                    if obj["Key"].startswith(folder) and doc_id and not doc_id.endswith("/") and matches(doc_id, tuple(self.include), tuple(self.exclude)):
                         refs.append(DocumentRef(doc_id, f"s3://{self.bucket}/{obj['Key']}", int(obj["Size"]),
                                                 f"etag:{obj['ETag'].strip(chr(34))}"))
         except (BotoCoreError, ClientError) as exc:

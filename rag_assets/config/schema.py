@@ -124,6 +124,17 @@ class SourceConfig(_Strict):
     def _endpoint(cls, value: str | None) -> str | None:
         return _check_url(value)
 
+    @field_validator("prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        # S3 keys have no leading slash and "a//b" is a key of its own: either would list nothing
+        # (or, on servers that collapse slashes, keys whose ids cannot be read back).
+        if value.startswith("/") or "//" in value:
+            fixed = "/".join(part for part in value.split("/") if part)
+            raise ValueError(f"{value!r} is not a key prefix: S3 keys do not start with '/' and have no empty "
+                             f"folders; write {fixed + '/' if fixed else ''!r}")
+        return value
+
     @field_validator("access_key_env", "secret_key_env")
     @classmethod
     def _env_names(cls, value: str) -> str:

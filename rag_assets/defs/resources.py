@@ -74,6 +74,7 @@ def build_corpus_resources(corpus: Corpus) -> dict[str, dg.ConfigurableResource]
                           aws_secret_access_key=dg.EnvVar(source.secret_key_env), max_attempts=source.max_attempts),
             name=source.name, bucket=source.bucket or "", prefix=source.prefix, include=list(source.include),
             exclude=list(source.exclude), max_document_bytes=source.max_document_bytes,
+            credentials=f"${source.access_key_env} and ${source.secret_key_env}",
             connect_timeout_seconds=source.connect_timeout_seconds, read_timeout_seconds=source.read_timeout_seconds,
         )
     return {

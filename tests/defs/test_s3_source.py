@@ -136,3 +136,45 @@ def test_a_read_names_the_source_when_the_endpoint_never_answers():
                                                     r"\.1:\d+\): cannot read handbook/a\.md: ReadTimeoutError"):
             docs.read("a.md")
         assert time.monotonic() - started < 10  # 2 attempts of 0.5 s, and a backoff of at most 1 s
+
+
+def test_a_key_with_an_empty_folder_is_a_document_of_its_own_read_back_by_its_own_key():
+    """'kb//x.md' is another object than 'kb/x.md' (AWS keeps both; SeaweedFS collapses the slashes,
+    so a stub plays AWS here): its id keeps the slash, and reading it fetches it, not its neighbour."""
+    from botocore.stub import Stubber
+
+    docs = source("http://127.0.0.1:9", "b", "kb")
+    s3 = docs._s3()
+    with Stubber(s3) as stub:
+        stub.add_response("list_objects_v2", {"Contents": [
+            {"Key": key, "Size": 3, "ETag": f'"{n}"'} for n, key in enumerate(["kb//x.md", "kb/x.md"])],
+            "IsTruncated": False}, {"Bucket": "b", "Prefix": "kb/"})
+        assert [(r.doc_id, r.uri) for r in docs.list_documents()] == [("/x.md", "s3://b/kb//x.md"),
+                                                                      ("x.md", "s3://b/kb/x.md")]
+        stub.add_response("get_object", {"Body": _body(b"two"), "ContentLength": 3, "ETag": '"0"'},
+                          {"Bucket": "b", "Key": "kb//x.md"})
+        assert docs.read("/x.md").uri == "s3://b/kb//x.md"
+
+
+def _body(data: bytes):
+    from io import BytesIO
+
+    from botocore.response import StreamingBody
+
+    return StreamingBody(BytesIO(data), len(data))
+
+
+def test_a_missing_bucket_and_refused_credentials_name_the_setting_to_fix(s3_server):
+    with pytest.raises(SourceUnavailable) as missing:
+        source(s3_server, "no-such-bucket").list_documents()
+    assert "check the bucket of source 's3_docs' in sources.yml" in str(missing.value)
+    assert "credentials" not in str(missing.value)
+    client(s3_server).create_bucket(Bucket="locked")
+    wrong = S3SourceResource(s3=S3Resource(endpoint_url=s3_server, region_name="us-east-1", aws_access_key_id=KEY,
+                                           aws_secret_access_key="not-the-secret"), name="s3_docs", bucket="locked",
+                             credentials="$DOCS_KEY and $DOCS_SECRET", connect_timeout_seconds=5,
+                             read_timeout_seconds=15)
+    with pytest.raises(SourceUnavailable) as refused:
+        wrong.list_documents()
+    assert "check the credentials in $DOCS_KEY and $DOCS_SECRET" in str(refused.value)
+    assert "not-the-secret" not in str(refused.value)

@@ -43,6 +43,8 @@ MISTAKES = [
      "name each once"),
     ("sources.yml", lambda d: d["sources"][0].update({"endpoint_url": "127.0.0.1:9000"}), "sources.0.endpoint_url",
      "http://127.0.0.1:9000"),
+    ("sources.yml", lambda d: d["sources"][0].update({"prefix": "/kb"}), "sources.0.prefix", "write 'kb/'"),
+    ("sources.yml", lambda d: d["sources"][0].update({"prefix": "kb//faq/"}), "sources.0.prefix", "write 'kb/faq/'"),
     ("profiles/indexes.yml", lambda d: d["indexes"][0].update({"endpoint_url": "minio:9000"}),
      "indexes.0.endpoint_url", "not an http:// or https:// URL"),
     ("profiles/embedding_models.yml", lambda d: d["embedding_models"][1].update({"base_url": "localhost/v1"}),
