@@ -75,6 +75,7 @@ COMMAND_EXAMPLES = {
   rag query "refund policy" --json | jq -r '.[0].id'    find a row id
   rag lineage 1f0c...e9                                 source, versions, profile, model and run
   rag lineage 1f0c...e9 --json
+  rag lineage 1f0c...e9 --corpus sample       where two corpora hold the same file
 """,
     "restore": """examples:
   rag restore --corpus sample                 list the table's versions with their row counts
@@ -326,10 +327,16 @@ def cmd_lineage(args) -> int:
         print(f"rag: {args.row_id!r} is not a row id: row ids are 32 hex characters, as `rag query --json` "
               "prints them", file=sys.stderr)
         return 2
-    found = lineage(load_project(args.project), args.row_id)
-    if found is None:
-        print(f"rag: no index row with id {args.row_id!r}", file=sys.stderr)
+    found = lineage(load_project(args.project), args.row_id, args.corpus)
+    if not found:
+        print(f"rag: no index row with id {args.row_id!r}{f' in corpus {args.corpus!r}' if args.corpus else ''}",
+              file=sys.stderr)
         return 1
+    if len(found) > 1:
+        print(f"rag: corpora {', '.join(repr(f['corpus']) for f in found)} each hold a row with id {args.row_id!r} "
+              "(the same file with the same text): add --corpus NAME", file=sys.stderr)
+        return 2
+    found = found[0]
     if args.json:
         print(json.dumps(found, indent=2, ensure_ascii=False))
     else:
@@ -555,6 +562,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     trace = command("lineage", "where an index row came from (source, versions, profile, model, run)")
     trace.add_argument("row_id", help="the row's id (as `rag query --json` prints it)")
+    trace.add_argument("--corpus", help="the corpus whose row it is (needed where two corpora hold the same "
+                                        "file: the id names no corpus)")
     trace.add_argument("--json", action="store_true", help="print one JSON object")
     trace.set_defaults(func=cmd_lineage)
 

@@ -114,13 +114,15 @@ def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: 
                   count_tokens=count_tokens, wholes=wholes)
 
 
-def lineage(project: Project, row_id: str) -> dict | None:
-    """Where an index row came from: source, versions, content type, whether OCR read its text
-    (None: a table written before that was recorded), profile, model, run and table version. A row id
-    does not name the model (a switch of model, or of profile to one of the same settings, writes
-    the same ids to the new table), so the table queries use is searched first, then the configured
-    one, then the others."""
-    for corpus in project.corpora:
+def lineage(project: Project, row_id: str, corpus_name: str | None = None) -> list[dict]:
+    """Where an index row came from, one entry per corpus holding it (only ``corpus_name``'s when
+    given): source, versions, content type, whether OCR read its text (None: a table written before
+    that was recorded), profile, model, run and table version. A row id names neither the corpus
+    (two corpora holding the same file write the same ids) nor the model (a switch of model, or of
+    profile to one of the same settings, writes the same ids to the new table), so in each corpus
+    the table queries use is searched first, then the configured one, then the others."""
+    found = []
+    for corpus in [project.corpus(corpus_name)] if corpus_name else project.corpora:
         db = connect_index(corpus)
         tables = set(open_tables(db, table_prefix(corpus.name)))
         first = [serving(project, corpus, db), own_table(corpus)]
@@ -133,7 +135,7 @@ def lineage(project: Project, row_id: str) -> dict | None:
             if row is None:
                 continue
             entry = index.manifest_entry(row["doc_id"]) or {}
-            return {
+            found.append({
                 "row_id": row_id, "corpus": corpus.name, "table": index.name, "doc_id": row["doc_id"],
                 "source_uri": row["source_uri"], "source_version": row["source_version"],
                 "content_hash": row["content_hash"], "content_type": row["content_type"], "ocr": row.get("ocr"),
@@ -144,5 +146,6 @@ def lineage(project: Project, row_id: str) -> dict | None:
                 "table_version": entry.get("table_version") if entry.get("run_id") == row["run_id"] else None,
                 "current_table_version": index.version(), "start": row["start"], "end": row["end"],
                 "chunk_index": row["chunk_index"], "heading_path": row["heading_path"],
-            }
-    return None
+            })
+            break
+    return found

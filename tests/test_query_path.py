@@ -76,6 +76,6 @@ def test_reads_of_a_corpus_never_ingested_create_nothing(tmp_path):
             with pytest.raises(NotIngested):
                 query_corpus(project, corpus, "refund policy", mode=mode)
         assert corpus_tables(project, corpus, connect_index(corpus)) == []
-        assert lineage(project, "0" * 32) is None
+        assert lineage(project, "0" * 32) == []
     index = tmp_path / "lancedb"
     assert not index.exists() or not any(index.iterdir()), sorted(p.name for p in index.iterdir())

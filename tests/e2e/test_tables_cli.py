@@ -135,5 +135,32 @@ def test_lineage_of_a_row_names_the_table_queries_use(sample):
     assert serving(load_project(), corpus, db).profile.name == "recursive"
     row_id = live.table().to_arrow()["id"][0].as_py()
     assert building.row(row_id) is not None
-    trace = lineage(load_project(), row_id)
+    (trace,) = lineage(load_project(), row_id)
     assert (trace["table"], trace["run_id"]) == (live.name, "serving-run")
+
+
+def test_lineage_of_a_row_two_corpora_hold_asks_which_corpus(tmp_path, capsys):
+    """Two corpora holding the same file write rows of the same id: `rag lineage` names both and
+    asks for --corpus (it answered with the first corpus' row, source and run), and --corpus picks."""
+    import yaml
+
+    values = make_project(tmp_path)
+    project_yml = tmp_path / "dbt_like_configs" / "rag_project.yml"
+    data = yaml.safe_load(project_yml.read_text())
+    data["corpora"]["team_b"] = {"+source": "sample_docs"}
+    project_yml.write_text(yaml.safe_dump(data))
+    with env(**values):
+        project = load_project()
+        for name, run in (("sample", "sample-run"), ("team_b", "team-b-run")):
+            corpus = project.corpus(name)
+            model = corpus.embedding_model
+            index = LanceIndex(lancedb.connect(corpus.index_uri), name, model.name, model.dimensions,
+                               corpus.chunking_profile.name)
+            index.write_documents([embedded("a.md", 1, model.dimensions)], None, run)
+        row_id = index.table().to_arrow()["id"][0].as_py()
+        capsys.readouterr()
+        assert main(["lineage", row_id]) == 2
+        assert "corpora 'sample', 'team_b' each hold a row" in capsys.readouterr().err
+        assert main(["lineage", row_id, "--corpus", "team_b", "--json"]) == 0
+        trace = json.loads(capsys.readouterr().out)
+        assert (trace["corpus"], trace["run_id"]) == ("team_b", "team-b-run")
