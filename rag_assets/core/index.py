@@ -405,9 +405,9 @@ class LanceIndex:
         return {r["doc_id"]: r["doc_id_count"] for r in rows.group_by("doc_id").aggregate(
             [("doc_id", "count")]).to_pylist()}
 
-    def complete_documents(self) -> dict[str, str]:
-        """Documents whose rows are all in the live table, with the content hash those rows were
-        made from: the manifest records them and the table holds exactly as many rows as the
+    def complete_documents(self) -> dict[str, tuple[str, str]]:
+        """Documents whose rows are all in the live table, with the content and profile hashes
+        those rows were made from: the manifest records them and the table holds exactly as many rows as the
         manifest's chunk count. A table or manifest
         that is missing (its folder lost) is recreated empty, so nothing is complete; one that
         cannot be read raises IndexUnreadable."""
@@ -495,13 +495,21 @@ class IndexUnreadable(RuntimeError):
     """The corpus' table exists but cannot be read; the message names it and the fix."""
 
 
-def complete_documents(manifest: dict[str, dict[str, Any]], rows: dict[str, int]) -> dict[str, str]:
-    """The documents of ``manifest`` (doc id -> entry with ``chunks`` and ``content_hash``) whose
-    row count in ``rows`` (doc id -> rows in the table) equals their recorded chunk count, each
-    with the content hash its rows hold. The one rule for "this document's rows are all there",
-    used by planning and by the data tests (which also compare the hash with the stage store's:
-    rows of an older version, after ``rag restore``, are not the document's)."""
-    return {doc_id: entry["content_hash"] for doc_id, entry in manifest.items() if rows.get(doc_id, 0) == entry["chunks"]}
+def complete_documents(manifest: dict[str, dict[str, Any]], rows: dict[str, int]) -> dict[str, tuple[str, str]]:
+    """The documents of ``manifest`` (doc id -> entry with ``chunks``, ``content_hash`` and
+    ``profile_hash``) whose row count in ``rows`` (doc id -> rows in the table) equals their
+    recorded chunk count, each with what its rows were made from: (content hash, profile hash).
+    The one rule for "this document's rows are all there", used by planning and by the data tests
+    (which also compare it with the stage store's ``rows_made_from``: rows of an older version of
+    the document or of the profile, after ``rag restore``, are not the document's)."""
+    return {doc_id: (entry["content_hash"], entry["profile_hash"]) for doc_id, entry in manifest.items()
+            if rows.get(doc_id, 0) == entry["chunks"]}
+
+
+def rows_made_from(record: dict[str, Any]) -> tuple[str | None, str | None]:
+    """What the stage store's ``index`` record of a document says its rows were made from, as
+    ``complete_documents`` reads it from a table."""
+    return record.get("content_hash"), record.get("profile_hash")
 
 
 def documents_lacking(manifest: dict[str, dict[str, Any]], current: dict[str, str | None]) -> list[str]:

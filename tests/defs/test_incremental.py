@@ -276,6 +276,33 @@ def test_an_edit_undone_by_a_restore_is_redone_by_the_next_ingest_and_fails_the_
         assert ingest_project(project)["documents_changed"] == 0  # and then nothing is left to do
 
 
+def test_rows_of_a_profile_edited_since_a_restored_version_are_redone_and_fail_the_row_check_meanwhile(tmp_path):
+    """A profile edited in place keeps its table's name: restoring a version from before the edit
+    brings back rows chunked the old way, which the next ingest rewrites (it took them as current:
+    their content was)."""
+    values = make_project(tmp_path)
+    cfg = Path(values["RAG_PROJECT_DIR"])
+    with env(**values), dg.DagsterInstance.get() as instance:
+        corpus, index = _ingested(load_project())
+        before = index.version()
+        old = {r["profile_hash"] for r in rows(load_project())}
+        edit_yaml(cfg / "profiles" / "chunking.yml",
+                  lambda d: d["chunking_profiles"][0].update({"max_tokens": 128, "overlap": 16}))
+        project = load_project()
+        ingest_project(project)
+        new = {r["profile_hash"] for r in rows(project)}
+        assert new != old and len(new) == 1
+        index.restore(before)
+        assert {r["profile_hash"] for r in rows(project)} == old
+        verdicts = _table_checks(project, instance)
+        assert verdicts["index_rows_match_live_chunks"].passed is False
+        report = ingest_project(project)  # rewritten from the stored chunks and vectors
+        assert (report["documents_parsed"], report["chunks_embedded"]) == (0, 0) and report["documents_changed"] > 0
+        assert all(report["checks"].values())
+        assert {r["profile_hash"] for r in rows(project)} == new
+        assert ingest_project(project)["documents_changed"] == 0
+
+
 @pytest.fixture()
 def fresh_parser_version():
     from rag_assets.core.parsing import parse
