@@ -348,19 +348,19 @@ def cmd_lineage(args) -> int:
 def cmd_restore(args) -> int:
     from rag_assets.clients import connect_index
     from rag_assets.config import load_project
-    from rag_assets.core.locking import ingest_lock
     from rag_assets.query import serving
 
     project = load_project(args.project)
     corpus = project.corpus(args.corpus)
-    db = connect_index(corpus)
-    index = serving(project, corpus, db).index(db, corpus.name)  # the table `rag query --as-of` reads
     try:
         if args.as_of is None:
-            versions = index.versions()
+            db = connect_index(corpus)
+            versions = serving(project, corpus, db).index(db, corpus.name).versions()  # what `rag query --as-of` reads
         else:
-            with ingest_lock(corpus.lock_dir, corpus.name):  # not while `rag ingest` writes this corpus
-                restored = index.restore(args.as_of)
+            from rag_assets.ingest import restore_table
+
+            _prepare_instance(project.dagster_home)
+            index, restored, checks = restore_table(project, corpus, args.as_of)
     except ValueError as exc:  # no such table or version
         print(f"rag: {exc}", file=sys.stderr)
         return 2
@@ -373,12 +373,13 @@ def cmd_restore(args) -> int:
     documents = len(index.indexed_documents())
     if args.json:
         print(json.dumps({"corpus": corpus.name, "table": index.name, "restored": args.as_of,
-                          "version": restored.version, "rows": restored.rows, "documents": documents}))
+                          "version": restored.version, "rows": restored.rows, "documents": documents,
+                          "checks": checks}))
     else:
         print(f"restored {index.name} to version {args.as_of} (now version {restored.version}): {restored.rows} "
-              f"rows of {documents} documents. The next `rag ingest` follows the source: "
-              "documents edited since get their current text back, and documents the source no longer has are "
-              "deleted again (fix the source first; a mass delete is refused unless --allow-mass-delete).")
+              f"rows of {documents} documents; data tests {_checks(checks)}. The next `rag ingest` follows the "
+              "source: documents edited since get their current text back, and documents the source no longer "
+              "has are deleted again (fix the source first; a mass delete is refused unless --allow-mass-delete).")
     return 0
 
 

@@ -28,6 +28,7 @@ from rag_assets.defs.names import (
     RANGE_END,
     RANGE_START,
     asset_key,
+    data_tests_job_name,
     ingest_job_name,
     maintenance_job_name,
     partitions_name,
@@ -230,6 +231,24 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
     report["failures"] = failures
     report["checks"] = checks
     return report
+
+
+def restore_table(project: Project, corpus: Corpus, version: int) -> tuple[LanceIndex, object, dict[str, bool]]:
+    """Make ``version`` of the table the corpus' queries use the latest again (not while `rag
+    ingest` writes the corpus), then run the corpus' data tests on it in Dagster, so the UI and
+    `rag status` show what the restore left (rows of versions the source no longer has fail
+    index_rows_match_live_chunks until the next ingest). Returns the index, the restored
+    TableVersion and check name -> passed. Raises ValueError naming the versions there are."""
+    index = serving(project, corpus, connect_index(corpus)).index(connect_index(corpus), corpus.name)
+    with ingest_lock(corpus.lock_dir, corpus.name):
+        restored = index.restore(version)
+        checks: dict[str, bool] = {}
+        if corpus.data_tests:
+            with dg.DagsterInstance.get() as instance:
+                result = run_job(project, build_definitions(project), data_tests_job_name(corpus.name), instance,
+                                 launched_by="rag restore")
+                checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    return index, restored, checks
 
 
 def observe_project(project: Project, corpora: list[str] | None = None) -> dict:

@@ -35,8 +35,8 @@ from rag_assets.core.tokens import get_token_counter
 from rag_assets.defs.checks import build_corpus_checks
 from rag_assets.defs.evaluation import build_eval_asset
 from rag_assets.defs.executors import build_executor, job_run_config
-from rag_assets.defs.names import (MAINTENANCE_TAG, asset_key, ingest_job_name, maintenance_job_name, partitions_name,
-                                   resource_keys)
+from rag_assets.defs.names import (MAINTENANCE_TAG, asset_key, data_tests_job_name, ingest_job_name,
+                                   maintenance_job_name, partitions_name, resource_keys)
 from rag_assets.defs.observations import observed_raws
 from rag_assets.defs.plots import histogram_png
 from rag_assets.defs.promotion import gate, promotion_result, promotion_specs
@@ -395,7 +395,12 @@ def build_corpus_jobs(corpus: Corpus, run_config: dict) -> list:
         dg.define_asset_job(maintenance_job_name(corpus.name),
                             selection=dg.AssetSelection.assets(asset_key(corpus.name, "lancedb_table")),
                             config=run_config or None, tags={MAINTENANCE_TAG: corpus.name}, description=f"Prune deleted documents from corpus {corpus.name!r}'s table and compact it."),
-    ]
+    ] + ([dg.define_asset_job(
+        data_tests_job_name(corpus.name), config=run_config or None,
+        selection=dg.AssetSelection.checks(*(dg.AssetCheckKey(asset_key(corpus.name, "lancedb_table"), test)
+                                             for test in corpus.data_tests)),
+        description=f"Run corpus {corpus.name!r}'s data tests on its table as it is now, changing nothing "
+                    "(`rag restore` runs it after restoring a version).")] if corpus.data_tests else [])
 
 
 def build_definitions(project: Project) -> dg.Definitions:

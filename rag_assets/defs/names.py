@@ -24,6 +24,10 @@ def maintenance_job_name(corpus: str) -> str:
     return f"maintain_{corpus}"
 
 
+def data_tests_job_name(corpus: str) -> str:
+    return f"test_{corpus}"
+
+
 def resource_keys(corpus: str) -> dict[str, str]:
     return {"source": f"{corpus}_source", "embedder": f"{corpus}_embedder", "lancedb": f"{corpus}_lancedb",
             "store": f"{corpus}_stage_store"}

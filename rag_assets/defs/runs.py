@@ -57,7 +57,7 @@ def remote_origin(job_name: str) -> RemoteJobOrigin:
 
 
 def run_job(project: Project, defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance,
-            tags: dict[str, str] | None = None):
+            tags: dict[str, str] | None = None, launched_by: str = "rag ingest"):
     """Create a run of ``job_name`` with the code location's origin and execute it: in this
     process, or through the celery executor's workers. Returns Dagster's execution result;
     raises KeyboardInterrupt after the run when it was interrupted: a step stopped by Ctrl-C or
@@ -70,7 +70,7 @@ def run_job(project: Project, defs: dg.Definitions, job_name: str, instance: dg.
     # read serves them all; partitions this process adds or deletes still show.
     with partitions_snapshot(instance):
         run = instance.create_run_for_job(job, run_config=run_config,
-                                          tags={**job.tags, **(tags or {}), LAUNCHED_BY: "rag ingest"},
+                                          tags={**job.tags, **(tags or {}), LAUNCHED_BY: launched_by},
                                           remote_job_origin=remote_origin(job_name),
                                           job_code_origin=python_origin(project.project_dir, job_name))
         with _interrupts_seen() as seen:

@@ -21,7 +21,7 @@ from rag_assets.core.planning import ModelChangedInPlace
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.defs.names import asset_key
-from rag_assets.ingest import ingest_project, status_project
+from rag_assets.ingest import ingest_project, restore_table, status_project
 from rag_assets.query import query_corpus, serving
 from tests.conftest import edit_yaml, env, make_project
 
@@ -261,11 +261,17 @@ def test_an_edit_undone_by_a_restore_is_redone_by_the_next_ingest_and_fails_the_
         before = index.version()
         wifi.write_text(wifi.read_text().replace("NW-Guest", "NW-Visitors"))
         ingest_project(project)
-        index.restore(before)  # `rag restore --as-of`: the table holds the file's old text again
+        # `rag restore --as-of`: the table holds the file's old text again, and the data tests it runs in
+        # Dagster say so (before, the check kept its last result, passed, until the next ingest).
+        _, _, checks = restore_table(project, corpus, before)
         assert "NW-Guest" in query_corpus(project, corpus, "guest Wi-Fi password", k=1)[0].text
-        verdicts = _table_checks(project, instance)
-        assert verdicts["index_rows_match_live_chunks"].passed is False
-        assert verdicts["index_rows_match_live_chunks"].metadata["examples"].value == "notes/office_wifi.txt"
+        assert checks == {**dict.fromkeys(corpus.data_tests, True), "index_rows_match_live_chunks": False}
+        run = instance.get_runs(dg.RunsFilter(tags={"rag/launched_by": "rag restore"}))[0]
+        record = instance.event_log_storage.get_latest_asset_check_execution_by_key(
+            [dg.AssetCheckKey(dg.AssetKey(["sample", "lancedb_table"]), "index_rows_match_live_chunks")])
+        evaluation = next(iter(record.values())).event.dagster_event.event_specific_data
+        assert (next(iter(record.values())).run_id, evaluation.passed) == (run.run_id, False)
+        assert evaluation.metadata["examples"].value == "notes/office_wifi.txt"
         planned = ingest_project(project, dry_run=True)["corpora"]["sample"]["documents"]
         assert [(d["doc_id"], d["reason"]) for d in planned] == [  # the file still says NW-Visitors
             ("notes/office_wifi.txt", "its rows in the index are missing or of an older version (lost or restored)")]
