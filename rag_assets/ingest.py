@@ -107,6 +107,9 @@ def _redo(corpus: Corpus, store, corpus_sweep: Sweep, orphans: list[str]) -> lis
         indexed = store.current("index", doc_id) or {}
         if doc_id in new:
             reason, stages = "new", list(STAGES)
+        elif doc_id in changed and indexed.get("key") and not indexed.get("error") and \
+                indexed.get("content_hash") == plan.versions.get(doc_id):
+            reason, stages = "moved: the same bytes at a new address, which its rows take", ["lancedb_index"]
         elif doc_id in changed or indexed.get("content_hash") not in (None, plan.versions.get(doc_id)):
             reason, stages = "content changed", list(STAGES)
         elif indexed.get("profile_hash") not in (None, profile_hash):

@@ -15,7 +15,7 @@ LanceDB folder, and the embedding cache in it, is lost.
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -88,8 +88,8 @@ def parse_stage(store: StageStore, doc_id: str, observed: dict | None = None,
     this content was parsed with these settings before (``parser_settings``). ``observed`` becomes current. A failure over a limit records the limits, so
     planning retries the document once they change."""
     current = store.current("raw", doc_id)
-    if observed is not None and (current is None or (current["key"], current.get("error")) != (
-            observed["key"], observed.get("error"))):
+    if observed is not None and (current is None or (current["key"], current.get("error"), current.get("uri")) != (
+            observed["key"], observed.get("error"), observed.get("uri"))):
         store.set_current("raw", doc_id, **{k: v for k, v in observed.items() if k != "doc_id"})
     raw_ptr = store.current("raw", doc_id)
     if raw_ptr is None:
@@ -261,7 +261,9 @@ def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, ca
             results[doc_id] = StageResult(doc_id, "failed", error=error,
                                           metadata={"kept_rows": index.count_doc_rows(doc_id)})
             continue
-        embedded = EmbeddedDocument(chunked, ptr["model"], tuple(tuple(v) for v in vectors))
+        # Rows cite where the document is now: the same bytes moved keep their chunks, not their address.
+        uri = (store.current("raw", doc_id) or {}).get("uri") or chunked.uri
+        embedded = EmbeddedDocument(replace(chunked, uri=uri), ptr["model"], tuple(tuple(v) for v in vectors))
         ready.append((doc_id, ptr, embedded))
     written = index.write_documents([e for _, _, e in ready], tenant, run_id, tags)
     for doc_id, ptr, embedded in ready:

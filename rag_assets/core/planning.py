@@ -20,8 +20,8 @@ class SeenRecords(Protocol):
 
     def set(self, doc_id: str, record: dict) -> None: ...
 
-    def reported_elsewhere(self, doc_id: str, key: str) -> bool:
-        """Whether another sweep already reported version ``key`` of the document."""
+    def reported_elsewhere(self, doc_id: str, record: dict) -> bool:
+        """Whether another sweep already reported ``record`` (its content ``key`` at its ``uri``)."""
 
     def retain(self, doc_ids: set[str]) -> None:
         """Forget what was seen of documents outside ``doc_ids`` (no longer listed)."""
@@ -40,7 +40,7 @@ class StoreSeen:
     def set(self, doc_id: str, record: dict) -> None:
         self.store.set_current("raw", doc_id, **{k: v for k, v in record.items() if k != "doc_id"})
 
-    def reported_elsewhere(self, doc_id: str, key: str) -> bool:
+    def reported_elsewhere(self, doc_id: str, record: dict) -> bool:
         return False  # these pointers are the record every sweep of the store compares with
 
     def retain(self, doc_ids: set[str]) -> None:
@@ -75,11 +75,11 @@ class SnapshotSeen:
             self.fallback.set(doc_id, self.records[doc_id])
         self.changed.clear()
 
-    def reported_elsewhere(self, doc_id: str, key: str) -> bool:
+    def reported_elsewhere(self, doc_id: str, record: dict) -> bool:
         """True when the fallback (the store's pointers, which `rag ingest` and runs keep) already
-        holds ``key``: another sweep reported this version since the snapshot was taken."""
-        record = self.fallback.get(doc_id) if self.fallback is not None else None
-        return record is not None and record.get("key") == key
+        holds ``record``'s content and address: another sweep reported it since the snapshot was taken."""
+        held = self.fallback.get(doc_id) if self.fallback is not None else None
+        return held is not None and (held.get("key"), held.get("uri")) == (record["key"], record["uri"])
 
     def retain(self, doc_ids: set[str]) -> None:
         self.records = {d: r for d, r in self.records.items() if d in doc_ids}
@@ -190,6 +190,7 @@ def plan_sweep(
         plan.listed.append(ref.doc_id)
         raw = seen.get(ref.doc_id)
         if raw is None or raw["source_version"] != ref.source_version or raw["size"] != ref.size or (
+                raw.get("uri") != ref.uri) or (  # the source moved: its documents are read where they are now
                 raw["key"] is not None and not store.has("raw", raw["key"])) or (
                 raw.get("too_large") and (max_bytes is None or ref.size <= max_bytes)):  # the limit was raised
             oversize = not ref.refused and max_bytes is not None and ref.size > max_bytes
@@ -208,13 +209,14 @@ def plan_sweep(
                     plan.unreadable.append({"doc_id": ref.doc_id, **record})
                 raw = record
                 seen.set(ref.doc_id, raw)
-            elif raw is None or raw["key"] != document.content_hash or not store.has("raw", raw["key"]):
+            elif raw is None or raw["key"] != document.content_hash or not store.has("raw", raw["key"]) or (
+                    raw.get("uri") != document.uri):  # reported again: rows and citations take the new address
                 if keep_bytes:
                     store.put_bytes("raw", document.content_hash, document.data)
                 record = {"key": document.content_hash, "uri": document.uri, "size": document.size,
                           "source_version": document.source_version}
                 seen.set(ref.doc_id, record)
-                if not seen.reported_elsewhere(ref.doc_id, document.content_hash):
+                if not seen.reported_elsewhere(ref.doc_id, record):
                     plan.snapshots.append(document)
                     plan.work.append(ref.doc_id)
                     plan.versions[ref.doc_id] = document.content_hash

@@ -309,6 +309,28 @@ def test_rows_of_a_profile_edited_since_a_restored_version_are_redone_and_fail_t
         assert ingest_project(project)["documents_changed"] == 0
 
 
+def test_a_moved_source_folder_gives_every_row_its_new_address_without_parsing_or_embedding(tmp_path):
+    """The same bytes at a new address (the folder moved, or the project cloned with its data):
+    rows and citations took the old file:// path for good."""
+    values = make_project(tmp_path)
+    with env(**values):
+        ingest_project(load_project())
+        moved = tmp_path / "moved_docs"
+        Path(values["RAG_SAMPLE_DOCS"]).rename(moved)
+    with env(**{**values, "RAG_SAMPLE_DOCS": str(moved)}):
+        project = load_project()
+        planned = ingest_project(project, dry_run=True)["corpora"]["sample"]["documents"]
+        assert {d["reason"] for d in planned} == {"moved: the same bytes at a new address, which its rows take"}
+        report = ingest_project(project)
+        assert (report["documents_parsed"], report["chunks_embedded"], report["documents_failed"]) == (0, 0, 0)
+        assert {r["source_uri"].startswith(moved.as_uri() + "/") for r in rows(project)} == {True}
+        hit = query_corpus(project, project.corpus("sample"), "guest Wi-Fi password", k=1)[0]
+        assert hit.source == (moved / hit.doc_id).as_uri()
+        assert ingest_project(project)["documents_changed"] == 0
+        stages = status_project(project)["corpora"]["sample"]["stages"]
+        assert all(s["stale"] == s["missing"] == 0 for s in stages.values())
+
+
 @pytest.fixture()
 def fresh_parser_version():
     from rag_assets.core.parsing import parse
