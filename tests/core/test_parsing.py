@@ -121,6 +121,19 @@ def test_a_web_page_s_faq_details_and_figure_captions_are_read():
         assert element.heading_path[:1] == ("Support FAQ",)
 
 
+def test_a_page_nested_past_the_html_parser_s_depth_is_read_whole_or_refused():
+    """lxml's HTML parser stops at 255 levels: a page of unclosed <font> tags (old or generated
+    HTML) lost everything after part 126, a tail after 300 nested divs too, with no error."""
+    unclosed = "<html><body><p>intro</p>" + "".join(f"<p><font color=red>Part {i}: text" for i in range(400))
+    doc = parse_document(raw("old/unclosed.html", (unclosed + "<p>lastword</p></body></html>").encode()))
+    assert all(f"Part {i}: text" in doc.text for i in range(400)) and doc.text.rstrip().endswith("lastword")
+    assert doc.text[doc.elements[-1].start:doc.elements[-1].end].endswith("lastword")
+    divs = "<html><body><p>intro</p>" + "<div>" * 300 + "deepword" + "</div>" * 300 + "<p>Tail tailword.</p></body></html>"
+    assert "deepword" in (text := parse_document(raw("old/divs.html", divs.encode())).text) and "tailword" in text
+    with pytest.raises(DocumentError, match="old/endless.html: .*nest too deep for the HTML parser to read it all"):
+        parse_document(raw("old/endless.html", (unclosed * 10).encode()))
+
+
 @pytest.mark.parametrize("charset, words", [("shift_jis", "保守マニュアル"), ("gb2312", "维护手册"),
                                              ("windows-1251", "Меняйте щётки"), ("iso-8859-1", "Preis: 20 € für Öl")])
 def test_a_web_page_is_decoded_by_the_charset_it_declares(charset, words):

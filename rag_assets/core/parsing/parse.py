@@ -78,7 +78,7 @@ from rag_assets.core.parsing.structure import (front_matter, markdown_elements, 
 # 8: e-mail attachments read, the body's headings under the subject; 7: short table rows padded to
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
-PARSER_REVISION = "43"
+PARSER_REVISION = "44"
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -472,9 +472,46 @@ def _parse_html(data: bytes, untitled: str = ""):
     title_match = re.search(r"<title[^>]*>(.*?)</title>", page, re.I | re.S)
     title = " ".join(html.unescape(title_match.group(1)).split()) if title_match else ""
     title = title if title != untitled else ""
-    page = _SHOWN_BLOCKS.sub(lambda m: f"<{m.group(1)}{_SHOWN_AS[m.group(2).lower()]}", page)
+    page = _SHOWN_BLOCKS.sub(lambda m: f"<{m.group(1)}{_SHOWN_AS[m.group(2).lower()]}", _shallow_html(page))
     text, elements = _join_elements(_unstructured_items(partition_html(text=page, languages=NO_LANGUAGE)))
     return text, elements, title or " ".join(subject.split()) or _first_title(text, elements)
+
+
+# How deep a page's elements may nest for unstructured to read them as elements: lxml's HTML parser
+# stops at 255 levels (the rest of the page silently lost) and unstructured walks the tree
+# recursively (Python's recursion limit failed a tree of 300 levels).
+MAX_HTML_DEPTH = 250
+_BLOCK_TAGS = {"p", "div", "br", "li", "tr", "td", "th", "table", "ul", "ol", "dl", "dt", "dd", "section", "article",
+               "blockquote", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "header", "footer", "main", "aside"}
+
+
+def _shallow_html(page: str) -> str:
+    """``page`` as it is, or where its elements nest deeper than MAX_HTML_DEPTH (unclosed tags, as
+    in old or generated pages), with what lies deeper kept as the text of its ancestor at that
+    depth (a line a block). Raises ValueError where even lxml's deep-tree parser cannot read it all."""
+    if page.count("<") <= MAX_HTML_DEPTH:
+        return page
+    from lxml import etree
+    from lxml import html as lxml_html
+
+    parser = lxml_html.HTMLParser(huge_tree=True, encoding="utf-8")
+    root = lxml_html.document_fromstring(page.encode(), parser=parser)
+    if any("Excessive depth" in entry.message for entry in parser.error_log):
+        raise ValueError("its elements nest too deep for the HTML parser to read it all (unclosed tags?); "
+                         "close its tags or save it again from a browser or editor")
+    deep, depth = [], 0
+    for event, element in etree.iterwalk(root, events=("start", "end")):
+        depth += 1 if event == "start" else -1
+        if event == "start" and depth == MAX_HTML_DEPTH:
+            deep.append(element)
+    if not deep:
+        return page
+    for element in deep:
+        for inner in element.iterdescendants():
+            if inner.tag in _BLOCK_TAGS:
+                inner.text, inner.tail = "\n" + (inner.text or ""), "\n" + (inner.tail or "")
+        etree.strip_tags(element, "*")
+    return lxml_html.tostring(root, encoding="unicode")
 
 
 # Blocks a reader sees that unstructured drops as likely boilerplate: an FAQ's <details> and its
@@ -962,7 +999,7 @@ def _outlook_parts(data: bytes):
               ("Cc", ", ".join(a for kind, a in recipients if kind == 2)),
               ("Date", format_datetime(sent) if sent else "")]
     if html_body:
-        elements = partition_html(text=html_body, languages=NO_LANGUAGE)
+        elements = partition_html(text=_shallow_html(html_body), languages=NO_LANGUAGE)
     else:
         elements = partition_text(text=body, languages=NO_LANGUAGE, paragraph_grouper=_plain_body_paragraphs) if body else []
     return subject, fields, elements, attachments, shown
