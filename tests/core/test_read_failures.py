@@ -11,7 +11,7 @@ from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError
 from rag_assets.core.pipeline import parse_stage, snapshot_raw
 from rag_assets.core.planning import plan_sweep
-from rag_assets.core.sources import DocumentRef, _folder_filter, matches, too_large
+from rag_assets.core.sources import BROKEN_LINK, DocumentRef, _folder_filter, matches, too_large
 from rag_assets.core.store import StageStore
 
 
@@ -72,6 +72,23 @@ def test_a_document_error_while_reading_fails_that_document_and_an_outage_fails_
     assert fresh.current("raw", "a.md") is None and fresh.current("raw", "b.md") is None
 
 
+def test_a_document_that_could_not_be_read_is_read_again_though_its_listing_is_unchanged(tmp_path):
+    """A chmod (or a share back online) fixes a read without touching the file's size or mtime: the
+    document stayed failed with the old cause, its old rows served, until the file was edited."""
+    store = StageStore(tmp_path)
+    refs = [DocumentRef("a.md", "file:///a.md", 5, "v1")]
+
+    def denied(doc_id):
+        raise DocumentError(doc_id, "cannot be read (Permission denied); check its permissions")
+
+    assert plan_sweep(refs, denied, store, [], "profile", "model").work == ["a.md"]
+    again = plan_sweep(refs, denied, store, ["a.md"], "profile", "model")
+    assert again.unreadable == [] and again.hashed == 1  # tried again, the same failure reported once
+    fixed = plan_sweep(refs, lambda doc_id: raw(doc_id, b"hello"), store, ["a.md"], "profile", "model")
+    assert [d.doc_id for d in fixed.snapshots] == ["a.md"] and fixed.work == ["a.md"]
+    assert store.current("raw", "a.md")["key"] == content_hash(b"hello")
+
+
 def test_identical_bytes_under_two_paths_parse_as_two_documents(tmp_path):
     store = StageStore(tmp_path)
     data = b"Plain text without a heading.\n"
@@ -100,6 +117,9 @@ for name, include, exclude in (("all", ("**/*",), ()), ("private_excluded", ("**
         continue
     read = {}
     for ref in refs:
+        if ref.refused:
+            read[ref.doc_id] = ref.refused
+            continue
         try:
             read[ref.doc_id] = read_disk(sys.argv[1], ref.doc_id).data.decode()
         except DocumentError as exc:
@@ -109,7 +129,7 @@ print(json.dumps(out))
 """
 
 
-def test_unreadable_files_fail_alone_an_unreadable_folder_sweeps_nothing_and_loops_are_left_out(tmp_path):
+def test_unreadable_files_and_looping_links_fail_alone_and_an_unreadable_folder_sweeps_nothing(tmp_path):
     import json
     import os
     import shutil
@@ -137,7 +157,8 @@ def test_unreadable_files_fail_alone_an_unreadable_folder_sweeps_nothing_and_loo
     result = json.loads(out.stdout)
     assert "private cannot be listed (Permission denied)" in result["all"] and "exclude: ['private/**']" in result["all"]
     assert result["private_excluded"] == {"locked.md": "locked.md: cannot be read (Permission denied); check its "
-                                                       "permissions", "ok.md": "fine"}
+                                                       "permissions", "ok.md": "fine",
+                                          "loop.md": BROKEN_LINK, ".hidden_loop": BROKEN_LINK}
     # globs that want files only deeper in the folder, or of an extension no parser names, still
     # want it: its documents would read as deleted (both swept nothing but a deletion before)
     assert "private cannot be listed" in result["nested_glob"] and "private cannot be listed" in result["yaml_only"]
