@@ -32,6 +32,8 @@ class SourceFolderMissing(FileNotFoundError):
 READ_ATTEMPTS = 3
 RACY_SECONDS = 1.0
 OUTSIDE_ROOT = "symlink resolves outside the source root; refused (it is never read)"
+BROKEN_LINK = ("symlink points to nothing (its target is missing, or the links loop); fix or remove the link "
+               "(a git-annex file not present here: git annex get)")
 
 
 @dataclass(frozen=True)
@@ -83,8 +85,8 @@ def _folder_filter(include: tuple[str, ...], exclude: tuple[str, ...]):
 def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ...]) -> list[DocumentRef]:
     """Regular files under ``root`` matching the globs, sorted by id. A symlink that resolves
     outside ``root`` is listed as refused (never followed out of the source), and so is a file
-    whose metadata cannot be read (its cause given); dangling or looping links and files that
-    vanish while listing are left out. Raises SourceUnavailable for a folder that cannot be
+    whose metadata cannot be read (its cause given), and a dangling or looping link (its rows
+    stay until it is fixed or removed); files that vanish while listing are left out. Raises SourceUnavailable for a folder that cannot be
     listed and holds files the globs may want: its documents would read as deleted."""
     base = Path(root).resolve()
     if not base.is_dir():
@@ -102,7 +104,11 @@ def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ..
             continue
         try:
             if entry.is_symlink():  # the only way out of the root: folders are not followed
-                resolved = Path(entry.path).resolve(strict=True)
+                try:
+                    resolved = Path(entry.path).resolve(strict=True)
+                except (FileNotFoundError, RuntimeError):  # RuntimeError: a loop (Python 3.11)
+                    refs.append(DocumentRef(doc_id, _uri(entry.path), 0, "refused", refused=BROKEN_LINK))
+                    continue
                 if not resolved.is_relative_to(base):
                     refs.append(DocumentRef(doc_id, _uri(entry.path), 0, "refused", refused=OUTSIDE_ROOT))
                     continue
@@ -113,10 +119,11 @@ def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ..
                 stat = entry.stat(follow_symlinks=False)
             else:
                 continue
-        except (FileNotFoundError, RuntimeError):  # vanished, dangling, or a symlink loop (RuntimeError)
+        except FileNotFoundError:  # vanished while listed
             continue
         except OSError as exc:
             if exc.errno == errno.ELOOP:
+                refs.append(DocumentRef(doc_id, _uri(entry.path), 0, "refused", refused=BROKEN_LINK))
                 continue
             refs.append(DocumentRef(doc_id, _uri(entry.path), 0, "refused",
                                     refused=f"cannot be read ({exc.strerror}); check its permissions"))

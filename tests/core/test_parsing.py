@@ -1047,16 +1047,20 @@ def test_symlinks_out_of_the_source_root_are_not_listed_or_read(tmp_path):
     secret.write_text("top secret")
     (root / "leak.md").symlink_to(secret)
     (root / "linked_folder").symlink_to(tmp_path, target_is_directory=True)  # neither entered nor listed
-    (root / "dangling.md").symlink_to(tmp_path / "gone.md")  # left out
+    (root / "dangling.md").symlink_to(tmp_path / "gone.md")  # refused: an indexed file dropped by git annex
+    (root / "loop.md").symlink_to(root / "loop.md")  # refused too, never silently deleted
     (root / "sub" / "deeper").mkdir(parents=True)
     (root / "sub" / "deeper" / "a b.md").write_text("# nested\n")
     (root / "sub" / "inside.md").symlink_to(root / "ok.md")  # a link within the root is a document
     refs = list_disk(root, ("**/*",), ())
     assert [(r.doc_id, r.refused is not None) for r in refs] == [
-        ("leak.md", True), ("ok.md", False), ("sub/deeper/a b.md", False), ("sub/inside.md", False)]
-    assert refs[2].uri == (root / "sub" / "deeper" / "a b.md").as_uri()
-    assert [r.doc_id for r in list_disk(root, ("**/*.md",), ("sub/deeper/*",))] == ["leak.md", "ok.md", "sub/inside.md"]
-    assert "outside the source root" in refs[0].refused
+        ("dangling.md", True), ("leak.md", True), ("loop.md", True), ("ok.md", False), ("sub/deeper/a b.md", False),
+        ("sub/inside.md", False)]
+    assert refs[4].uri == (root / "sub" / "deeper" / "a b.md").as_uri()
+    assert [r.doc_id for r in list_disk(root, ("**/*.md",), ("sub/deeper/*",))] == [
+        "dangling.md", "leak.md", "loop.md", "ok.md", "sub/inside.md"]
+    assert "outside the source root" in refs[1].refused
+    assert refs[0].refused == refs[2].refused and "symlink points to nothing" in refs[0].refused
     for doc_id in ("leak.md", "../secret.md", "../src/../secret.md"):
         with pytest.raises(DocumentError, match="outside the source root"):
             read_disk(root, doc_id)
