@@ -683,9 +683,10 @@ def operator_error(exc: Exception, project_dir: str | None = None) -> tuple[str,
     from rag_assets.core.index import IndexUnreadable
     from rag_assets.core.locking import IngestLocked
     from rag_assets.core.planning import MassDeleteRefused, ModelChangedInPlace
-    from rag_assets.core.sources import SourceFolderMissing, SourceUnavailable
+    from rag_assets.core.sources import SourceFolderMissing, SourceFolderUnreadable, SourceUnavailable
 
-    if isinstance(exc, (ConfigError, SourceFolderMissing, MassDeleteRefused, ModelChangedInPlace, UsageError)):
+    if isinstance(exc, (ConfigError, SourceFolderMissing, SourceFolderUnreadable, MassDeleteRefused,
+                        ModelChangedInPlace, UsageError)):
         return str(exc), 2
     full = disk_full(exc, lambda: _written_folders(project_dir))  # first: it may hide under IndexUnreadable
     if full:

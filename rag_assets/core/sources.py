@@ -24,6 +24,11 @@ class SourceUnavailable(RuntimeError):
     fails and reports nothing, so the next one starts from the same state."""
 
 
+class SourceFolderUnreadable(SourceUnavailable):
+    """A disk source's folder, or one under it the globs may want, cannot be listed (permissions):
+    fixed where the source is, not by waiting."""
+
+
 class SourceFolderMissing(FileNotFoundError):
     """A disk source's folder does not exist: a config mistake, reported before anything is
     planned (so nothing is deleted for it)."""
@@ -156,10 +161,11 @@ def _entries(base: str, may_want_under):
         except OSError as exc:
             if prefix and not may_want_under(prefix):
                 continue  # excluded: nothing in it would be listed
-            raise SourceUnavailable(
+            fix = f", or exclude it in sources.yml (exclude: ['{prefix}**'])" if prefix else \
+                " (the user rag and Dagster run as must be able to list it)"
+            raise SourceFolderUnreadable(
                 f"source folder {folder} cannot be listed ({exc.strerror}): its documents would read as deleted, "
-                "so nothing was swept; fix its permissions, or exclude it in sources.yml "
-                f"(exclude: ['{prefix}**'])") from None
+                f"so nothing was swept; fix its permissions{fix}") from None
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 stack.append((f"{prefix}{entry.name}/", entry.path))

@@ -125,6 +125,10 @@ for name, include, exclude in (("all", ("**/*",), ()), ("private_excluded", ("**
         except DocumentError as exc:
             read[ref.doc_id] = str(exc)
     out[name] = read
+try:
+    list_disk(sys.argv[1] + "/private", ("**/*",), ())
+except SourceUnavailable as exc:
+    out["root"] = str(exc)
 print(json.dumps(out))
 """
 
@@ -163,6 +167,8 @@ def test_unreadable_files_and_looping_links_fail_alone_and_an_unreadable_folder_
     # want it: its documents would read as deleted (both swept nothing but a deletion before)
     assert "private cannot be listed" in result["nested_glob"] and "private cannot be listed" in result["yaml_only"]
     assert result["other_folder"] == {}  # nothing under private/ can be wanted: skipped
+    # The source's own folder: no exclude to suggest (exclude: ['**'] would exclude everything).
+    assert "cannot be listed (Permission denied)" in result["root"] and "exclude" not in result["root"]
 
 
 GLOB = st.text(alphabet="ab/.*?[]!", max_size=8)

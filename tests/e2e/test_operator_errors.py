@@ -10,6 +10,7 @@ from rag_assets.core.errors import UsageError
 from rag_assets.core.index import IndexUnreadable
 from rag_assets.core.locking import IngestLocked
 from rag_assets.core.planning import MassDeleteRefused
+from rag_assets.core.sources import SourceFolderUnreadable, SourceUnavailable
 from tests.conftest import env, make_project
 
 
@@ -58,6 +59,10 @@ def test_disk_full_is_one_line_naming_the_path_and_the_fix(exc, path):
 def test_exit_codes_follow_the_readme():
     assert operator_error(MassDeleteRefused("refusing to delete 120 of the 120 documents"))[1] == 2
     assert operator_error(IngestLocked("corpus 'sample' is being ingested by process 42"))[1] == 1
+    # A source folder that cannot be listed is unreadable input, fixed where it is (--help: 2); a server
+    # that does not answer may answer the next sweep (1).
+    assert operator_error(SourceFolderUnreadable("source folder /docs cannot be listed"))[1] == 2
+    assert operator_error(SourceUnavailable("S3 source 'docs' (s3://b/) cannot list objects"))[1] == 1
     assert operator_error(UsageError("no corpus 'x'; declared: ['sample']")) == ("no corpus 'x'; declared: ['sample']", 2)
     assert operator_error(KeyError("vector"))[1] == 1  # an internal bug, not the user's mistake
     message, code = operator_error(ZeroDivisionError("division by zero\nsecond line"))
