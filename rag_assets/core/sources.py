@@ -91,8 +91,9 @@ def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ..
     """Regular files under ``root`` matching the globs, sorted by id. A symlink that resolves
     outside ``root`` is listed as refused (never followed out of the source), and so is a file
     whose metadata cannot be read (its cause given), and a dangling or looping link (its rows
-    stay until it is fixed or removed); files that vanish while listing are left out. Raises SourceUnavailable for a folder that cannot be
-    listed and holds files the globs may want: its documents would read as deleted."""
+    stay until it is fixed or removed); files that vanish while listing are left out. Raises
+    SourceFolderUnreadable for a folder that cannot be listed and holds files the globs may want:
+    its documents would read as deleted."""
     base = Path(root).resolve()
     if not base.is_dir():
         raise SourceFolderMissing(f"source folder {base} does not exist; fix the source's 'path' in sources.yml "

@@ -75,8 +75,8 @@ def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=Non
           busy: set[str] = frozenset(), complete: dict[str, str] | None = None, allow_mass_delete: bool = False,
           materialized: set[str] | None = None) -> Sweep:
     """Compare a source listing (``refs``; ``read`` fetches a document) with the partitions, what
-    was seen before (``seen``, default the store's raw pointers, moved by ``Sweep.commit``) and the documents whose rows are
-    all in the index (``complete``); documents in ``busy`` (partition keys) need no new request.
+    was seen before (``seen``, default the store's raw pointers, moved by ``Sweep.commit``) and the
+    documents whose rows are all in the index (``complete``); documents in ``busy`` (partition keys) need no new request.
     A listed document whose ``lancedb_index`` partition Dagster has not recorded as materialized
     (``materialized``: partition keys) is redone too, from the stage store's caches.
     Raises MassDeleteRefused where it would delete over ``+max_delete_fraction`` of the corpus, and
