@@ -21,7 +21,8 @@ from rag_assets.config import ConfigError, Corpus, Project
 from rag_assets.core.index import LanceIndex, documents_lacking, open_tables
 from rag_assets.core.keys import doc_id_for
 from rag_assets.core.locking import ingest_lock
-from rag_assets.core.planning import SnapshotSeen, StoreSeen
+from rag_assets.core.planning import MassDeleteRefused, ModelChangedInPlace, SnapshotSeen, StoreSeen
+from rag_assets.core.sources import SourceFolderMissing, SourceUnavailable
 from rag_assets.defs.factory import build_definitions
 from rag_assets.defs.names import (
     PARTITION,
@@ -350,15 +351,24 @@ def _selected(project: Project, corpora: list[str] | None) -> list[Corpus]:
 def ingest_project(project: Project, corpora: list[str] | None = None, progress: TextIO | None = None,
                    dry_run: bool = False, allow_mass_delete: bool = False) -> dict:
     """Ingest the named corpora (default all); returns summed counts plus a per-corpus breakdown.
-    A dry run only lists, per corpus, what would be redone (``documents``), and writes nothing."""
+    A dry run only lists, per corpus, what would be redone (``documents``), and writes nothing.
+    A corpus whose sweep is stopped as a whole (a refused mass delete, a source missing or down, a
+    model changed in place) stops only itself: the others are ingested, then its error is raised."""
     defs = build_definitions(project)
     total: dict = {**dict.fromkeys(COUNTS, 0), "failures": [], "corpora": {}}
+    stopped: list[Exception] = []
     with dg.DagsterInstance.get() as instance:
         for corpus in _selected(project, corpora):
-            report = ingest_corpus(project, corpus, defs, instance, progress, dry_run, allow_mass_delete)
+            try:
+                report = ingest_corpus(project, corpus, defs, instance, progress, dry_run, allow_mass_delete)
+            except (MassDeleteRefused, ModelChangedInPlace, SourceFolderMissing, SourceUnavailable) as exc:
+                stopped.append(exc)
+                continue
             total["corpora"][corpus.name] = {k: v for k, v in report.items() if k != "failures"}
             total.setdefault("checks", {}).update({f"{corpus.name}.{k}": v for k, v in report["checks"].items()})
             total["failures"].extend(report["failures"])
             for key in COUNTS:
                 total[key] += report[key]
+    if stopped:
+        raise stopped[0]
     return total

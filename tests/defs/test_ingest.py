@@ -13,7 +13,7 @@ from rag_assets.core.chunking import row_token_limit
 from rag_assets.core.index import table_name
 from rag_assets.core.keys import partition_key_for
 from rag_assets.core.parsing import parse_document
-from rag_assets.core.sources import read_disk
+from rag_assets.core.sources import SourceFolderMissing, read_disk
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.ingest import ingest_project, observe_project, status_project
 from rag_assets.instance import write_instance_config
@@ -259,3 +259,24 @@ def test_status_names_deleted_documents_whose_rows_a_sweep_left_for_maintenance(
         assert report["stages"]["lancedb_index"]["fresh"] == 1
         ingest_project(load_project())
         assert status_project(load_project())["corpora"]["sample"]["deleted_documents_with_rows"] == []
+
+
+def test_a_corpus_whose_sweep_is_stopped_stops_only_itself(tmp_path):
+    """A missing source folder (or a refused mass delete) in one corpus left every corpus declared
+    after it unindexed: the others are ingested, then its error is raised."""
+    import yaml
+
+    values = make_project(tmp_path)
+    cfg = Path(values["RAG_PROJECT_DIR"])
+    sources = yaml.safe_load((cfg / "sources.yml").read_text())
+    sources["sources"].append({**sources["sources"][0], "name": "team_docs", "path": str(tmp_path / "moved_away")})
+    (cfg / "sources.yml").write_text(yaml.safe_dump(sources))
+    project_yml = yaml.safe_load((cfg / "rag_project.yml").read_text())
+    project_yml["corpora"] = {"team": {"+source": "team_docs"}, **project_yml["corpora"]}  # declared first
+    (cfg / "rag_project.yml").write_text(yaml.safe_dump(project_yml, sort_keys=False))
+    with env(**values):
+        project = load_project()
+        assert [c.name for c in project.corpora] == ["team", "sample"]
+        with pytest.raises(SourceFolderMissing, match="moved_away does not exist"):
+            ingest_project(project)
+        assert status_project(project, ["sample"])["corpora"]["sample"]["stages"]["lancedb_index"]["fresh"] == 12
