@@ -433,7 +433,10 @@ def cmd_chunk(args) -> int:
     from rag_assets.core.tokens import TokenizerUnavailable, get_token_counter
 
     project = load_project(args.project)
-    corpus = project.corpora[0]
+    path = Path(args.file)
+    corpus = project.corpus(args.corpus) if args.corpus else next(
+        (c for c in project.corpora if c.source.kind == "disk" and c.source_root
+         and path.resolve().is_relative_to(Path(c.source_root).resolve())), project.corpora[0])
     profiles = {p.name: p for p in project.chunking_profiles}
     if args.profile and args.profile not in profiles:
         print(f"rag: unknown profile {args.profile!r}; known: {', '.join(profiles)}", file=sys.stderr)
@@ -460,7 +463,6 @@ def cmd_chunk(args) -> int:
         print(f"rag: {exc}", file=sys.stderr)
         return 2
     limit = profile.max_tokens if args.tokenizer else model.max_input_tokens
-    path = Path(args.file)
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -607,6 +609,8 @@ def build_parser() -> argparse.ArgumentParser:
     chunk = command("chunk", "parse a file like the pipeline does and print its chunks")
     chunk.add_argument("file", type=_path, help="document to chunk (md, mdx, rst, adoc, tex, org, txt, html, pdf, "
                                                 "docx, odt, rtf, epub, pptx, eml, msg, xlsx, xls, ipynb, py, csv...)")
+    chunk.add_argument("--corpus", help="chunk as this corpus does: its profile, model and parse settings "
+                                        "(default: the corpus whose source folder holds the file, else the first)")
     chunk.add_argument("--profile", help="chunking profile from profiles/chunking.yml (default: the corpus')")
     chunk.add_argument("--strategy", help="override the strategy (fixed, sentence, recursive, markdown, code, "
                                           "table, faq, transcript, semantic, sentence_window, auto)")

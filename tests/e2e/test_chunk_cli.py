@@ -83,3 +83,34 @@ def test_rag_chunk_refuses_an_overlap_a_profile_would_refuse(tmp_path, overlap):
                           "--overlap", overlap], capture_output=True, text=True)
     assert out.returncode == 2
     assert f"overlap ({overlap}) must be >= 0 and at most half of max_tokens (120)" in out.stderr
+
+
+def test_rag_chunk_chunks_as_the_corpus_whose_folder_holds_the_file(tmp_path):
+    """It chunked every file with the first corpus' profile and model: a file of another corpus was
+    shown cut otherwise than its rows."""
+    import os
+
+    import yaml
+
+    from tests.conftest import make_project
+
+    values = make_project(tmp_path / "p")
+    cfg = Path(values["RAG_PROJECT_DIR"])
+    team = tmp_path / "team_docs"
+    team.mkdir()
+    (team / "faq.md").write_text("# FAQ\n\nThe dock is red. It charges in two hours. Reset it with the pin.\n")
+    sources = yaml.safe_load((cfg / "sources.yml").read_text())
+    sources["sources"].append({**sources["sources"][0], "name": "team_docs", "path": str(team)})
+    (cfg / "sources.yml").write_text(yaml.safe_dump(sources))
+    project_yml = yaml.safe_load((cfg / "rag_project.yml").read_text())
+    project_yml["corpora"]["team"] = {"+source": "team_docs", "+chunking_profile": "sentence_window"}
+    (cfg / "rag_project.yml").write_text(yaml.safe_dump(project_yml, sort_keys=False))
+
+    def strategies(*args):
+        out = subprocess.run([RAG, "chunk", str(team / "faq.md"), "--json", *args], capture_output=True, text=True,
+                             timeout=300, env={**os.environ, **values})
+        assert out.returncode == 0, out.stderr[-2000:]
+        return {c["strategy"] for c in json.loads(out.stdout)}
+
+    assert strategies() == {"sentence_window"}
+    assert "sentence_window" not in strategies("--corpus", "sample")
