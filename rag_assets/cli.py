@@ -654,6 +654,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout = _Shown(sys.stdout)
     try:
         return args.func(args)
+    except BrokenPipeError:  # `rag ... | head` closed the pipe: stop quietly, as a shell tool does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), streams[0].fileno())  # the exit-time flush fails too
+        return 141
     except KeyboardInterrupt:
         print("rag: interrupted; documents of the batch that was running keep their last good rows, and the "
               "next `rag ingest` redoes them", file=sys.stderr)

@@ -114,3 +114,16 @@ def test_rag_chunk_chunks_as_the_corpus_whose_folder_holds_the_file(tmp_path):
 
     assert strategies() == {"sentence_window"}
     assert "sentence_window" not in strategies("--corpus", "sample")
+
+
+def test_a_reader_that_stops_early_ends_rag_quietly(tmp_path):
+    """`rag chunk big.txt | head -1`: the closed pipe ends rag as it ends a shell tool (141, no traceback)."""
+    doc = tmp_path / "big.txt"
+    doc.write_text("\n\n".join(f"para {i} " + "word " * 80 for i in range(3000)), encoding="utf-8")
+    proc = subprocess.Popen([RAG, "chunk", str(doc)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=300)
+    assert "1500 chunks" in first
+    assert proc.returncode == 141, err
+    assert err == ""
