@@ -133,12 +133,22 @@ def cmd_ingest(args) -> int:
 
     project = load_project(args.project)
     _prepare_instance(project.dagster_home)
-    report = ingest_project(project, corpora=args.corpus, progress=None if args.json else sys.stderr,
-                            dry_run=args.dry_run, allow_mass_delete=args.allow_mass_delete)
+    try:
+        report = ingest_project(project, corpora=args.corpus, progress=None if args.json else sys.stderr,
+                                dry_run=args.dry_run, allow_mass_delete=args.allow_mass_delete)
+    except Exception as exc:
+        if getattr(exc, "report", None) and exc.report["corpora"]:  # the corpora that were not stopped
+            _print_ingest(exc.report, args)
+        raise
+    return _print_ingest(report, args)
+
+
+def _print_ingest(report: dict, args) -> int:
     if args.dry_run:
         if args.json:
             print(json.dumps({"corpora": {name: {"documents": c["documents"], "documents_seen": c["documents_seen"]}
-                                          for name, c in report["corpora"].items()}}, indent=2, ensure_ascii=False))
+                                          for name, c in report["corpora"].items()},
+                              **{k: report[k] for k in ("stopped",) if k in report}}, indent=2, ensure_ascii=False))
             return 0
         for name, c in report["corpora"].items():
             print(f"{name}: {len(c['documents'])} of {c['documents_seen']} documents would be redone")

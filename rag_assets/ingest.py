@@ -353,16 +353,17 @@ def ingest_project(project: Project, corpora: list[str] | None = None, progress:
     """Ingest the named corpora (default all); returns summed counts plus a per-corpus breakdown.
     A dry run only lists, per corpus, what would be redone (``documents``), and writes nothing.
     A corpus whose sweep is stopped as a whole (a refused mass delete, a source missing or down, a
-    model changed in place) stops only itself: the others are ingested, then its error is raised."""
+    model changed in place) stops only itself: the others are ingested, then its error is raised
+    with their report as its ``report`` (``stopped`` names each stopped corpus and its error)."""
     defs = build_definitions(project)
     total: dict = {**dict.fromkeys(COUNTS, 0), "failures": [], "corpora": {}}
-    stopped: list[Exception] = []
+    stopped: dict[str, Exception] = {}
     with dg.DagsterInstance.get() as instance:
         for corpus in _selected(project, corpora):
             try:
                 report = ingest_corpus(project, corpus, defs, instance, progress, dry_run, allow_mass_delete)
             except (MassDeleteRefused, ModelChangedInPlace, SourceFolderMissing, SourceUnavailable) as exc:
-                stopped.append(exc)
+                stopped[corpus.name] = exc
                 continue
             total["corpora"][corpus.name] = {k: v for k, v in report.items() if k != "failures"}
             total.setdefault("checks", {}).update({f"{corpus.name}.{k}": v for k, v in report["checks"].items()})
@@ -370,5 +371,7 @@ def ingest_project(project: Project, corpora: list[str] | None = None, progress:
             for key in COUNTS:
                 total[key] += report[key]
     if stopped:
-        raise stopped[0]
+        first = next(iter(stopped.values()))
+        first.report = {**total, "stopped": {name: str(exc) for name, exc in stopped.items()}}
+        raise first
     return total

@@ -1,5 +1,6 @@
 """Materialise the sample corpus through the real asset graph into a temporary LanceDB."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from rag_assets.config import ConfigError, load_project
 from rag_assets.config.profiles import profile_from_config
+from rag_assets.cli import main as cli_main
 from rag_assets.core.chunking import row_token_limit
 from rag_assets.core.index import table_name
 from rag_assets.core.keys import partition_key_for
@@ -261,7 +263,7 @@ def test_status_names_deleted_documents_whose_rows_a_sweep_left_for_maintenance(
         assert status_project(load_project())["corpora"]["sample"]["deleted_documents_with_rows"] == []
 
 
-def test_a_corpus_whose_sweep_is_stopped_stops_only_itself(tmp_path):
+def test_a_corpus_whose_sweep_is_stopped_stops_only_itself(tmp_path, capsys):
     """A missing source folder (or a refused mass delete) in one corpus left every corpus declared
     after it unindexed: the others are ingested, then its error is raised."""
     import yaml
@@ -277,6 +279,15 @@ def test_a_corpus_whose_sweep_is_stopped_stops_only_itself(tmp_path):
     with env(**values):
         project = load_project()
         assert [c.name for c in project.corpora] == ["team", "sample"]
-        with pytest.raises(SourceFolderMissing, match="moved_away does not exist"):
+        with pytest.raises(SourceFolderMissing, match="moved_away does not exist") as stopped:
             ingest_project(project)
         assert status_project(project, ["sample"])["corpora"]["sample"]["stages"]["lancedb_index"]["fresh"] == 12
+        assert stopped.value.report["corpora"]["sample"]["documents_new"] == 12
+        assert "moved_away does not exist" in stopped.value.report["stopped"]["team"]
+        # The command prints the report of the corpora that ran, then the error with its exit code.
+        assert cli_main(["ingest"]) == 2
+        out, err = capsys.readouterr()
+        assert out.splitlines()[1].split()[:2] == ["sample", "12"] and "moved_away does not exist" in err
+        assert cli_main(["ingest", "--json"]) == 2
+        report = json.loads(capsys.readouterr().out)
+        assert report["corpora"]["sample"]["documents_seen"] == 12 and list(report["stopped"]) == ["team"]
