@@ -570,7 +570,9 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--rerank", choices=["rrf", "mmr", "none"], default="rrf",
                        help="rerank the candidates: rrf (default), mmr for diversity, none")
     query.add_argument("--expand", type=int, default=0, metavar="N",
-                       help="add N neighbouring chunks before and after each hit")
+                       help="add N neighbouring chunks before and after each hit; hits of one document that "
+                            "then overlap become one result (not for a profile that groups sentences: it "
+                            "widens its results itself)")
     query.set_defaults(func=cmd_query)
 
     trace = command("lineage", "where an index row came from (source, versions, profile, model, run)")

@@ -52,7 +52,8 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
     """Top ``k`` chunks of ``corpus`` for ``text`` (at table version ``as_of`` when given).
     Raises NotIngested where the corpus has no rows yet; TenantRequired where the corpus declares
     tenants and ``filters.tenant`` is unset: only that tenant's rows can come back; ValueError for
-    an empty ``text``, ``k`` < 1, ``neighbours`` < 0 or an ``as_of`` version the table lacks."""
+    an empty ``text``, ``k`` < 1, ``neighbours`` < 0 or an ``as_of`` version the table lacks, and
+    for ``neighbours`` where the serving profile groups sentences (it widens its results itself)."""
     if not text.strip():
         raise ValueError('the query is empty: ask a question, e.g. rag query "refund policy"')
     if k < 1 or neighbours < 0:
@@ -68,6 +69,10 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
         late_interaction_model().start_loading()  # the reranker's session, likewise
     db = connect_index(corpus)
     live = serving(project, corpus, db)
+    if neighbours and live.profile.strategy == "sentence_window" and live.profile.group_gap > 0:
+        raise ValueError(f"--expand adds neighbouring chunks, and profile {live.profile.name!r} returns groups of "
+                         "sentences widened by its own group_context, paragraph_chars and section_chars: "
+                         "drop --expand (or raise those settings in profiles/chunking.yml)")
     model = live.model
     embedder = open_embedder(model)
     try:  # a query creates nothing, and its search reads the version checked here

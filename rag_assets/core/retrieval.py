@@ -562,9 +562,10 @@ def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, count_t
     become the whole document. Each document is judged once: its rows are counted (every row holds
     a token, so more than ``max_tokens`` rows is long), then the rows of the documents that few
     are read in one query and their text counted; ``wholes`` (doc_id -> the whole document, or None
-    when long) keeps the judgements across calls on one table version."""
+    when long) keeps the judgements across calls on one table version. Spans of one document that
+    overlap or touch (a whole document, expanded neighbours) are merged, ``merge_overlapping``."""
     if max_tokens <= 0:
-        return hits
+        return merge_overlapping(hits)
     table = _table(index, version)
     wholes = {} if wholes is None else wholes
     unjudged = [d for d in dict.fromkeys(hit.doc_id for hit in hits) if d not in wholes]

@@ -108,10 +108,12 @@ def test_neighbour_expansion_and_overlap_merging(ingested_sample):
     wide = ask(values, "How many weeks of parental leave do caregivers get?", k=1, mode="vector", neighbours=1)[0]
     assert wide.id == plain.id
     assert wide.start <= plain.start and wide.end >= plain.end and (wide.start, wide.end) != (plain.start, plain.end)
-    hits = ask(values, "refund", k=8, mode="hybrid")
-    for i, a in enumerate(hits):
-        for b in hits[i + 1:]:
-            assert a.doc_id != b.doc_id or a.end < b.start or b.end < a.start
+    section = "Northwind Robotics Employee Handbook"  # a section filter turns whole documents off
+    for kwargs in ({}, {"neighbours": 2, "filters": Filters(section=section)}):
+        hits = ask(values, "refund leave", k=8, mode="hybrid", **kwargs)
+        for i, a in enumerate(hits):
+            for b in hits[i + 1:]:
+                assert a.doc_id != b.doc_id or a.end < b.start or b.end < a.start, kwargs
 
 
 def test_tenants_never_see_each_other(tmp_path):
@@ -210,6 +212,8 @@ def test_sentence_window_profile_groups_neighbouring_sentences_into_one_result(t
     assert margin
     cut = ask(values, question, k=3, mode="vector")
     check(cut)
+    with pytest.raises(ValueError, match="drop --expand"):  # groups are widened by the profile, not by chunks
+        ask(values, question, k=3, neighbours=1)
     assert all(h.score >= cut[0].score - margin for h in cut)
 
     # The margins are query-time settings: dropping them re-embeds nothing and fills all k results.
