@@ -615,7 +615,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--embedder", help="embedding model name (default: the corpus')")
     ev.add_argument("--mode", choices=["vector", "hybrid"], default="vector")
     ev.add_argument("--k", type=int, default=5, help="chunks retrieved per question (default 5)")
-    ev.add_argument("--json", action="store_true", help="print one JSON object per profile")
+    ev.add_argument("--json", action="store_true", help="print a JSON list, one object per profile")
     ev.set_defaults(func=cmd_eval)
 
     chunk = command("chunk", "parse a file like the pipeline does and print its chunks")
