@@ -192,6 +192,7 @@ def plan_sweep(
         if raw is None or raw["source_version"] != ref.source_version or raw["size"] != ref.size or (
                 raw.get("uri") != ref.uri) or (  # the source moved: its documents are read where they are now
                 raw["key"] is None and not raw.get("too_large")) or (  # unreadable: a fix (chmod) need not touch it
+                raw["key"] is not None and ref.refused) or (  # refused since it was read (a source setting)
                 raw["key"] is not None and not store.has("raw", raw["key"])) or (
                 raw.get("too_large") and (max_bytes is None or ref.size <= max_bytes)):  # the limit was raised
             oversize = not ref.refused and max_bytes is not None and ref.size > max_bytes

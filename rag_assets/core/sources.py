@@ -7,7 +7,7 @@ import fnmatch
 import os
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote_from_bytes
@@ -51,6 +51,15 @@ class DocumentRef:
     size: int
     source_version: str
     refused: str | None = None
+
+
+NO_TENANT = ("lies at the root of a source whose first folder names each document's tenant (tenant_from_path), "
+             "so no tenant could query it: move it into its tenant's folder, or exclude it in sources.yml")
+
+
+def tenant_folders_only(refs: list[DocumentRef]) -> list[DocumentRef]:
+    """``refs`` of a ``tenant_from_path`` source, those at its root refused (they have no tenant)."""
+    return [ref if "/" in ref.doc_id or ref.refused else replace(ref, refused=NO_TENANT) for ref in refs]
 
 
 def matches(doc_id: str, include: tuple[str, ...], exclude: tuple[str, ...]) -> bool:

@@ -30,6 +30,7 @@ from rag_assets.core.planning import (
     guard_model,
     plan_sweep,
 )
+from rag_assets.core.sources import tenant_folders_only
 from rag_assets.defs.names import (
     DATA_VERSION,
     PARTITION,
@@ -82,6 +83,8 @@ def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=Non
     Raises MassDeleteRefused where it would delete over ``+max_delete_fraction`` of the corpus, and
     ModelChangedInPlace where the corpus' embedding model changed settings under its name."""
     profile = chunking_profile(corpus)
+    if corpus.source.tenant_from_path:
+        refs = tenant_folders_only(refs)
     guard_model(store, corpus.embedding_model.name, model_settings(corpus), record=keep_bytes)
     known = [doc_id_for(pk) for pk in partition_keys]
     pending = SnapshotSeen(fallback=StoreSeen(store)) if seen is None else None

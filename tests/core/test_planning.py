@@ -5,7 +5,7 @@ import pytest
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.planning import MassDeleteRefused, SnapshotSeen, StoreSeen, guard_deletes, plan_sweep
-from rag_assets.core.sources import DocumentRef
+from rag_assets.core.sources import DocumentRef, tenant_folders_only
 from rag_assets.core.store import StageStore
 
 
@@ -90,3 +90,13 @@ def test_a_sweep_from_a_snapshot_reads_no_pointers_and_skips_what_another_sweep_
     plan = plan_sweep(listing({"b.md": "v2", "a.md": "v3"}), read_now, store, ["a.md", "b.md"], "profile", "model",
                       seen=third)
     assert [d.doc_id for d in plan.snapshots] == ["a.md"] and "a.md" in plan.work
+
+
+def test_a_document_refused_since_it_was_read_is_refused_though_unchanged(tmp_path):
+    """tenant_from_path turned on refuses the documents at the source's root: unchanged ones too."""
+    store = StageStore(tmp_path)
+    listing = [ref("root.md"), ref("acme/a.md")]
+    plan_sweep(listing, read, store, [], "profile", "model")
+    plan = plan_sweep(tenant_folders_only(listing), read, store, ["root.md", "acme/a.md"], "profile", "model")
+    assert [(u["doc_id"], "tenant's folder" in u["error"]) for u in plan.unreadable] == [("root.md", True)]
+    assert "root.md" in plan.work and plan.snapshots == []  # its stages fail, its last rows stay

@@ -121,13 +121,17 @@ def test_tenants_never_see_each_other(tmp_path):
     for tenant, secret in (("acme", "ACME-7781 launch code is 4242"), ("globex", "GLOBEX-9911 launch code is 7777")):
         (docs / tenant).mkdir(parents=True)
         (docs / tenant / "plans.md").write_text(f"# Plans\n\nThe {secret}. Refunds take 45 days.\n")
+    (docs / "orphan.md").write_text("# Orphan\n\nThe launch code of nobody is 1111.\n")  # in no tenant's folder
     values = make_project(tmp_path / "p", docs=docs)
     sources = Path(values["RAG_PROJECT_DIR"]) / "sources.yml"
     data = yaml.safe_load(sources.read_text())
     data["sources"][0]["tenant_from_path"] = True
     sources.write_text(yaml.safe_dump(data))
     with env(**values):
-        assert ingest_project(load_project())["documents_failed"] == 0
+        report = ingest_project(load_project())
+    # A document with no tenant folder is refused by name (indexed, it would be served to no one).
+    assert [(f["doc_id"], "move it into its tenant's folder" in f["error"]) for f in report["failures"]] == [
+        ("orphan.md", True)]
     with pytest.raises(TenantRequired):
         ask(values, "launch code")
     for mode in ("vector", "fts", "hybrid"):
@@ -137,15 +141,17 @@ def test_tenants_never_see_each_other(tmp_path):
             assert ask(values, "launch code", k=10, mode=mode, filters=Filters(tenant=value)) == []
     out = subprocess.run([RAG, "query", "launch code"], env={**os.environ, **values}, capture_output=True, text=True)
     assert out.returncode == 2 and "--tenant" in out.stderr
-    # The tenant rule changes: every row is re-labelled at the next ingest, nothing re-embedded.
+    # The tenant rule changes: every row is re-labelled at the next ingest, nothing re-embedded but
+    # the document that was refused (one chunk), now acme's like the rest.
     data["sources"][0]["tenant_from_path"] = False
     data["sources"][0]["tenant"] = "acme"
     sources.write_text(yaml.safe_dump(data))
     with env(**values):
         report = ingest_project(load_project())
-    assert report["documents_failed"] == 0 and report["chunks_embedded"] == 0
+    assert report["documents_failed"] == 0 and report["chunks_embedded"] == 1
     acme = ask(values, "GLOBEX-9911 launch code", k=10, mode="fts", filters=Filters(tenant="acme"))
-    assert {h.doc_id for h in acme} == {"acme/plans.md", "globex/plans.md"} and {h.tenant for h in acme} == {"acme"}
+    assert {h.doc_id for h in acme} == {"acme/plans.md", "globex/plans.md", "orphan.md"}
+    assert {h.tenant for h in acme} == {"acme"}
     assert ask(values, "launch code", k=10, mode="fts", filters=Filters(tenant="globex")) == []
 
 
