@@ -105,7 +105,8 @@ def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ..
     its documents would read as deleted."""
     base = Path(root).resolve()
     if not base.is_dir():
-        raise SourceFolderMissing(f"source folder {base} does not exist; fix the source's 'path' in sources.yml "
+        what = "is a file, not a folder" if base.exists() else "does not exist"
+        raise SourceFolderMissing(f"source folder {base} {what}; fix the source's 'path' in sources.yml "
                                   "(or the environment variable it reads, e.g. RAG_SAMPLE_DOCS)")
     wanted = _matcher(include, exclude)
     refs = []

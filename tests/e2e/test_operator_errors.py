@@ -25,6 +25,14 @@ def test_missing_source_folder_is_one_line_and_exit_2_and_debug_shows_the_traceb
             main(["--debug", "ingest"])
 
 
+def test_a_source_path_naming_a_file_says_so(tmp_path, capsys):
+    (tmp_path / "docs.md").write_text("# Not a folder\n")
+    values = {**make_project(tmp_path, docs=tmp_path / "docs.md"), "DAGSTER_HOME": str(tmp_path / ".dagster_home")}
+    with env(**values):
+        assert main(["ingest"]) == 2
+        assert f"source folder {tmp_path / 'docs.md'} is a file, not a folder; fix" in capsys.readouterr().err
+
+
 # What lancedb 0.40 raised writing to a full 200 kB tmpfs (the path is lance's own source file).
 LANCE_ENOSPC = ("lance error: LanceError(IO): Generic LocalFileSystem error: Unable to copy data to file: No space "
                 "left on device (os error 28), /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/"
