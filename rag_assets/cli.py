@@ -228,9 +228,16 @@ def cmd_status(args) -> int:
         print(f"{name}: queries use {c['serving_table']}{pending}")
         for failed in c["failed_documents"]:
             print(f"{name}: FAILED {failed['doc_id']} (its last good rows stay): {failed['error']}")
-        if c["deleted_documents_with_rows"]:
-            print(f"{name}: {len(c['deleted_documents_with_rows'])} deleted document(s) still have rows in the index "
-                  f"({some(c['deleted_documents_with_rows'])}): `rag ingest`, or the maintenance run the source "
+        held = c["deleted_documents_with_rows"]
+        if held and not c["partitions"]:  # the index was written with another Dagster instance
+            print(f"{name}: the index holds rows of {len(held)} document(s), and this Dagster instance "
+                  f"(DAGSTER_HOME) has no partition of the corpus: `rag ingest` records the source's documents "
+                  "(their rows are reused) and removes the rows of those it no longer lists")
+        elif not c["partitions"]:
+            print(f"{name}: no documents recorded yet: run rag ingest (or let the source sensor find them)")
+        elif held:
+            print(f"{name}: {len(held)} deleted document(s) still have rows in the index "
+                  f"({some(held)}): `rag ingest`, or the maintenance run the source "
                   "sensor requests, removes them")
     return 0
 

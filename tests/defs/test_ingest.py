@@ -246,13 +246,15 @@ def test_an_ingest_lists_and_exits_1_for_a_document_still_failing_from_an_earlie
         assert main(["ingest"]) == 0  # gone: nothing fails
 
 
-def test_status_names_deleted_documents_whose_rows_a_sweep_left_for_maintenance(tmp_path):
+def test_status_names_deleted_documents_whose_rows_a_sweep_left_for_maintenance(tmp_path, capsys):
     docs = tmp_path / "docs"
     docs.mkdir()
     for name in ("employee_handbook.md", "travel_policy.docx"):
         shutil.copy(SAMPLE_DOCS / "handbook" / name, docs)
     values = make_project(tmp_path, docs)
     with env(**values):
+        assert cli_main(["status"]) == 0
+        assert "sample: no documents recorded yet: run rag ingest" in capsys.readouterr().out
         ingest_project(load_project())
         (docs / "travel_policy.docx").unlink()
         assert observe_project(load_project())["corpora"]["sample"]["documents_deleted"] == 1  # `rag observe`
@@ -261,6 +263,12 @@ def test_status_names_deleted_documents_whose_rows_a_sweep_left_for_maintenance(
         assert report["stages"]["lancedb_index"]["fresh"] == 1
         ingest_project(load_project())
         assert status_project(load_project())["corpora"]["sample"]["deleted_documents_with_rows"] == []
+    # Another Dagster instance (a new DAGSTER_HOME) over the same index: its documents are not deleted.
+    with env(**{**values, "DAGSTER_HOME": str(tmp_path / "another_home")}):
+        (tmp_path / "another_home").mkdir()
+        assert cli_main(["status"]) == 0
+        out = capsys.readouterr().out
+        assert "deleted" not in out and "has no partition of the corpus: `rag ingest` records" in out
 
 
 def test_a_corpus_whose_sweep_is_stopped_stops_only_itself(tmp_path, capsys):
