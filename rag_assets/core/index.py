@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 import pyarrow as pa
 
-from rag_assets.core.hashing import row_id, text_hash
+from rag_assets.core.hashing import row_id, settings_hash, text_hash
 from rag_assets.core.keys import safe_name
 from rag_assets.core.locking import table_creation_lock
 from rag_assets.core.models import Chunk, EmbeddedDocument
@@ -140,6 +140,8 @@ MANIFEST_SCHEMA = pa.schema(
         pa.field("run_id", pa.string()),
         pa.field("table_version", pa.int64()),
         pa.field("updated_at", pa.timestamp("us", tz="UTC")),
+        # Added since manifests were first written (null in their entries): ``row_labels`` of the rows.
+        pa.field("labels", pa.string()),
     ]
 )
 
@@ -154,12 +156,26 @@ ACTIVE_SCHEMA = pa.schema(
 )
 
 
+def row_labels(tenant: str | None, tags: str, source_uri: str) -> str:
+    """What a document's rows carry besides its chunks (their ``tenant``, ``tags`` and
+    ``source_uri`` columns), as one hash: rows of the same content and profile labelled otherwise
+    (a table restored to before a tenant rule, tags or the source's address changed) are not the
+    rows the config makes."""
+    return settings_hash([tenant, tags, source_uri])
+
+
+def tags_column(chunked_tags: Iterable[str], tags: tuple[str, ...]) -> str:
+    """The ``tags`` column of a document's rows: the corpus' ``tags`` and the document's own."""
+    both = tuple(dict.fromkeys((*tags, *chunked_tags)))
+    return "," + ",".join(both) + "," if both else ""
+
+
 def document_rows(doc: EmbeddedDocument, tenant: str | None, run_id: str, tags: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """Index rows of one embedded document (deterministic ids, full lineage on each row); their
     tags are the corpus' ``tags`` and the document's own."""
     chunked = doc.chunked
     now = datetime.now(timezone.utc)
-    tags = tuple(dict.fromkeys((*tags, *chunked.tags)))
+    tags_value = tags_column(chunked.tags, tags)
     rows = []
     for chunk, vector in zip(chunked.chunks, doc.vectors, strict=True):
         rows.append(
@@ -191,7 +207,7 @@ def document_rows(doc: EmbeddedDocument, tenant: str | None, run_id: str, tags: 
                 # what the vector was made from: the text, and a header and sentence embedded apart
                 "embed_text_hash": text_hash(embedded_from(chunk)),
                 "tenant": tenant,
-                "tags": "," + ",".join(tags) + "," if tags else "",
+                "tags": tags_value,
                 "run_id": run_id,
                 "ingested_at": now,
             }
@@ -221,6 +237,7 @@ class WriteResult:
     rows_written: int
     rows_deleted: int
     table_version: int
+    labels: str  # row_labels of the document's rows
 
 
 class TableMissing(LookupError):
@@ -274,6 +291,18 @@ class LanceIndex:
     def manifest(self):
         return open_or_create(self.db, self.manifest_name, MANIFEST_SCHEMA)
 
+    def _manifest_for_writing(self):
+        """The manifest with every column of MANIFEST_SCHEMA (``labels`` is added, null, to one
+        written before it), under the table's creation lock so that concurrent writers add it once."""
+        manifest = self.manifest()
+        if "labels" in manifest.schema.names:
+            return manifest
+        with table_creation_lock(self.db.uri, self.manifest_name):
+            manifest = self.db.open_table(self.manifest_name)
+            if "labels" not in manifest.schema.names:
+                manifest.add_columns({"labels": "CAST(NULL AS STRING)"})
+        return manifest
+
     def ensure_search_indexes(self, ann_min_rows: int) -> list[str]:
         """Full-text index on the chunk text; a B-tree on ``doc_id``, which every per-document read
         filters on (a result's sentences, section or whole document; upserts and deletes); an ANN
@@ -314,8 +343,10 @@ class LanceIndex:
             where = "doc_id IN (" + ", ".join(sql_str(d) for d in doc_ids[i : i + 200]) + ")"
             for row in table.search().where(where).select(["doc_id", "id"]).limit(None).to_arrow().to_pylist():
                 old.setdefault(row["doc_id"], set()).add(row["id"])
-        rows_by_doc = {d.chunked.doc_id: document_rows(d, tenant(d.chunked.doc_id) if callable(tenant) else tenant,
-                                                       run_id, tags) for d in docs}
+        tenants = {d.chunked.doc_id: tenant(d.chunked.doc_id) if callable(tenant) else tenant for d in docs}
+        rows_by_doc = {d.chunked.doc_id: document_rows(d, tenants[d.chunked.doc_id], run_id, tags) for d in docs}
+        labels = {d.chunked.doc_id: row_labels(tenants[d.chunked.doc_id], tags_column(d.chunked.tags, tags),
+                                               d.chunked.uri) for d in docs}
         rows = [r for doc_rows in rows_by_doc.values() for r in doc_rows]
         data = pa.Table.from_pylist(rows, schema=chunk_schema(self.dimensions))
         # The batch's rows not in ``data`` are its stale rows: deleted in the same commit.
@@ -330,9 +361,10 @@ class LanceIndex:
                     raise
                 table = self.table()
         version = table.version
-        self._record(docs, run_id, version)
+        self._record(docs, run_id, version, labels)
         return {
-            doc_id: WriteResult(len(rows_by_doc[doc_id]), len(old[doc_id] - {r["id"] for r in rows_by_doc[doc_id]}), version)
+            doc_id: WriteResult(len(rows_by_doc[doc_id]), len(old[doc_id] - {r["id"] for r in rows_by_doc[doc_id]}),
+                                version, labels[doc_id])
             for doc_id in doc_ids
         }
 
@@ -350,7 +382,7 @@ class LanceIndex:
                 table.add_columns(missing)
         return table
 
-    def _record(self, docs: list[EmbeddedDocument], run_id: str, table_version: int) -> None:
+    def _record(self, docs: list[EmbeddedDocument], run_id: str, table_version: int, labels: dict[str, str]) -> None:
         now = datetime.now(timezone.utc)
         entries = [
             {
@@ -364,10 +396,11 @@ class LanceIndex:
                 "run_id": run_id,
                 "table_version": table_version,
                 "updated_at": now,
+                "labels": labels[doc.chunked.doc_id],
             }
             for doc in docs
         ]
-        self.manifest().merge_insert("doc_id").when_matched_update_all().when_not_matched_insert_all().execute(
+        self._manifest_for_writing().merge_insert("doc_id").when_matched_update_all().when_not_matched_insert_all().execute(
             pa.Table.from_pylist(entries, schema=MANIFEST_SCHEMA)
         )
 
@@ -405,9 +438,9 @@ class LanceIndex:
         return {r["doc_id"]: r["doc_id_count"] for r in rows.group_by("doc_id").aggregate(
             [("doc_id", "count")]).to_pylist()}
 
-    def complete_documents(self) -> dict[str, tuple[str, str]]:
-        """Documents whose rows are all in the live table, with the content and profile hashes
-        those rows were made from: the manifest records them and the table holds exactly as many rows as the
+    def complete_documents(self) -> dict[str, tuple[str, str, str | None]]:
+        """Documents whose rows are all in the live table, with the content and profile hashes and
+        the labels (``row_labels``) of those rows: the manifest records them and the table holds exactly as many rows as the
         manifest's chunk count. A table or manifest
         that is missing (its folder lost) is recreated empty, so nothing is complete; one that
         cannot be read raises IndexUnreadable."""
@@ -459,7 +492,7 @@ class LanceIndex:
         ``chunks`` = its row count, lineage from its rows); returns the documents recorded."""
         table = self.table()
         columns = ["doc_id", "content_hash", "source_version", "source_uri", "profile_hash", "embedding_model",
-                   "run_id"]
+                   "run_id", "tenant", "tags"]
         rows = table.search().select(columns).limit(None).to_arrow()
         counts = {r["doc_id"]: r["doc_id_count"] for r in rows.group_by("doc_id").aggregate(
             [("doc_id", "count")]).to_pylist()}
@@ -467,8 +500,9 @@ class LanceIndex:
         entries = {}
         for row in rows.to_pylist():
             entries[row["doc_id"]] = {**row, "chunks": counts[row["doc_id"]], "table_version": table.version,
-                                      "updated_at": now}
-        manifest = self.manifest()
+                                      "updated_at": now,
+                                      "labels": row_labels(row["tenant"], row["tags"], row["source_uri"])}
+        manifest = self._manifest_for_writing()
         manifest.delete("true")
         if entries:
             manifest.add(pa.Table.from_pylist(list(entries.values()), schema=MANIFEST_SCHEMA))
@@ -495,21 +529,28 @@ class IndexUnreadable(RuntimeError):
     """The corpus' table exists but cannot be read; the message names it and the fix."""
 
 
-def complete_documents(manifest: dict[str, dict[str, Any]], rows: dict[str, int]) -> dict[str, tuple[str, str]]:
-    """The documents of ``manifest`` (doc id -> entry with ``chunks``, ``content_hash`` and
-    ``profile_hash``) whose row count in ``rows`` (doc id -> rows in the table) equals their
-    recorded chunk count, each with what its rows were made from: (content hash, profile hash).
+def complete_documents(manifest: dict[str, dict[str, Any]],
+                       rows: dict[str, int]) -> dict[str, tuple[str, str, str | None]]:
+    """The documents of ``manifest`` (doc id -> entry with ``chunks``, ``content_hash``,
+    ``profile_hash`` and ``labels``) whose row count in ``rows`` (doc id -> rows in the table)
+    equals their recorded chunk count, each with what its rows were made from: (content hash,
+    profile hash, labels; None in an entry written before labels were recorded).
     The one rule for "this document's rows are all there", used by planning and by the data tests
-    (which also compare it with the stage store's ``rows_made_from``: rows of an older version of
-    the document or of the profile, after ``rag restore``, are not the document's)."""
-    return {doc_id: (entry["content_hash"], entry["profile_hash"]) for doc_id, entry in manifest.items()
-            if rows.get(doc_id, 0) == entry["chunks"]}
+    (which also compare it with the stage store's record, ``made_as_recorded``: rows of an older
+    version of the document, of the profile or of their labels, after ``rag restore``, are not the
+    document's)."""
+    return {doc_id: (entry["content_hash"], entry["profile_hash"], entry.get("labels"))
+            for doc_id, entry in manifest.items() if rows.get(doc_id, 0) == entry["chunks"]}
 
 
-def rows_made_from(record: dict[str, Any]) -> tuple[str | None, str | None]:
-    """What the stage store's ``index`` record of a document says its rows were made from, as
-    ``complete_documents`` reads it from a table."""
-    return record.get("content_hash"), record.get("profile_hash")
+def made_as_recorded(held: tuple[str, str, str | None] | None, record: dict[str, Any]) -> bool:
+    """Whether a document's rows in a table (``held``, from ``complete_documents``; None: not
+    all there) are the ones the stage store's ``index`` ``record`` says were written: the same
+    content, profile and labels (labels compared where both sides recorded them)."""
+    if held is None:
+        return False
+    made = (record.get("content_hash"), record.get("profile_hash"), record.get("labels"))
+    return held == made if None not in (held[2], made[2]) else held[:2] == made[:2]
 
 
 def documents_lacking(manifest: dict[str, dict[str, Any]], current: dict[str, str | None]) -> list[str]:

@@ -270,7 +270,7 @@ def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, ca
         result = written[doc_id]
         store.set_current("index", doc_id, key=ptr["key"], content_hash=embedded.chunked.content_hash,
                           profile_hash=embedded.chunked.profile_hash, model=ptr["model"],
-                          table_version=result.table_version, index_version=index_version)
+                          table_version=result.table_version, index_version=index_version, labels=result.labels)
         ocr_rows = sum(chunk.ocr for chunk in embedded.chunked.chunks)
         results[doc_id] = StageResult(doc_id, "computed", ptr["key"], metadata={
             "rows_written": result.rows_written, "rows_deleted": result.rows_deleted,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol
 
-from rag_assets.core.index import rows_made_from
+from rag_assets.core.index import made_as_recorded
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError, ParseLimits, content_type_for
 from rag_assets.core.sources import DocumentRef, too_large
@@ -168,11 +168,12 @@ def plan_sweep(
     its name now means (a format supported since). A document whose raw snapshot is missing from
     the store is read again.
 
-    ``complete`` (from ``LanceIndex.complete_documents``: doc id -> content and profile hashes)
+    ``complete`` (from ``LanceIndex.complete_documents``: doc id -> content and profile hashes, labels)
     holds the documents whose rows in the live table are all there: a document the store records as
     indexed but that is not in it (rows deleted or lost, the table or its folder gone), or whose rows
-    there hold another content or profile version (a table restored to an older version, from before
-    the document or the profile was edited), needs work too, which re-writes
+    there hold another content or profile version or other labels (a table restored to an older
+    version, from before the document, the profile, the tenant rule or tags were edited), needs work
+    too, which re-writes
     its rows from the stored chunks and vectors. None skips that comparison.
 
     A document the source refuses, one over ``max_bytes`` (known from the listing, so it is never
@@ -235,7 +236,7 @@ def plan_sweep(
                                            indexed.get("model")) == (raw["key"], profile_hash, model_name) and (
             index_version is None or indexed.get("index_version") == index_version)
         if not current or indexed.get("retry") or (  # never indexed, or with other content/profile/model
-                complete is not None and not indexed.get("error") and complete.get(ref.doc_id) != rows_made_from(indexed)) or (
+                complete is not None and not indexed.get("error") and not made_as_recorded(complete.get(ref.doc_id), indexed)) or (
                 indexed.get("error") and _parse_failed_otherwise(store, ref.doc_id, limits)):
             plan.work.append(ref.doc_id)
     live = set(plan.listed)

@@ -6,7 +6,7 @@ import pyarrow.compute as pc
 
 from rag_assets.config.schema import Corpus
 from rag_assets.core.chunking import row_token_limit
-from rag_assets.core.index import complete_documents, rows_made_from
+from rag_assets.core.index import complete_documents, made_as_recorded
 from rag_assets.core.keys import doc_id_for
 from rag_assets.defs.names import MAINTENANCE_TAG, asset_key, partitions_name, resource_keys
 from rag_assets.defs.resources import CorpusResources
@@ -77,7 +77,7 @@ def build_corpus_checks(corpus: Corpus) -> list:
         # version (rolled back, rows lost, or a table restored to an older version).
         complete = complete_documents(manifest, counts)
         indexed = {d: r for d in live if (r := store.current("index", d)) and r.get("key") and not r.get("error")}
-        behind = {d for d, record in indexed.items() if complete.get(d) != rows_made_from(record)}
+        behind = {d for d, record in indexed.items() if not made_as_recorded(complete.get(d), record)}
         wrong = sorted(set(manifest) - set(complete) | unrecorded | behind)
         return dg.AssetCheckResult(passed=not wrong, metadata={
             "rows": sum(counts.get(d, 0) for d in manifest), "live_chunks": sum(e["chunks"] for e in manifest.values()),

@@ -76,3 +76,27 @@ def test_merged_results_span_the_pages_of_their_pieces_and_cite_them():
     assert "| pp. 2-4 |" in merged.citation() and "| p. 3 |" in hit(0, 5, 3, 3).citation()
     body, = merge_overlapping([hit(100, 200, 1, 2), hit(0, 100, None, None)])  # starts before the first page
     assert (body.page, body.page_end) == (None, None)
+
+
+def test_a_manifest_without_labels_gains_them_and_its_old_entries_are_judged_by_content_and_profile(tmp_path):
+    from rag_assets.core.index import MANIFEST_SCHEMA, made_as_recorded
+
+    db = lancedb.connect(tmp_path / "db")
+    index = LanceIndex(db, "sample", "m", DIM, "p")
+    index.write_documents([embedded("old.md", 2)], "acme", "run0")
+    entry = index.indexed_documents()["old.md"]
+    record = {"content_hash": entry["content_hash"], "profile_hash": entry["profile_hash"], "labels": entry["labels"]}
+    old_schema = pa.schema([f for f in MANIFEST_SCHEMA if f.name != "labels"])  # as the last release wrote it
+    db.drop_table(index.manifest_name)
+    db.create_table(index.manifest_name, data=pa.Table.from_pylist([entry], schema=old_schema))
+    held = index.complete_documents()["old.md"]
+    assert held[2] is None and made_as_recorded(held, record)  # unknown labels: content and profile decide
+    assert not made_as_recorded(held, {**record, "profile_hash": "other"})
+
+    written = index.write_documents([embedded("new.md", 1)], "globex", "run1")  # the write adds the column
+    assert db.open_table(index.manifest_name).schema.names == MANIFEST_SCHEMA.names
+    complete = index.complete_documents()
+    assert complete["new.md"][2] == written["new.md"].labels and complete["old.md"][2] is None
+    rewritten = index.write_documents([embedded("old.md", 2)], "globex", "run2")["old.md"]
+    assert not made_as_recorded(index.complete_documents()["old.md"], record)  # acme's labels are not globex's
+    assert made_as_recorded(index.complete_documents()["old.md"], {**record, "labels": rewritten.labels})

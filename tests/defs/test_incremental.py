@@ -331,6 +331,28 @@ def test_a_moved_source_folder_gives_every_row_its_new_address_without_parsing_o
         assert all(s["stale"] == s["missing"] == 0 for s in stages.values())
 
 
+def test_rows_labelled_for_another_tenant_in_a_restored_version_are_relabelled(tmp_path):
+    """Restoring a version from before the source's tenant changed brought back rows that the old
+    tenant could query and the configured one could not, with every data test passing."""
+    values = make_project(tmp_path)
+    cfg = Path(values["RAG_PROJECT_DIR"])
+    edit_yaml(cfg / "sources.yml", lambda d: d["sources"][0].update({"tenant": "acme"}))
+    with env(**values), dg.DagsterInstance.get() as instance:
+        corpus, index = _ingested(load_project())
+        before = index.version()
+        edit_yaml(cfg / "sources.yml", lambda d: d["sources"][0].update({"tenant": "globex"}))
+        project = load_project()
+        report = ingest_project(project)
+        assert report["chunks_embedded"] == 0 and {r["tenant"] for r in rows(project)} == {"globex"}
+        index.restore(before)
+        assert {r["tenant"] for r in rows(project)} == {"acme"}
+        assert _table_checks(project, instance)["index_rows_match_live_chunks"].passed is False
+        report = ingest_project(project)  # relabelled: nothing parsed or embedded
+        assert (report["documents_parsed"], report["chunks_embedded"]) == (0, 0) and report["documents_changed"] == 12
+        assert all(report["checks"].values()) and {r["tenant"] for r in rows(project)} == {"globex"}
+        assert ingest_project(project)["documents_changed"] == 0
+
+
 @pytest.fixture()
 def fresh_parser_version():
     from rag_assets.core.parsing import parse
