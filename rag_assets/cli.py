@@ -406,7 +406,9 @@ def cmd_tables(args) -> int:
     from rag_assets.clients import connect_index
     from rag_assets.config import load_project
     from rag_assets.core.locking import ingest_lock
-    from rag_assets.tables import cache_tables, corpus_tables, drop_tables, drop_unused_caches
+    from rag_assets.core.errors import UsageError
+    from rag_assets.tables import (cache_tables, corpus_tables, drop_tables, drop_undeclared, drop_unused_caches,
+                                   undeclared_tables)
 
     project = load_project(args.project)
     roles = tuple(r for r, asked in (("unused", args.drop_unused), ("previous", args.drop_previous)) if asked)
@@ -419,7 +421,20 @@ def cmd_tables(args) -> int:
             tables = corpus_tables(project, corpus, db)
             dropped = {t.table for t in drop_tables(db, tables, roles)}
         listed += [{**t.to_dict(), "dropped": t.table in dropped} for t in tables]
-    for corpus in {c.index_uri: c for c in corpora}.values():  # each LanceDB's caches once
+    lancedbs = {c.index_uri: c for c in corpora}.values()
+    undeclared = {c.index_uri: undeclared_tables(project, connect_index(c)) for c in lancedbs} \
+        if not args.corpus or args.drop_undeclared else {}
+    known = {t.corpus for tables in undeclared.values() for t in tables}
+    if unknown := sorted(set(args.drop_undeclared or []) - known):
+        raise UsageError(f"--drop-undeclared {unknown[0]}: no tables of an undeclared corpus of that name (undeclared "
+                         f"corpora with tables: {', '.join(sorted(known)) or 'none'}; a declared corpus' tables are "
+                         "dropped with --drop-unused or --drop-previous)")
+    for corpus in lancedbs:
+        db = connect_index(corpus)
+        tables = undeclared.get(corpus.index_uri, [])
+        dropped = {t.table for name in args.drop_undeclared or [] for t in drop_undeclared(db, tables, name)}
+        listed += [{**t.to_dict(), "dropped": t.table in dropped} for t in tables]
+    for corpus in lancedbs:  # each LanceDB's caches once
         db = connect_index(corpus)
         caches = cache_tables(project, db)
         dropped = {t.table for t in drop_unused_caches(db, caches)} if args.drop_unused else set()
@@ -427,13 +442,17 @@ def cmd_tables(args) -> int:
     if args.json:
         print(json.dumps(listed, indent=2))
         return 0
-    columns = ["corpus", "table", "role", "model", "profile", "rows", "completed_at"] + (["dropped"] if roles else [])
+    columns = ["corpus", "table", "role", "model", "profile", "rows", "completed_at"] + (
+        ["dropped"] if roles or args.drop_undeclared else [])
 
     def shown(value):
         return "-" if value is None else ("yes" if value else "no") if isinstance(value, bool) else value
 
     print(_table(columns, [[shown(t[c]) for c in columns] for t in listed])
           if listed else "no tables yet: run `rag ingest`")
+    if left := sorted({t["corpus"] for t in listed if t["role"] == "undeclared" and not t["dropped"]}):
+        print(f"undeclared: {', '.join(left)} (no longer in rag_project.yml; their tables are kept: "
+              f"`rag tables --drop-undeclared {left[0]}` drops them)")
     return 0
 
 
@@ -607,6 +626,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="drop complete tables of declared models and profiles that neither serve queries nor "
                              "are configured (switching back then rebuilds them from the stage store and the "
                              "embedding cache, re-embedding nothing the cache holds)")
+    tables.add_argument("--drop-undeclared", action="append", metavar="CORPUS",
+                        help="drop the tables of a corpus no longer declared in rag_project.yml, listed with role "
+                             "'undeclared' (repeatable; named, never implied: a LanceDB may be shared)")
     tables.add_argument("--json", action="store_true", help="print a JSON list of tables")
     tables.set_defaults(func=cmd_tables)
 

@@ -80,6 +80,39 @@ def drop_tables(db, tables: list[TableInfo], roles: tuple[str, ...]) -> list[Tab
     return dropped
 
 
+def undeclared_tables(project: Project, db) -> list[TableInfo]:
+    """Chunks tables in ``db`` of corpora the project no longer declares (role ``undeclared``; the
+    corpus named as its tables are, ``safe_name``): those whose name starts with the prefix of a
+    corpus registry (``<corpus>__live_tables``) that no declared corpus owns, so another
+    project's tables in a shared LanceDB are listed only where they follow this layout."""
+    declared = [table_prefix(c.name) for c in project.corpora]
+    suffix = active_table(db, "")[len(table_prefix("")):]  # what a registry's name ends with after the prefix
+    opened = open_tables(db)
+    prefixes = sorted({n[:-len(suffix)] for n in opened if n.endswith("__" + suffix)} - set(declared))
+    out = []
+    for prefix in prefixes:
+        entries = {e["table"]: e for e in active_entries(db, prefix[:-2])}
+        for name in sorted(opened):
+            if not name.startswith(prefix) or name.endswith(MANIFEST_SUFFIX) or name == prefix + suffix or any(
+                    name.startswith(p) and len(p) > len(prefix) for p in [*declared, *prefixes]):
+                continue
+            entry = entries.get(name)
+            out.append(TableInfo(prefix[:-2], name, "undeclared", entry["model"] if entry else None,
+                                 entry["profile"] if entry else None, opened[name].count_rows(),
+                                 entry["completed_at"].isoformat(timespec="seconds") if entry else None))
+    return out
+
+
+def drop_undeclared(db, tables: list[TableInfo], corpus: str) -> list[TableInfo]:
+    """Drop the tables of undeclared ``corpus`` (as ``undeclared_tables`` listed them), their
+    manifests and its registry; returns the tables dropped."""
+    dropped = [t for t in tables if t.corpus == corpus]
+    for table in dropped:
+        drop_table(db, corpus, table.table)
+    db.drop_table(active_table(db, corpus), ignore_missing=True)
+    return dropped
+
+
 def cache_tables(project: Project, db) -> list[TableInfo]:
     """The embedding caches in ``db``: ``cache`` for a model the project declares, ``unused`` for
     one it does not (no table that queries may use reads it)."""

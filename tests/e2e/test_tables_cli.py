@@ -164,3 +164,27 @@ def test_lineage_of_a_row_two_corpora_hold_asks_which_corpus(tmp_path, capsys):
         assert main(["lineage", row_id, "--corpus", "team_b", "--json"]) == 0
         trace = json.loads(capsys.readouterr().out)
         assert (trace["corpus"], trace["run_id"]) == ("team_b", "team-b-run")
+
+
+def test_tables_of_a_corpus_no_longer_declared_are_listed_and_dropped_only_by_name(sample, capsys):
+    corpus, db = sample
+    own = _table(db, corpus, corpus.chunking_profile.name, 1, complete=True)
+    model = corpus.embedding_model
+    old = LanceIndex(db, "team_docs", model.name, model.dimensions, "recursive")  # a corpus since removed
+    old.write_documents([embedded("faq.md", 2, model.dimensions)], None, "run")
+    mark_active(old, "team_docs", model.name, "recursive", 1)
+    db.create_table("other_app_vectors", data=[{"x": 1}])  # another project's table in the same LanceDB
+    listed = _listed(capsys)
+    assert (listed[old.name]["role"], listed[old.name]["corpus"], listed[old.name]["rows"]) == ("undeclared", "team_docs", 2)
+    assert listed[old.name]["profile"] == "recursive" and "other_app_vectors" not in listed
+    assert main(["tables"]) == 0
+    assert "`rag tables --drop-undeclared team_docs` drops them" in capsys.readouterr().out
+    assert main(["tables", "--drop-unused", "--drop-previous"]) == 0  # never implied
+    assert old.name in open_tables(db)
+    assert main(["tables", "--drop-undeclared", "sample"]) == 2  # a declared corpus is not undeclared
+    assert "no tables of an undeclared corpus of that name (undeclared corpora with tables: team_docs" in \
+        capsys.readouterr().err
+    dropped = _listed(capsys, "--drop-undeclared", "team_docs")
+    assert dropped[old.name]["dropped"] is True and dropped[own.name]["dropped"] is False
+    assert sorted(open_tables(db, "team_docs")) == [] and "other_app_vectors" in open_tables(db)
+    assert own.name in open_tables(db) and old.name not in _listed(capsys)
