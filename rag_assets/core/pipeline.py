@@ -144,11 +144,19 @@ def chunks_with(store: StageStore, doc_id: str, profile: ChunkingProfile, counte
     """The document's current parsed text chunked with ``profile`` for a model with ``counter``
     and ``model_limit``, stored under the key chunk_stage uses (each reuses the other's work),
     without becoming the document's current chunks. Raises DocumentError (or ValueError) with
-    the cause when its text failed to parse or cannot be chunked."""
+    the cause when its text failed to parse or cannot be chunked. Its ``uri`` is where the source
+    holds it now (``at_its_address``)."""
     parsed_ptr = _upstream(store, "parsed", doc_id)
     if parsed_ptr.get("error"):
         raise DocumentError(doc_id, parsed_ptr["error"])
-    return _chunked(store, doc_id, parsed_ptr, profile, counter, model_limit, embed)[1]
+    return at_its_address(store, _chunked(store, doc_id, parsed_ptr, profile, counter, model_limit, embed)[1])
+
+
+def at_its_address(store: StageStore, chunked: ChunkedDocument) -> ChunkedDocument:
+    """``chunked`` citing where the source holds its document now (the raw pointer's uri): the
+    same bytes moved keep their chunks, not their address."""
+    uri = (store.current("raw", chunked.doc_id) or {}).get("uri") or chunked.uri
+    return chunked if uri == chunked.uri else replace(chunked, uri=uri)
 
 
 def _chunked(store: StageStore, doc_id: str, parsed_ptr: dict, profile: ChunkingProfile, counter: TokenCounter,
@@ -261,9 +269,7 @@ def index_stage(store: StageStore, doc_ids: Sequence[str], index: LanceIndex, ca
             results[doc_id] = StageResult(doc_id, "failed", error=error,
                                           metadata={"kept_rows": index.count_doc_rows(doc_id)})
             continue
-        # Rows cite where the document is now: the same bytes moved keep their chunks, not their address.
-        uri = (store.current("raw", doc_id) or {}).get("uri") or chunked.uri
-        embedded = EmbeddedDocument(replace(chunked, uri=uri), ptr["model"], tuple(tuple(v) for v in vectors))
+        embedded = EmbeddedDocument(at_its_address(store, chunked), ptr["model"], tuple(tuple(v) for v in vectors))
         ready.append((doc_id, ptr, embedded))
     written = index.write_documents([e for _, _, e in ready], tenant, run_id, tags)
     for doc_id, ptr, embedded in ready:

@@ -153,6 +153,32 @@ def test_a_failed_document_holds_a_profile_switch_and_status_names_it(tmp_path):
         assert status_project(project)["corpora"]["sample"]["pending_switch"] is None
 
 
+def test_a_moved_source_gives_the_serving_table_its_new_addresses_during_an_incomplete_switch(tmp_path):
+    """While queries stay on the old table, the documents' rows there took the old file:// path
+    (the mirror wrote the chunks' address, not the source's)."""
+    values = make_project(tmp_path)
+    docs = Path(values["RAG_SAMPLE_DOCS"])
+    with env(**values):
+        ingest_project(load_project())
+        (docs / "notes" / "office_wifi.txt").write_bytes(b"\x00\x01binary garbage\xff" * 100)  # holds the switch
+        edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml",
+                  lambda d: d["corpora"]["sample"].update({"+chunking_profile": "recursive"}))
+        ingest_project(load_project())
+    moved = tmp_path / "moved_docs"
+    docs.rename(moved)
+    with env(**{**values, "RAG_SAMPLE_DOCS": str(moved)}):
+        project = load_project()
+        corpus = project.corpus("sample")
+        report = ingest_project(project)
+        assert (report["documents_parsed"], report["chunks_embedded"]) == (0, 0)
+        db = lancedb.connect(corpus.index_uri)
+        live = serving(project, corpus, db)
+        assert live.profile.name == "default"  # the switch is still held by the failing document
+        served = db.open_table(live.index(db, corpus.name).name).to_arrow().to_pylist()
+        assert {r["source_uri"].startswith(moved.as_uri() + "/") for r in served
+                if r["doc_id"] != "notes/office_wifi.txt"} == {True}  # it failed: its last good rows stay
+
+
 def test_a_table_switched_back_to_never_serves_an_older_version_of_a_failing_document(tmp_path):
     """recursive's table holds the Wi-Fi note as it was when recursive last served; the note was
     edited since (default's table has that), then broke: switching back to recursive is held, so
