@@ -498,7 +498,7 @@ def cmd_chunk(args) -> int:
     except TokenizerUnavailable as exc:
         print(f"rag: {exc}", file=sys.stderr)
         return 2
-    limit = profile.max_tokens if args.tokenizer else model.max_input_tokens
+    limit = profile.max_tokens if args.tokenizer else model.chunk_token_limit
     try:
         data = path.read_bytes()
     except OSError as exc:

@@ -146,7 +146,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
             if progress:
                 print(f"[eval] {name}: chunking {len(docs)} documents", file=progress, flush=True)
             # Semantic breakpoints embed sentences through the same cache as the chunks.
-            chunked = {d: chunk_document(doc, profile, counter, model.max_input_tokens,
+            chunked = {d: chunk_document(doc, profile, counter, model.chunk_token_limit,
                                           embed=lambda texts: vectors_for(texts, name))
                        for d, doc in docs.items()}
             all_chunks = [c for ch in chunked.values() for c in ch.chunks]

@@ -16,7 +16,7 @@ from rag_assets.core.hashing import settings_hash
 from rag_assets.core.parsing import CONTENT_TYPE_NAMES
 from rag_assets.core.parsing.limits import ParseLimits
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, missing_models
-from rag_assets.core.tokens import check_tokenizer
+from rag_assets.core.tokens import check_tokenizer, get_token_counter
 
 # Documents per Dagster run: the largest partition range whose inputs Dagster still versions per
 # partition (it treats 100 or more upstream partitions as one).
@@ -394,6 +394,15 @@ class EmbeddingModelConfig(_Strict):
         if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", value):
             raise ValueError("api_key_env must name an environment variable (e.g. OPENAI_API_KEY), not hold a key")
         return value
+
+    @property
+    def chunk_token_limit(self) -> int:
+        """The most tokens (this model's tokenizer) a chunk's embedded text may have: the input
+        limit less what ``passage_prefix``, sent before every chunk, adds."""
+        if not self.passage_prefix:
+            return self.max_input_tokens
+        counter = get_token_counter(self.tokenizer)
+        return self.max_input_tokens - (counter.count(self.passage_prefix) - counter.count(""))
 
     def vectors_fingerprint(self) -> str:
         """What this entry's vectors depend on: provider, model, dimensions, passage prefix and

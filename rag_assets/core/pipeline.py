@@ -200,7 +200,8 @@ def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache
     """Give every document's current chunks their vectors, stored beside the chunks (key: chunks
     key, model, prefix). A document whose stored vectors are intact costs nothing; the others'
     chunks are looked up in the cache, and only embedded texts it has not seen reach the model,
-    in one pass over the batch."""
+    in one pass over the batch. A document with a text over the model's input limit
+    (InputTooLong) fails alone."""
     results, todo, pending, stored = [], {}, {}, {}
     for doc_id in doc_ids:
         ptr = _upstream(store, "chunks", doc_id)
@@ -223,9 +224,18 @@ def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache
         todo.update((key, text) for text, key in hashes.items())
     totals = EmbedTotals(cached=sum(len(chunked.chunks) for _, chunked, _ in stored.values()))
     found = cache.get_many(list(todo))
-    missing = cache.embed_missing(todo, found, embed)
+    try:
+        missing = cache.embed_missing(todo, found, embed)
+    except InputTooLong:  # the documents whose chunks the model refuses fail alone; the rest are embedded
+        missing = {}
+        for doc_id, (ptr, _, hashes, _) in list(pending.items()):
+            try:
+                missing.update(cache.embed_missing({k: t for t, k in hashes.items()}, {**found, **missing}, embed))
+            except InputTooLong as exc:
+                del pending[doc_id]
+                results.append(_fail(store, "embeddings", doc_id, str(exc), content_hash=ptr["content_hash"]))
     found.update(missing)
-    totals.cached += len(todo) - len(missing)
+    totals.cached += len({k for _, _, hashes, _ in pending.values() for k in hashes.values()} - set(missing))
     totals.embedded = len(missing)
     for doc_id, (ptr, chunked, hashes, vectors_key) in pending.items():
         vectors = chunk_vectors(chunked, {text: found[key] for text, key in hashes.items()}, prefix)

@@ -40,7 +40,7 @@ CHECK_CONDITION = dg.AutomationCondition.any_deps_match(
 def build_corpus_checks(corpus: Corpus) -> list:
     keys = resource_keys(corpus.name)
     model = corpus.embedding_model
-    limit = row_token_limit(chunking_profile(corpus), model.tokenizer, model.max_input_tokens)
+    limit = row_token_limit(chunking_profile(corpus), model.tokenizer, model.chunk_token_limit)
     target = asset_key(corpus.name, "lancedb_table")
 
     def load(context):

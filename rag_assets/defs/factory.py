@@ -160,7 +160,7 @@ def build_corpus_assets(project: Project, corpus: Corpus, observe) -> list:
         metadata={"source": corpus.source.name, "source_kind": corpus.source.kind},
     )(observe)
 
-    limit = row_token_limit(profile, model.tokenizer, model.max_input_tokens)
+    limit = row_token_limit(profile, model.tokenizer, model.chunk_token_limit)
     sized_by = (f", sized by {profile.max_tokens} {profile.size_tokenizer} tokens"
                 if not profile.counts_in(model.tokenizer) else "")
 
@@ -193,7 +193,7 @@ def build_corpus_assets(project: Project, corpus: Corpus, observe) -> list:
         embedder = resources.embedder
         counter = embedder.get_token_counter()
         embed = embedder.get_embedder().embed if "semantic" in (profile.strategy, *dict(profile.content_types).values()) else None
-        results = [(pk, chunk_stage(store, doc_id, profile, counter, model.max_input_tokens, embed))
+        results = [(pk, chunk_stage(store, doc_id, profile, counter, model.chunk_token_limit, embed))
                    for pk, doc_id in _docs(context)]
         batch_tokens = _chunk_views(store, results, limit)
         # A chart of the run's chunks; for one document its own token_histogram says the same.
@@ -289,7 +289,7 @@ def _mirror(store, doc_ids: list[str], live: CorpusTable, db, corpus: Corpus, ru
     """Write the documents to the table queries use (``live``), chunked and embedded as that table is."""
     model, embed = live.model, open_embedder(live.model).embed
     chunker, counter = profile_from_config(live.profile), get_token_counter(model.tokenizer)
-    return mirror_stage(doc_ids, lambda d: chunks_with(store, d, chunker, counter, model.max_input_tokens, embed),
+    return mirror_stage(doc_ids, lambda d: chunks_with(store, d, chunker, counter, model.chunk_token_limit, embed),
                         live.index(db, corpus.name), EmbeddingCache(db, model.name, model.dimensions), embed,
                         tenant_of(corpus), run_id, model.name, model.passage_prefix, corpus.tags)
 

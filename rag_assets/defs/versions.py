@@ -36,7 +36,7 @@ def code_versions(corpus: Corpus) -> dict[str, str]:
     model = corpus.embedding_model
     parsed = parser_settings(corpus.source.ocr_languages)
     chunks = settings_hash({"parser": parsed, "profile": profile.fingerprint(), "tokenizer": model.tokenizer,
-                            "limit": model.max_input_tokens})
+                            "limit": model.chunk_token_limit})
     embeddings = settings_hash({"chunks": chunks, "model": model_fingerprint(corpus)})
     # The URI as declared (a relative one is relative to the config folder), never the resolved
     # path: a project moved or cloned elsewhere with its data keeps its index current.

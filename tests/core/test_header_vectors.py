@@ -111,3 +111,29 @@ def test_ingest_embeds_each_distinct_header_once_and_indexes_the_mixed_vectors(t
     assert sum(t.startswith("Document: ") for t in seen) == 2
     expected = chunk_vectors(chunked, dict(zip(seen, fake_embed(seen))))
     assert np.allclose([r["vector"] for r in rows], expected, atol=1e-6)
+
+
+def test_a_document_the_model_refuses_fails_alone_and_the_batch_is_embedded(tmp_path):
+    """One document's text over the model's limit stopped the embedding of every document in its batch."""
+    from rag_assets.core.embedding import InputTooLong
+
+    def embed(texts):
+        if any("refused" in t for t in texts):
+            raise InputTooLong("m: input of 300 tokens exceeds the limit of 256 (starts 'refused')")
+        return fake_embed(texts)
+
+    store = StageStore(tmp_path / "stages")
+    docs = {"good.md": b"# Good\n\nPress the power key.", "bad.md": b"# Bad\n\nThis text is refused.",
+            "also.md": b"# Also\n\nHold it for two seconds."}
+    for name, data in docs.items():
+        snapshot_raw(store, RawDocument(name, f"file:///{name}", content_hash(data), len(data), "v", data))
+        parse_stage(store, name)
+        chunk_stage(store, name, PREPENDED, COUNTER, 256)
+    cache = EmbeddingCache(lancedb.connect(tmp_path / "db"), "m", DIM)
+    results, totals = embed_stage(store, list(docs), cache, embed, "m")
+    outcome = {r.doc_id: (r.status, r.error) for r in results}
+    assert outcome["good.md"][0] == outcome["also.md"][0] == "computed"
+    assert outcome["bad.md"] == ("failed", "m: input of 300 tokens exceeds the limit of 256 (starts 'refused')")
+    assert store.current("embeddings", "bad.md")["error"].startswith("m: input of 300")
+    assert totals.embedded == len({t for d in ("good.md", "also.md")
+                                   for t in chunk_inputs(store.load("chunks", store.current("chunks", d)["key"]))})

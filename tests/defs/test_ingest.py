@@ -299,3 +299,36 @@ def test_a_corpus_whose_sweep_is_stopped_stops_only_itself(tmp_path, capsys):
         assert cli_main(["ingest", "--json"]) == 2
         report = json.loads(capsys.readouterr().out)
         assert report["corpora"]["sample"]["documents_seen"] == 12 and list(report["stopped"]) == ["team"]
+
+
+def test_chunks_leave_room_for_the_passage_prefix_the_model_reads_before_them(tmp_path):
+    """A model with a passage_prefix ("passage: " for e5) read chunks cut to its whole input limit:
+    prefix and chunk together exceeded it, and the document failed to embed."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "long.txt").write_text(" ".join(f"ticket {i} update schedule for robot dock" for i in range(400)))
+    (docs / "short.md").write_text("# Short\n\nRefunds take 45 days.\n")
+    values = make_project(tmp_path, docs)
+    cfg = Path(values["RAG_PROJECT_DIR"])
+
+    def prefixed(d):
+        base = next(m for m in d["embedding_models"] if m["name"] == "all_minilm_l6_v2")
+        d["embedding_models"].append({**base, "name": "minilm_passages", "passage_prefix": "passage: "})
+
+    edit_yaml(cfg / "profiles" / "embedding_models.yml", prefixed)
+    edit_yaml(cfg / "profiles" / "chunking.yml", lambda d: d["chunking_profiles"].append(
+        {"name": "packed", "strategy": "recursive", "max_tokens": 256, "overlap": 0, "min_tokens": 0,
+         "contextual_header": False}))  # chunks filled to the limit
+    edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].update(
+        {"+embedding_model": "minilm_passages", "+chunking_profile": "packed"}))
+    with env(**values):
+        project = load_project()
+        model = project.corpus("sample").embedding_model
+        report = ingest_project(project)
+        assert (report["documents_failed"], report["failures"]) == (0, [])
+        assert all(report["checks"].values())
+        counter = get_token_counter(model.tokenizer)
+        corpus = project.corpus("sample")
+        table = lancedb.connect(corpus.index_uri).open_table(table_name("sample", model.name, "packed"))
+        longest = max(counter.count("passage: " + r["text"]) for r in table.to_arrow().to_pylist())
+        assert longest == model.max_input_tokens == 256
