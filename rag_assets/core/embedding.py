@@ -21,6 +21,10 @@ class InputTooLong(ValueError):
     """An input exceeds the embedding model's input limit."""
 
 
+class EndpointError(RuntimeError):
+    """An OpenAI-compatible endpoint failed a batch, or answered it with unusable vectors."""
+
+
 @runtime_checkable
 class Embedder(Protocol):
     """Embeds texts with one model; every vector has ``dimensions`` floats."""
@@ -329,23 +333,47 @@ class OpenAIEmbedder:
                 results = list(pool.map(self._request, batches))
         return [vector for result in results for vector in result]
 
+    @property
+    def endpoint(self) -> str:
+        return str(self.client.base_url).rstrip("/")
+
+    def _create(self, batch: list[str]):
+        """The endpoint's answer to one batch. A failure the client's retries did not cure raises
+        EndpointError naming the model and the endpoint, its text without the API key (a server may
+        echo the Authorization header) and without the client's exception chain, which holds it too."""
+        try:
+            return self.client.embeddings.create(model=self.model_id, input=batch)
+        except Exception as exc:
+            key = getattr(self.client, "api_key", None)
+            told = f"{type(exc).__name__}: {exc}"
+            raise EndpointError(f"{self.model_id} at {self.endpoint}: "
+                                + (told.replace(key, "<api key>") if key else told)) from None
+
     def _request(self, batch: list[str]) -> list[list[float]]:
         """One batch; an answer missing inputs is asked again (``INCOMPLETE_ATTEMPTS`` in all),
-        a vector of the wrong dimension fails at once (a config mistake, not a transient fault)."""
+        a vector of the wrong dimension fails at once (a config mistake, not a transient fault), and
+        so does one holding NaN, infinity or only zeros (nothing of the batch is kept or cached)."""
         for _ in range(INCOMPLETE_ATTEMPTS):
-            response = self.client.embeddings.create(model=self.model_id, input=batch)
+            response = self._create(batch)
             data = sorted(response.data, key=lambda d: d.index)
             if [d.index for d in data] == list(range(len(batch))):
                 break
         else:
-            raise RuntimeError(f"{self.model_id}: endpoint answered {len(data)} of {len(batch)} inputs, "
-                               f"{INCOMPLETE_ATTEMPTS} times; nothing of this batch is kept")
+            answered = len({d.index for d in data} & set(range(len(batch))))
+            raise EndpointError(f"{self.model_id} at {self.endpoint}: answered {answered} of {len(batch)} "
+                                f"inputs ({len(data)} vectors, indexes missing or repeated), {INCOMPLETE_ATTEMPTS} "
+                                "times; nothing of this batch is kept")
         for item in data:
             if len(item.embedding) != self.dimensions:
                 raise RuntimeError(
                     f"{self.model_id}: endpoint returned {len(item.embedding)}-dim vectors, config says "
                     f"{self.dimensions}; fix dimensions in embedding_models.yml"
                 )
+        vectors = np.asarray([item.embedding for item in data], dtype=np.float64)
+        if bad := np.flatnonzero(~np.isfinite(vectors).all(axis=1) | ~vectors.any(axis=1)).tolist():
+            raise EndpointError(f"{self.model_id} at {self.endpoint}: returned vectors with NaN, infinity or "
+                                f"only zeros for {len(bad)} of {len(batch)} inputs (the first starts "
+                                f"{batch[bad[0]][:60]!r}); nothing of this batch is kept: check the server")
         with self._lock:
             self.requests += 1
             if response.usage is not None:

@@ -71,3 +71,28 @@ def test_wrong_dimension_fails_clearly_and_writes_nothing(tmp_path, e5_server):
     assert report["documents_failed"] >= 1 and report["rows_in_index"] == 0
     assert any("768" in f["error"] or "dimension" in f["error"] for f in report["failures"])
     assert all(PLANTED_KEY not in f["error"] for f in report["failures"])
+
+
+def test_unusable_vectors_and_an_echoed_key_fail_clearly_and_leave_nothing_behind(tmp_path, e5_server):
+    """NaN, infinity or all-zero vectors were indexed (inf, zeros) and cached for good, or failed with
+    LanceDB's advice (NaN); a server echoing the Authorization header put the key in the failure
+    text and in Dagster's event log."""
+    with FaultProxy(e5_server, ["inf", "nan", "zero", "echo401"]) as proxy:
+        values = openai_project(tmp_path, proxy.base_url, max_concurrency=1, batch_size=64, max_retries=0)
+        with env(**values):
+            project = load_project()
+            errors = []
+            for _ in range(4):
+                report = ingest_project(project)
+                errors.append({f["error"] for f in report["failures"]})
+                assert report["rows_in_index"] == 0
+            report = ingest_project(project)  # the server heals: everything is embedded afresh
+            rows = index_rows(project)
+    for error, spoilt in zip(errors[:3], ("inf", "nan", "zero")):
+        assert any(f"at {proxy.base_url}: returned vectors with NaN, infinity or only zeros" in e for e in error), spoilt
+    assert any("AuthenticationError" in e and "<api key>" in e for e in errors[3])
+    assert all(PLANTED_KEY not in e for error in errors for e in error)
+    leaked = [p for p in Path(values["DAGSTER_HOME"]).rglob("*") if p.is_file() and PLANTED_KEY.encode() in p.read_bytes()]
+    assert leaked == []
+    assert report["documents_failed"] == 0 and rows and len(rows) == report["chunks_embedded"]
+    assert all(all(abs(x) < 10 for x in r["vector"]) and any(r["vector"]) for r in rows)

@@ -3,6 +3,7 @@ PyPI), behind a fault-injecting proxy on 127.0.0.1 that can answer 429, 500 or t
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -13,6 +14,8 @@ from collections import Counter
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+
+import numpy as np
 
 from tests.support.seaweed import ThreadedServer, free_ports, stop
 
@@ -44,7 +47,9 @@ class FaultProxy(ThreadedServer):
     """Forwards POST /v1/embeddings to ``upstream``; each request takes the next fault from the
     ``faults`` queue (append to inject more later): "429", "500", "slow" (answers after the
     client's timeout), "half" (answers only the first half of the inputs), "dim" (vectors cut to
-    half their dimension) or "ok". Counts, per input text, the OK responses it delivered."""
+    half their dimension), "nan", "inf" or "zero" (the first vector spoilt so), "echo401" (a 401
+    whose message echoes the Authorization header) or "ok". Counts, per input text, the OK
+    responses it delivered."""
 
     def __init__(self, upstream: str, faults: list[str], slow_s: float = 3.0):
         self.upstream = upstream.rstrip("/")
@@ -70,6 +75,9 @@ class FaultProxy(ThreadedServer):
                     return self._reply(429, {"error": {"message": "rate limited"}}, {"retry-after": "0.2"})
                 if fault == "500":
                     return self._reply(500, {"error": {"message": "boom"}})
+                if fault == "echo401":
+                    return self._reply(401, {"error": {"message": "Incorrect API key provided: "
+                                                                  + self.headers.get("authorization", "")}})
                 request = urllib.request.Request(f"{proxy.upstream}/embeddings", data=body,
                                                  headers={"content-type": "application/json"})
                 with urllib.request.urlopen(request, timeout=60) as response:
@@ -79,6 +87,15 @@ class FaultProxy(ThreadedServer):
                     return self._reply(200, payload)
                 if fault == "half":
                     payload["data"] = payload["data"][: max(1, len(payload["data"]) // 2)]
+                    return self._reply(200, payload)
+                if fault in ("nan", "inf", "zero"):
+                    item = payload["data"][0]  # float lists, or base64 float32 (the client's default)
+                    packed = isinstance(item["embedding"], str)
+                    vector = (np.frombuffer(base64.b64decode(item["embedding"]), dtype=np.float32) if packed
+                              else np.asarray(item["embedding"], dtype=np.float32)).copy()
+                    vector[:] = 0.0 if fault == "zero" else vector
+                    vector[-1] = vector[-1] if fault == "zero" else float(fault)
+                    item["embedding"] = base64.b64encode(vector.tobytes()).decode() if packed else vector.tolist()
                     return self._reply(200, payload)
                 if fault == "dim":
                     for item in payload["data"]:
