@@ -12,14 +12,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Callable, TextIO
 
 import dagster as dg
 
 from rag_assets.clients import connect_index, own_table
 from rag_assets.config import ConfigError, Corpus, Project
 from rag_assets.core.index import LanceIndex, documents_lacking, open_tables
-from rag_assets.core.keys import doc_id_for
+from rag_assets.core.keys import doc_id_for, partition_key_for
 from rag_assets.core.locking import ingest_lock
 from rag_assets.core.planning import MassDeleteRefused, ModelChangedInPlace, SnapshotSeen, StoreSeen
 from rag_assets.core.sources import SourceFolderMissing, SourceUnavailable
@@ -89,11 +89,17 @@ def _maintenance_unfinished(instance: dg.DagsterInstance, job_name: str) -> bool
     return bool(last) and last[0].status in (dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED)
 
 
-def _redo(corpus: Corpus, store, corpus_sweep: Sweep, orphans: list[str]) -> list[dict]:
+SETTINGS_OF = {"parsed_documents": "parser settings", "chunks": "tokenizer or model input limit",
+               "embeddings": "model settings", "lancedb_index": "index URI, model name, tenant or tags"}
+
+
+def _redo(corpus: Corpus, store, corpus_sweep: Sweep, orphans: list[str],
+          unsynced: Callable[[str], list[str]]) -> list[dict]:
     """What an ingest would redo, per document: why, which stages, and whether Dagster has observed
     what makes the work (``observed``: false until the sensor, `rag observe` or the ingest records
     it; until then the UI and `rag status` show the partition as before); ``orphans`` are documents
-    no longer live whose rows the table still holds (maintenance prunes them)."""
+    no longer live whose rows the table still holds (maintenance prunes them). For a settings
+    change the stages are those Dagster shows unsynced (``unsynced``: doc id -> its stages)."""
     plan = corpus_sweep.plan
     unobserved = set(map(doc_id_for, [o.partition for o in corpus_sweep.observations]
                          + corpus_sweep.new_keys + corpus_sweep.deleted_keys))
@@ -118,7 +124,8 @@ def _redo(corpus: Corpus, store, corpus_sweep: Sweep, orphans: list[str]) -> lis
         elif indexed.get("model") not in (None, corpus.embedding_model.name):
             reason, stages = "embedding model changed", list(STAGES[2:])
         elif indexed.get("index_version") not in (None, code_versions(corpus)["lancedb_index"]):
-            reason, stages = "parser, tokenizer, model settings, index URI, tenant or tags changed", list(STAGES)
+            stages = unsynced(doc_id) or list(STAGES)
+            reason = f"{SETTINGS_OF[stages[0]]} changed"
         elif doc_id in plan.work and indexed.get("key") and not indexed.get("error"):
             reason, stages = "its rows in the index are missing or of an older version (lost or restored)", list(STAGES)
         elif doc_id in plan.work:
@@ -185,7 +192,14 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             live = set(plan.listed)
             orphans = [d for d in index.indexed_documents() if d not in live]
             report.update(rows_in_index=index.count_rows(), documents_deleted=len({*plan.deleted, *orphans}))
-            return {**report, "failures": [], "checks": {}, "documents": _redo(corpus, store, corpus_sweep, orphans)}
+
+            def unsynced(doc_id: str) -> list[str]:
+                pk = partition_key_for(doc_id)
+                return [stage for stage in STAGES
+                        if pk in stale_status(defs, instance, asset_key(corpus.name, stage), [pk])["stale"]]
+
+            return {**report, "failures": [], "checks": {},
+                    "documents": _redo(corpus, store, corpus_sweep, orphans, unsynced)}
         record(instance, apply_sweep(corpus, corpus_sweep, "", ingest_runs=False))  # runs below, in this process
         corpus_sweep.commit()
         bar = Progress(progress, f"[{corpus.name}] batches", len(corpus_sweep.batches))

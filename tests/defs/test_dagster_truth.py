@@ -17,7 +17,7 @@ from rag_assets.defs.factory import build_definitions
 from rag_assets.defs.runs import remote_origin
 from rag_assets.ingest import ingest_project, observe_project, status_project
 from rag_assets.query import query_corpus
-from tests.conftest import env, make_project
+from tests.conftest import edit_yaml, env, make_project
 from tests.defs.sensor_helpers import apply, tick
 
 pytestmark = pytest.mark.slow
@@ -389,3 +389,18 @@ def test_a_batch_landing_during_table_maintenance_is_maintained_by_that_run(proj
     table = lancedb.connect(corpus.index_uri).open_table(table_name("sample", corpus.embedding_model.name,
                                                                     corpus.chunking_profile.name))
     assert DOC not in set(table.to_arrow().column("doc_id").to_pylist())
+
+
+def test_a_dry_run_names_the_stages_a_settings_change_leaves_unsynced_in_dagster(project_env):
+    """A tags change unsyncs only lancedb_index in the UI; the dry run said every stage would be redone."""
+    edit_yaml(Path(project_env["RAG_PROJECT_DIR"]) / "rag_project.yml",
+              lambda d: d["corpora"]["sample"].update({"+tags": ["demo", "extra"]}))
+    project = load_project()
+    unsynced = stale(project)
+    assert [stage for stage in STAGES if unsynced[stage]] == ["lancedb_index"]
+    planned = ingest_project(project, dry_run=True)["corpora"]["sample"]["documents"]
+    assert len(planned) == 12
+    assert {(d["reason"], tuple(d["stages"])) for d in planned} == {
+        ("index URI, model name, tenant or tags changed", ("lancedb_index",))}
+    report = ingest_project(project)
+    assert (report["documents_parsed"], report["chunks_embedded"]) == (0, 0)
