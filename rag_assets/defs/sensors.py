@@ -213,6 +213,32 @@ def record(instance: dg.DagsterInstance, actions: SweepActions) -> None:
                     instance.delete_dynamic_partition(request.partitions_def_name, key)
 
 
+def is_preview(context: dg.ScheduleEvaluationContext) -> bool:
+    """Whether a schedule's evaluation is the UI's "Test schedule" (GraphQL scheduleDryRun), which
+    must change nothing. Dagster 1.13 gives a daemon's tick the log key [repository, schedule, tick
+    id] and a preview none, for which the context makes [repository, schedule, its time as
+    %Y%m%d_%H%M%S]; an evaluation without a log key (a test's) is a tick."""
+    key = context.log_key
+    return bool(key) and not str(key[-1]).isdigit()
+
+
+def swept(corpus_sweep: Sweep, preview: bool, runs: bool) -> str:
+    """A scheduled sweep's skip reason: what it recorded (or, in a preview, would record)."""
+    new, deleted = len(corpus_sweep.new_keys), len(corpus_sweep.deleted_keys)
+    changed = max(len(corpus_sweep.observations) - new, 0)
+    parts = [f"{n} {what}" for n, what in ((new, "new"), (changed, "changed"), (deleted, "deleted")) if n]
+    listed = len(corpus_sweep.plan.listed)
+    if not parts:
+        return ("preview: " if preview else "") + f"no change in {listed} documents"
+    told = f"{listed} documents: {', '.join(parts)} " + ("would be recorded (preview: nothing is)" if preview
+                                                          else "recorded")
+    if deleted:
+        told += "; the deleted documents' rows wait for the table's maintenance run"
+    if (new or changed) and not runs:
+        told += "; their runs are left to Dagster's automation (+automation: declarative)"
+    return told
+
+
 def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
     """The source sensor of a corpus, and its scheduled sweep when the source declares a cron.
     ``jobs`` are the corpus' ingest and maintenance jobs."""
@@ -279,18 +305,20 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
         def scheduled_sweep(context: dg.ScheduleEvaluationContext):
             # A schedule returns only runs of its job: it records the partitions and observations
             # itself, as the daemon records a sensor's. Deleted documents' rows are left to the
-            # table's maintenance, which prunes rows without a partition.
+            # table's maintenance, which prunes rows without a partition. A preview records nothing.
+            preview = is_preview(context)
             resources = CorpusResources(context.resources, corpus)
             source, store = resources.source, resources.store.get_store()
             partition_keys = list(context.instance.get_dynamic_partitions(partitions_name(corpus.name)))
             corpus_sweep = sweep(corpus, source.list_documents(), source.read, store, partition_keys,
-                                 busy=in_flight(context.instance, corpus, partition_keys))
+                                 keep_bytes=not preview, busy=in_flight(context.instance, corpus, partition_keys))
             tick = context.scheduled_execution_time.isoformat() if context.scheduled_execution_time else ""
             actions = apply_sweep(corpus, corpus_sweep, tick, corpus.automation == "sensor")
-            record(context.instance, actions)
-            corpus_sweep.commit()
+            if not preview:
+                record(context.instance, actions)
+                corpus_sweep.commit()
             return [r for r in actions.run_requests if r.job_name == ingest_job_name(corpus.name)] or \
-                dg.SkipReason(f"no change in {len(corpus_sweep.plan.listed)} documents")
+                dg.SkipReason(swept(corpus_sweep, preview, corpus.automation == "sensor"))
 
         schedules.append(scheduled_sweep)
     return [source_sensor], schedules

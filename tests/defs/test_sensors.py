@@ -164,8 +164,19 @@ def test_scheduled_sweep_records_the_sweep_and_leaves_rows_to_maintenance(tmp_pa
         assert len({r["doc_id"] for r in table_rows(corpus)}) == 3
 
         (docs / "note 1, v1.md").unlink()
-        removed = evaluate()
-        assert removed.skip_message and not removed.run_requests
+        # The UI's "Test schedule" (scheduleDryRun: no log key, so the context makes one of its time)
+        # changes nothing: it deleted the partition and recorded observations.
+        with dg.ScheduleEvaluationContext(instance.get_ref(), datetime.now(timezone.utc), None, "__repository__",
+                                          schedule.name, resources=defs.resources) as context:
+            preview = schedule.evaluate_tick(context)
+        assert preview.skip_message == "2 documents: 1 deleted would be recorded (preview: nothing is); the " \
+                                       "deleted documents' rows wait for the table's maintenance run"
+        assert partition_key_for("note 1, v1.md") in instance.get_dynamic_partitions("sample_documents")
+        with dg.ScheduleEvaluationContext(instance.get_ref(), datetime.now(timezone.utc),
+                                          ["__repository__", schedule.name, "17"], "__repository__",
+                                          schedule.name, resources=defs.resources) as context:
+            removed = schedule.evaluate_tick(context)  # as the daemon's tick 17 evaluates it
+        assert not removed.run_requests and removed.skip_message.startswith("2 documents: 1 deleted recorded;")
         assert partition_key_for("note 1, v1.md") not in instance.get_dynamic_partitions("sample_documents")
         assert "note 1, v1.md" in {r["doc_id"] for r in table_rows(corpus)}  # no rows deleted in an evaluation
         defs.resolve_job_def("maintain_sample").execute_in_process(instance=instance)
