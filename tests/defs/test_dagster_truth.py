@@ -101,16 +101,21 @@ def test_config_changes_mark_exactly_the_stages_they_redo(project_env):
         everything = sorted(instance.get_dynamic_partitions("sample_documents"))
     assert len(everything) == 12
 
-    # Another model with the same tokenizer (the chunks stay as they are): embeddings and index.
-    def add_model(data):
-        model = dict(data["embedding_models"][0], name="minilm_passages", passage_prefix="passage: ")
-        data["embedding_models"].append(model)
+    # Another model with the same tokenizer and limit (the chunks stay as they are): embeddings and index.
+    def add_models(data):
+        data["embedding_models"].append(dict(data["embedding_models"][0], name="minilm_int8", compute="int8"))
+        data["embedding_models"].append(dict(data["embedding_models"][0], name="minilm_passages",
+                                             passage_prefix="passage: "))
 
-    edit_config(values, "profiles/embedding_models.yml", add_model)
-    edit_config(values, "rag_project.yml", lambda d: d["defaults"].update({"+embedding_model": "minilm_passages"}))
+    edit_config(values, "profiles/embedding_models.yml", add_models)
+    edit_config(values, "rag_project.yml", lambda d: d["defaults"].update({"+embedding_model": "minilm_int8"}))
     switched = stale(load_project())
     assert not switched["parsed_documents"] and not switched["chunks"]
     assert sorted(switched["embeddings"]) == sorted(switched["lancedb_index"]) == everything
+    # One whose passage prefix takes room from every chunk: the chunks too, never the parse.
+    edit_config(values, "rag_project.yml", lambda d: d["defaults"].update({"+embedding_model": "minilm_passages"}))
+    switched = stale(load_project())
+    assert not switched["parsed_documents"] and sorted(switched["chunks"]) == everything
 
     # Back to the ingested model, then another chunk profile: chunks, embeddings and index.
     edit_config(values, "rag_project.yml", lambda d: d["defaults"].update({"+embedding_model": "all_minilm_l6_v2"}))
