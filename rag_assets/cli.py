@@ -251,6 +251,12 @@ def cmd_query(args) -> int:
     project = load_project(args.project)
     corpus = project.corpus(args.corpus) if args.corpus else project.corpora[0]
     try:
+        args.text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the terminal's locale could not decode (surrogate escapes)
+        print("rag: the query holds bytes that are not UTF-8 (a terminal set to another encoding?): "
+              "set a UTF-8 locale, e.g. LANG=C.UTF-8, and ask again", file=sys.stderr)
+        return 2
+    try:
         filters = Filters.parse(args.filter or [], tenant=args.tenant)
         hits = query_corpus(project, corpus, args.text, k=args.k, as_of=args.as_of, mode=args.mode,
                             filters=filters, rerank=args.rerank, neighbours=args.expand)

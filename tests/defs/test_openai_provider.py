@@ -88,7 +88,7 @@ def test_unusable_vectors_and_an_echoed_key_fail_clearly_and_leave_nothing_behin
     retrieval_eval asks the endpoint too)."""
     for spoilt in ("inf", "nan", "zero", "echo401"):
         with FaultProxy(e5_server, [spoilt] * 50) as proxy:
-            values = openai_project(tmp_path / spoilt, proxy.base_url, max_concurrency=1, batch_size=64,
+            values = openai_project(tmp_path / spoilt, proxy.base_url, max_concurrency=1, timeout_s=60.0,
                                     max_retries=0)
             with env(**values):
                 report = ingest_project(load_project())

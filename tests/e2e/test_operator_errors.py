@@ -75,3 +75,10 @@ def test_exit_codes_follow_the_readme():
     assert operator_error(KeyError("vector"))[1] == 1  # an internal bug, not the user's mistake
     message, code = operator_error(ZeroDivisionError("division by zero\nsecond line"))
     assert (message, code) == ("ZeroDivisionError: division by zero (run `rag --debug ...` for the traceback)", 1)
+
+
+def test_a_query_holding_bytes_that_are_not_utf8_is_a_usage_error(tmp_path, capsys):
+    values = {**make_project(tmp_path), "DAGSTER_HOME": str(tmp_path / ".dagster_home")}
+    with env(**values):
+        assert main(["query", "caf\udce9 refund"]) == 2  # b"caf\xe9" as Python decodes argv
+        assert "not UTF-8" in capsys.readouterr().err
