@@ -88,7 +88,9 @@ def undeclared_tables(project: Project, db) -> list[TableInfo]:
     declared = [table_prefix(c.name) for c in project.corpora]
     suffix = active_table(db, "")[len(table_prefix("")):]  # what a registry's name ends with after the prefix
     opened = open_tables(db)
-    prefixes = sorted({n[:-len(suffix)] for n in opened if n.endswith("__" + suffix)} - set(declared))
+    # A corpus name holds no "__": a chunks table of a profile named like the registry is not one.
+    prefixes = sorted({n[:-len(suffix)] for n in opened
+                       if n.endswith("__" + suffix) and "__" not in n[:-len("__" + suffix)]} - set(declared))
     out = []
     for prefix in prefixes:
         entries = {e["table"]: e for e in active_entries(db, prefix[:-2])}

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from rag_assets.core.chunking import STRATEGY_NAMES
 from rag_assets.core.chunking.profile import check_overlap
+from rag_assets.core.embed_cache import CACHE_PREFIX
 from rag_assets.core.embedding import LOCAL_MODELS
 from rag_assets.core.errors import UsageError
 from rag_assets.core.hashing import settings_hash
@@ -601,6 +602,9 @@ class ProjectFile(_Strict):
         for name in value:
             if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
                 raise ValueError(f"corpus name {name!r} must be lower_snake_case (it becomes an asset key prefix)")
+            if name == CACHE_PREFIX.rstrip("_"):
+                raise ValueError(f"corpus name {name!r} is reserved: the embedding caches' tables are named "
+                                 f"{CACHE_PREFIX}<model>; rename the corpus")
         if not value:
             raise ValueError("declare at least one corpus")
         return value

@@ -188,3 +188,12 @@ def test_tables_of_a_corpus_no_longer_declared_are_listed_and_dropped_only_by_na
     assert dropped[old.name]["dropped"] is True and dropped[own.name]["dropped"] is False
     assert sorted(open_tables(db, "team_docs")) == [] and "other_app_vectors" in open_tables(db)
     assert own.name in open_tables(db) and old.name not in _listed(capsys)
+
+
+def test_a_profile_named_like_the_registry_is_no_undeclared_corpus(sample, capsys):
+    corpus, db = sample
+    own = _table(db, corpus, corpus.chunking_profile.name, 1, complete=True)
+    odd = _table(db, corpus, "live_tables", 1, complete=True)  # sample__<model>__live_tables
+    listed = _listed(capsys)
+    assert listed[own.name]["role"] == "serving" and listed[odd.name]["corpus"] == "sample"
+    assert {t["role"] for t in listed.values()} & {"undeclared"} == set()

@@ -116,4 +116,7 @@ MISTAKES = [
      "name@example.com"),
     ("rag_project.yml", lambda d: d["defaults"]["+data_tests"].append("no_empty_chunks"), "defaults.+data_tests",
      "list it once"),
+    # its tables would share the embedding caches' prefix: `rag tables --drop-unused` dropped them as caches
+    ("rag_project.yml", lambda d: d["corpora"].update({"embcache": d["corpora"].pop("sample")}), "corpora",
+     "rename the corpus"),
 ]
