@@ -296,6 +296,17 @@ def test_code_chunks_follow_functions_and_classes():
         or "LOW_STOCK" in code[spans[0].start : spans[0].end]
 
 
+def test_code_the_python_parser_cannot_hold_is_cut_by_lines():
+    """A generated 3000-line expression (valid Python) and a long line of keyword-free words raised
+    RecursionError / MemoryError from ast.parse: the document failed instead of being cut by lines."""
+    generated = "QUERY = (\n" + "\n".join(f'    "col_{i}, " +' for i in range(3000)) + '\n    "end"\n)\n'
+    words = " ".join(f"word{i}" for i in range(2500)) + "\n"
+    for text in (generated, words):
+        spans = STRATEGIES["code"](120, 0, COUNTERS[MINILM_TOKENIZER]).chunk(text)
+        assert spans and all(s.end > s.start for s in spans)
+        assert spans[0].start == 0 and spans[-1].end >= len(text.rstrip())
+
+
 def test_sentence_window_carries_its_window():
     text = "One is first. Two follows. Three is here. Four comes next. Five ends it."
     spans = STRATEGIES["sentence_window"](64, 0, COUNTERS["cl100k_base"], window=1).chunk(text)

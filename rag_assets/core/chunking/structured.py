@@ -193,7 +193,7 @@ class CodeChunker(Chunker):
         index = TokenIndex(text, self.counter, chars=True)
         try:
             tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, or nested past the parser
             tree = None
         units = self._python_units(index, tree) if tree is not None else self._generic_units(text)
         items: list[Item] = []
