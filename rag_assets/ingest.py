@@ -192,11 +192,14 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             live = set(plan.listed)
             orphans = [d for d in index.indexed_documents() if d not in live]
             report.update(rows_in_index=index.count_rows(), documents_deleted=len({*plan.deleted, *orphans}))
+            stale: dict[str, set[str]] = {}  # stage -> unsynced partitions of the work, read once
 
             def unsynced(doc_id: str) -> list[str]:
-                pk = partition_key_for(doc_id)
-                return [stage for stage in STAGES
-                        if pk in stale_status(defs, instance, asset_key(corpus.name, stage), [pk])["stale"]]
+                if not stale:
+                    keys = sorted({partition_key_for(d) for d in plan.work} | set(corpus_sweep.wanted))
+                    stale.update((stage, set(stale_status(defs, instance, asset_key(corpus.name, stage), keys)["stale"]))
+                                 for stage in STAGES)
+                return [stage for stage in STAGES if partition_key_for(doc_id) in stale[stage]]
 
             return {**report, "failures": [], "checks": {},
                     "documents": _redo(corpus, store, corpus_sweep, orphans, unsynced)}
