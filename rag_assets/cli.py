@@ -169,7 +169,9 @@ def _print_ingest(report: dict, args) -> int:
         print(_table(headers, [[name, *(c[k] for k in columns), _checks(c["checks"])]
                                for name, c in report["corpora"].items()]))
         for name, c in report["corpora"].items():
-            if c["serving_table"] != c["configured_table"]:
+            if c["queries_refused"]:
+                print(c["queries_refused"])
+            elif c["serving_table"] != c["configured_table"]:
                 print(f"{name}: queries stay on {c['serving_table']}; {c['configured_table']} is not live yet "
                       "(`rag status` says why)")
         from rag_assets.core.errors import disk_full
@@ -225,7 +227,7 @@ def cmd_status(args) -> int:
     for name, c in report["corpora"].items():
         pending = "" if c["pending_switch"] is None else \
             f" (configured: {c['configured_table']}, not live yet: {c['pending_switch']['reason']})"
-        print(f"{name}: queries use {c['serving_table']}{pending}")
+        print(c["queries_refused"] or f"{name}: queries use {c['serving_table']}{pending}")
         for failed in c["failed_documents"]:
             print(f"{name}: FAILED {failed['doc_id']} (its last good rows stay): {failed['error']}")
         held = c["deleted_documents_with_rows"]

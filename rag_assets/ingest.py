@@ -41,7 +41,7 @@ from rag_assets.defs.sensors import Sweep, apply_sweep, in_flight, materialized,
 from rag_assets.defs.staleness import stale_status
 from rag_assets.defs.versions import chunking_profile, code_versions
 from rag_assets.progress import Progress
-from rag_assets.query import serving
+from rag_assets.query import serving, unserved
 
 COUNTS = ("documents_seen", "documents_hashed", "documents_changed", "documents_new", "documents_deleted",
           "documents_failed",
@@ -248,7 +248,7 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
                      if doc_id not in reported and doc_id not in plan.work and doc_id in live]
         report.update(documents_failed=sum(f["doc_id"] != "(table)" for f in failures),
                       rows_in_index=index.count_rows(), serving_table=serving(project, corpus, index.db).label,
-                      configured_table=own_table(corpus).label)
+                      configured_table=own_table(corpus).label, queries_refused=unserved(project, corpus, index.db))
     report["failures"] = failures
     report["checks"] = checks
     return report
@@ -297,7 +297,8 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
     builds (``configured_table``): they differ while a switch is incomplete or held back; and the
     live documents whose latest ingest failed (``failed_documents``: doc id and cause; Dagster
     counts them materialised, with ``status: failed``, and their last good rows stay); while the
-    two tables differ, ``pending_switch`` says why (else null)."""
+    two tables differ, ``pending_switch`` says why (else null); ``queries_refused``: why no table
+    can answer queries until the next ingest completes the configured one (``query.unserved``), or null."""
     defs = build_definitions(project)
     out = {}
     with dg.DagsterInstance.get() as instance:
@@ -323,7 +324,8 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
             served = live.index(db, corpus.name)
             held = served.indexed_documents() if served.manifest_name in open_tables(db, served.manifest_name) else {}
             out[corpus.name] = {"partitions": len(partition_keys), "stages": stages, "serving_table": live.label,
-                                "configured_table": configured.label, "failed_documents": failed,
+                                "configured_table": configured.label, "queries_refused": unserved(project, corpus, db),
+                                "failed_documents": failed,
                                 "deleted_documents_with_rows": sorted(set(held) - set(records)),
                                 "pending_switch": None if not switching
                                 else _pending_switch(instance, corpus, configured.index(db, corpus.name), records,

@@ -24,18 +24,34 @@ def has_tenants(corpus: Corpus) -> bool:
 
 
 def serving(project: Project, corpus: Corpus, db) -> CorpusTable:
-    """The table queries use (see module docstring): the most recently complete one whose model and
-    profile are still declared (the corpus' own when none is). Only that table is kept current: a
-    table that served before another went live lacks what changed since (new, edited and deleted
+    """The table queries use (see module docstring): the most recently complete one while its model
+    and profile are still declared, else the corpus' own. Only that table is kept current: a table
+    that served before another went live lacks what changed since (new, edited and deleted
     documents), so switching back to it serves it again only once it is complete again."""
+    own = own_table(corpus)
+    entries = active_pairs(db, corpus.name)
+    if not entries or entries[0] == (own.model.name, own.profile.name):
+        return own
     models = {m.name: m for m in project.embedding_models}
     profiles = {p.name: p for p in project.chunking_profiles}
+    model, profile = entries[0]
+    return CorpusTable(models[model], profiles[profile]) if model in models and profile in profiles else own
+
+
+def unserved(project: Project, corpus: Corpus, db) -> str | None:
+    """Why no table can answer the corpus' queries until its configured table is complete, or None:
+    the table completed last has a model or profile no longer declared (renamed or removed), so it
+    cannot be queried, and every older table lacks what changed since it went live."""
+    entries = active_pairs(db, corpus.name)
     own = own_table(corpus)
-    complete = [(m, p) for m, p in active_pairs(db, corpus.name) if m in models and p in profiles]
-    if not complete or (own.model.name, own.profile.name) == complete[0]:
-        return own
-    model, profile = complete[0]
-    return CorpusTable(models[model], profiles[profile])
+    if not entries or serving(project, corpus, db) != own or entries[0] == (own.model.name, own.profile.name):
+        return None
+    model, profile = entries[0]
+    gone = f"profile {profile!r} (profiles/chunking.yml)" if model in {m.name for m in project.embedding_models} \
+        else f"embedding model {model!r} (profiles/embedding_models.yml)"
+    return (f"corpus {corpus.name!r}: the table that served its queries ({model} / {profile}) is no longer "
+            f"declared and the configured one ({own.label}) is not complete yet: run rag ingest (or declare {gone} "
+            "again). Older tables are not served: they lack what changed since.")
 
 
 class TenantRequired(ValueError):
@@ -43,7 +59,7 @@ class TenantRequired(ValueError):
 
 
 class NotIngested(LookupError):
-    """A query on a corpus whose serving table holds no rows yet."""
+    """A query on a corpus whose serving table holds no rows yet (or that ``unserved`` names)."""
 
 
 def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of: int | None = None,
@@ -69,6 +85,8 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
         late_interaction_model().start_loading()  # the reranker's session, likewise
     db = connect_index(corpus)
     live = serving(project, corpus, db)
+    if (reason := unserved(project, corpus, db)) is not None:
+        raise NotIngested(reason)
     if neighbours and live.profile.strategy == "sentence_window" and live.profile.group_gap > 0:
         raise ValueError(f"--expand adds neighbouring chunks, and profile {live.profile.name!r} returns groups of "
                          "sentences widened by its own group_context, paragraph_chars and section_chars: "

@@ -1,7 +1,9 @@
 """A corpus' LanceDB tables, what each one is for, and dropping the ones nothing reads or builds.
 
 Roles: ``serving`` (the table queries use), ``configured`` (the table the corpus' current model and
-profile build, while queries still use another), ``previous`` (complete once, for a model and
+profile build, while queries still use another), ``last_served`` (the table completed last, whose
+model or profile is no longer declared: kept until the configured table is complete, as without it an
+older table would look current), ``previous`` (complete once, for a model and
 profile still declared: switching back to them re-embeds nothing) and ``unused`` (a model or profile no
 longer declared, a table never completed, or a table an earlier version of rag_assets named
 ``<corpus>__<model>``). Manifests and the corpus' registry go with their tables. The embedding
@@ -51,6 +53,7 @@ def corpus_tables(project: Project, corpus: Corpus, db) -> list[TableInfo]:
     complete = {e["table"]: e for e in active_entries(db, corpus.name)}
     serving_name = serving(project, corpus, db).index(db, corpus.name).name
     own_name = own_table(corpus).index(db, corpus.name).name
+    last = next(iter(complete), None)
     out = []
     for name in sorted(names - support):
         entry = complete.get(name)
@@ -58,6 +61,8 @@ def corpus_tables(project: Project, corpus: Corpus, db) -> list[TableInfo]:
             role = "serving"
         elif name == own_name:
             role = "configured"
+        elif name == last:
+            role = "last_served"
         elif name in declared and entry:
             role = "previous"
         else:
@@ -65,7 +70,7 @@ def corpus_tables(project: Project, corpus: Corpus, db) -> list[TableInfo]:
         model, profile = declared.get(name, (entry["model"], entry["profile"]) if entry else (None, None))
         out.append(TableInfo(corpus.name, name, role, model, profile, opened[name].count_rows(),
                              entry["completed_at"].isoformat(timespec="seconds") if entry else None))
-    return sorted(out, key=lambda t: (t.role != "serving", t.role != "configured", t.table))
+    return sorted(out, key=lambda t: (t.role != "serving", t.role != "configured", t.role != "last_served", t.table))
 
 
 def drop_tables(db, tables: list[TableInfo], roles: tuple[str, ...]) -> list[TableInfo]:

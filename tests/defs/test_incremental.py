@@ -209,6 +209,43 @@ def test_a_table_switched_back_to_never_serves_an_older_version_of_a_failing_doc
             "notes/office_wifi.txt"]
 
 
+def test_removing_the_serving_profile_never_serves_an_older_table_holding_deleted_documents(tmp_path):
+    """markdown served after recursive; the Wi-Fi note was deleted since (recursive's table still holds
+    it). Switching back to recursive while removing markdown from chunking.yml leaves no declared
+    table that is current: queries are refused (not answered from recursive's old rows) until the
+    next ingest completes recursive's table, and markdown's is kept until then."""
+    from rag_assets.cli import main
+    from rag_assets.query import NotIngested
+
+    values = make_project(tmp_path)
+    cfg = Path(values["RAG_PROJECT_DIR"])
+
+    def use(profile):
+        edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+chunking_profile": profile}))
+        return load_project()
+
+    with env(**values):
+        ingest_project(use("recursive"))
+        ingest_project(use("markdown"))
+        (Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "office_wifi.txt").unlink()
+        ingest_project(load_project())
+        edit_yaml(cfg / "profiles" / "chunking.yml",
+                  lambda d: d.update(chunking_profiles=[p for p in d["chunking_profiles"] if p["name"] != "markdown"]))
+        project = use("recursive")
+        corpus = project.corpus("sample")
+        with pytest.raises(NotIngested, match="markdown.*no longer declared.*run rag ingest"):
+            query_corpus(project, corpus, "guest Wi-Fi password", k=5)
+        assert "no longer declared" in status_project(project)["corpora"]["sample"]["queries_refused"]
+        assert main(["tables", "--drop-unused", "--json"]) == 0
+        kept = table_name("sample", "all_minilm_l6_v2", "markdown")
+        assert kept in set(lancedb.connect(corpus.index_uri).table_names())
+
+        report = ingest_project(project)
+        assert report["corpora"]["sample"]["queries_refused"] is None and report["chunks_embedded"] == 0
+        hits = query_corpus(project, corpus, "guest Wi-Fi password", k=5)
+        assert hits and all(h.doc_id != "notes/office_wifi.txt" for h in hits)
+
+
 def test_document_failing_on_its_first_ingest_fails_only_no_failed_documents(tmp_path):
     values = make_project(tmp_path)
     (Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "scan.txt").write_bytes(b"\x00\x01binary garbage\xff" * 100)

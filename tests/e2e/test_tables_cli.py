@@ -40,8 +40,8 @@ def _listed(capsys, *args: str) -> dict[str, dict]:
 def test_roles_and_dropping_unused_then_previous_tables(sample, capsys):
     corpus, db = sample
     previous = _table(db, corpus, "recursive", 1, complete=True)
-    own = _table(db, corpus, corpus.chunking_profile.name, 2, complete=True)
     gone = _table(db, corpus, "a_profile_no_longer_declared", 1, complete=True)
+    own = _table(db, corpus, corpus.chunking_profile.name, 2, complete=True)
     abandoned = _table(db, corpus, "fixed_200_0", 1, complete=False)  # a switch given up before it completed
     db.create_table("sample__all_minilm_l6_v2", data=[{"x": 1}])  # an earlier version's table name
     db.create_table("embcache__all_minilm_l6_v2", data=[{"x": 1}])  # the declared model's cache
@@ -117,6 +117,33 @@ def test_switching_back_serves_the_old_table_only_once_it_is_complete_again(samp
     mark_active(own, corpus.name, corpus.embedding_model.name, corpus.chunking_profile.name, 2)
     assert serving(load_project(), corpus, db).profile.name == corpus.chunking_profile.name
     assert _listed(capsys)[later.name]["role"] == "previous"
+
+
+def test_a_renamed_serving_profile_keeps_its_table_and_no_older_one_serves_until_the_new_is_complete(sample, capsys):
+    """The table completed last belongs to a profile since renamed: it cannot be queried, and the
+    older complete table lacks what changed since. Queries are refused with the fix; the last
+    served table is not dropped (an older one would then look current) until the configured one
+    is complete."""
+    from rag_assets.query import NotIngested, query_corpus, serving, unserved
+
+    corpus, db = sample
+    older = _table(db, corpus, "recursive", 1, complete=True)
+    renamed = _table(db, corpus, "default_before_its_rename", 2, complete=True)
+    own = _table(db, corpus, corpus.chunking_profile.name, 0, complete=False)
+    project = load_project()
+    assert serving(project, corpus, db).profile.name == corpus.chunking_profile.name
+    assert "default_before_its_rename" in unserved(project, corpus, db)
+    with pytest.raises(NotIngested, match="no longer declared.*run rag ingest"):
+        query_corpus(project, corpus, "anything", k=1)
+    listed = _listed(capsys, "--drop-unused", "--drop-previous")
+    assert {name: (t["role"], t["dropped"]) for name, t in listed.items() if t["corpus"]} == {
+        renamed.name: ("last_served", False), older.name: ("previous", True)}
+    assert renamed.name in set(open_tables(db))
+
+    own.write_documents([embedded("a.md", 1, corpus.embedding_model.dimensions)], None, "run")
+    mark_active(own, corpus.name, corpus.embedding_model.name, corpus.chunking_profile.name, 1)
+    assert unserved(load_project(), corpus, db) is None
+    assert _listed(capsys)[renamed.name]["role"] == "unused"
 
 
 def test_lineage_of_a_row_names_the_table_queries_use(sample):
