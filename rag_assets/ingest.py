@@ -24,10 +24,12 @@ from rag_assets.core.locking import ingest_lock
 from rag_assets.core.planning import MassDeleteRefused, ModelChangedInPlace, SnapshotSeen, StoreSeen
 from rag_assets.core.sources import SourceFolderMissing, SourceUnavailable
 from rag_assets.defs.factory import build_definitions
+from rag_assets.defs.failures import failed_partitions, failure_message
 from rag_assets.defs.names import (
     PARTITION,
     RANGE_END,
     RANGE_START,
+    STAGES,
     asset_key,
     data_tests_job_name,
     ingest_job_name,
@@ -46,22 +48,7 @@ from rag_assets.query import serving, unserved
 COUNTS = ("documents_seen", "documents_hashed", "documents_changed", "documents_new", "documents_deleted",
           "documents_failed",
           "documents_parsed", "chunks_embedded", "embedding_cache_hits", "rows_in_index", "runs")
-STAGES = ("parsed_documents", "chunks", "embeddings", "lancedb_index")
 LOCK_WAIT_SECONDS = 600.0  # a second ingest of a corpus waits this long for the first, then stops
-
-
-def _failure_message(result) -> str:
-    """The root cause of a failed run, as the user's code raised it, with the failing step."""
-    for event in result.get_step_failure_events():
-        data = event.step_failure_data
-        if data.user_failure_data is not None and data.user_failure_data.description:
-            return f"{event.step_key}: {data.user_failure_data.description}"
-        error = data.error
-        while error is not None and error.cause is not None:
-            error = error.cause
-        if error is not None:
-            return f"{event.step_key}: {error.message.strip().splitlines()[0][:500]}"
-    return "run failed"
 
 
 def _batch_total(result, node: str, key: str) -> int:
@@ -214,7 +201,7 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             result = run_job(project, defs, ingest_job_name(corpus.name), instance, tags)
             report["runs"] += 1
             if not result.success:  # the whole batch stopped: none of its documents was indexed
-                error = _failure_message(result)
+                error = failure_message(result.get_step_failure_events())
                 failures += [{"corpus": corpus.name, "doc_id": doc_id_for(pk), "error": error} for pk, _ in versions]
                 continue
             report["documents_parsed"] += _batch_total(result, f"{corpus.name}__parsed_documents", "run_documents_computed")
@@ -237,7 +224,7 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             result = run_job(project, defs, maintenance_job_name(corpus.name), instance)
             report["runs"] += 1
             if not result.success:
-                failures.append({"corpus": corpus.name, "doc_id": "(table)", "error": _failure_message(result)})
+                failures.append({"corpus": corpus.name, "doc_id": "(table)", "error": failure_message(result.get_step_failure_events())})
             checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
             if result.success:  # pruned: documents deleted now, and those a sensor or observe removed earlier
                 report["documents_deleted"] = len({*plan.deleted, *orphans})
@@ -295,8 +282,9 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
     """Per corpus and stage, the partitions Dagster itself reports as fresh, stale and missing; and
     per corpus the table queries use (``serving_table``, model / profile) and the one its config
     builds (``configured_table``): they differ while a switch is incomplete or held back; and the
-    live documents whose latest ingest failed (``failed_documents``: doc id and cause; Dagster
-    counts them materialised, with ``status: failed``, and their last good rows stay); while the
+    live documents whose latest ingest failed (``failed_documents``: doc id and cause; a document
+    that failed alone Dagster counts materialised, with ``status: failed``; one whose whole batch
+    failed, Failed, with the run's id; their last good rows stay); while the
     two tables differ, ``pending_switch`` says why (else null); ``queries_refused``: why no table
     can answer queries until the next ingest completes the configured one (``query.unserved``), or null."""
     defs = build_definitions(project)
@@ -320,7 +308,11 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
                 # the content each holds now, against which a switch's table is judged
                 sources = {doc_id: (store.current("raw", doc_id) or {}).get("key") for doc_id in records} \
                     if switching else {}
-            failed = [{"doc_id": d, "error": r["error"]} for d, r in sorted(records.items()) if r.get("error")]
+            failed = [{"doc_id": d, "error": r["error"]} for d, r in records.items() if r.get("error")]
+            recorded = {f["doc_id"] for f in failed}
+            failed = sorted(failed + [{"doc_id": doc_id_for(pk), "error": why} for pk, why in
+                                      failed_partitions(instance, corpus.name, partition_keys).items()
+                                      if doc_id_for(pk) not in recorded], key=lambda f: f["doc_id"])
             served = live.index(db, corpus.name)
             held = served.indexed_documents() if served.manifest_name in open_tables(db, served.manifest_name) else {}
             out[corpus.name] = {"partitions": len(partition_keys), "stages": stages, "serving_table": live.label,

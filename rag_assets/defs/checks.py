@@ -8,6 +8,7 @@ from rag_assets.config.schema import Corpus
 from rag_assets.core.chunking import row_token_limit
 from rag_assets.core.index import complete_documents, made_as_recorded
 from rag_assets.core.keys import doc_id_for
+from rag_assets.defs.failures import failed_partitions
 from rag_assets.defs.names import MAINTENANCE_TAG, asset_key, partitions_name, resource_keys
 from rag_assets.defs.resources import CorpusResources
 from rag_assets.defs.versions import chunking_profile
@@ -91,8 +92,12 @@ def build_corpus_checks(corpus: Corpus) -> list:
 
     def no_failed_documents(context, index, rows, live):
         store = CorpusResources(context.resources, corpus).store.get_store()
-        failed = sorted(d for d in live if (store.current("index", d) or {}).get("error"))
-        table = "\n".join(f"| {d} | {store.current('index', d)['error'][:200]} |" for d in failed[:20])
+        causes = {d: error for d in live if (error := (store.current("index", d) or {}).get("error"))}
+        keys = list(context.instance.get_dynamic_partitions(partitions_name(corpus.name)))
+        causes |= {doc_id_for(pk): why for pk, why in failed_partitions(context.instance, corpus.name, keys).items()
+                   if doc_id_for(pk) not in causes}  # a whole batch failed: Dagster shows them Failed
+        failed = sorted(causes)
+        table = "\n".join(f"| {d} | {causes[d][:200]} |" for d in failed[:20])
         return dg.AssetCheckResult(passed=not failed, metadata={
             "failed_documents": len(failed),
             "failures": dg.MetadataValue.md("| document | cause |\n|---|---|\n" + table) if failed else ""})

@@ -35,7 +35,7 @@ from rag_assets.core.tokens import get_token_counter
 from rag_assets.defs.checks import build_corpus_checks
 from rag_assets.defs.evaluation import build_eval_asset
 from rag_assets.defs.executors import build_executor, job_run_config
-from rag_assets.defs.names import (MAINTENANCE_TAG, asset_key, data_tests_job_name, ingest_job_name,
+from rag_assets.defs.names import (MAINTENANCE_TAG, STAGES, asset_key, data_tests_job_name, ingest_job_name,
                                    maintenance_job_name, partitions_name, resource_keys)
 from rag_assets.defs.observations import observed_raws
 from rag_assets.defs.plots import histogram_png
@@ -387,7 +387,7 @@ def build_table_asset(project: Project, corpus: Corpus):
 def build_corpus_jobs(corpus: Corpus, run_config: dict) -> list:
     """The corpus' ingest and maintenance jobs, starting from ``run_config``."""
     partitions = dg.DynamicPartitionsDefinition(name=partitions_name(corpus.name))
-    stages = [asset_key(corpus.name, s) for s in ("parsed_documents", "chunks", "embeddings", "lancedb_index")]
+    stages = [asset_key(corpus.name, s) for s in STAGES]
     return [
         dg.define_asset_job(ingest_job_name(corpus.name), selection=dg.AssetSelection.assets(*stages),
                             partitions_def=partitions, config=run_config or None,

@@ -7,6 +7,7 @@ DATA_VERSION = "dagster/data_version"
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
 PARTITION = "dagster/partition"
+STAGES = ("parsed_documents", "chunks", "embeddings", "lancedb_index")  # a corpus' partitioned assets, in order
 
 
 def partitions_name(corpus: str) -> str:

@@ -110,3 +110,27 @@ def test_unusable_vectors_and_an_echoed_key_fail_clearly_and_leave_nothing_behin
                 rows = index_rows(project)
             assert report["documents_failed"] == 0 and rows and len(rows) == report["chunks_embedded"]
             assert all(all(abs(x) < 10 for x in r["vector"]) and any(r["vector"]) for r in rows)
+
+
+def test_a_batch_stopped_by_an_endpoint_that_is_down_is_a_failed_document_until_it_embeds(tmp_path, e5_server):
+    """An edited document whose whole batch failed (the endpoint refuses connections) kept its last
+    good rows, and Dagster shows its partitions Failed: `rag status` names it with the run's cause
+    and no_failed_documents fails, until an ingest with the endpoint back embeds it."""
+    from rag_assets.ingest import status_project
+
+    values = openai_project(tmp_path, e5_server, max_retries=0, timeout_s=5.0)
+    wifi = Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "office_wifi.txt"
+    with env(**values):
+        assert ingest_project(load_project())["documents_failed"] == 0
+        wifi.write_text(wifi.read_text() + "\nThe printer on floor two is called Gutenberg.\n")
+        point_at(values, "http://127.0.0.1:9/v1")  # the discard port: nothing listens
+        report = ingest_project(load_project())
+        assert report["checks"]["sample.no_failed_documents"] is False
+        (failed,) = status_project(load_project())["corpora"]["sample"]["failed_documents"]
+        assert failed["doc_id"] == "notes/office_wifi.txt"
+        assert "failed" in failed["error"] and "127.0.0.1:9" in failed["error"]
+        assert PLANTED_KEY not in failed["error"]
+        point_at(values, e5_server)
+        healed = ingest_project(load_project())
+        assert healed["documents_failed"] == 0 and healed["checks"]["sample.no_failed_documents"] is True
+        assert status_project(load_project())["corpora"]["sample"]["failed_documents"] == []
