@@ -530,8 +530,8 @@ def cmd_chunk(args) -> int:
         return 2
     rows = [
         {"chunk_index": c.chunk_index, "text": c.text, "start": c.start, "end": c.end, "tokens": c.tokens,
-         "heading_path": list(c.heading_path), "page": c.page, "page_end": c.page_end, "ocr": c.ocr,
-         "strategy": c.strategy,
+         "heading_path": list(c.heading_path), "sections": list(c.sections), "page": c.page,
+         "page_end": c.page_end, "ocr": c.ocr, "strategy": c.strategy,
          "element_types": list(c.element_types), "embed_text": c.embed_text,
          "header": c.header, "sentence": c.sentence,
          "window": [c.window_start, c.window_end] if c.window_start is not None else None}

@@ -167,7 +167,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                     bar.start(n)
                     # What a user asking for each number of results gets (merging depends on it).
                     filters = Filters(doc_id=question.corpus_id) if question.scoped else Filters()
-                    asked = {depth: [Retrieved(h.doc_id, h.start, h.end, h.heading_path) for h in hits]
+                    asked = {depth: [Retrieved(h.doc_id, h.start, h.end, h.sections) for h in hits]
                              for depth, hits in retrieve(index, question.question, vector, declared[name], settings,
                                                          counter.count, ks=(k, *RECALL_AT), mode=mode,
                                                          filters=filters, wholes=wholes).items()}

@@ -79,7 +79,7 @@ class Retrieved:
     corpus_id: str
     start: int
     end: int
-    heading_path: str = ""
+    sections: tuple[str, ...] = ()  # every heading path its text lies under
 
 
 def _coverage(question: Question, chunks: list[Retrieved]) -> tuple[list[Span], list[Span], list[Span]]:
@@ -128,7 +128,7 @@ def is_hit(question: Question, chunk: Retrieved) -> bool:
             chunk.start < r.end and r.start < chunk.end for r in question.references)
     if chunk.corpus_id != (question.expected_doc or question.corpus_id):
         return False
-    return question.expected_section is None or question.expected_section.lower() in chunk.heading_path.lower()
+    return question.expected_section is None or any(question.expected_section.lower() in s.lower() for s in chunk.sections)
 
 
 def bootstrap_ci(values: list[float], level: float = 0.95, resamples: int = 2000, seed: int = 0) -> tuple[float, float]:

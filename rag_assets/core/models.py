@@ -74,6 +74,9 @@ class Chunk:
     header: str = ""
     sentence: str = ""
     ocr: bool = False  # some of its text was read by OCR (an element's ``ocr``)
+    # Every heading path (joined with " > ") its text lies under, ``heading_path``'s first: a chunk
+    # that took in a small section after its own lists that one too.
+    sections: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from rag_assets.core.index import LanceIndex, sql_str
 
 CITATION_COLUMNS = ["id", "doc_id", "text", "start", "end", "chunk_index", "title", "source_uri",
                     "heading_path", "page", "content_hash", "embedding_model", "chunk_profile", "run_id", "tenant",
-                    "window_start", "window_end", "tags", "page_end", "ocr"]
+                    "window_start", "window_end", "tags", "page_end", "ocr", "sections"]
 FILTER_KEYS = ("doc_id", "section", "tag", "content_type", "updated_after")
 MODES = ("vector", "fts", "hybrid")
 RRF_K = 60
@@ -75,14 +75,20 @@ def _like(value: str, prefix: str = "", suffix: str = "") -> str:
     return f"{sql_str(prefix + escaped + suffix)} ESCAPE '\\'"
 
 
-def build_where(filters: Filters) -> str | None:
-    """A LanceDB filter from escaped values only; None when nothing filters."""
+def build_where(filters: Filters, sections: bool = True) -> str | None:
+    """A LanceDB filter from escaped values only; None when nothing filters. ``sections``: the
+    table has the column of every section a chunk spans (a table written before it: its rows'
+    heading paths are matched instead)."""
     clauses = []
     if filters.tenant is not None:
         clauses.append(f"tenant = {sql_str(filters.tenant)}")
     if filters.doc_id is not None:
         clauses.append(f"doc_id = {sql_str(filters.doc_id)}")
-    if filters.section is not None:  # whole headings of the path, from its start or any level below
+    if filters.section is not None and sections:  # whole headings of a path it spans, from its start or below
+        section = filters.section
+        clauses.append(" OR ".join(f"sections LIKE {_like(section, prefix=before, suffix=after)}"
+                                   for before in ("%\n", "% > ") for after in ("\n%", " > %")).join("()"))
+    elif filters.section is not None:
         section = filters.section
         clauses.append(f"(heading_path = {sql_str(section)} OR heading_path LIKE {_like(section, suffix=' > %')} "
                        f"OR heading_path LIKE {_like(section, prefix='% > ')} "
@@ -122,6 +128,7 @@ class Hit:
     page_end: int | None = None  # the page where the text ends: ``page`` when it lies on one
     tags: tuple[str, ...] = ()  # the corpus' and the document's own
     ocr: bool = False  # OCR read (some of) the text from a scan or a picture: it may hold misreadings
+    sections: tuple[str, ...] = ()  # every heading path its text lies under, ``heading_path``'s first
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -148,6 +155,8 @@ def _hit(row: dict, score: float, mode: str) -> Hit:
                window_start=row.get("window_start"), window_end=row.get("window_end"), vector=row.get("vector"),
                page_end=row.get("page_end", row["page"]),  # a table written before the column: its start page
                ocr=bool(row.get("ocr")),
+               sections=tuple(s for s in (row.get("sections") or "").split("\n") if s) or (
+                   (row["heading_path"],) if row["heading_path"] else ()),  # a table written before the column
                tags=tuple(tag for tag in (row.get("tags") or "").split(",") if tag))
 
 
@@ -314,7 +323,7 @@ def merge_overlapping(hits: list[Hit]) -> list[Hit]:
         first = merged[joined[0]]
         merged[joined[0]] = replace(first, text=span.text, start=span.start, end=span.end, page=span.page,
                                     page_end=span.page_end, score=max(first.score, span.score),
-                                    chunk_index=span.chunk_index, ocr=span.ocr)
+                                    chunk_index=span.chunk_index, ocr=span.ocr, sections=span.sections)
         for i in reversed(joined[1:]):
             del merged[i]
     return merged
@@ -331,7 +340,8 @@ def _union(a: Hit, b: Hit) -> Hit:
     ends = [page for page in (first.page_end, second.page_end) if page is not None]
     return replace(a, text=text, start=first.start, end=max(a.end, b.end), score=max(a.score, b.score),
                    chunk_index=min(a.chunk_index, b.chunk_index), page=first.page,
-                   page_end=max(ends) if first.page is not None and ends else first.page, ocr=a.ocr or b.ocr)
+                   page_end=max(ends) if first.page is not None and ends else first.page, ocr=a.ocr or b.ocr,
+                   sections=tuple(dict.fromkeys(first.sections + second.sections)))
 
 
 def _absorb(hit: Hit, rows: list[dict]) -> Hit:
@@ -342,7 +352,7 @@ def _absorb(hit: Hit, rows: list[dict]) -> Hit:
     for piece in pieces[1:]:
         merged = _union(merged, piece)
     return replace(hit, text=merged.text, start=merged.start, end=merged.end, page=merged.page,
-                   page_end=merged.page_end, ocr=merged.ocr)
+                   page_end=merged.page_end, ocr=merged.ocr, sections=merged.sections)
 
 
 def expand(index: LanceIndex, hits: list[Hit], neighbours: int, version: int | None = None) -> list[Hit]:
@@ -581,7 +591,8 @@ def whole_documents(index: LanceIndex, hits: list[Hit], max_tokens: int, count_t
             if count_tokens(document.text) <= max_tokens:
                 wholes[doc_id] = document
     return merge_overlapping([replace(hit, text=document.text, start=document.start, end=document.end,
-                                      page=document.page, page_end=document.page_end, ocr=document.ocr)
+                                      page=document.page, page_end=document.page_end, ocr=document.ocr,
+                                      sections=document.sections)
                               if (document := wholes[hit.doc_id]) else hit for hit in hits])
 
 
@@ -626,14 +637,14 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
     if filters.section is not None:  # a section asked for: its text, not the rest of a short document
         whole_document_tokens = 0
     index = index.pinned()
+    where = build_where(filters, sections="sections" in _table(index, version).schema.names)
     pools: dict[int, tuple[list[Hit], frozenset[str], dict[str, float]]] = {}
     out: dict[int, list[Hit]] = {}
     wholes = {} if wholes is None else wholes  # whole_documents' judgements, shared by every k
     for k in sorted(set(ks)):
         pool = max(k, candidates)
         if pool not in pools:
-            hits, anchors = candidate_hits(index, text, vector, mode, pool, score_margin, version,
-                                           build_where(filters))
+            hits, anchors = candidate_hits(index, text, vector, mode, pool, score_margin, version, where)
             scores: dict[str, float] = {}
             if late is not None:
                 hits, scores = rerank_late(hits, text, late.weight, late.token_vectors)

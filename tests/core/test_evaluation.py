@@ -61,8 +61,8 @@ def test_chunk_level_hits_recall_at_k_and_mrr():
     assert summary["recall_at_1"] == 0.0 and summary["recall_at_3"] == 50.0
     assert summary["mrr"] == pytest.approx(100 * (0.5 + 0) / 2)
     doc_question = Question("?", "a.md", expected_doc="a.md", expected_section="Refunds")
-    assert is_hit(doc_question, Retrieved("a.md", 0, 10, "Guide > Refunds > Enterprise"))
-    assert not is_hit(doc_question, Retrieved("a.md", 0, 10, "Guide > Shipping"))
+    assert is_hit(doc_question, Retrieved("a.md", 0, 10, ("Guide > Refunds > Enterprise",)))
+    assert not is_hit(doc_question, Retrieved("a.md", 0, 10, ("Guide > Shipping",)))
 
 
 def test_bootstrap_interval_brackets_the_mean_narrows_with_more_questions_and_is_repeatable():

@@ -100,3 +100,36 @@ def test_a_manifest_without_labels_gains_them_and_its_old_entries_are_judged_by_
     rewritten = index.write_documents([embedded("old.md", 2)], "globex", "run2")["old.md"]
     assert not made_as_recorded(index.complete_documents()["old.md"], record)  # acme's labels are not globex's
     assert made_as_recorded(index.complete_documents()["old.md"], {**record, "labels": rewritten.labels})
+
+
+def test_a_table_without_the_sections_column_is_filtered_by_heading_path_then_gains_it(tmp_path):
+    """A chunk that took in a small section after its own is found by that section's name once its
+    row records every section it spans; rows written before the column match by heading path."""
+    from rag_assets.core.retrieval import Filters, search
+
+    db = lancedb.connect(tmp_path / "db")
+    index = LanceIndex(db, "sample", "m", DIM, "p")
+    doc = embedded("guide.md", 2)
+    spans = (("Guide > Leave", "Guide > Leave > Parental Leave"), ("Guide > Equipment",))
+    chunks = tuple(replace(c, heading_path=tuple(s[0].split(" > ")), sections=s) for c, s in zip(doc.chunked.chunks, spans))
+    doc = replace(doc, chunked=replace(doc.chunked, chunks=chunks))
+    schema = pa.schema([f for f in chunk_schema(DIM) if f.name != "sections"])  # as release 42 wrote it
+    rows = [{k: v for k, v in row.items() if k != "sections"} for row in document_rows(doc, None, "run0")]
+    db.create_table(index.name, data=pa.Table.from_pylist(rows, schema=schema))
+    before = db.open_table(index.name).version
+
+    def found(section: str, version=None) -> set[int]:
+        hits = search(index, "leave", [0.1] * DIM, ks=(5,), mode="vector", filters=Filters(section=section),
+                      version=version)[5]
+        return {h.chunk_index for h in hits}
+
+    assert found("Leave") == {0} and found("Parental Leave") == set()  # only the heading path was recorded
+    index.write_documents([embedded("other.md", 1)], None, "run1")  # any write adds the column, filled
+    assert found("Leave") == {0} and found("Parental Leave") == set() and found("Guide") == {0, 1}
+    index.write_documents([doc], None, "run2")  # re-chunked: every section it spans
+    assert found("Parental Leave") == {0} and found("Parent") == set() and found("Equipment") == {1}
+    assert found("Parental Leave", version=before) == set()  # time travel reads the table as it was
+    (hit,) = search(index, "leave", [0.1] * DIM, ks=(5,), mode="vector", filters=Filters(section="Parental Leave"))[5]
+    assert hit.sections == spans[0] and hit.heading_path == "Guide > Leave"
+    merged, = merge_overlapping([replace(hit, start=0, end=10, sections=("A",)), replace(hit, start=10, end=20)])
+    assert merged.sections == ("A", *spans[0])

@@ -136,7 +136,8 @@ sections = st.lists(st.tuples(st.sampled_from(["#", "##", "###"]), st.sampled_fr
 def test_a_chunk_s_heading_path_holds_every_element_it_covers(strategy, outline, min_tokens):
     """A chunk's section lies on the heading path of everything it covers: its text is in that
     section, or in one above it (a heading or opening text joining its first subsection), never in
-    a sibling's or the next section's."""
+    a sibling's or the next section's; its ``sections`` list that path first (siblings joined under no
+    common heading have none), then every other section it covers."""
     text = "\n\n".join(f"{marks} {title} {n}\n\n" + "Each rule applies to every order. " * words
                        for n, (marks, title, words) in enumerate(outline))
     doc = parse_document(RawDocument("doc.md", "file:///doc.md", content_hash(text.encode()), 1, "v", text.encode()))
@@ -147,6 +148,9 @@ def test_a_chunk_s_heading_path_holds_every_element_it_covers(strategy, outline,
                 under = element.heading_path[:len(chunk.heading_path)] == chunk.heading_path
                 above = chunk.heading_path[:len(element.heading_path)] == element.heading_path
                 assert under or above, (chunk, element)
+                # every section it spans is recorded (what `--filter section=` and `section:` match)
+                assert not element.heading_path or " > ".join(element.heading_path) in chunk.sections
+        assert not chunk.heading_path or chunk.sections[0] == " > ".join(chunk.heading_path)
 
 
 def test_markdown_keeps_heading_paths_and_ignores_hashes_in_code():

@@ -114,8 +114,16 @@ def use_profile(cfg: Path, name: str) -> None:
     edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+chunking_profile": name}))
 
 
+def add_thin_profile(cfg: Path) -> None:
+    """Declare `default_thin`: `default` keeping only the results within 0.001 of the best score."""
+    edit_yaml(cfg / "profiles" / "chunking.yml", lambda d: d["chunking_profiles"].append(
+        dict(next(p for p in d["chunking_profiles"] if p["name"] == "default"), name="default_thin", score_margin=0.001)))
+
+
 def test_worse_chunk_profile_is_held_back_and_an_equal_one_goes_live(tmp_path):
-    """`recursive` scores recall@5 63.2 on the sample questions against `default`'s 81.6."""
+    """`default_thin`, `default` keeping only results within 0.001 of the best score, returns fewer
+    results: recall@5 90.0 on the sample questions against `default`'s 97.5 (the shipped profiles
+    score 97.5-100 there since a chunk records every section it spans)."""
     values = make_project(tmp_path)
     cfg = Path(values["RAG_PROJECT_DIR"])
 
@@ -123,11 +131,12 @@ def test_worse_chunk_profile_is_held_back_and_an_equal_one_goes_live(tmp_path):
         default = next(p for p in d["chunking_profiles"] if p["name"] == "default")
         d["chunking_profiles"].append(dict(default, name="default_copy"))
     edit_yaml(cfg / "profiles" / "chunking.yml", copy_of_default)
+    add_thin_profile(cfg)
     edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+promote_if": RULE}))
     with env(**values):
         ingest_project(load_project())
 
-        use_profile(cfg, "recursive")
+        use_profile(cfg, "default_thin")
         project = load_project()
         corpus = project.corpus("sample")
         db = lancedb.connect(corpus.index_uri)
@@ -135,18 +144,18 @@ def test_worse_chunk_profile_is_held_back_and_an_equal_one_goes_live(tmp_path):
         assert held["checks"]["sample.promotion"] is False
         meta = table_metadata()
         assert meta["promotion_promoted"] is False and meta["serving_profile"] == "default"
-        assert meta["promotion_candidate"] == "all_minilm_l6_v2 / recursive" and RULE in meta["promotion_reason"]
+        assert meta["promotion_candidate"] == "all_minilm_l6_v2 / default_thin" and RULE in meta["promotion_reason"]
         assert "| sample__all_minilm_l6_v2__default | serving |" in meta["tables"]
-        assert "| sample__all_minilm_l6_v2__recursive | configured |" in meta["tables"]
+        assert "| sample__all_minilm_l6_v2__default_thin | configured |" in meta["tables"]
         assert meta["promotion_candidate_score"] < meta["promotion_live_score"] - 1
-        candidate = LanceIndex(db, "sample", "all_minilm_l6_v2", 384, "recursive")
+        candidate = LanceIndex(db, "sample", "all_minilm_l6_v2", 384, "default_thin")
         assert candidate.count_rows() == held["rows_in_index"] > 0
-        assert {r["chunk_profile"] for r in candidate.table().to_arrow().to_pylist()} == {"recursive"}
+        assert {r["chunk_profile"] for r in candidate.table().to_arrow().to_pylist()} == {"default_thin"}
         live = serving(project, corpus, db)
         assert (live.model.name, live.profile.name) == ("all_minilm_l6_v2", "default")
         status = status_project(project)["corpora"]["sample"]
         assert (status["serving_table"], status["configured_table"]) == (
-            "all_minilm_l6_v2 / default", "all_minilm_l6_v2 / recursive")
+            "all_minilm_l6_v2 / default", "all_minilm_l6_v2 / default_thin")
         assert status["pending_switch"]["state"] == "held_back" and RULE in status["pending_switch"]["reason"]
         default_table = LanceIndex(db, "sample", "all_minilm_l6_v2", 384, "default")
         hits = query_corpus(project, corpus, "guest Wi-Fi password", k=3, mode="vector")
@@ -169,19 +178,20 @@ def test_switching_back_waits_for_the_old_table_to_catch_up_and_is_not_gated(tmp
     """A table that served before another went live missed what changed since: switching back to it
     keeps queries on the table that served last until an ingest has brought it up to date (a deleted
     document never comes back), re-embedding nothing; having served before, it is not gated again
-    (`recursive` scores below `default` on the sample questions)."""
+    (`default_thin` scores recall@5 90.0 against `default`'s 97.5 on the sample questions)."""
     values = make_project(tmp_path)
     cfg = Path(values["RAG_PROJECT_DIR"])
     edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+promote_if": RULE}))
+    add_thin_profile(cfg)
     with env(**values):
-        use_profile(cfg, "recursive")
+        use_profile(cfg, "default_thin")
         ingest_project(load_project())  # the first table goes live ungated
         use_profile(cfg, "default")
         assert ingest_project(load_project())["checks"]["sample.promotion"] is True
         (Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "office_wifi.txt").unlink()
         ingest_project(load_project())
 
-        use_profile(cfg, "recursive")
+        use_profile(cfg, "default_thin")
         project = load_project()
         corpus = project.corpus("sample")
         db = lancedb.connect(corpus.index_uri)
@@ -191,9 +201,9 @@ def test_switching_back_waits_for_the_old_table_to_catch_up_and_is_not_gated(tmp
 
         back = ingest_project(project)
         assert back["chunks_embedded"] == 0 and back["checks"]["sample.promotion"] is True
-        assert serving(project, corpus, db).profile.name == "recursive"
+        assert serving(project, corpus, db).profile.name == "default_thin"
         assert "notes/office_wifi.txt" not in LanceIndex(db, "sample", "all_minilm_l6_v2", 384,
-                                                         "recursive").indexed_documents()
+                                                         "default_thin").indexed_documents()
         hits = query_corpus(project, corpus, "guest Wi-Fi password", k=5, mode="hybrid")
         assert hits and all(h.doc_id != "notes/office_wifi.txt" for h in hits)
 
@@ -204,14 +214,15 @@ def test_rag_ingest_decides_a_held_back_table_again_once_the_rule_is_removed(tmp
     values = make_project(tmp_path)
     cfg = Path(values["RAG_PROJECT_DIR"])
     edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+promote_if": RULE}))
+    add_thin_profile(cfg)
     with env(**values):
         ingest_project(load_project())
-        use_profile(cfg, "recursive")
+        use_profile(cfg, "default_thin")
         assert ingest_project(load_project())["checks"]["sample.promotion"] is False
         edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].pop("+promote_if"))
         project = load_project()
         corpus = project.corpus("sample")
         again = ingest_project(project)
         assert again["documents_changed"] == 0 and again["chunks_embedded"] == 0
-        assert serving(project, corpus, lancedb.connect(corpus.index_uri)).profile.name == "recursive"
-        assert status_project(project)["corpora"]["sample"]["serving_table"] == "all_minilm_l6_v2 / recursive"
+        assert serving(project, corpus, lancedb.connect(corpus.index_uri)).profile.name == "default_thin"
+        assert status_project(project)["corpora"]["sample"]["serving_table"] == "all_minilm_l6_v2 / default_thin"
