@@ -21,6 +21,7 @@ from rag_assets.config.schema import (
     ProjectFile,
     SourcesFile,
 )
+from rag_assets.core.evaluation import load_questions
 from rag_assets.core.keys import safe_name
 from rag_assets.core.promotion import GRAMMAR, parse_rule
 
@@ -257,6 +258,12 @@ def load_project(project_dir: str | Path | None = None) -> Project:
         if eval_questions and not (root / eval_questions).is_file():
             raise ConfigError(project_path, questions_key, f"{eval_questions!r} is not a file",
                               "give a path relative to dbt_like_configs/, e.g. evals/sample_questions.yml")
+        if eval_questions:
+            try:  # a malformed set would fail only later, in retrieval_eval (and hold every gated switch)
+                load_questions(root / eval_questions)
+            except ValueError as exc:
+                raise ConfigError(project_path, questions_key, f"{eval_questions!r} cannot be read: {exc}",
+                                  "correct the question file (see dbt_like_configs/evals/sample_questions.yml)") from None
         known_profiles = loaded["chunking_profiles"][1]
         eval_profiles, profiles_key = _setting(name, settings, project.defaults, "eval_profiles")
         for profile_name in eval_profiles or ():

@@ -240,3 +240,15 @@ def test_an_owner_is_refused_at_load_exactly_when_dagster_would_refuse_it(projec
     else:
         assert all(map(is_valid_owner, dagster_form))
         assert owners_of(corpus) == dagster_form
+
+
+def test_a_malformed_question_set_fails_at_load_naming_the_setting_the_file_and_its_entry(project):
+    """It passed load and `dagster definitions validate`, then failed every retrieval_eval (with
+    +promote_if: every switch held back)."""
+    (project / "evals" / "broken.yml").write_text("questions:\n  - question: How long is the warranty?\n")
+    edit(project / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+eval_questions": "evals/broken.yml"}))
+    with pytest.raises(ConfigError) as info:
+        load_project(project)
+    assert (info.value.key, Path(info.value.file).name) == ("corpora.sample.+eval_questions", "rag_project.yml")
+    assert "broken.yml: questions[0] needs a 'question' and a 'document'" in str(info.value)
+    assert "Fix: correct the question file" in str(info.value)
