@@ -123,6 +123,10 @@ def _validate(model: type[BaseModel], data: dict, path: Path):
             raise ConfigError(path, key, "unknown key", f"remove it or use one of: {allowed}") from None
         if err["type"] == "missing":
             raise ConfigError(path, key, "required key is missing", f"add '{err['loc'][-1]}'") from None
+        if err["loc"][-1:] == ("[key]",) and isinstance(err["input"], bool):  # a name YAML read as a boolean
+            raise ConfigError(path, ".".join(str(p) for p in err["loc"][:-2]) or "(top level)",
+                              f"a name written on/off/yes/no/true/false (unquoted) reads as {str(err['input']).lower()}",
+                              "quote it, e.g. 'on':") from None
         raise ConfigError(path, key, err["msg"], "correct the value (see the README's config section)") from None
 
 
@@ -240,6 +244,7 @@ def load_project(project_dir: str | Path | None = None) -> Project:
         merged = {}
         for field in ("source", "chunking_profile", "embedding_model", "index"):
             value = getattr(settings, field) or getattr(project.defaults, field)
+            where = f"corpora.{name}" if getattr(settings, field) else "defaults"
             ref_key = {"source": "sources", "chunking_profile": "chunking_profiles", "index": "indexes"}.get(field, field + "s")
             path, known = loaded[ref_key]
             if value is None:
@@ -249,7 +254,7 @@ def load_project(project_dir: str | Path | None = None) -> Project:
                 )
             if value not in known:
                 raise ConfigError(
-                    project_path, f"corpora.{name}.+{field}", f"{value!r} is not declared in {path.name}",
+                    project_path, f"{where}.+{field}", f"{value!r} is not declared in {path.name}",
                     f"use one of: {sorted(known)}, or declare {value!r} in {path.relative_to(root)}",
                 )
             merged[field] = known[value]

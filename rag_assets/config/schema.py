@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -70,6 +70,16 @@ def cron_problem(expression: str) -> str | None:
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_true_or_false_for_a_number(cls, value, info):
+        """YAML's true/false (also yes/no/on/off) is no number: pydantic would read it as 1 or 0."""
+        if isinstance(value, bool):
+            kinds = set(get_args(annotation := cls.model_fields[info.field_name].annotation)) | {annotation}
+            if bool not in kinds and kinds & {int, float}:
+                raise ValueError(f"a number is needed, got {str(value).lower()} (YAML reads yes/no/on/off as true/false)")
+        return value
 
 
 class SourceConfig(_Strict):

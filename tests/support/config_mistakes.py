@@ -2,6 +2,12 @@
 
 # (file, edit, key the error must name, text of the fix): one per kind of mistake.
 MISTAKES = [
+    ("rag_project.yml", lambda d: d["defaults"].update({"+chunking_profile": "defualt"}),
+     "defaults.+chunking_profile", "use one of: ['default'"),
+    ("rag_project.yml", lambda d: d["corpora"].update({True: d["corpora"].pop("sample")}),  # `on:` unquoted
+     "corpora", "quote it"),
+    ("profiles/chunking.yml", lambda d: d["chunking_profiles"][0].update({"overlap": True}),
+     "chunking_profiles.0.overlap", "correct the value"),
     ("rag_project.yml", lambda d: d["corpora"]["sample"].update({"+chunk_profile": "x"}),
      "corpora.sample.+chunk_profile", "+chunking_profile"),
     ("rag_project.yml", lambda d: d["corpora"]["sample"].update({"+embedding_model": "gpt-9"}),
