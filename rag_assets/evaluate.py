@@ -28,7 +28,7 @@ from rag_assets.core.index import LanceIndex
 from rag_assets.core.lance_connect import connect
 from rag_assets.core.models import EmbeddedDocument, RawDocument
 from rag_assets.core.parsing import DocumentError, parse_document
-from rag_assets.core.retrieval import Filters
+from rag_assets.core.retrieval import MAX_RESULTS, Filters
 from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.progress import Progress
@@ -51,6 +51,13 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
             parsed = parse_document(RawDocument(path.name, path.resolve().as_uri(), content_hash(data), len(data), "eval",
                                                  data))
             docs[corpus_id] = replace(parsed, doc_id=corpus_id)
+        for question in questions:  # a span past the text would score as a miss, silently
+            size = len(docs[question.corpus_id].text)
+            for ref in question.references:
+                if ref.end > size:
+                    raise ValueError(f"{questions_path}: question {question.question[:80]!r} references characters "
+                                     f"{ref.start}-{ref.end} of {question.corpus_id!r}, whose text has {size}: the "
+                                     "spans must index that corpus file's text (is it the right file?)")
         return docs, {}
     docs, failed = {}, {}
     for ref in list_disk(corpus.source_root, corpus.source.include, corpus.source.exclude):
@@ -94,8 +101,8 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     a YAML question set names, else the project's first) gives the documents of a YAML question
     set, the default model and the search settings."""
     questions_path = Path(questions_path)
-    if k < 1:
-        raise ValueError(f"--k must be at least 1, got {k}")
+    if not 1 <= k <= MAX_RESULTS:
+        raise ValueError(f"--k must be 1 to {MAX_RESULTS}, got {k}")
     questions = load_questions(questions_path)
     declared = {p.name: p for p in project.chunking_profiles}
     unknown = [p for p in profiles if p not in declared]

@@ -15,7 +15,7 @@ from rag_assets.config import Corpus, Project
 from rag_assets.config.schema import ChunkingProfileConfig, IndexConfig
 from rag_assets.core.embedding import InputTooLong
 from rag_assets.core.index import LanceIndex, TableMissing, active_pairs, open_tables, table_prefix
-from rag_assets.core.retrieval import Filters, Grouping, Hit, LateInteraction, search
+from rag_assets.core.retrieval import MAX_RESULTS, Filters, Grouping, Hit, LateInteraction, search
 from rag_assets.core.tokens import get_token_counter
 
 
@@ -68,12 +68,13 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
     """Top ``k`` chunks of ``corpus`` for ``text`` (at table version ``as_of`` when given).
     Raises NotIngested where the corpus has no rows yet; TenantRequired where the corpus declares
     tenants and ``filters.tenant`` is unset: only that tenant's rows can come back; ValueError for
-    an empty ``text``, ``k`` < 1, ``neighbours`` < 0 or an ``as_of`` version the table lacks, and
+    an empty ``text``, ``k`` < 1, ``neighbours`` < 0, either over MAX_RESULTS, an ``as_of`` version the table lacks, and
     for ``neighbours`` where the serving profile groups sentences (it widens its results itself)."""
     if not text.strip():
         raise ValueError('the query is empty: ask a question, e.g. rag query "refund policy"')
-    if k < 1 or neighbours < 0:
-        raise ValueError(f"ask for at least one result and no negative expansion (got k={k}, expand={neighbours})")
+    if not (1 <= k <= MAX_RESULTS and 0 <= neighbours <= MAX_RESULTS):
+        raise ValueError(f"ask for 1 to {MAX_RESULTS} results and an expansion of 0 to {MAX_RESULTS} chunks "
+                         f"(got k={k}, expand={neighbours})")
     if has_tenants(corpus) and not filters.tenant:
         raise TenantRequired(f"corpus {corpus.name!r} has tenants: name one with --tenant")
     if filters.tenant and not has_tenants(corpus):

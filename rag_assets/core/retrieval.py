@@ -23,6 +23,7 @@ CITATION_COLUMNS = ["id", "doc_id", "text", "start", "end", "chunk_index", "titl
                     "window_start", "window_end", "tags", "page_end", "ocr", "sections"]
 FILTER_KEYS = ("doc_id", "section", "tag", "content_type", "updated_after")
 MODES = ("vector", "fts", "hybrid")
+MAX_RESULTS = 10_000  # results (or neighbouring chunks) one query may ask for: LanceDB's limits are machine integers
 RRF_K = 60
 # What a query returns from the same rows; scores computed on them (retrieval_eval) are redone when it moves.
 RETRIEVAL_REVISION = "1"  # 1: short documents whole in grouped results too, counted on their text

@@ -78,8 +78,10 @@ def test_filters_are_escaped_and_validated(ingested_sample):
 
 def test_query_mistakes_are_named(ingested_sample):
     values, _ = ingested_sample
-    for text, kwargs, cause in [("  ", {}, "the query is empty"), ("refund", {"k": 0}, "at least one result"),
-                                ("refund", {"neighbours": -1}, "no negative expansion"),
+    for text, kwargs, cause in [("  ", {}, "the query is empty"), ("refund", {"k": 0}, "ask for 1 to 10000 results"),
+                                ("refund", {"neighbours": -1}, "an expansion of 0 to 10000"),
+                                ("refund", {"k": 10**20}, r"got k=10{20}"),  # was OverflowError (exit 1)
+                                ("refund", {"neighbours": 10**20}, r"expand=10{20}"),
                                 ("refund", {"as_of": 10**6}, "has no version 1000000; it has versions 1 to"),
                                 ("refund", {"filters": Filters(tenant="acme")}, "declares no tenants: drop --tenant")]:
         with pytest.raises(ValueError, match=cause):
@@ -90,6 +92,8 @@ def test_query_mistakes_are_named(ingested_sample):
 
     empty = rag_query("")
     assert empty.returncode == 2 and "the query is empty" in empty.stderr
+    huge = rag_query("refund", "--expand", "1" + "0" * 20)
+    assert huge.returncode == 2 and "an expansion of 0 to 10000 chunks" in huge.stderr
     nothing = rag_query("refund", "--filter", "doc_id=no/such.md")
     assert nothing.returncode == 0 and "no results match the filters (doc_id=no/such.md)" in nothing.stdout
     twice = rag_query("refund", "--filter", "doc_id=a.md", "--filter", "doc_id=b.md")

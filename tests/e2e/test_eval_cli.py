@@ -93,3 +93,26 @@ def test_grouped_profile_is_asked_for_ten_results_whatever_k(tmp_path, monkeypat
     assert [len(retrieved) for retrieved in seen] == [1, 1, 1]
     assert {r.corpus_id for retrieved in seen for r in retrieved} <= {"north", "south", "east"}
     assert rows[0]["recall_at_10"] == 100.0 and rows[0]["recall_at_1"] < 100.0
+
+
+def test_results_asked_beyond_reach_and_spans_past_the_text_are_usage_errors(tmp_path):
+    """`--k 1e20` was an OverflowError (exit 1); a reference past its corpus' text scored as a miss."""
+    corpora = tmp_path / "corpora"
+    corpora.mkdir()
+    (corpora / "short.md").write_text("The dock charges the robot overnight.")
+    csv_path = tmp_path / "questions.csv"
+    with csv_path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["question", "references", "corpus_id"])
+        writer.writerow(["When does the robot charge?", json.dumps([{"start_index": 20, "end_index": 400}]), "short"])
+    values = make_project(tmp_path / "p")
+
+    def rag_eval(*args):
+        return subprocess.run([RAG, "eval", "--questions", str(csv_path), "--corpora", str(corpora), "--profile",
+                               "fixed_200_0", *args], env={**os.environ, **values}, capture_output=True, text=True,
+                              timeout=600)
+
+    past = rag_eval()
+    assert past.returncode == 2 and "references characters 20-400 of 'short', whose text has 37" in past.stderr
+    huge = rag_eval("--k", "1" + "0" * 20)
+    assert huge.returncode == 2 and "--k must be 1 to 10000" in huge.stderr
