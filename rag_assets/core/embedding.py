@@ -3,6 +3,7 @@ silently truncated."""
 
 from __future__ import annotations
 
+import json
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -341,11 +342,15 @@ class OpenAIEmbedder:
         """The endpoint's answer to one batch. A failure the client's retries did not cure raises
         EndpointError naming the model and the endpoint, its text without the API key (a server may
         echo the Authorization header) and without the client's exception chain, which holds it too."""
+        raw = None
         try:
-            return self.client.embeddings.create(model=self.model_id, input=batch)
+            raw = self.client.embeddings.with_raw_response.create(model=self.model_id, input=batch)
+            return raw.parse()
         except Exception as exc:
             key = getattr(self.client, "api_key", None)
             told = f"{type(exc).__name__}: {exc}"
+            if raw is not None:  # answered (200), but no embeddings: what the server said instead
+                told += f"; the server answered {_said(raw.text)}"
             raise EndpointError(f"{self.model_id} at {self.endpoint}: "
                                 + (told.replace(key, "<api key>") if key else told)) from None
 
@@ -379,6 +384,16 @@ class OpenAIEmbedder:
             if response.usage is not None:
                 self.usage_tokens += response.usage.total_tokens
         return [list(item.embedding) for item in data]
+
+
+def _said(body: str) -> str:
+    """An answer body that holds no embeddings, shortly: its error message where it has one."""
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        error = None
+    message = error.get("message") if isinstance(error, dict) else error
+    return repr(str(message)[:300]) if message else repr(body[:300])
 
 
 @lru_cache(maxsize=4)

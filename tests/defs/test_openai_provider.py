@@ -134,3 +134,18 @@ def test_a_batch_stopped_by_an_endpoint_that_is_down_is_a_failed_document_until_
         healed = ingest_project(load_project())
         assert healed["documents_failed"] == 0 and healed["checks"]["sample.no_failed_documents"] is True
         assert status_project(load_project())["corpora"]["sample"]["failed_documents"] == []
+
+
+def test_a_200_answer_holding_an_error_fails_with_the_server_s_message(e5_server):
+    """Some gateways answer 200 with an error body: the client said only "No embedding data
+    received"; the failure now carries what the server said."""
+    from rag_assets.core.embedding import EndpointError, build_embedder
+
+    with FaultProxy(e5_server, ["error200"]) as proxy:
+        embedder = build_embedder(provider="openai", model="multilingual-e5-small", dimensions=384,
+                                  max_input_tokens=512, tokenizer="cl100k_base", base_url=proxy.base_url,
+                                  api_key=PLANTED_KEY, max_retries=0)
+        with pytest.raises(EndpointError, match="No embedding data received; the server answered "
+                                                "'model multilingual-e5-small is loading, retry in 30 s'"):
+            embedder.embed(["a text"])
+        assert len(embedder.embed(["a text"])[0]) == 384  # the next answer is a good one

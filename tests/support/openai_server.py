@@ -48,7 +48,8 @@ class FaultProxy(ThreadedServer):
     ``faults`` queue (append to inject more later): "429", "500", "slow" (answers after the
     client's timeout), "half" (answers only the first half of the inputs), "dim" (vectors cut to
     half their dimension), "nan", "inf" or "zero" (the first vector spoilt so), "echo401" (a 401
-    whose message echoes the Authorization header) or "ok". Counts, per input text, the OK
+    whose message echoes the Authorization header), "error200" (a 200 whose body is an error, as some
+    gateways answer) or "ok". Counts, per input text, the OK
     responses it delivered."""
 
     def __init__(self, upstream: str, faults: list[str], slow_s: float = 3.0):
@@ -75,6 +76,9 @@ class FaultProxy(ThreadedServer):
                     return self._reply(429, {"error": {"message": "rate limited"}}, {"retry-after": "0.2"})
                 if fault == "500":
                     return self._reply(500, {"error": {"message": "boom"}})
+                if fault == "error200":
+                    return self._reply(200, {"error": {"message": "model multilingual-e5-small is loading, "
+                                                                  "retry in 30 s", "type": "overloaded"}})
                 if fault == "echo401":
                     return self._reply(401, {"error": {"message": "Incorrect API key provided: "
                                                                   + self.headers.get("authorization", "")}})
