@@ -181,6 +181,50 @@ def test_big_table_splits_by_rows_with_the_header_repeated():
     assert records[0].embed_override.splitlines()[0] == "sku: NW-1; name: Brush"
 
 
+cells = st.text(alphabet="abcdefgh 0123456789.-", min_size=1, max_size=60).map(str.strip).filter(bool)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(columns=st.integers(2, 40), rows=st.lists(st.lists(cells, min_size=1, max_size=40), min_size=1, max_size=8),
+       markdown=st.booleans(), max_tokens=st.sampled_from([48, 96, 200]))
+def test_a_row_too_long_for_its_header_is_cut_alone_and_its_pieces_name_their_own_columns(
+        columns, rows, markdown, max_tokens):
+    """A row that does not fit under the header was split and packed with the next row (a chunk
+    mixing two orders), or cut into fragments each under the whole header (cells read against the
+    wrong columns). Now a chunk holds whole rows, or lies within one row and embeds its cells as
+    `column: value`, each value that column's cell (the first cell may name the row)."""
+    names = [f"column_{i}" for i in range(columns)]
+    body = [[cell for cell in row[:columns]] for row in rows]
+    if markdown:
+        lines = ["| " + " | ".join(names) + " |", "|" + "---|" * columns] + ["| " + " | ".join(r) + " |" for r in body]
+    else:
+        lines = [",".join(names)] + [",".join(r) for r in body]
+    text = "\n".join(lines) + "\n"
+    counter = COUNTERS["cl100k_base"]
+    spans = STRATEGIES["table"](max_tokens, 0, counter).chunk(text)
+    starts = [sum(len(line) + 1 for line in lines[:i]) for i in range(len(lines))]
+    first_row = 2 if markdown else 1
+    extents = [(starts[i], starts[i] + len(lines[i]), body[i - first_row]) for i in range(first_row, len(lines))]
+    covered = bytearray(len(text))
+    for span in spans:
+        assert counter.count(span.context + text[span.start:span.end]) <= max_tokens + counter.special_tokens
+        covered[span.start:span.end] = b"\x01" * (span.end - span.start)
+        touched = [(a, b, row) for a, b, row in extents if span.start < b and a < span.end]
+        if len(touched) > 1 or not touched:
+            assert all(span.start <= a and b <= span.end for a, b, _ in touched)  # whole rows
+            continue
+        (a, b, row), = touched
+        if span.start <= a and b <= span.end:
+            continue  # the whole row
+        assert a <= span.start and span.end <= b  # a piece of one row: nothing of another
+        if span.embed_override is not None:
+            for pair in span.embed_override.split("; "):
+                name, _, value = pair.partition(": ")
+                column = int(name.removeprefix("column_"))
+                assert value == row[column] or row[column].startswith(value) or value in row[column], (pair, row)
+    assert all(covered[i] or ch.isspace() for i, ch in enumerate(text))
+
+
 def test_a_web_page_table_is_chunked_by_rows_with_its_header_as_context():
     rows = "".join(f"<tr><td>NW-{i:04d}</td><td>Part {i}</td><td>{i * 3} EUR</td></tr>" for i in range(400))
     page = (f"<html><body><h1>Spare parts</h1><p>Prices as of March.</p><table><tr><th>Part</th><th>Name</th>"

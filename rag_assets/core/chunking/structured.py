@@ -10,7 +10,7 @@ from typing import Sequence
 
 from rag_assets.core.chunking.base import Chunker
 from rag_assets.core.chunking.engine import Span, TokenIndex
-from rag_assets.core.chunking.packing import Item, finalize_items, merge_small, pack_units, split_units
+from rag_assets.core.chunking.packing import Item, finalize_items, merge_small, pack_units
 from rag_assets.core.models import Element
 from rag_assets.core.parsing.structure import markdown_elements
 
@@ -112,6 +112,9 @@ class TableChunker(Chunker):
         return finalize_items(index, items, self.max_tokens)
 
     def table_items(self, index: TokenIndex, start: int, end: int, meta: dict) -> list[Item]:
+        """The table's items: whole rows grouped under the header row (repeated as context after
+        the first group); a row too long to sit under it becomes pieces of its own (``row_pieces``),
+        never packed with another row's text."""
         text = index.text
         rows = [(m.start(), m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", text[start:end])]
         rows = [(start + a, start + b) for a, b in rows]
@@ -127,13 +130,13 @@ class TableChunker(Chunker):
         context_tokens = self.counter.count(context) - self.counter.special_tokens
         body = rows[n_header:] or rows
         room = self.budget - context_tokens
-        if room < 8:
-            return [Item(a, b, dict(meta)) for a, b in pack_units(index, [(start, end)], self.budget)]
         items: list[Item] = []
         group: list[tuple[int, int]] = []
         group_tokens = 0
+        header_out = False  # the header rows are in an item
 
         def flush():
+            nonlocal header_out
             if not group:
                 return
             item_meta = dict(meta)
@@ -141,22 +144,106 @@ class TableChunker(Chunker):
                 item_meta["embed_override"] = "\n".join(
                     _record(columns, _cells(text[a:b], is_md)) for a, b in group
                 )
-            if items:  # later groups repeat the header row as context
+            if header_out:  # later groups repeat the header row as context
                 item_meta["context"] = context
                 items.append(Item(group[0][0], group[-1][1], item_meta, self.max_tokens - context_tokens))
-            else:  # the first group holds the header row itself
-                items.append(Item(start, group[-1][1], item_meta, self.max_tokens - context_tokens))
+            else:  # the first group holds the header row itself, and no context
+                items.append(Item(start, group[-1][1], item_meta))
+                header_out = True
 
-        for a, b in split_units(index, body, room):
+        for a, b in body:
             row_text = _record(columns, _cells(text[a:b], is_md)) if self.records else text[a:b]
             n = self.counter.count(row_text) - self.counter.special_tokens + 1
-            if group and group_tokens + n > room:
-                flush()
-                group, group_tokens = [], 0
-            group.append((a, b))
-            group_tokens += n
+            if room >= 8 and n <= room:
+                if group and group_tokens + n > room:
+                    flush()
+                    group, group_tokens = [], 0
+                group.append((a, b))
+                group_tokens += n
+                continue
+            flush()
+            group, group_tokens = [], 0
+            if not header_out:  # the header rows (all that precedes this row) on their own
+                items.extend(Item(x, y, dict(meta)) for x, y in pack_units(index, [(start, a)], self.budget)
+                             if text[x:y].strip())
+                header_out = True
+            items.extend(self.row_pieces(index, a, b, columns, is_md, meta))
         flush()
         return items
+
+    def row_pieces(self, index: TokenIndex, a: int, b: int, columns: list[str], markdown: bool,
+                   meta: dict) -> list[Item]:
+        """Row ``text[a:b]``, too long to sit under its table's header, as pieces of whole cells
+        (a cell too long alone is cut), each embedded as ``column: value`` pairs: a piece's cells
+        are named by their own columns, never read under the whole header. Pieces after the first
+        also name the row by its first cell, where that is short (an order id, a name)."""
+        text, budget, counter = index.text, self.budget, self.counter
+        cells = _cell_spans(text, a, b, markdown)
+        if not cells:
+            return [Item(x, y, dict(meta)) for x, y in pack_units(index, [(a, b)], budget)]
+        bounds = [a] + [cs for _, cs, _ in cells[1:]] + [b]  # contiguous: separators go with the cell before
+        labels = []
+        for column, _, _ in cells:
+            name = columns[column] if column < len(columns) else ""
+            labels.append(f"{name}: " if name and counter.count(name) <= budget // 4 else "")
+        first = labels[0] + text[cells[0][1] : cells[0][2]]
+        key_tokens = counter.count(first) - counter.special_tokens + 2
+        key = first + "; " if key_tokens <= budget // 8 else ""
+        items: list[Item] = []
+        piece: tuple[int, int, str] | None = None  # (start, end, what it embeds)
+        piece_tokens = 0
+
+        def emit(x: int, y: int, embedded: str) -> None:
+            fits = counter.count(embedded) - counter.special_tokens <= budget
+            items.append(Item(x, y, {**meta, "embed_override": embedded} if fits else dict(meta)))
+
+        for (_, cs, ce), label, x, y in zip(cells, labels, bounds, bounds[1:]):
+            cell = label + text[cs:ce]
+            n = counter.count(cell) - counter.special_tokens + 1
+            if piece and (piece_tokens + n > budget or index.count(piece[0], y) > budget):
+                emit(*piece)
+                piece = None
+            named = key if items else ""  # the first piece holds the first cell itself
+            if piece is None:
+                piece_tokens = key_tokens if named else 0
+            if piece is None and (piece_tokens + n > budget or index.count(x, y) > budget):  # too long alone: cut
+                prefix = named + label
+                for p, q in pack_units(index, [(x, y)], max(8, budget - counter.count(prefix) - 2)):
+                    emit(p, q, prefix + text[p:q].strip())
+                continue
+            piece = (piece[0], y, piece[2] + "; " + cell) if piece else (x, y, named + cell)
+            piece_tokens += n
+        if piece:
+            emit(*piece)
+        return items
+
+
+def _cell_spans(text: str, a: int, b: int, markdown: bool) -> list[tuple[int, int, int]]:
+    """(column, start, end) of each non-blank cell of row ``text[a:b]``, whitespace trimmed: cells
+    split at ``|`` (Markdown; not ``\\|``, and the row's edge pipes are no cells) or at commas
+    outside double quotes (CSV)."""
+    sep, spans, cell, quoted = "|" if markdown else ",", [], a, False
+    for i in range(a, b):
+        ch = text[i]
+        if ch == '"' and not markdown:
+            quoted = not quoted
+        elif ch == sep and not quoted and not (markdown and i > a and text[i - 1] == "\\"):
+            spans.append((cell, i))
+            cell = i + 1
+    spans.append((cell, b))
+    if markdown and spans and not text[spans[0][0] : spans[0][1]].strip():
+        spans = spans[1:]
+    if markdown and spans and not text[spans[-1][0] : spans[-1][1]].strip():
+        spans = spans[:-1]
+    out = []
+    for column, (s, e) in enumerate(spans):
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if e > s:
+            out.append((column, s, e))
+    return out
 
 
 def _cells(line: str, markdown: bool) -> list[str]:
