@@ -599,8 +599,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="hybrid (vector + full text, reciprocal-rank fusion; default), vector or fts")
     query.add_argument("--tenant", help="only this tenant's rows (required where the corpus has tenants)")
     query.add_argument("--filter", action="append", metavar="KEY=VALUE",
-                       help="repeatable; keys: doc_id, section (heading prefix), tag (the corpus' or the document's: "
-                            "front matter tags, keywords), content_type, updated_after")
+                       help="repeatable; keys: doc_id, section (a section it spans, by whole headings), tag (the "
+                            "corpus' or the document's: front matter tags, keywords), content_type, updated_after "
+                            "(rows written since: new content, or a tags, profile or model change)")
     query.add_argument("--rerank", choices=["rrf", "mmr", "none"], default="rrf",
                        help="rerank the candidates: rrf (default), mmr for diversity, none")
     query.add_argument("--expand", type=int, default=0, metavar="N",
