@@ -44,7 +44,7 @@ from rag_assets.defs.resources import CorpusResources, build_corpus_resources
 from rag_assets.defs.sensors import build_corpus_automation, observe_source
 from rag_assets.defs.storage import current_dynamic_partitions, partitions_snapshot
 from rag_assets.defs.versions import chunking_profile, code_versions
-from rag_assets.query import serving
+from rag_assets.query import serving, unserved
 from rag_assets.tables import corpus_tables
 
 
@@ -372,6 +372,7 @@ def build_table_asset(project: Project, corpus: Corpus):
         tables = corpus_tables(project, corpus, index.db)
         return dg.MaterializeResult(check_results=checks, metadata={
             **recorded, "serving_model": after.model.name, "serving_profile": after.profile.name,
+            "queries_refused": unserved(project, corpus, index.db) or "no",
             "tables": dg.MetadataValue.md("| table | role | rows |\n|---|---|---|\n" + "\n".join(
                 f"| {t.table} | {t.role} | {t.rows} |" for t in tables)),
             "unused_tables": sum(t.role == "unused" for t in tables),

@@ -240,6 +240,15 @@ def test_removing_the_serving_profile_never_serves_an_older_table_holding_delete
         kept = table_name("sample", "all_minilm_l6_v2", "markdown")
         assert kept in set(lancedb.connect(corpus.index_uri).table_names())
 
+        broken = Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "broken.txt"
+        broken.write_bytes(b"\x00\x01binary garbage\xff" * 100)
+        held = ingest_project(project)  # recursive's table lacks a document: still no table to serve
+        assert [f["doc_id"] for f in held["failures"]] == ["notes/broken.txt"]
+        assert "no longer declared" in held["corpora"]["sample"]["queries_refused"]
+        with dg.DagsterInstance.get() as instance:  # the UI says so too
+            event = instance.get_latest_materialization_event(asset_key("sample", "lancedb_table"))
+        assert "no longer declared" in event.asset_materialization.metadata["queries_refused"].value
+        broken.unlink()
         report = ingest_project(project)
         assert report["corpora"]["sample"]["queries_refused"] is None and report["chunks_embedded"] == 0
         hits = query_corpus(project, corpus, "guest Wi-Fi password", k=5)
