@@ -44,10 +44,13 @@ def unserved(project: Project, corpus: Corpus, db) -> str | None:
     cannot be queried, and every older table lacks what changed since it went live."""
     entries = active_pairs(db, corpus.name)
     own = own_table(corpus)
-    if not entries or serving(project, corpus, db) != own or entries[0] == (own.model.name, own.profile.name):
+    if not entries or entries[0] == (own.model.name, own.profile.name):
         return None
     model, profile = entries[0]
-    gone = f"profile {profile!r} (profiles/chunking.yml)" if model in {m.name for m in project.embedding_models} \
+    declared = model in {m.name for m in project.embedding_models}
+    if declared and profile in {p.name for p in project.chunking_profiles}:
+        return None  # it serves while the configured table is built
+    gone = f"profile {profile!r} (profiles/chunking.yml)" if declared \
         else f"embedding model {model!r} (profiles/embedding_models.yml)"
     return (f"corpus {corpus.name!r}: the table that served its queries ({model} / {profile}) is no longer "
             f"declared and the configured one ({own.label}) is not complete yet: run rag ingest (or declare {gone} "
@@ -68,8 +71,9 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
     """Top ``k`` chunks of ``corpus`` for ``text`` (at table version ``as_of`` when given).
     Raises NotIngested where the corpus has no rows yet; TenantRequired where the corpus declares
     tenants and ``filters.tenant`` is unset: only that tenant's rows can come back; ValueError for
-    an empty ``text``, ``k`` < 1, ``neighbours`` < 0, either over MAX_RESULTS, an ``as_of`` version the table lacks, and
-    for ``neighbours`` where the serving profile groups sentences (it widens its results itself)."""
+    an empty ``text``, ``k`` < 1, ``neighbours`` < 0, either over MAX_RESULTS, an ``as_of``
+    version the table lacks, and for ``neighbours`` where the serving profile groups sentences
+    (it widens its results itself)."""
     if not text.strip():
         raise ValueError('the query is empty: ask a question, e.g. rag query "refund policy"')
     if not (1 <= k <= MAX_RESULTS and 0 <= neighbours <= MAX_RESULTS):
