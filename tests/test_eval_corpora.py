@@ -77,7 +77,7 @@ def test_a_missing_or_empty_question_file_or_no_results_asked_for_is_refused(tmp
         evaluate(load_project(), empty, ["fixed_200_0"], corpora=tmp_path)
     one = tmp_path / "one.csv"
     one.write_text('question,references,corpus_id\nq,"[]",a\n')
-    with pytest.raises(ValueError, match="--k must be at least 1, got 0"):
+    with pytest.raises(ValueError, match="--k must be 1 to 10000, got 0"):
         evaluate(load_project(), one, ["fixed_200_0"], corpora=tmp_path, k=0)
     with pytest.raises(ValueError, match="no question file at .*missing.csv"):
         evaluate(load_project(), tmp_path / "missing.csv", ["fixed_200_0"], corpora=tmp_path)
