@@ -229,7 +229,7 @@ def cmd_status(args) -> int:
             f" (configured: {c['configured_table']}, not live yet: {c['pending_switch']['reason']})"
         print(c["queries_refused"] or f"{name}: queries use {c['serving_table']}{pending}")
         for failed in c["failed_documents"]:
-            print(f"{name}: FAILED {failed['doc_id']} (its last good rows stay): {failed['error']}")
+            print(f"{name}: FAILED {failed['doc_id']} (any earlier rows of it stay): {failed['error']}")
         held = c["deleted_documents_with_rows"]
         if held and not c["partitions"]:  # the index was written with another Dagster instance
             print(f"{name}: the index holds rows of {len(held)} document(s), and this Dagster instance "

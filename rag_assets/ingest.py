@@ -234,8 +234,9 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
                      for doc_id, error in plan.failing.items()
                      if doc_id not in reported and doc_id not in plan.work and doc_id in live]
         report.update(documents_failed=sum(f["doc_id"] != "(table)" for f in failures),
-                      rows_in_index=index.count_rows(), serving_table=serving(project, corpus, index.db).label,
-                      configured_table=own_table(corpus).label, queries_refused=unserved(project, corpus, index.db))
+                      rows_in_index=index.count_rows(), configured_table=own_table(corpus).label,
+                      queries_refused=unserved(project, corpus, index.db))
+        report["serving_table"] = None if report["queries_refused"] else serving(project, corpus, index.db).label
     report["failures"] = failures
     report["checks"] = checks
     return report
@@ -286,7 +287,8 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
     that failed alone Dagster counts materialised, with ``status: failed``; one whose whole batch
     failed, Failed, with the run's id; their last good rows stay); while the
     two tables differ, ``pending_switch`` says why (else null); ``queries_refused``: why no table
-    can answer queries until the next ingest completes the configured one (``query.unserved``), or null."""
+    can answer queries until the next ingest completes the configured one (``query.unserved``; then
+    ``serving_table`` is null and ``pending_switch`` says what the configured table lacks), or null."""
     defs = build_definitions(project)
     out = {}
     with dg.DagsterInstance.get() as instance:
@@ -301,7 +303,8 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
             _require_env(project, corpus, runs=False)
             db = connect_index(corpus)
             live, configured = serving(project, corpus, db), own_table(corpus)
-            switching = live.label != configured.label
+            refused = unserved(project, corpus, db)
+            switching = live.label != configured.label or refused is not None  # its table is not live yet
             with dg.build_resources(build_corpus_resources(corpus)) as built:
                 store = CorpusResources(built, corpus).store.get_store()
                 records = {doc_id_for(pk): store.current("index", doc_id_for(pk)) or {} for pk in partition_keys}
@@ -315,8 +318,9 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
                                       if doc_id_for(pk) not in recorded], key=lambda f: f["doc_id"])
             served = live.index(db, corpus.name)
             held = served.indexed_documents() if served.manifest_name in open_tables(db, served.manifest_name) else {}
-            out[corpus.name] = {"partitions": len(partition_keys), "stages": stages, "serving_table": live.label,
-                                "configured_table": configured.label, "queries_refused": unserved(project, corpus, db),
+            out[corpus.name] = {"partitions": len(partition_keys), "stages": stages,
+                                "serving_table": None if refused else live.label,
+                                "configured_table": configured.label, "queries_refused": refused,
                                 "failed_documents": failed,
                                 "deleted_documents_with_rows": sorted(set(held) - set(records)),
                                 "pending_switch": None if not switching

@@ -20,7 +20,7 @@ from rag_assets.config import Corpus, Project
 from rag_assets.core.embed_cache import CACHE_PREFIX, cache_name
 from rag_assets.core.index import (MANIFEST_SUFFIX, active_entries, active_table, drop_table, open_tables,
                                    table_name, table_prefix)
-from rag_assets.query import serving
+from rag_assets.query import serving, unserved
 
 DROPPABLE = ("previous", "unused")
 
@@ -51,7 +51,8 @@ def corpus_tables(project: Project, corpus: Corpus, db) -> list[TableInfo]:
     support = {active_table(db, corpus.name)} | {
         n for n in names if n.endswith(MANIFEST_SUFFIX) and n[:-len(MANIFEST_SUFFIX)] in names and n not in declared}
     complete = {e["table"]: e for e in active_entries(db, corpus.name)}
-    serving_name = serving(project, corpus, db).index(db, corpus.name).name
+    # While no table can answer queries (``unserved``), none serves: the configured one is being built.
+    serving_name = None if unserved(project, corpus, db) else serving(project, corpus, db).index(db, corpus.name).name
     own_name = own_table(corpus).index(db, corpus.name).name
     last = next(iter(complete), None)
     out = []

@@ -123,11 +123,19 @@ def _validate(model: type[BaseModel], data: dict, path: Path):
             raise ConfigError(path, key, "unknown key", f"remove it or use one of: {allowed}") from None
         if err["type"] == "missing":
             raise ConfigError(path, key, "required key is missing", f"add '{err['loc'][-1]}'") from None
-        if err["loc"][-1:] == ("[key]",) and isinstance(err["input"], bool):  # a name YAML read as a boolean
+        if err["loc"][-1:] == ("[key]",):  # a name YAML read as a boolean, number or null
             raise ConfigError(path, ".".join(str(p) for p in err["loc"][:-2]) or "(top level)",
-                              f"a name written on/off/yes/no/true/false (unquoted) reads as {str(err['input']).lower()}",
-                              "quote it, e.g. 'on':") from None
+                              f"a name must be text; YAML read one unquoted as {_yaml_value(err['input'])}",
+                              "quote it, e.g. 'on': or '2024':") from None
+        if err["type"] == "string_type" and (err["input"] is None or isinstance(err["input"], (bool, int, float))):
+            raise ConfigError(path, key, f"text is needed; YAML read the value unquoted as {_yaml_value(err['input'])}",
+                              "quote it, e.g. name: 'on'") from None
         raise ConfigError(path, key, err["msg"], "correct the value (see the README's config section)") from None
+
+
+def _yaml_value(value) -> str:
+    """What YAML read ``value`` as, for a message (a number is not echoed: it may be a secret)."""
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) else "a number"
 
 
 def _allowed_keys(model: type[BaseModel], loc: tuple, data) -> str:

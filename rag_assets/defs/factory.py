@@ -371,8 +371,10 @@ def build_table_asset(project: Project, corpus: Corpus):
         rows = index.count_rows()
         tables = corpus_tables(project, corpus, index.db)
         return dg.MaterializeResult(check_results=checks, metadata={
-            **recorded, "serving_model": after.model.name, "serving_profile": after.profile.name,
-            "queries_refused": unserved(project, corpus, index.db) or "no",
+            **recorded, **({"serving_model": "none", "serving_profile": "none", "queries_refused": refused}
+                           if (refused := unserved(project, corpus, index.db)) else
+                           {"serving_model": after.model.name, "serving_profile": after.profile.name,
+                            "queries_refused": "no"}),
             "tables": dg.MetadataValue.md("| table | role | rows |\n|---|---|---|\n" + "\n".join(
                 f"| {t.table} | {t.role} | {t.rows} |" for t in tables)),
             "unused_tables": sum(t.role == "unused" for t in tables),

@@ -225,6 +225,26 @@ def test_a_row_too_long_for_its_header_is_cut_alone_and_its_pieces_name_their_ow
     assert all(covered[i] or ch.isspace() for i, ch in enumerate(text))
 
 
+def test_every_cell_of_a_wide_markdown_table_and_the_text_after_it_is_embedded():
+    """min_tokens merged a row's `column: value` piece with the next row's piece or the next section,
+    and the merged chunk embedded only the first piece: cells and a closing paragraph never reached
+    the index."""
+    import re
+
+    columns = ["order_id"] + [f"col_{i}" for i in range(1, 25)]
+    rows = ["| " + " | ".join([f"ORD-{1000 + r}"] + ["word " * 60 if i % 6 == 0 else f"v{r}_{i}" for i in range(1, 25)])
+            + " |" for r in range(8)]
+    text = ("# Orders\n\n## Table\n\n| " + " | ".join(columns) + " |\n|" + "---|" * 25 + "\n" + "\n".join(rows)
+            + "\n\n## After\n\nClosing paragraph.\n")
+    doc = parse_document(RawDocument("orders.md", "", content_hash(text.encode()), len(text), "", text.encode()))
+    for profile in (ChunkingProfile("default", strategy="auto", max_tokens=200, overlap=32, min_tokens=50),
+                    ChunkingProfile("markdown", strategy="markdown", max_tokens=200, min_tokens=50)):
+        chunks = chunk_document(doc, profile, COUNTERS[MINILM_TOKENIZER], 256).chunks
+        for chunk in chunks:
+            missing = [v for v in re.findall(r"v\d_\d+|Closing paragraph", chunk.text) if v not in chunk.embed_text]
+            assert not missing, (profile.name, chunk.chunk_index, missing)
+
+
 def test_a_web_page_table_is_chunked_by_rows_with_its_header_as_context():
     rows = "".join(f"<tr><td>NW-{i:04d}</td><td>Part {i}</td><td>{i * 3} EUR</td></tr>" for i in range(400))
     page = (f"<html><body><h1>Spare parts</h1><p>Prices as of March.</p><table><tr><th>Part</th><th>Name</th>"

@@ -245,9 +245,13 @@ def test_removing_the_serving_profile_never_serves_an_older_table_holding_delete
         held = ingest_project(project)  # recursive's table lacks a document: still no table to serve
         assert [f["doc_id"] for f in held["failures"]] == ["notes/broken.txt"]
         assert "no longer declared" in held["corpora"]["sample"]["queries_refused"]
+        status = status_project(project)["corpora"]["sample"]  # no table serves; what the configured one lacks
+        assert status["serving_table"] is None and status["configured_table"] == "all_minilm_l6_v2 / recursive"
+        assert [d["doc_id"] for d in status["pending_switch"]["missing_documents"]] == ["notes/broken.txt"]
         with dg.DagsterInstance.get() as instance:  # the UI says so too
             event = instance.get_latest_materialization_event(asset_key("sample", "lancedb_table"))
         assert "no longer declared" in event.asset_materialization.metadata["queries_refused"].value
+        assert event.asset_materialization.metadata["serving_profile"].value == "none"
         broken.unlink()
         report = ingest_project(project)
         assert report["corpora"]["sample"]["queries_refused"] is None and report["chunks_embedded"] == 0

@@ -129,7 +129,7 @@ def test_a_renamed_serving_profile_keeps_its_table_and_no_older_one_serves_until
     corpus, db = sample
     older = _table(db, corpus, "recursive", 1, complete=True)
     renamed = _table(db, corpus, "default_before_its_rename", 2, complete=True)
-    own = _table(db, corpus, corpus.chunking_profile.name, 0, complete=False)
+    own = _table(db, corpus, corpus.chunking_profile.name, 1, complete=False)  # being built: serves nothing
     project = load_project()
     assert serving(project, corpus, db).profile.name == corpus.chunking_profile.name
     assert "default_before_its_rename" in unserved(project, corpus, db)
@@ -137,13 +137,13 @@ def test_a_renamed_serving_profile_keeps_its_table_and_no_older_one_serves_until
         query_corpus(project, corpus, "anything", k=1)
     listed = _listed(capsys, "--drop-unused", "--drop-previous")
     assert {name: (t["role"], t["dropped"]) for name, t in listed.items() if t["corpus"]} == {
-        renamed.name: ("last_served", False), older.name: ("previous", True)}
+        renamed.name: ("last_served", False), older.name: ("previous", True), own.name: ("configured", False)}
     assert renamed.name in set(open_tables(db))
 
-    own.write_documents([embedded("a.md", 1, corpus.embedding_model.dimensions)], None, "run")
     mark_active(own, corpus.name, corpus.embedding_model.name, corpus.chunking_profile.name, 1)
     assert unserved(load_project(), corpus, db) is None
-    assert _listed(capsys)[renamed.name]["role"] == "unused"
+    roles = {name: t["role"] for name, t in _listed(capsys).items()}
+    assert (roles[renamed.name], roles[own.name]) == ("unused", "serving")
 
 
 def test_lineage_of_a_row_names_the_table_queries_use(sample):

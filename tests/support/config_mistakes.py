@@ -6,6 +6,9 @@ MISTAKES = [
      "defaults.+chunking_profile", "use one of: ['default'"),
     ("rag_project.yml", lambda d: d["corpora"].update({True: d["corpora"].pop("sample")}),  # `on:` unquoted
      "corpora", "quote it"),
+    ("rag_project.yml", lambda d: d["corpora"].update({2024: d["corpora"].pop("sample")}), "corpora", "quote it"),
+    ("profiles/chunking.yml", lambda d: d["chunking_profiles"][1].update({"name": False}),  # `name: off`
+     "chunking_profiles.1.name", "quote it"),
     ("profiles/chunking.yml", lambda d: d["chunking_profiles"][0].update({"overlap": True}),
      "chunking_profiles.0.overlap", "correct the value"),
     ("rag_project.yml", lambda d: d["corpora"]["sample"].update({"+chunk_profile": "x"}),

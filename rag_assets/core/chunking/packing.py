@@ -57,7 +57,8 @@ class Item:
 def merge_small(index: TokenIndex, items: list[Item], min_tokens: int, budget: int) -> list[Item]:
     """Merge each item under ``min_tokens`` into the next item (a heading into its section), or
     into the previous one at the end, when the result still fits ``budget``. Items with their
-    own embedding context never merge. A merged item's heading path is the common prefix."""
+    own embedding context or embedded text (a table row's ``column: value`` pieces) never merge.
+    A merged item's heading path is the common prefix."""
     if min_tokens <= 0 or len(items) < 2:
         return items
 
@@ -70,9 +71,9 @@ def merge_small(index: TokenIndex, items: list[Item], min_tokens: int, budget: i
         common = len(_common(pa, pb))
         return common == min(len(pa), len(pb)) or common == len(pa) - 1 == len(pb) - 1
 
-    def mergeable(a: Item, b: Item) -> bool:
-        return (not a.meta.get("context") and not b.meta.get("context") and related(a, b)
-                and index.count(a.start, b.end) <= budget)
+    def mergeable(a: Item, b: Item) -> bool:  # an item that embeds other text than its own never merges
+        return (not any(item.meta.get(key) is not None for item in (a, b) for key in ("context", "embed_override"))
+                and related(a, b) and index.count(a.start, b.end) <= budget)
 
     def affinity(a: Item, b: Item) -> int:
         return len(_common(a.meta.get("heading_path") or (), b.meta.get("heading_path") or ()))

@@ -186,7 +186,12 @@ class TableChunker(Chunker):
         for column, _, _ in cells:
             name = columns[column] if column < len(columns) else ""
             labels.append(f"{name}: " if name and counter.count(name) <= budget // 4 else "")
-        first = labels[0] + text[cells[0][1] : cells[0][2]]
+        def value(cs: int, ce: int) -> str:  # a CSV cell as csv reads it: quotes off, "" as "
+            cell = text[cs:ce]
+            quoted = not markdown and len(cell) > 1 and cell[0] == cell[-1] == '"'
+            return cell[1:-1].replace('""', '"') if quoted else cell
+
+        first = labels[0] + value(cells[0][1], cells[0][2])
         key_tokens = counter.count(first) - counter.special_tokens + 2
         key = first + "; " if key_tokens <= budget // 8 else ""
         items: list[Item] = []
@@ -198,7 +203,7 @@ class TableChunker(Chunker):
             items.append(Item(x, y, {**meta, "embed_override": embedded} if fits else dict(meta)))
 
         for (_, cs, ce), label, x, y in zip(cells, labels, bounds, bounds[1:]):
-            cell = label + text[cs:ce]
+            cell = label + value(cs, ce)
             n = counter.count(cell) - counter.special_tokens + 1
             if piece and (piece_tokens + n > budget or index.count(piece[0], y) > budget):
                 emit(*piece)
