@@ -221,9 +221,9 @@ def cmd_status(args) -> int:
     def some(names: list[str]) -> str:
         return ", ".join(names[:5]) + (f" (+{len(names) - 5} more)" if len(names) > 5 else "")
 
-    rows = [[name, stage, s["fresh"], s["stale"], s["missing"], some(s["stale_partitions"])]
+    rows = [[name, stage, s["fresh"], s["stale"], s["missing"], s["failed"], some(s["stale_partitions"])]
             for name, c in report["corpora"].items() for stage, s in c["stages"].items()]
-    print(_table(["corpus", "stage", "fresh", "stale", "missing", "stale partitions"], rows))
+    print(_table(["corpus", "stage", "fresh", "stale", "missing", "failed", "stale partitions"], rows))
     for name, c in report["corpora"].items():
         pending = "" if c["pending_switch"] is None else \
             f" (configured: {c['configured_table']}, not live yet: {c['pending_switch']['reason']})"

@@ -24,7 +24,7 @@ from rag_assets.core.locking import ingest_lock
 from rag_assets.core.planning import MassDeleteRefused, ModelChangedInPlace, SnapshotSeen, StoreSeen
 from rag_assets.core.sources import SourceFolderMissing, SourceUnavailable
 from rag_assets.defs.factory import build_definitions
-from rag_assets.defs.failures import failed_partitions, failure_message
+from rag_assets.defs.failures import failed_keys, failed_partitions, failure_message
 from rag_assets.defs.names import (
     PARTITION,
     RANGE_END,
@@ -280,7 +280,8 @@ def observe_project(project: Project, corpora: list[str] | None = None) -> dict:
 
 
 def status_project(project: Project, corpora: list[str] | None = None) -> dict:
-    """Per corpus and stage, the partitions Dagster itself reports as fresh, stale and missing; and
+    """Per corpus and stage, the partitions Dagster itself reports as fresh, stale and missing (and, of
+    those, failed: the Partitions tab's Failed, their latest run failed); and
     per corpus the table queries use (``serving_table``, model / profile) and the one its config
     builds (``configured_table``): they differ while a switch is incomplete or held back; and the
     live documents whose latest ingest failed (``failed_documents``: doc id and cause; a document
@@ -297,9 +298,11 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
             stages = {}
             for stage in STAGES:
                 status = stale_status(defs, instance, asset_key(corpus.name, stage), partition_keys)
+                failed = failed_keys(instance, corpus.name, stage, partition_keys)  # the UI's Failed, of those
                 stages[stage] = {"fresh": len(status["fresh"]), "stale": len(status["stale"]),
-                                 "missing": len(status["missing"]), "stale_partitions": status["stale"],
-                                 "missing_partitions": status["missing"]}
+                                 "missing": len(status["missing"]), "failed": len(failed),
+                                 "stale_partitions": status["stale"], "missing_partitions": status["missing"],
+                                 "failed_partitions": failed}
             _require_env(project, corpus, runs=False)
             db = connect_index(corpus)
             live, configured = serving(project, corpus, db), own_table(corpus)

@@ -25,15 +25,20 @@ def failure_message(events: Iterable[dg.DagsterEvent]) -> str:
     return "run failed"
 
 
+def failed_keys(instance: dg.DagsterInstance, corpus: str, stage: str, partition_keys: list[str]) -> list[str]:
+    """Those of ``partition_keys`` that Dagster shows Failed for ``stage`` of ``corpus``."""
+    partitions = dg.DynamicPartitionsDefinition(name=partitions_name(corpus))
+    status = instance.get_status_by_partition(asset_key(corpus, stage), partition_keys, partitions) or {}
+    return [pk for pk, s in status.items() if s == dg.AssetPartitionStatus.FAILED]
+
+
 def failed_partitions(instance: dg.DagsterInstance, corpus: str, partition_keys: list[str]) -> dict[str, str]:
     """Partition key -> why, for those of ``partition_keys`` whose latest run of a stage of
     ``corpus`` failed without materialising it: the failed run's id and root cause."""
-    partitions = dg.DynamicPartitionsDefinition(name=partitions_name(corpus))
     out: dict[str, str] = {}
     for stage in STAGES:
         key = asset_key(corpus, stage)
-        status = instance.get_status_by_partition(key, partition_keys, partitions) or {}
-        failed = [pk for pk, s in status.items() if s == dg.AssetPartitionStatus.FAILED and pk not in out]
+        failed = [pk for pk in failed_keys(instance, corpus, stage, partition_keys) if pk not in out]
         if not failed:
             continue
         attempts = instance.event_log_storage.get_latest_asset_partition_materialization_attempts_without_materializations(key)

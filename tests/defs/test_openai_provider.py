@@ -126,7 +126,9 @@ def test_a_batch_stopped_by_an_endpoint_that_is_down_is_a_failed_document_until_
         point_at(values, "http://127.0.0.1:9/v1")  # the discard port: nothing listens
         report = ingest_project(load_project())
         assert report["checks"]["sample.no_failed_documents"] is False
-        (failed,) = status_project(load_project())["corpora"]["sample"]["failed_documents"]
+        status = status_project(load_project())["corpora"]["sample"]
+        assert status["stages"]["embeddings"]["failed_partitions"] == ["notes/office_wifi.txt"]  # the UI's Failed
+        (failed,) = status["failed_documents"]
         assert failed["doc_id"] == "notes/office_wifi.txt"
         assert "failed" in failed["error"] and "127.0.0.1:9" in failed["error"]
         assert PLANTED_KEY not in failed["error"]
