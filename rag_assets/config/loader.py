@@ -21,7 +21,7 @@ from rag_assets.config.schema import (
     ProjectFile,
     SourcesFile,
 )
-from rag_assets.core.evaluation import load_questions
+from rag_assets.core.evaluation import load_questions, question_set_corpus
 from rag_assets.core.keys import safe_name
 from rag_assets.core.promotion import GRAMMAR, parse_rule
 
@@ -277,6 +277,10 @@ def load_project(project_dir: str | Path | None = None) -> Project:
             except ValueError as exc:
                 raise ConfigError(project_path, questions_key, f"{eval_questions!r} cannot be read: {exc}",
                                   "correct the question file (see dbt_like_configs/evals/sample_questions.yml)") from None
+            if (named := question_set_corpus(root / eval_questions)) not in (None, name):
+                raise ConfigError(project_path, questions_key, f"{eval_questions!r} asks about corpus {named!r}, "
+                                  f"not {name!r}", f"give corpora.{name} its own question set, or set its 'corpus: "
+                                  f"{name}'") from None
         known_profiles = loaded["chunking_profiles"][1]
         eval_profiles, profiles_key = _setting(name, settings, project.defaults, "eval_profiles")
         for profile_name in eval_profiles or ():

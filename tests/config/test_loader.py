@@ -252,3 +252,14 @@ def test_a_malformed_question_set_fails_at_load_naming_the_setting_the_file_and_
     assert (info.value.key, Path(info.value.file).name) == ("corpora.sample.+eval_questions", "rag_project.yml")
     assert "broken.yml: questions[0] needs a 'question' and a 'document'" in str(info.value)
     assert "Fix: correct the question file" in str(info.value)
+
+
+def test_a_question_set_naming_another_corpus_is_refused_at_load(project):
+    """retrieval_eval scores a corpus' +eval_questions on that corpus whatever its `corpus:` says: every
+    question about another corpus' documents would score as a miss."""
+    (project / "evals" / "other.yml").write_text(
+        "corpus: handbooks\nquestions:\n  - {question: 'Who?', document: a.md}\n")
+    edit(project / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+eval_questions": "evals/other.yml"}))
+    with pytest.raises(ConfigError, match="asks about corpus 'handbooks', not 'sample'") as info:
+        load_project(project)
+    assert info.value.key == "corpora.sample.+eval_questions"
