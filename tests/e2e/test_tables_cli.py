@@ -219,8 +219,8 @@ def test_tables_of_a_corpus_no_longer_declared_are_listed_and_dropped_only_by_na
 
 def test_a_profile_named_like_the_registry_is_no_undeclared_corpus(sample, capsys):
     corpus, db = sample
-    own = _table(db, corpus, corpus.chunking_profile.name, 1, complete=True)
     odd = _table(db, corpus, "live_tables", 1, complete=True)  # sample__<model>__live_tables
+    own = _table(db, corpus, corpus.chunking_profile.name, 1, complete=True)  # completed last: serving
     listed = _listed(capsys)
     assert listed[own.name]["role"] == "serving" and listed[odd.name]["corpus"] == "sample"
     assert {t["role"] for t in listed.values()} & {"undeclared"} == set()
