@@ -137,9 +137,11 @@ class Hit:
         return data
 
     def citation(self) -> str:
+        """Title | heading path [the other sections it spans, by their own heading] | pages | chars."""
         parts = [self.title or self.doc_id]
-        if self.heading_path:
-            parts.append(self.heading_path)
+        others = [s.rsplit(" > ", 1)[-1] for s in self.sections if s != self.heading_path]
+        if self.heading_path or others:
+            parts.append(" ".join(filter(None, [self.heading_path, f"[{'; '.join(others)}]" if others else ""])))
         if self.page is not None:
             parts.append(f"pp. {self.page}-{self.page_end}" if (self.page_end or self.page) > self.page
                          else f"p. {self.page}")

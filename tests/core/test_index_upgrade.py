@@ -133,3 +133,10 @@ def test_a_table_without_the_sections_column_is_filtered_by_heading_path_then_ga
     assert hit.sections == spans[0] and hit.heading_path == "Guide > Leave"
     merged, = merge_overlapping([replace(hit, start=0, end=10, sections=("A",)), replace(hit, start=10, end=20)])
     assert merged.sections == ("A", *spans[0])
+
+
+def test_a_citation_names_every_section_its_text_spans():
+    spanning = replace(hit(0, 50, None, None), heading_path="Handbook > Equipment", sections=(
+        "Handbook > Equipment", "Handbook > Equipment > Laptops", "Handbook > Equipment > Home Office Budget"))
+    assert "| Handbook > Equipment [Laptops; Home Office Budget] | chars 0-50" in spanning.citation()
+    assert hit(0, 5, None, None).citation() == "Manual | chars 0-5  ()"  # no heading: none cited
