@@ -245,6 +245,44 @@ def test_every_cell_of_a_wide_markdown_table_and_the_text_after_it_is_embedded()
             assert not missing, (profile.name, chunk.chunk_index, missing)
 
 
+def _embedded(name: str, data: str, profile: ChunkingProfile) -> list[str]:
+    doc = parse_document(RawDocument(name, "", content_hash(data.encode()), len(data), "", data.encode()))
+    chunks = chunk_document(doc, profile, COUNTERS[MINILM_TOKENIZER], 256).chunks
+    assert all(doc.text[c.start:c.end] == c.text and c.tokens <= 256 for c in chunks)
+    return [c.embed_text.split("\n\n", 1)[-1] for c in chunks]  # after the contextual header
+
+
+def test_long_table_rows_are_read_as_a_reader_reads_them():
+    """Found by the table audit: each failed before."""
+    long = "late delivery again " * 80
+    default = ChunkingProfile("default", strategy="auto", max_tokens=256, overlap=32, min_tokens=50)
+    # A quoted CSV cell with a line break is one cell of one row (its pieces were labelled `id`).
+    embedded = _embedded("m1.csv", f'id,address,comment\nO-1,"12 Road\nSpringfield",{long}\n', default)
+    assert "id: O-1; address: 12 Road\nSpringfield" in embedded and any(e.startswith("id: O-1; comment: late") for e in embedded)
+    # A TSV file is split at tabs (a comma in a value stays in it).
+    embedded = _embedded("m2.tsv", f"id\tcustomer\tnote\nT-1\tSmith, John\t{long}\n", default)
+    assert "id: T-1; customer: Smith, John" in embedded and any(e.startswith("id: T-1; note: late") for e in embedded)
+    # An escaped pipe in the header is part of a column name, not a separator.
+    embedded = _embedded("p.md", "| key | a \\| b | c |\n|---|---|---|\n| K1 | AB | " + long + "|\n", default)
+    assert "key: K1; a \\| b: AB" in embedded and any(e.startswith("key: K1; c: late") for e in embedded)
+    # The pieces of a quoted cell cut apart embed its text, not its quotes and the separators.
+    quoted = 'He said ""hello, world"" and ' + long
+    embedded = _embedded("q.csv", f'id,desc,price\nA1,"{quoted}",9.99\n', default)
+    desc = [e for e in embedded if e.startswith("id: A1; desc:")]
+    assert desc[0].startswith('id: A1; desc: He said "hello, world" and late') and not any(
+        e.rstrip().endswith(('",', '"')) for e in desc)
+    # A header alone is text, not a row of data labelled with itself.
+    header = "| " + " | ".join(f"column {i} name words" for i in range(120)) + " |\n|" + "---|" * 120 + "\n"
+    assert not any(": ---" in e or "words: column" in e for e in _embedded("h.md", header, default))
+    # A profile sized in another tokenizer: a piece whose column: value text is over the model's limit
+    # embeds its own text (it failed the document: AssertionError).
+    sized = ChunkingProfile("md", strategy="markdown", max_tokens=256, min_tokens=50, contextual_header=False,
+                            size_tokenizer="cl100k_base")
+    wide = ("| " + " | ".join(f"HTTPResponseCode{i}" for i in range(80)) + " |\n|" + "---|" * 80 + "\n| "
+            + " | ".join("200" for _ in range(80)) + " |\n")
+    assert _embedded("w.md", wide, sized)
+
+
 def test_a_web_page_table_is_chunked_by_rows_with_its_header_as_context():
     rows = "".join(f"<tr><td>NW-{i:04d}</td><td>Part {i}</td><td>{i * 3} EUR</td></tr>" for i in range(400))
     page = (f"<html><body><h1>Spare parts</h1><p>Prices as of March.</p><table><tr><th>Part</th><th>Name</th>"

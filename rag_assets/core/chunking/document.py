@@ -103,11 +103,14 @@ def chunk_document(
 def _split_for_model(text: str, spans: list[Span], profile: ChunkingProfile, counter: TokenCounter,
                      model_limit: int, headers: "_Headers") -> list[Span]:
     """Spans sized with another tokenizer, re-split where the model's own tokenizer says they
-    exceed its input limit (never truncated)."""
+    exceed its input limit (never truncated). A span that embeds other text than its own (a table
+    row's ``column: value`` pieces) embeds its own text where that other text does not fit."""
     room = headers.room() if profile.contextual_header else 0
     splitter = RecursiveChunker(model_limit - room, 0, counter)
     out: list[Span] = []
     for span in spans:
+        if span.embed_override is not None and counter.count(span.context + span.embed_override) + room > model_limit:
+            span = span._replace(embed_override=None)
         body = span.context + text[span.start : span.end]
         if counter.count(body) + room <= model_limit:
             out.append(span)

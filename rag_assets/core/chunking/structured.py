@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import ast
-import csv
-import io
 import re
 from typing import Sequence
 
@@ -116,19 +114,22 @@ class TableChunker(Chunker):
         the first group); a row too long to sit under it becomes pieces of its own (``row_pieces``),
         never packed with another row's text."""
         text = index.text
-        rows = [(m.start(), m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", text[start:end])]
-        rows = [(start + a, start + b) for a, b in rows]
-        if not rows:
+        first = re.search(r"[^\n]*\S[^\n]*", text[start:end])
+        if first is None:
             return []
-        is_md = text[rows[0][0] : rows[0][1]].lstrip().startswith("|")
+        is_md = first.group().lstrip().startswith("|")
+        sep = "|" if is_md else _delimiter(first.group())
+        rows = _rows(text, start, end, sep)
         n_header = 2 if is_md and len(rows) > 1 and re.fullmatch(r"\s*\|?[\s:|-]+\|?\s*", text[rows[1][0] : rows[1][1]]) else 1
         header = text[rows[0][0] : rows[n_header - 1][1]]
-        columns = _cells(text[rows[0][0] : rows[0][1]], is_md)
+        columns = _values(text, *rows[0], sep)
         if not self.records and index.count(start, end) <= self.budget:
             return [Item(start, end, dict(meta))]
+        body = rows[n_header:]
+        if not body:  # a header alone is no data: plain text
+            return [Item(a, b, dict(meta)) for a, b in pack_units(index, [(start, end)], self.budget)]
         context = header + "\n"
         context_tokens = self.counter.count(context) - self.counter.special_tokens
-        body = rows[n_header:] or rows
         room = self.budget - context_tokens
         items: list[Item] = []
         group: list[tuple[int, int]] = []
@@ -142,7 +143,7 @@ class TableChunker(Chunker):
             item_meta = dict(meta)
             if self.records:
                 item_meta["embed_override"] = "\n".join(
-                    _record(columns, _cells(text[a:b], is_md)) for a, b in group
+                    _record(columns, _values(text, a, b, sep)) for a, b in group
                 )
             if header_out:  # later groups repeat the header row as context
                 item_meta["context"] = context
@@ -152,7 +153,7 @@ class TableChunker(Chunker):
                 header_out = True
 
         for a, b in body:
-            row_text = _record(columns, _cells(text[a:b], is_md)) if self.records else text[a:b]
+            row_text = _record(columns, _values(text, a, b, sep)) if self.records else text[a:b]
             n = self.counter.count(row_text) - self.counter.special_tokens + 1
             if room >= 8 and n <= room:
                 if group and group_tokens + n > room:
@@ -167,18 +168,18 @@ class TableChunker(Chunker):
                 items.extend(Item(x, y, dict(meta)) for x, y in pack_units(index, [(start, a)], self.budget)
                              if text[x:y].strip())
                 header_out = True
-            items.extend(self.row_pieces(index, a, b, columns, is_md, meta))
+            items.extend(self.row_pieces(index, a, b, columns, sep, meta))
         flush()
         return items
 
-    def row_pieces(self, index: TokenIndex, a: int, b: int, columns: list[str], markdown: bool,
+    def row_pieces(self, index: TokenIndex, a: int, b: int, columns: list[str], sep: str,
                    meta: dict) -> list[Item]:
         """Row ``text[a:b]``, too long to sit under its table's header, as pieces of whole cells
         (a cell too long alone is cut), each embedded as ``column: value`` pairs: a piece's cells
         are named by their own columns, never read under the whole header. Pieces after the first
         also name the row by its first cell, where that is short (an order id, a name)."""
         text, budget, counter = index.text, self.budget, self.counter
-        cells = _cell_spans(text, a, b, markdown)
+        cells = _cell_spans(text, a, b, sep)
         if not cells:
             return [Item(x, y, dict(meta)) for x, y in pack_units(index, [(a, b)], budget)]
         bounds = [a] + [cs for _, cs, _ in cells[1:]] + [b]  # contiguous: separators go with the cell before
@@ -186,12 +187,7 @@ class TableChunker(Chunker):
         for column, _, _ in cells:
             name = columns[column] if column < len(columns) else ""
             labels.append(f"{name}: " if name and counter.count(name) <= budget // 4 else "")
-        def value(cs: int, ce: int) -> str:  # a CSV cell as csv reads it: quotes off, "" as "
-            cell = text[cs:ce]
-            quoted = not markdown and len(cell) > 1 and cell[0] == cell[-1] == '"'
-            return cell[1:-1].replace('""', '"') if quoted else cell
-
-        first = labels[0] + value(cells[0][1], cells[0][2])
+        first = labels[0] + _value(text, cells[0][1], cells[0][2], sep)
         key_tokens = counter.count(first) - counter.special_tokens + 2
         key = first + "; " if key_tokens <= budget // 8 else ""
         items: list[Item] = []
@@ -203,7 +199,7 @@ class TableChunker(Chunker):
             items.append(Item(x, y, {**meta, "embed_override": embedded} if fits else dict(meta)))
 
         for (_, cs, ce), label, x, y in zip(cells, labels, bounds, bounds[1:]):
-            cell = label + value(cs, ce)
+            cell = label + _value(text, cs, ce, sep)
             n = counter.count(cell) - counter.special_tokens + 1
             if piece and (piece_tokens + n > budget or index.count(piece[0], y) > budget):
                 emit(*piece)
@@ -214,7 +210,7 @@ class TableChunker(Chunker):
             if piece is None and (piece_tokens + n > budget or index.count(x, y) > budget):  # too long alone: cut
                 prefix = named + label
                 for p, q in pack_units(index, [(x, y)], max(8, budget - counter.count(prefix) - 2)):
-                    emit(p, q, prefix + text[p:q].strip())
+                    emit(p, q, prefix + _value(text, max(p, cs), min(q, ce), sep, whole=(cs, ce)))
                 continue
             piece = (piece[0], y, piece[2] + "; " + cell) if piece else (x, y, named + cell)
             piece_tokens += n
@@ -223,18 +219,53 @@ class TableChunker(Chunker):
         return items
 
 
-def _cell_spans(text: str, a: int, b: int, markdown: bool) -> list[tuple[int, int, int]]:
+def _delimiter(header: str) -> str:
+    """The delimiter of a delimited table whose header line is ``header``: comma, tab or semicolon,
+    whichever it holds most of (a comma where none)."""
+    return max((",", "\t", ";"), key=lambda d: (header.count(d), d == ","))
+
+
+def _rows(text: str, start: int, end: int, sep: str) -> list[tuple[int, int]]:
+    """The non-blank rows of the table ``text[start:end]``, whitespace trimmed: its lines, where a
+    delimited (CSV) table's quoted cell may hold line breaks, as csv reads it."""
+    if sep == "|":
+        return [(start + m.start(), start + m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", text[start:end])]
+    rows, row, quoted = [], start, False
+    for i in range(start, end):
+        if text[i] == '"':
+            quoted = not quoted
+        elif text[i] == "\n" and not quoted:
+            rows.append((row, i))
+            row = i + 1
+    rows.append((row, end))
+    out = []
+    for a, b in rows:
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if b > a:
+            out.append((a, b))
+    return out
+
+
+def _cell_spans(text: str, a: int, b: int, sep: str) -> list[tuple[int, int, int]]:
     """(column, start, end) of each non-blank cell of row ``text[a:b]``, whitespace trimmed: cells
-    split at ``|`` (Markdown; not ``\\|``, and the row's edge pipes are no cells) or at commas
-    outside double quotes (CSV)."""
-    sep, spans, cell, quoted = "|" if markdown else ",", [], a, False
+    split at ``|`` (Markdown: not an escaped ``\\|``; the row's edge pipes are no cells) or at
+    ``sep`` outside double quotes (a delimited table)."""
+    markdown = sep == "|"
+    spans, cell, quoted, escaped = [], a, False, False
     for i in range(a, b):
         ch = text[i]
+        if markdown and ch == "\\":
+            escaped = not escaped
+            continue
         if ch == '"' and not markdown:
             quoted = not quoted
-        elif ch == sep and not quoted and not (markdown and i > a and text[i - 1] == "\\"):
+        elif ch == sep and not quoted and not escaped:
             spans.append((cell, i))
             cell = i + 1
+        escaped = False
     spans.append((cell, b))
     if markdown and spans and not text[spans[0][0] : spans[0][1]].strip():
         spans = spans[1:]
@@ -251,13 +282,22 @@ def _cell_spans(text: str, a: int, b: int, markdown: bool) -> list[tuple[int, in
     return out
 
 
-def _cells(line: str, markdown: bool) -> list[str]:
-    if markdown:
-        return [c.strip() for c in line.strip().strip("|").split("|")]
-    try:
-        return next(csv.reader(io.StringIO(line)))
-    except (csv.Error, StopIteration):
-        return [line]
+def _value(text: str, s: int, e: int, sep: str, whole: tuple[int, int] | None = None) -> str:
+    """Cell text ``text[s:e]`` as a reader takes it: a delimited table's quotes off (those of the
+    cell ``whole`` spans, where ``s:e`` is part of one) and its doubled quotes single."""
+    cs, ce = whole or (s, e)
+    if sep == "|" or ce - cs < 2 or text[cs] != '"' or text[ce - 1] != '"':
+        return text[s:e].strip()
+    return text[max(s, cs + 1) : min(e, ce - 1)].replace('""', '"').strip()
+
+
+def _values(text: str, a: int, b: int, sep: str) -> list[str]:
+    """Row ``text[a:b]``'s cell values by column (a blank cell empty)."""
+    cells = _cell_spans(text, a, b, sep)
+    values = [""] * (cells[-1][0] + 1 if cells else 0)
+    for column, cs, ce in cells:
+        values[column] = _value(text, cs, ce, sep)
+    return values
 
 
 def _record(columns: list[str], cells: list[str]) -> str:
