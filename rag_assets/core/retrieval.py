@@ -139,7 +139,8 @@ class Hit:
     def citation(self) -> str:
         """Title | heading path [the other sections it spans, by their own heading] | pages | chars."""
         parts = [self.title or self.doc_id]
-        others = [s.rsplit(" > ", 1)[-1] for s in self.sections if s != self.heading_path]
+        others = [s.rsplit(" > ", 1)[-1] for s in self.sections  # not its own path, nor one above it
+                  if s != self.heading_path and not self.heading_path.startswith(s + " > ")]
         if self.heading_path or others:
             parts.append(" ".join(filter(None, [self.heading_path, f"[{'; '.join(others)}]" if others else ""])))
         if self.page is not None:

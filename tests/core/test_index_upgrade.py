@@ -140,3 +140,6 @@ def test_a_citation_names_every_section_its_text_spans():
         "Handbook > Equipment", "Handbook > Equipment > Laptops", "Handbook > Equipment > Home Office Budget"))
     assert "| Handbook > Equipment [Laptops; Home Office Budget] | chars 0-50" in spanning.citation()
     assert hit(0, 5, None, None).citation() == "Manual | chars 0-5  ()"  # no heading: none cited
+    under = replace(hit(0, 50, None, None), heading_path="Handbook > Time Off > Vacation",
+                    sections=("Handbook > Time Off > Vacation", "Handbook > Time Off"))  # its parent's heading line
+    assert "| Handbook > Time Off > Vacation | chars" in under.citation()
