@@ -43,4 +43,7 @@ def code_versions(corpus: Corpus) -> dict[str, str]:
     index = settings_hash({"embeddings": embeddings, "uri": corpus.index.uri, "model": model.name,
                            "labels": row_labels(corpus)})
     return {"parsed_documents": parsed, "chunks": chunks, "embeddings": embeddings, "lancedb_index": index,
-            "lancedb_table": settings_hash({"index": corpus.index.model_dump(), "model": model.name})}
+            # The table as a whole follows which model's and profile's table the corpus builds: after a
+            # switch or rename the UI shows it unsynced until maintenance decides which table serves.
+            "lancedb_table": settings_hash({"index": corpus.index.model_dump(), "model": model.name,
+                                            "profile": corpus.chunking_profile.name})}

@@ -56,6 +56,17 @@ def test_code_versions_follow_profile_and_model(tmp_path, monkeypatch):
     # A profile change redoes chunks and every stage after them, and nothing before.
     for stage in ("chunks", "embeddings", "lancedb_index"):
         assert version(before, stage) != version(after, stage), stage
+    # Which table serves is decided again by the table's maintenance only after a switch or a
+    # rename (an edit in place keeps the table), so only those leave lancedb_table unsynced.
+    assert version(before, "lancedb_table") == version(after, "lancedb_table")
+    project_yml = root / "rag_project.yml"
+    config = yaml.safe_load(project_yml.read_text())
+    config["corpora"]["sample"]["+chunking_profile"] = "recursive"
+    project_yml.write_text(yaml.safe_dump(config))
+    switched = build_definitions(load_project(root)).resolve_asset_graph()
+    assert version(switched, "lancedb_table") != version(after, "lancedb_table")
+    config["corpora"]["sample"].pop("+chunking_profile")
+    project_yml.write_text(yaml.safe_dump(config))
     for stage in ("raw_documents", "parsed_documents"):
         assert version(before, stage) == version(after, stage)
 
