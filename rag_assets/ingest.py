@@ -224,7 +224,8 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
             result = run_job(project, defs, maintenance_job_name(corpus.name), instance)
             report["runs"] += 1
             if not result.success:
-                failures.append({"corpus": corpus.name, "doc_id": "(table)", "error": failure_message(result.get_step_failure_events())})
+                failures.append({"corpus": corpus.name, "doc_id": "(table)",
+                                 "error": failure_message(result.get_step_failure_events())})
             checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
             if result.success:  # pruned: documents deleted now, and those a sensor or observe removed earlier
                 report["documents_deleted"] = len({*plan.deleted, *orphans})
@@ -295,10 +296,10 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
     with dg.DagsterInstance.get() as instance:
         for corpus in _selected(project, corpora):
             partition_keys = list(instance.get_dynamic_partitions(partitions_name(corpus.name)))
-            stages = {}
+            stages, failed_by_stage = {}, {}
             for stage in STAGES:
                 status = stale_status(defs, instance, asset_key(corpus.name, stage), partition_keys)
-                failed = failed_keys(instance, corpus.name, stage, partition_keys)  # the UI's Failed, of those
+                failed = failed_by_stage[stage] = failed_keys(instance, corpus.name, stage, partition_keys)
                 stages[stage] = {"fresh": len(status["fresh"]), "stale": len(status["stale"]),
                                  "missing": len(status["missing"]), "failed": len(failed),
                                  "stale_partitions": status["stale"], "missing_partitions": status["missing"],
@@ -317,7 +318,7 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
             failed = [{"doc_id": d, "error": r["error"]} for d, r in records.items() if r.get("error")]
             recorded = {f["doc_id"] for f in failed}
             failed = sorted(failed + [{"doc_id": doc_id_for(pk), "error": why} for pk, why in
-                                      failed_partitions(instance, corpus.name, partition_keys).items()
+                                      failed_partitions(instance, corpus.name, partition_keys, failed_by_stage).items()
                                       if doc_id_for(pk) not in recorded], key=lambda f: f["doc_id"])
             served = live.index(db, corpus.name)
             held = served.indexed_documents() if served.manifest_name in open_tables(db, served.manifest_name) else {}

@@ -32,16 +32,20 @@ def failed_keys(instance: dg.DagsterInstance, corpus: str, stage: str, partition
     return [pk for pk, s in status.items() if s == dg.AssetPartitionStatus.FAILED]
 
 
-def failed_partitions(instance: dg.DagsterInstance, corpus: str, partition_keys: list[str]) -> dict[str, str]:
+def failed_partitions(instance: dg.DagsterInstance, corpus: str, partition_keys: list[str],
+                      by_stage: dict[str, list[str]] | None = None) -> dict[str, str]:
     """Partition key -> why, for those of ``partition_keys`` whose latest run of a stage of
-    ``corpus`` failed without materialising it: the failed run's id and root cause."""
+    ``corpus`` failed without materialising it: the failed run's id and root cause. ``by_stage``:
+    each stage's ``failed_keys``, where the caller read them already."""
     out: dict[str, str] = {}
     for stage in STAGES:
         key = asset_key(corpus, stage)
-        failed = [pk for pk in failed_keys(instance, corpus, stage, partition_keys) if pk not in out]
+        failed = by_stage[stage] if by_stage is not None else failed_keys(instance, corpus, stage, partition_keys)
+        failed = [pk for pk in failed if pk not in out]
         if not failed:
             continue
-        attempts = instance.event_log_storage.get_latest_asset_partition_materialization_attempts_without_materializations(key)
+        storage = instance.event_log_storage
+        attempts = storage.get_latest_asset_partition_materialization_attempts_without_materializations(key)
         causes: dict[str, str] = {}
         for pk in failed:
             run_id = attempts[pk][0] if pk in attempts else None
