@@ -230,6 +230,8 @@ def _rows(text: str, start: int, end: int, sep: str) -> list[tuple[int, int]]:
     delimited (CSV) table's quoted cell may hold line breaks, as csv reads it."""
     if sep == "|":
         return [(start + m.start(), start + m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", text[start:end])]
+    if '"' not in text[start:end]:  # no quoted cell: its lines, trimmed, found by the regex engine
+        return [(start + m.start(), start + m.end()) for m in re.finditer(r"\S(?:[^\n]*\S)?", text[start:end])]
     rows, row, quoted = [], start, False
     for i in range(start, end):
         if text[i] == '"':
@@ -238,15 +240,7 @@ def _rows(text: str, start: int, end: int, sep: str) -> list[tuple[int, int]]:
             rows.append((row, i))
             row = i + 1
     rows.append((row, end))
-    out = []
-    for a, b in rows:
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
-        if b > a:
-            out.append((a, b))
-    return out
+    return [(a, b) for a, b in (_stripped(text, a, b) for a, b in rows) if b > a]
 
 
 def _cell_spans(text: str, a: int, b: int, sep: str) -> list[tuple[int, int, int]]:
@@ -271,15 +265,16 @@ def _cell_spans(text: str, a: int, b: int, sep: str) -> list[tuple[int, int, int
         spans = spans[1:]
     if markdown and spans and not text[spans[-1][0] : spans[-1][1]].strip():
         spans = spans[:-1]
-    out = []
-    for column, (s, e) in enumerate(spans):
-        while s < e and text[s].isspace():
-            s += 1
-        while e > s and text[e - 1].isspace():
-            e -= 1
-        if e > s:
-            out.append((column, s, e))
-    return out
+    return [(column, s, e) for column, (s, e) in enumerate(_stripped(text, a, b) for a, b in spans) if e > s]
+
+
+def _stripped(text: str, s: int, e: int) -> tuple[int, int]:
+    """``s:e`` without the whitespace at its ends."""
+    while s < e and text[s].isspace():
+        s += 1
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    return s, e
 
 
 def _value(text: str, s: int, e: int, sep: str, whole: tuple[int, int] | None = None) -> str:
