@@ -1,4 +1,6 @@
+import base64
 import io
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -795,6 +797,35 @@ def test_a_plain_text_reply_reads_its_quoted_messages_without_their_quoting():
             "On Tue, 3 Nov 2026 at 10:12, Sam Ortiz <sam@northwind.example> wrote:",
             "Hold the reset button for ten seconds while the dock restarts, then install firmware 2.3 from the service menu.",
             "Our R4 docks stopped charging after the 2.4 update and show a red light."], texts
+
+
+PNG_PAYLOAD = base64.b64encode(bytes(range(256)) * 200).decode()  # 68 kB of base64
+
+
+@pytest.mark.parametrize("doc_id, wrap", [
+    ("notes/setup.md", lambda uri: f"![diagram]({uri})"),
+    ("notes/setup.txt", lambda uri: f"<img src=\"{uri}\" alt=\"diagram\">"),
+    ("web/site.css", lambda uri: f"@font-face {{ src: url('{uri}') }}"),
+])
+def test_a_pasted_pictures_base64_payload_is_elided_and_the_text_around_it_kept(doc_id, wrap):
+    uri = f"data:image/png;base64,{PNG_PAYLOAD}"
+    doc = parse_document(raw(doc_id, f"# Setup\n\nSee the diagram:\n\n{wrap(uri)}\n\n## Proxy\n\nSet the proxy.\n".encode()))
+    assert PNG_PAYLOAD[:100] not in doc.text and wrap("data:image/png;base64,…") in doc.text
+    assert doc.text.endswith("## Proxy\n\nSet the proxy.\n") and len(doc.text) < 200
+    for el in doc.elements:
+        assert 0 <= el.start < el.end <= len(doc.text) and doc.text[el.start : el.end].strip()
+
+
+def test_short_data_uris_and_base64_outside_a_data_uri_are_kept():
+    spacer = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
+    text = f"![]({spacer})\n\nkey: {PNG_PAYLOAD[:300]}\n"
+    assert parse_document(raw("notes/a.md", text.encode())).text == text
+
+
+def test_a_notebook_markdown_cell_s_pasted_picture_is_elided():
+    cells = [{"cell_type": "markdown", "source": ["# Plot\n", f"![p](data:image/png;base64,{PNG_PAYLOAD})"]}]
+    book = parse_document(raw("a.ipynb", json.dumps({"cells": cells, "nbformat": 4}).encode()))
+    assert book.text == "# Plot\n![p](data:image/png;base64,…)"
 
 
 def test_a_notebook_is_its_cells_as_markdown_with_fenced_code_and_no_outputs():

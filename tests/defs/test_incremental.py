@@ -454,6 +454,24 @@ def test_a_new_parser_revision_is_redone_by_the_next_ingest_as_dagster_marks_it(
         assert all(s["stale"] == 0 for s in stages.values()), stages
 
 
+def test_a_format_s_new_revision_re_parses_only_that_format_s_documents(tmp_path, monkeypatch):
+    from rag_assets.core.parsing import parse
+
+    values = make_project(tmp_path)
+    with env(**values):
+        first = ingest_project(load_project())
+        monkeypatch.setitem(parse.FORMAT_REVISIONS, "markdown", parse.FORMAT_REVISIONS["markdown"] + "-next")
+        stages = status_project(load_project())["corpora"]["sample"]["stages"]
+        assert stages["parsed_documents"]["stale"] == first["documents_seen"]  # one code version per stage
+        again = ingest_project(load_project())
+        source = load_project().corpus("sample")
+        markdown = [ref.doc_id for ref in list_disk(source.source_root, source.source.include, source.source.exclude)
+                    if parse.content_type_for(ref.doc_id) == "markdown"]
+        assert again["documents_parsed"] == len(markdown) >= 3 and again["chunks_embedded"] == 0
+        stages = status_project(load_project())["corpora"]["sample"]["stages"]
+        assert all(s["stale"] == 0 for s in stages.values()), stages
+
+
 def test_new_ocr_languages_re_parse_only_the_formats_ocr_reads_as_dagster_marks_them(tmp_path):
     from rag_assets.core.parsing.parse import OCR_FORMATS, content_type_for
     from tests.support.make_sample_binaries import GERMAN_PAGES, scanned, write_pdf

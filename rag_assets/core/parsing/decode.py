@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import re
 
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -50,6 +51,18 @@ def decode_text(data: bytes) -> tuple[str, str]:
                 encoding = "utf-8+cp1252" if any(ord(c) > 0x7F for c in data.decode("utf-8", errors="ignore")) \
                     else "cp1252"
     return text.replace("\r\n", "\n").replace("\r", "\n"), encoding
+
+
+# An inline base64 data URI (a picture pasted into Markdown, a font in CSS): its payload is bytes, not
+# text. Shorter payloads (a 1x1 spacer) are left as written.
+_DATA_URI = re.compile(r"(data:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+=[\w.+%-]+)*;base64,)[A-Za-z0-9+/]{100,}={0,2}")
+
+
+def elide_inline_data(text: str) -> str:
+    """``text`` with each inline base64 data URI's payload (100 chars or more) replaced by "…",
+    its media type kept (``data:image/png;base64,…``): a pasted picture is no text to search,
+    and read as text it made hundreds of chunks of base64."""
+    return _DATA_URI.sub(r"\1…", text) if "base64," in text else text
 
 
 def _utf16_without_bom(head: bytes, size: int) -> str | None:

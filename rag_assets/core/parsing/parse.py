@@ -28,7 +28,7 @@ from functools import lru_cache, partial
 from importlib.metadata import version
 
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
-from rag_assets.core.parsing.decode import decode_text
+from rag_assets.core.parsing.decode import decode_text, elide_inline_data
 from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, ParserFailed, ocr_pages_reported,
                                             report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
@@ -79,6 +79,10 @@ from rag_assets.core.parsing.structure import (front_matter, markdown_elements, 
 # the widest; 6: .eml read as e-mail (it was text); 5: HTML, DOCX and PPTX tables as Markdown rows;
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
 PARSER_REVISION = "44"
+#: Revisions of some formats' reading, apart from PARSER_REVISION so that a change to them re-parses
+#: just those formats' documents (never re-reads a PDF by OCR): 1: an inline base64 data URI's
+#: payload is elided (a picture pasted into Markdown was hundreds of chunks of base64)
+FORMAT_REVISIONS = dict.fromkeys(("markdown", "text", "rst", "code", "csv", "notebook"), "1")
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -170,12 +174,16 @@ def parser_version() -> str:
 
 
 def parser_settings(ocr_languages: tuple[str, ...], content_type: str | None = None) -> str:
-    """What a parse depends on besides the document's bytes and name: ``parser_version``, and
-    ``ocr_languages`` where they are not the default and ``content_type`` (None: any) may be read
-    by OCR (``OCR_FORMATS``), so a change of languages re-parses just the documents it may change."""
+    """What a parse of ``content_type`` (None: any) depends on besides the document's bytes and
+    name: ``parser_version``, the format's ``FORMAT_REVISIONS``, and ``ocr_languages`` where they
+    are not the default and the format may be read by OCR (``OCR_FORMATS``), so a change of
+    languages re-parses just the documents it may change."""
+    revisions = FORMAT_REVISIONS.items() if content_type is None else \
+        [(content_type, FORMAT_REVISIONS[content_type])] if content_type in FORMAT_REVISIONS else []
+    settings = parser_version() + "".join(f"-{name}{revision}" for name, revision in sorted(revisions))
     if tuple(ocr_languages) == DEFAULT_LANGUAGES or (content_type is not None and content_type not in OCR_FORMATS):
-        return parser_version()
-    return f"{parser_version()}-ocr-{'+'.join(ocr_languages)}"
+        return settings
+    return f"{settings}-ocr-{'+'.join(ocr_languages)}"
 
 
 def content_type_for(doc_id: str) -> str:
@@ -332,7 +340,7 @@ def _parse_text(content_type: str, data: bytes):
     """A text format's decoded text, its elements and title (a Markdown file's sole top-level
     heading, a reStructuredText file's sole top-level title; a front matter's title, which names
     a Markdown file before it, is read by ``parse_document``)."""
-    text, _ = decode_text(data)
+    text = elide_inline_data(decode_text(data)[0])
     if content_type == "markdown":
         elements = markdown_elements(text)
     elif content_type == "rst":
@@ -1100,7 +1108,7 @@ def _parse_notebook(data: bytes):
     parts = []
     for cell in cells:
         source = cell.get("source", cell.get("input", ""))
-        source = ("".join(source) if isinstance(source, list) else str(source)).strip("\n")
+        source = elide_inline_data(("".join(source) if isinstance(source, list) else str(source)).strip("\n"))
         if not source.strip():
             continue
         if cell.get("cell_type") == "code":
