@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_assets.core.chunking import ChunkingProfile, chunk_document, row_token_limit
+from rag_assets.core.chunking.document import MAX_CHARS_PER_TOKEN
 from rag_assets.core.chunking.sentences import sentence_spans
 from rag_assets.core.chunking import STRATEGIES
 from rag_assets.core.hashing import content_hash
@@ -79,9 +80,31 @@ def test_chunk_document_embed_text_fits_the_model_limit(strategy, text):
         return
     profile = ChunkingProfile("p", strategy=strategy, max_tokens=400, overlap=8)
     chunked = chunk_document(doc, profile, counter, model_limit=96, embed=fake_embed)
+    covered = bytearray(len(doc.text))
     for chunk in chunked.chunks:
         assert doc.text[chunk.start : chunk.end] == chunk.text
         assert counter.count(chunk.embed_text) == chunk.tokens <= 96
+        # MiniLM reads each 300-char word as one token: chunks stay a size a prompt can hold
+        assert len(chunk.text) <= MAX_CHARS_PER_TOKEN * 96
+        covered[chunk.start : chunk.end] = b"\x01" * (chunk.end - chunk.start)
+    assert all(covered[i] or ch.isspace() for i, ch in enumerate(doc.text))
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES) + ["auto"])
+@pytest.mark.parametrize("text", ["Intro.\n\n" + "x" * 100_000 + "\n\nClosing words.", ("y" * 300 + " ") * 200])
+def test_words_the_tokenizer_reads_as_one_token_still_make_chunks_a_prompt_can_hold(strategy, text):
+    counter = COUNTERS[MINILM_TOKENIZER]
+    doc = parse_document(RawDocument("doc.txt", "file:///doc.txt", content_hash(text.encode()), 1, "v", text.encode()))
+    chunked = chunk_document(doc, ChunkingProfile("p", strategy=strategy, max_tokens=128), counter, 256,
+                             embed=fake_embed)
+    covered = bytearray(len(text))
+    for chunk in chunked.chunks:
+        assert text[chunk.start : chunk.end] == chunk.text and counter.count(chunk.embed_text) == chunk.tokens <= 128
+        assert len(chunk.text) <= MAX_CHARS_PER_TOKEN * 128
+        covered[chunk.start : chunk.end] = b"\x01" * (chunk.end - chunk.start)
+    assert all(covered[i] or ch.isspace() for i, ch in enumerate(text))
+    assert chunked.chunks[-1].text.endswith(text.rstrip()[-5:])
+    assert all(c.window_end - c.window_start <= MAX_CHARS_PER_TOKEN * 128 for c in chunked.chunks if c.window_start is not None)
 
 
 def test_a_long_cjk_title_is_shortened_to_leave_room_for_text_and_a_short_title_is_kept_whole():

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rag_assets.core.chunking.document import MAX_CHARS_PER_TOKEN
 from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter
 
 pytestmark = pytest.mark.e2e
@@ -62,6 +63,7 @@ def test_rag_chunk_guarantees_on_unseen_documents(tmp_path, seed):
             assert {"text", "start", "end", "tokens", "heading_path"} <= chunk.keys()
             assert text[chunk["start"] : chunk["end"]] == chunk["text"]
             assert counter.count(chunk["embed_text"]) == chunk["tokens"] <= limit
+            assert len(chunk["text"]) <= MAX_CHARS_PER_TOKEN * limit  # MiniLM reads 100 kB of x as one token
             covered[chunk["start"] : chunk["end"]] = b"\x01" * (chunk["end"] - chunk["start"])
         assert all(covered[i] or ch.isspace() for i, ch in enumerate(text)), (path.name, args)
 

@@ -6,7 +6,7 @@ from bisect import bisect_right
 from functools import lru_cache
 
 from rag_assets.core.chunking.cleaning import clean, repeated_page_lines
-from rag_assets.core.chunking.engine import Span
+from rag_assets.core.chunking.engine import Span, split_exact
 from rag_assets.core.chunking.profile import ChunkingProfile, row_token_limit
 from rag_assets.core.chunking.registry import make_chunker
 from rag_assets.core.chunking.text import RecursiveChunker
@@ -14,6 +14,10 @@ from rag_assets.core.models import Chunk, ChunkedDocument, Element, ParsedDocume
 from rag_assets.core.tokens import TokenCounter, get_token_counter
 
 SECTION_TOKENS = 32
+#: a chunk holds at most this many chars per token of its limit: natural text holds 2-9, but a
+#: tokenizer may read a run of chars as one token (MiniLM's WordPiece reads a word over 100 chars
+#: as one unknown token), and a result must stay a size a prompt can hold
+MAX_CHARS_PER_TOKEN = 16
 
 
 class _Headers:
@@ -77,7 +81,8 @@ def chunk_document(
     starts = [el.start for el in elements]
     furniture = repeated_page_lines(doc.text, elements) if profile.cleaning.strip_page_furniture else frozenset()
     profile_hash = profile.fingerprint()
-    spans = chunker.chunk(doc.text, elements)
+    spans = _cap_chars(doc.text, chunker.chunk(doc.text, elements), MAX_CHARS_PER_TOKEN * size_limit, sizer,
+                       size_limit - header_room)
     if sizer is not counter:
         spans = _split_for_model(doc.text, spans, profile, counter, model_limit, _Headers(headers.title, counter))
     chunks: list[Chunk] = []
@@ -98,6 +103,34 @@ def chunk_document(
         sentence_weight=profile.sentence_weight,
         tags=doc.tags,
     )
+
+
+def _cap_chars(text: str, spans: list[Span], max_chars: int, counter: TokenCounter, max_tokens: int) -> list[Span]:
+    """Spans over ``max_chars`` chars cut into pieces of at most that many (at the last whitespace
+    in a piece's second half, else mid-word), each re-counted and re-split to ``max_tokens`` where
+    the cut changed how it tokenises; a piece embeds its own text. A sentence window reaching into
+    a span cut so is dropped (its chunk is returned alone)."""
+    cut_spans = [(span.start, span.end) for span in spans if span.end - span.start > max_chars]
+    if not cut_spans:
+        return spans
+    out: list[Span] = []
+    for span in spans:
+        if span.window and any(a < span.window[1] and span.window[0] < b for a, b in cut_spans):
+            span = span._replace(window=None)
+        start = span.start
+        while span.end - start > max_chars:
+            half, cut = start + max_chars // 2, start + max_chars
+            space = max(text.rfind(" ", half, cut), text.rfind("\n", half, cut))
+            cut = space if space > half else cut
+            out += [Span(p.start, p.end, p.tokens, heading_path=span.heading_path)
+                    for p in split_exact(text, counter, start, cut, max_tokens)]
+            start = cut
+        if start == span.start:
+            out.append(span)
+        else:
+            out += [Span(p.start, p.end, p.tokens, heading_path=span.heading_path)
+                    for p in split_exact(text, counter, start, span.end, max_tokens)]
+    return out
 
 
 def _split_for_model(text: str, spans: list[Span], profile: ChunkingProfile, counter: TokenCounter,
