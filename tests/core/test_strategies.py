@@ -135,6 +135,16 @@ def test_sentence_splitter_knows_abbreviations_decimals_quotes_and_lists():
     assert "- first item" in sentences and "- second item" in sentences
 
 
+@pytest.mark.parametrize("text, sentences", [
+    ("- Buy milk before noon.\n- Call the plumber.", ["- Buy milk before noon.", "- Call the plumber."]),
+    ("1. Import the module\n2. Create a widget", ["1. Import the module", "2. Create a widget"]),
+    ("Steps:\n\n 10. Open it. Then close it.\n11. Done", ["Steps:", "10. Open it.", "Then close it.", "11. Done"]),
+    (".. _rollback:\n\nRoll back. Now.", [".. _rollback:", "Roll back.", "Now."]),
+])
+def test_a_list_marker_or_a_mark_opening_its_line_stays_with_its_text(text, sentences):
+    assert [text[a:b] for a, b in sentence_spans(text)] == sentences
+
+
 def test_sentence_splitter_takes_each_markdown_table_row_as_one_sentence():
     text = ("The limits follow. They are per Region.\n\n| Resource | Default | Notes |\n| --- | :-: | --- |\n"
             "| Filters | 100 | The maximum per account\\. Ask to raise it. |\n|  Load balancers | 50 | |\n"

@@ -26,6 +26,13 @@ _TABLE_ROW = re.compile(r"(?m)^[ \t]*\|(?![ \t:|-]*$).*$")
 _DELIMITER = re.compile(r"\n[ \t]*\|[ \t:|-]*-[ \t:|-]*(?=\n|$)")
 
 
+def _opens_its_line(text: str, mark_start: int) -> bool:
+    """Whether the end mark at ``mark_start`` is a list number's ("2. Create") or opens its line
+    (reStructuredText's ".. note::"): either way it ends no sentence."""
+    line = text[text.rfind("\n", 0, mark_start) + 1 : mark_start].strip(" \t")
+    return not line or (line.isdigit() and len(line) <= 3 and text[mark_start] == ".")
+
+
 def _is_abbreviation(text: str, mark_start: int) -> bool:
     word_start = mark_start
     while word_start > 0 and (text[word_start - 1].isalpha() or text[word_start - 1] == "."):
@@ -59,7 +66,7 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
         if i >= 0 and m.start() < rows[i][1]:
             continue  # a row is one sentence, whatever its cells say
         mark = m.group(1)
-        if mark == "." and _is_abbreviation(text, m.start(1)):
+        if mark == "." and _is_abbreviation(text, m.start(1)) or _opens_its_line(text, m.start(1)):
             continue
         nxt = m.end()
         # "3.5", "v4.8.1" never match (no whitespace after the dot); a lowercase continuation
@@ -70,7 +77,7 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     for m in _LINE_BREAKS.finditer(text, start, end):
         cuts.add(m.start() + 1)
     for m in _LIST_ITEM.finditer(text, start - 1 if start else 0, end):
-        cuts.add(m.start() + 1)
+        cuts.add(m.start() + (text[m.start()] == "\n"))  # the item's line starts after its newline
         line_end = text.find("\n", m.end(), end)
         if line_end >= 0:
             cuts.add(line_end + 1)  # a list item ends with its line
