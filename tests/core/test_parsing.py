@@ -1017,6 +1017,61 @@ def test_web_page_and_word_tables_keep_their_rows():
     assert "| City | Limit |\n| --- | --- |\n| Paris | 240 EUR |" in doc.text
 
 
+NEWSLETTER = ("<html><body><table width='100%'><tr><td><table width='600'><tr><td><b>Acme HR</b></td></tr>"
+              "<tr><td><h1>Open enrollment</h1><p>Dear colleagues,</p><p>Enrollment runs to November 24.</p>"
+              "<h2>Dental</h2><p>Orthodontics rise to $2,500.</p></td></tr><tr><td>Unsubscribe | Privacy</td></tr>"
+              "</table></td></tr></table></body></html>")
+
+
+@pytest.mark.parametrize("doc_id, data", [
+    ("news.html", NEWSLETTER.encode()),
+    ("news.eml", (b"From: HR <hr@example.com>\nSubject: Benefits\nMIME-Version: 1.0\n"
+                  b"Content-Type: text/html; charset=utf-8\n\n" + NEWSLETTER.encode())),
+])
+def test_a_layout_table_is_read_as_its_headings_and_paragraphs(doc_id, data):
+    doc = parse_document(raw(doc_id, data))
+    assert "Table" not in {e.category for e in doc.elements} and "|" not in doc.text.replace("Unsubscribe | ", "")
+    texts = {doc.text[e.start : e.end]: e for e in doc.elements}
+    assert texts["Orthodontics rise to $2,500."].heading_path[-2:] == ("Open enrollment", "Dental")
+    assert texts["Dear colleagues,"].heading_path[-1] == "Open enrollment"
+
+
+@pytest.mark.parametrize("table, rows", [
+    ("<tr><td>a</td><td>b</td></tr>", None),  # one row of data: a table
+    ("<tr><td>Only</td></tr><tr><td>one column</td></tr>", []),
+    ("<tr><td><p>One</p></td><td><p>Two</p></td></tr><tr><td>1</td><td>2</td></tr>", ["| One | Two |", "| 1 | 2 |"]),
+])
+def test_a_table_of_one_column_is_text_and_one_of_cells_holding_paragraphs_stays_a_table(table, rows):
+    doc = parse_document(raw("t.html", f"<html><body><h1>T</h1><table>{table}</table></body></html>".encode()))
+    lines = [line for line in doc.text.splitlines() if line.startswith("|") and "---" not in line]
+    assert lines == (rows if rows is not None else ["| a | b |"])
+
+
+def test_merged_cells_are_repeated_in_every_row_and_column_they_span():
+    page = ("<html><body><h1>Plans</h1><table><tr><th>Plan</th><th>Feature</th><th>Limit</th></tr>"
+            "<tr><td rowspan='2'>Starter</td><td>Storage</td><td>10 GB</td></tr><tr><td>Users</td><td>3</td></tr>"
+            "<tr><td>Enterprise</td><td colspan='2'>Contact sales</td></tr>"
+            "<tr><td rowspan='x'>Bad span</td><td colspan='0'>kept</td><td>once</td></tr></table></body></html>")
+    assert parse_document(raw("plans.html", page.encode())).text.endswith(
+        "| Plan | Feature | Limit |\n| --- | --- | --- |\n| Starter | Storage | 10 GB |\n| Starter | Users | 3 |\n"
+        "| Enterprise | Contact sales | Contact sales |\n| Bad span | kept | once |")
+    from docx import Document
+
+    word = Document()
+    word.add_heading("Support matrix", 1)
+    table = word.add_table(rows=5, cols=3)
+    for r, row in enumerate([["Product", "Platform", "Supported"], ["", "Linux", "Yes"], ["", "Windows", "No"],
+                             ["", "Linux", "Yes"], ["", "macOS", "Beta"]]):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    table.cell(1, 0).merge(table.cell(2, 0)).text = "Agent"
+    table.cell(3, 0).merge(table.cell(4, 0)).text = "Server"
+    out = io.BytesIO()
+    word.save(out)
+    assert ("| Agent | Windows | No |\n| Server | Linux | Yes |\n| Server | macOS | Beta |"
+            in parse_document(raw("matrix.docx", out.getvalue())).text)
+
+
 def test_a_slide_deck_is_held_to_the_archive_limit():
     with pytest.raises(DocumentError, match="archive expands to .* over the source's max_expanded_mb of 0.01"):
         parse_document(raw("deck.pptx", slide_deck()), ParseLimits(max_expanded_mb=0.01))

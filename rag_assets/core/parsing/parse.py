@@ -29,6 +29,7 @@ from importlib.metadata import version
 
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
 from rag_assets.core.parsing.decode import decode_text, elide_inline_data
+from rag_assets.core.parsing.html_tables import expand_spans, readable_tables
 from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, ParserFailed, ocr_pages_reported,
                                             report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
@@ -80,9 +81,15 @@ from rag_assets.core.parsing.structure import (front_matter, markdown_elements, 
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
 PARSER_REVISION = "44"
 #: Revisions of some formats' reading, apart from PARSER_REVISION so that a change to them re-parses
-#: just those formats' documents (never re-reads a PDF by OCR): 1: an inline base64 data URI's
-#: payload is elided (a picture pasted into Markdown was hundreds of chunks of base64)
-FORMAT_REVISIONS = dict.fromkeys(("markdown", "text", "rst", "code", "csv", "notebook"), "1")
+#: just those formats' documents (a PDF is not read by OCR again for a Markdown fix).
+#: Markdown, text, reStructuredText, code, CSV, notebooks 1: an inline base64 data URI's payload is
+#: elided (a picture pasted into Markdown was hundreds of chunks of base64).
+#: Web pages, e-mail, Word, PowerPoint and the formats pandoc reads 1: a table laying a page out
+#: (an e-mail template) is read as its blocks (it was one table cell, its headings lost), merged
+#: cells are repeated in each row and column they span (values shifted into the wrong columns).
+FORMAT_REVISIONS = {**dict.fromkeys(("markdown", "text", "rst", "code", "csv", "notebook"), "1"),
+                    **dict.fromkeys(("html", "email", "docx", "pptx", "odt", "rtf", "epub", "asciidoc", "latex",
+                                     "org", "xml"), "1")}
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -440,7 +447,10 @@ def _table_rows(table) -> str:
     from lxml import html
 
     rows = []
-    for tr in html.fromstring(table.metadata.text_as_html or "<table></table>").iter("tr"):
+    root = html.fromstring(table.metadata.text_as_html or "<table></table>")
+    for element in root.iter("table"):
+        expand_spans(element)  # a Word table's merged cells
+    for tr in root.iter("tr"):
         for br in tr.iter("br"):
             br.tail = "\n" + (br.tail or "")
         rows.append([cell.text_content() for cell in tr if cell.tag in ("td", "th")])
@@ -480,9 +490,16 @@ def _parse_html(data: bytes, untitled: str = ""):
     title_match = re.search(r"<title[^>]*>(.*?)</title>", page, re.I | re.S)
     title = " ".join(html.unescape(title_match.group(1)).split()) if title_match else ""
     title = title if title != untitled else ""
-    page = _SHOWN_BLOCKS.sub(lambda m: f"<{m.group(1)}{_SHOWN_AS[m.group(2).lower()]}", _shallow_html(page))
-    text, elements = _join_elements(_unstructured_items(partition_html(text=page, languages=NO_LANGUAGE)))
+    text, elements = _join_elements(_unstructured_items(partition_html(text=_readable_html(page), languages=NO_LANGUAGE)))
     return text, elements, title or " ".join(subject.split()) or _first_title(text, elements)
+
+
+def _readable_html(page: str) -> str:
+    """A page (or an e-mail's HTML body) as unstructured should read it: no deeper than it can
+    (``_shallow_html``), the blocks it would drop shown (``_SHOWN_AS``), layout tables read as
+    their blocks and merged cells repeated (``readable_tables``)."""
+    page = _SHOWN_BLOCKS.sub(lambda m: f"<{m.group(1)}{_SHOWN_AS[m.group(2).lower()]}", _shallow_html(page))
+    return readable_tables(page)
 
 
 # How deep a page's elements may nest for unstructured to read them as elements: lxml's HTML parser
@@ -957,11 +974,16 @@ def _internet_parts(data: bytes):
     from email import policy
 
     from unstructured.partition.email import partition_email
+    from unstructured.partition.html import partition_html
 
     message = email.message_from_bytes(data, policy=policy.default)
     fields = [(name, str(message[name] or "")) for name in ("From", "To", "Cc", "Date")]
-    body = partition_email(file=io.BytesIO(data), process_attachments=False, languages=NO_LANGUAGE,
-                           paragraph_grouper=_plain_body_paragraphs)  # for a plain-text body
+    shown_body = message.get_body(preferencelist=("html", "plain"))  # the body partition_email reads
+    if shown_body is not None and shown_body.get_content_type() == "text/html":
+        body = partition_html(text=_readable_html(shown_body.get_content()), languages=NO_LANGUAGE)
+    else:
+        body = partition_email(file=io.BytesIO(data), process_attachments=False, languages=NO_LANGUAGE,
+                               paragraph_grouper=_plain_body_paragraphs)
     attachments, shown = [], []
     for number, part in enumerate(message.iter_attachments(), start=1):
         if part["Content-ID"] and part.get_content_maintype() == "image":
@@ -1007,7 +1029,7 @@ def _outlook_parts(data: bytes):
               ("Cc", ", ".join(a for kind, a in recipients if kind == 2)),
               ("Date", format_datetime(sent) if sent else "")]
     if html_body:
-        elements = partition_html(text=_shallow_html(html_body), languages=NO_LANGUAGE)
+        elements = partition_html(text=_readable_html(html_body), languages=NO_LANGUAGE)
     else:
         elements = partition_text(text=body, languages=NO_LANGUAGE, paragraph_grouper=_plain_body_paragraphs) if body else []
     return subject, fields, elements, attachments, shown

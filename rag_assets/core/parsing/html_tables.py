@@ -1,0 +1,100 @@
+"""HTML tables made readable before unstructured sees them: a table that only lays a page out is
+read as its blocks, and a data table's merged cells are repeated in every row and column they
+span, so each row reads right under its header."""
+
+from __future__ import annotations
+
+import re
+from copy import deepcopy
+
+#: the most copies of one merged cell across (HTML allows 1,000): a title spanning a sheet's width
+MAX_COLSPAN = 100
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_TABLE = re.compile(r"<table\b", re.I)
+
+
+def readable_tables(page: str) -> str:
+    """``page`` with its layout tables turned into plain blocks (``is_layout``) and its other
+    tables' merged cells repeated (``expand_spans``); ``page`` itself where that changes nothing."""
+    if not _TABLE.search(page):
+        return page
+    from lxml import html
+
+    root = html.document_fromstring(page.encode("utf-8"), parser=html.HTMLParser(encoding="utf-8", huge_tree=True))
+    tables = list(root.iter("table"))
+    layout = [table for table in tables if is_layout(table)]  # decided before any table changes
+    merged = [table for table in set(tables) - set(layout) if table.xpath(".//*[@colspan or @rowspan]")]
+    if not layout and not merged:
+        return page
+    for table in merged:
+        expand_spans(table)
+    for table in layout:
+        for element in (table, *_sections(table), *_rows(table), *(c for row in _rows(table) for c in _cells(row))):
+            element.tag = "div"
+    return html.tostring(root, encoding="unicode")
+
+
+def is_layout(table) -> bool:
+    """Whether a table lays a page out (an e-mail template, an old site) rather than holds data: it
+    says so (``role="presentation"``), holds a table or a heading, or has one column."""
+    if (table.get("role") or "").strip().lower() in ("presentation", "none"):
+        return True
+    if any(True for _ in table.iterdescendants("table", *_HEADINGS)):
+        return True
+    return all(len(_cells(row)) <= 1 for row in _rows(table))
+
+
+def expand_spans(table) -> None:
+    """Repeat each cell with ``colspan``/``rowspan`` in every column and row it spans (at most
+    ``MAX_COLSPAN`` columns; a row span stops at the table's last row), in place."""
+    below: dict[int, list] = {}  # column -> [rows still spanned, the cell]
+    for row in _rows(table):
+        queue, placed, column = _cells(row), [], 0
+        while queue or any(c >= column for c in below):
+            if column in below:
+                left, cell = below[column]
+                placed.append(_copy(cell))
+                if left == 1:
+                    del below[column]
+                else:
+                    below[column][0] -= 1
+            elif queue:
+                cell = queue.pop(0)
+                across, down = _span(cell, "colspan", MAX_COLSPAN), _span(cell, "rowspan", None)
+                for attribute in ("colspan", "rowspan"):
+                    cell.attrib.pop(attribute, None)
+                for k in range(across):
+                    placed.append(cell if k == 0 else _copy(cell))
+                    if down > 1:
+                        below[column + k] = [down - 1, cell]
+                column += across - 1
+            else:  # a column spanned from above further right: keep the columns aligned
+                placed.append(row.makeelement("td", {}))
+            column += 1
+        for cell in _cells(row):
+            row.remove(cell)
+        row.extend(placed)
+
+
+def _span(cell, attribute: str, most: int | None) -> int:
+    value = (cell.get(attribute) or "1").strip()
+    span = int(value) if value.isdigit() and int(value) > 0 else 1
+    return min(span, most) if most else span
+
+
+def _copy(cell):
+    copy = deepcopy(cell)
+    copy.tail = None
+    return copy
+
+
+def _sections(table) -> list:
+    return [child for child in table if child.tag in ("thead", "tbody", "tfoot")]
+
+
+def _rows(table) -> list:
+    return [row for part in (table, *_sections(table)) for row in part if row.tag == "tr"]
+
+
+def _cells(row) -> list:
+    return [cell for cell in row if cell.tag in ("td", "th")]
