@@ -78,6 +78,34 @@ def test_hash_inside_a_code_fence_is_not_a_heading():
     assert after.heading_path == ("Top",)
 
 
+@pytest.mark.parametrize("body", [
+    "<!--\n## Deprecated: old procedure\nUse legacy.\n-->",
+    "<pre>\n# /etc/app.conf\nworkers = 8\n</pre>",
+    "<script>\n# not markdown\n</script>",
+    "- ```bash\n  # install the CLI\n  pip install tool\n  ```\n- Then run it.",
+    "1. Step:\n\n        ```\n        # indented under the item\n        ```",
+    "```x``` is inline code, ```\n# no fence was opened above",
+])
+def test_lines_of_html_blocks_and_fences_in_list_items_are_never_headings(body):
+    doc = parse_document(raw("docs/runbook.md", f"# Runbook\n\nIntro.\n\n{body}\n\n## Verify\n\nCheck it.\n".encode()))
+    titles = [doc.text[e.start : e.end] for e in doc.elements if e.category == "Title"]
+    if "no fence was opened" in body:
+        assert titles == ["# Runbook", "# no fence was opened above", "## Verify"]
+        return
+    assert titles == ["# Runbook", "## Verify"] and doc.title == "Runbook"
+    verify = next(e for e in doc.elements if doc.text[e.start : e.end] == "Check it.")
+    assert verify.heading_path == ("Runbook", "Verify")
+
+
+def test_an_html_heading_alone_on_its_line_is_a_heading():
+    text = ('<p align="center"><img src="logo.png"></p>\n\n<h1 align="center">Widget <em>2</em></h1>\n\n'
+            "Widget is fast.\n\n<h2>Install</h2>\n\npip install widget\n")
+    doc = parse_document(raw("README.md", text.encode()))
+    assert doc.title == "Widget 2"
+    install = next(e for e in doc.elements if doc.text[e.start : e.end] == "pip install widget")
+    assert install.heading_path == ("Widget 2", "Install")
+
+
 def test_setext_headings_are_headings_and_title_the_document():
     # pandoc's Markdown writer underlines level 1 and 2 headings ("setext"), as many READMEs do
     text = ("Main Title\n==========\n\nIntro.\n\nInstall\nGuide\n---\n\nRun it.\n\n### Deep\n\nDeep text.\n\n"

@@ -87,9 +87,13 @@ PARSER_REVISION = "44"
 #: Web pages, e-mail, Word, PowerPoint and the formats pandoc reads 1: a table laying a page out
 #: (an e-mail template) is read as its blocks (it was one table cell, its headings lost), merged
 #: cells are repeated in each row and column they span (values shifted into the wrong columns).
+#: Markdown, notebooks and e-mail (its Markdown attachments) 2: an HTML comment or <pre> block is never
+#: read for headings (a "#" line in one was a section), an HTML <h1>-<h6> alone on its line is a
+#: heading, a fence opening a list item or indented further is one (its "#" lines were headings).
 FORMAT_REVISIONS = {**dict.fromkeys(("markdown", "text", "rst", "code", "csv", "notebook"), "1"),
                     **dict.fromkeys(("html", "email", "docx", "pptx", "odt", "rtf", "epub", "asciidoc", "latex",
-                                     "org", "xml"), "1")}
+                                     "org", "xml"), "1"),
+                    **dict.fromkeys(("markdown", "notebook", "email"), "2")}
 
 CONTENT_TYPES = {
     ".md": "markdown",

@@ -7,7 +7,15 @@ import re
 from rag_assets.core.models import Element
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# A fence, perhaps indented or opening a list item's text ("- ```bash"); a backtick fence's info
+# string holds no backtick ("```x```" is inline code).
+_FENCE = re.compile(r"^[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*(`{3,}(?=[^`]*$)|~{3,})")
+# HTML blocks whose lines are never Markdown (CommonMark's kinds 1 and 2): raw text and comments,
+# each up to the line holding its end.
+_RAW_BLOCK = re.compile(r"^ {0,3}<(pre|script|style|textarea|!--)(?=[\s>]|$|(?<=!--))", re.I)
+_RAW_END = {"pre": "</pre>", "script": "</script>", "style": "</style>", "textarea": "</textarea>", "!--": "-->"}
+# An HTML heading alone on its line (a GitHub README's centred <h1 align="center">).
+_HTML_HEADING = re.compile(r"^ {0,3}<h([1-6])(?:\s[^>]*)?>(.*?)</h\1>[ \t]*$", re.I)
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")  # the line under a setext heading: "====" level 1, "----" level 2
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _INLINE = [
@@ -101,16 +109,19 @@ def _lines(text: str):
 
 
 def markdown_elements(text: str) -> tuple[Element, ...]:
-    """Blocks of a markdown text: Title (ATX headings, and setext ones: a paragraph over a line of
-    "=" or "-", outside fences), Table, CodeSnippet (a fence closes on a line of its own character
-    at least as long, as CommonMark reads it), ListItem, NarrativeText; a front matter block is
-    one NarrativeText. Every element carries the heading path it sits under."""
+    """Blocks of a markdown text: Title (ATX headings, setext ones: a paragraph over a line of
+    "=" or "-", and an HTML <h1>-<h6> alone on its line, outside fences), Table, CodeSnippet (a
+    fence closes on a line of its own character at least as long, as CommonMark reads it; an HTML
+    <pre>, <script>, <style> or <textarea> block), ListItem, NarrativeText (an HTML comment is one,
+    never read for headings); a front matter block is one NarrativeText. Every element carries the
+    heading path it sits under."""
     elements: list[Element] = []
     stack: list[tuple[int, str]] = []
     block_start: int | None = None
     block_end = 0
     block_kind = ""
     fence: str | None = None
+    raw_end: str | None = None  # the end of the HTML raw block or comment the lines are in
 
     def path() -> tuple[str, ...]:
         return tuple(title for _, title in stack)
@@ -134,8 +145,14 @@ def markdown_elements(text: str) -> tuple[Element, ...]:
             continue
         if fence is not None:
             block_end = end
-            if re.fullmatch(rf" {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line):
+            if re.fullmatch(rf"[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line):
                 fence = None
+                flush()
+            continue
+        if raw_end is not None:
+            block_end = start + len(line)
+            if raw_end in line.lower():
+                raw_end = None
                 flush()
             continue
         fence_match = _FENCE.match(line)
@@ -144,10 +161,22 @@ def markdown_elements(text: str) -> tuple[Element, ...]:
             fence = fence_match.group(1)
             block_start, block_end, block_kind = start, end, "CodeSnippet"
             continue
-        heading = _HEADING.match(line)
+        raw = _RAW_BLOCK.match(line)
+        if raw:
+            flush()
+            opened = raw.group(1).lower()
+            block_start, block_end = start, start + len(line)
+            block_kind = "NarrativeText" if opened == "!--" else "CodeSnippet"
+            if _RAW_END[opened] in line[raw.end():].lower():
+                flush()
+            else:
+                raw_end = _RAW_END[opened]
+            continue
+        heading = _HEADING.match(line) or _HTML_HEADING.match(line)
         if heading:
             flush()
-            open_section(len(heading.group(1)), heading.group(2))
+            level = len(heading.group(1)) if heading.re is _HEADING else int(heading.group(1))
+            open_section(level, heading.group(2))
             elements.append(Element(start, start + len(line), "Title", heading_path=path()))
             continue
         underline = _SETEXT.match(line)
