@@ -263,3 +263,13 @@ def test_a_question_set_naming_another_corpus_is_refused_at_load(project):
     with pytest.raises(ConfigError, match="asks about corpus 'handbooks', not 'sample'") as info:
         load_project(project)
     assert info.value.key == "corpora.sample.+eval_questions"
+
+
+def test_the_shipped_source_lists_every_file_of_a_folder_but_hidden_ones(project):
+    from rag_assets.core.parsing.parse import CONTENT_TYPES
+    from rag_assets.core.sources import matches
+
+    source = load_project(project).corpus("sample").source
+    names = [f"docs/a{ext}" for ext in CONTENT_TYPES] + ["SCAN.PDF", "notes.Rmd", "LICENSE", "data.unknown"]
+    assert [name for name in names if not matches(name, source.include, source.exclude)] == []
+    assert not any(matches(name, source.include, source.exclude) for name in (".env", "docs/.git/config"))
