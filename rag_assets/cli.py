@@ -324,7 +324,7 @@ def cmd_eval(args) -> int:
     try:
         rows = evaluate(project, args.questions, args.profile, corpora=args.corpora, embedder=args.embedder,
                         mode=args.mode, k=args.k, progress=None if args.json else sys.stderr,
-                        corpus=project.corpus(args.corpus) if args.corpus else None)
+                        corpus=project.corpus(args.corpus) if args.corpus else None, warnings=sys.stderr)
     except (FileNotFoundError, ValueError) as exc:
         print(f"rag: {exc}", file=sys.stderr)
         return 2

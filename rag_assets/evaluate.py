@@ -71,16 +71,16 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
 
 
 @contextmanager
-def _cache_dir(folder: Path, progress: TextIO | None) -> Iterator[Path]:
+def _cache_dir(folder: Path, warnings: TextIO | None) -> Iterator[Path]:
     """``folder`` where it can be written; else a temporary folder, removed when the block ends:
     a read-only data dir costs the cache, not the evaluation."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryFile(dir=folder).close()
     except OSError as exc:
-        if progress:
+        if warnings:
             print(f"[eval] warning: cannot write the embedding cache {folder} ({exc.strerror}): every text is "
-                  "embedded anew", file=progress, flush=True)
+                  "embedded anew", file=warnings, flush=True)
         with tempfile.TemporaryDirectory(prefix="rag-eval-cache-") as scratch:
             yield Path(scratch)
         return
@@ -90,7 +90,7 @@ def _cache_dir(folder: Path, progress: TextIO | None) -> Iterator[Path]:
 def evaluate(project: Project, questions_path: str | Path, profiles: list[str], corpora: str | Path | None = None,
              embedder: str | None = None, mode: str = "vector", k: int = 5, progress: TextIO | None = None,
              on_question: Callable[[str, Question, dict[int, list[Retrieved]]], None] | None = None,
-             corpus: Corpus | None = None) -> list[dict]:
+             corpus: Corpus | None = None, warnings: TextIO | None = None) -> list[dict]:
     """One summary per profile: token-level recall/precision/precision-omega/IoU at ``k`` with
     bootstrap 95% intervals, recall@n for n in 1/3/5/10 (each from asking the retrieval path for n
     results, so recall@10 is not capped at ``k``), MRR over 10 results, chunk count and mean chunk
@@ -99,8 +99,10 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     about either scores as a miss. ``on_question(profile, question, results)`` sees every question's results by number
     asked (``results[k]`` as scored, and one list per n of RECALL_AT). ``corpus`` (default: the one
     a YAML question set names, else the project's first) gives the documents of a YAML question
-    set, the default model and the search settings."""
+    set, the default model and the search settings. Warnings (documents left out or not found, no
+    writable cache) go to ``warnings``, else to ``progress``."""
     questions_path = Path(questions_path)
+    warnings = warnings or progress
     if not 1 <= k <= MAX_RESULTS:
         raise ValueError(f"--k must be 1 to {MAX_RESULTS}, got {k}")
     questions = load_questions(questions_path)
@@ -118,16 +120,16 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     docs, failed = _documents(corpus, questions, questions_path, Path(corpora) if corpora else None)
     # A question about a document the corpus no longer has (renamed, deleted) scores as a miss.
     not_found = sorted({q.corpus_id for q in questions} - set(docs) - set(failed))
-    if progress:
+    if warnings:
         for doc_id, cause in failed.items():
-            print(f"[eval] left out {doc_id}: {cause}", file=progress, flush=True)
+            print(f"[eval] left out {doc_id}: {cause}", file=warnings, flush=True)
         for doc_id in not_found:
             asked = sum(q.corpus_id == doc_id for q in questions)
             print(f"[eval] warning: {asked} question(s) name {doc_id!r}, which {corpus.name!r} does not hold: they "
-                  f"score as misses (fix the question set's 'document')", file=progress, flush=True)
+                  f"score as misses (fix the question set's 'document')", file=warnings, flush=True)
     settings = corpus.index  # the search settings `rag query` uses on that corpus
     counter = get_token_counter(model.tokenizer)
-    with _cache_dir(Path(project.local_dir) / "eval_cache", progress) as cache_dir:
+    with _cache_dir(Path(project.local_dir) / "eval_cache", warnings) as cache_dir:
         # Keyed by the entry's settings too: an entry changed under its name never reads its old vectors.
         cache = EmbeddingCache(connect(str(cache_dir)), f"{model.name}_{model.vectors_fingerprint()}",
                                model.dimensions)

@@ -3,6 +3,7 @@ Markdown (its headings reach the chunks), and results are still cited by the cor
 question searches its own corpus only."""
 
 import csv
+import io
 import json
 
 import pytest
@@ -187,6 +188,11 @@ def test_a_yaml_question_set_is_asked_of_the_corpus_it_names(tmp_path):
         assert project.corpora[0].name == "sample"  # not the first corpus
         row = evaluate(project, questions, ["default"], k=1)[0]
         assert (row["documents_not_found"], row["recall_at_1"]) == ([], 100.0)
+        gone = tmp_path / "gone.yml"
+        gone.write_text(questions.read_text().replace("document: pets.md", "document: gone.md"))
+        warnings = io.StringIO()  # `rag eval --json` shows no progress, but still warns
+        assert evaluate(project, gone, ["default"], k=1, warnings=warnings)[0]["documents_not_found"] == ["gone.md"]
+        assert "1 question(s) name 'gone.md', which 'pets' does not hold" in warnings.getvalue()
         questions.write_text(questions.read_text().replace("corpus: pets", "corpus: nope"))
         with pytest.raises(UsageError, match=r"no corpus 'nope'; declared: \['sample', 'pets'\]"):
             evaluate(project, questions, ["default"], k=1)
