@@ -316,6 +316,24 @@ def _ingested(project):
     return corpus, serving(project, corpus, db).index(db, corpus.name)
 
 
+def test_status_says_queries_have_no_table_before_the_first_ingest_and_after_the_table_is_lost(tmp_path):
+    import shutil
+
+    values = make_project(tmp_path)
+    with env(**values):
+        project = load_project()
+        before = status_project(project)["corpora"]["sample"]
+        assert before["serving_table"] is None and "no indexed documents yet" in before["queries_refused"]
+        corpus, _ = _ingested(project)
+        assert status_project(project)["corpora"]["sample"]["queries_refused"] is None
+        shutil.rmtree(corpus.index_uri)  # a LanceDB folder deleted or moved away
+        lost = status_project(project)["corpora"]["sample"]
+        assert lost["serving_table"] is None and "is missing from" in lost["queries_refused"]
+        assert "run rag ingest to rebuild it" in lost["queries_refused"]
+        ingest_project(project)
+        assert status_project(project)["corpora"]["sample"]["queries_refused"] is None
+
+
 def test_a_document_the_store_indexed_but_the_table_lost_fails_the_row_check(tmp_path):
     values = make_project(tmp_path)
     with env(**values), dg.DagsterInstance.get() as instance:
