@@ -20,3 +20,26 @@ def test_the_schema_accepts_exactly_the_registered_strategies_and_parsed_content
     content_types = get_args(ChunkingProfileConfig.model_fields["content_types"].annotation)[0]
     assert set(get_args(content_types)) == set(CONTENT_TYPE_NAMES)
     assert content_type_for("notes.unknown") in CONTENT_TYPE_NAMES
+
+
+def test_the_shipped_prose_profile_chunks_csv_by_whole_records_and_code_by_function():
+    from rag_assets.config import load_project
+    from rag_assets.core.chunking import chunk_document
+    from rag_assets.core.hashing import content_hash
+    from rag_assets.core.models import RawDocument
+    from rag_assets.core.parsing import parse_document
+    from rag_assets.core.tokens import get_token_counter
+
+    recommended = profile_from_config(next(p for p in load_project().chunking_profiles if p.name == "recommended"))
+    records = ["id;name;notes"] + [f'{i};Name {i};"Shipped. Paid.\nClosed."' for i in range(40)]
+    files = {"export.csv": "\n".join(records) + "\n",
+             "app.py": "def load(path):\n    '''Load it. Then parse it.'''\n    return open(path).read()\n"}
+    for name, text in files.items():
+        doc = parse_document(RawDocument(name, f"file:///{name}", content_hash(text.encode()), 1, "v", text.encode()))
+        chunks = chunk_document(doc, recommended, get_token_counter("wordpiece:all-minilm-l6-v2"), 256).chunks
+        if name == "app.py":
+            assert [c.text for c in chunks] == [text.rstrip()]
+            continue
+        starts = {doc.text.index(record) for record in records}
+        ends = {doc.text.index(record) + len(record) for record in records}
+        assert len(chunks) > 1 and all(c.start in starts and c.end in ends for c in chunks)
