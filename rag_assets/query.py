@@ -53,7 +53,8 @@ def unserved(project: Project, corpus: Corpus, db) -> str | None:
     gone = f"profile {profile!r} (profiles/chunking.yml)" if declared \
         else f"embedding model {model!r} (profiles/embedding_models.yml)"
     return (f"corpus {corpus.name!r}: the table that served its queries ({model} / {profile}) is no longer "
-            f"declared and the configured one ({own.label}) is not complete yet: run rag ingest (or declare {gone} "
+            f"declared and the configured one ({own.label}) is not live yet: run rag ingest, which makes it live once "
+            f"it holds every document (or declare {gone} "
             "again). Older tables are not served: they lack what changed since.")
 
 
