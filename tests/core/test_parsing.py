@@ -1110,15 +1110,15 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
     [
         ("empty.md", b"", "the file is empty (0 bytes)"),
         ("empty.pdf", b"", "the file is empty (0 bytes)"),  # pdfminer said "No /Root object! - Is this really a PDF?"
-        ("cut.docx", slide_deck()[:2000], "not a ZIP archive (so not a DOCX file): the file"),  # no object repr
+        ("cut.docx", slide_deck()[:2000], "cannot parse as docx: the file is damaged or cut short (it is no readable zip archive"),
         ("blank.txt", b"  \n\n \t", "no text"),
         ("image.md", bytes(range(256)) * 40, "binary"),
         ("broken.pdf", b"%PDF-1.4\nthis is not really a pdf", "cannot parse as pdf"),
-        ("broken.docx", b"PK\x03\x04 not a zip", "cannot parse as docx"),
-        ("broken.pptx", b"PK\x03\x04 not a zip", "cannot parse as pptx"),
+        ("broken.docx", b"PK\x03\x04 not a zip", "cannot parse as docx: the file is damaged or cut short"),
+        ("broken.pptx", b"PK\x03\x04 not a zip", "cannot parse as pptx: the file is damaged or cut short"),
         ("notes.eml", b"Just some notes, no headers at all.\n", "not an e-mail message"),
         ("damaged.msg", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600), "a damaged Outlook message"),
-        ("broken.xlsx", b"PK\x03\x04 not a zip", "cannot parse as xlsx"),
+        ("broken.xlsx", b"PK\x03\x04 not a zip", "cannot parse as xlsx: the file is damaged or cut short"),
         ("broken.ipynb", b'{"cells": [', "cannot parse as notebook: JSONDecodeError"),
         ("data.ipynb", b'{"rows": [1, 2]}', "not a Jupyter notebook"),
         ("minutes.doc", legacy_workbook(), "not a Word 97-2003 file that can be read (StreamNotFound"),
