@@ -192,7 +192,7 @@ class SourceConfig(_Strict):
 
     @property
     def max_document_bytes(self) -> int:
-        return int(self.max_document_mb * 2**20)
+        return round(self.max_document_mb * 2**20)
 
     @property
     def parse_limits(self) -> ParseLimits:

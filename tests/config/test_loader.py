@@ -273,3 +273,11 @@ def test_the_shipped_source_lists_every_file_of_a_folder_but_hidden_ones(project
     names = [f"docs/a{ext}" for ext in CONTENT_TYPES] + ["SCAN.PDF", "notes.Rmd", "LICENSE", "data.unknown"]
     assert [name for name in names if not matches(name, source.include, source.exclude)] == []
     assert not any(matches(name, source.include, source.exclude) for name in (".env", "docs/.git/config"))
+
+
+def test_a_small_document_size_limit_is_quoted_as_written(project):
+    from rag_assets.core.sources import too_large
+
+    edit(project / "sources.yml", lambda d: d["sources"][0].update(max_document_mb=0.01))
+    limit = load_project(project).corpus("sample").source.max_document_bytes
+    assert "exceeds the source's limit of 0.01 MB" in too_large(37_000, limit)  # was 0.009999
