@@ -1,7 +1,7 @@
 """The ``rag`` command line: ingest documents through the Dagster asset graph, then query them.
 
 Exit codes: 0 success; 1 the command ran but part of its work failed or found nothing; 2 bad
-usage, config or input; 130 interrupted (143 on SIGTERM). Tables for people by default, ``--json`` for scripts.
+usage, config or input; 130 interrupted (143 on SIGTERM); 141 output pipe closed. Tables for people by default, ``--json`` for scripts.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ EXIT_CODES = """exit codes:
        mass delete refused)
   130  interrupted (Ctrl-C): the running batch is abandoned, nothing after it starts
   143  terminated (SIGTERM): the same
-Errors are one line; `rag --debug COMMAND` shows the traceback.
+  141  the reader of its output went away (piped into head): stopped quietly
+A query that no result matches exits 0. Errors are one line; `rag --debug COMMAND` shows the traceback.
 """
 
 EXAMPLES = """examples:

@@ -106,7 +106,7 @@ def test_unknown_corpus_exits_2_naming_the_declared_ones(tmp_path):
 def test_help_shows_examples_and_exit_codes(command):
     out = subprocess.run([RAG, *command.split(), "--help"], capture_output=True, text=True, check=True)
     assert "examples:\n" in out.stdout and f"rag {command}".strip() in out.stdout.split("examples:")[1]
-    assert "exit codes:" in out.stdout and "130  interrupted" in out.stdout
+    assert "exit codes:" in out.stdout and "130  interrupted" in out.stdout and "141  the reader" in out.stdout
 
 
 def test_ingest_from_an_unreachable_s3_source_exits_1_with_the_cause_and_no_secret(tmp_path):
