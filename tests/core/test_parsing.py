@@ -885,6 +885,7 @@ def test_an_excel_97_workbook_reads_as_the_same_sheets_saved_as_xlsx():
     book, old = parse_document(raw("stock.xlsx", modern)), parse_document(raw("inventory/stock.xls", legacy))
     assert (old.content_type, old.title) == ("xlsx", "stock")  # was: text, "file content is binary"
     assert old.text == book.text  # 40 not 40.0, the date as a date, blank rows and cells left out
+    assert "Alice Jones" not in old.text  # its hidden sheet too
     assert [(e.category, e.page, e.heading_path) for e in old.elements] == [
         (e.category, e.page, e.heading_path) for e in book.elements]
     assert parse_document(raw("misnamed.xlsx", legacy)).text == book.text  # told apart by content

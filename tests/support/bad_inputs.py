@@ -225,7 +225,8 @@ def notebook(image_kb: int = 3) -> bytes:
 
 def workbook(rows: int = 3) -> bytes:
     """An Excel workbook: a "Stock" sheet (header, ``rows`` rows of parts, a blank row, a formula
-    cell never calculated), an empty sheet, and a "Prices" sheet; titled "Parts inventory"."""
+    cell never calculated), an empty sheet, a "Prices" sheet and a hidden "Salaries" one; titled
+    "Parts inventory"."""
     from datetime import date
 
     from openpyxl import Workbook
@@ -244,6 +245,10 @@ def workbook(rows: int = 3) -> bytes:
     book.create_sheet("Empty")
     book.create_sheet("Prices").append(["Part", "EUR"])
     book["Prices"].append(["NW-DOCK-4", 129.5])
+    salaries = book.create_sheet("Salaries")  # hidden from its readers: never indexed
+    salaries.append(["Name", "Salary"])
+    salaries.append(["Alice Jones", 123456])
+    salaries.sheet_state = "hidden"
     out = io.BytesIO()
     book.save(out)
     return out.getvalue()
@@ -260,9 +265,11 @@ def legacy_workbook() -> bytes:
     day = xlwt.easyxf(num_format_str="YYYY-MM-DD")
     sheets = {"Stock": [["Part", "Name", "Units", "Checked"], ["NW-BATT-5200", "Battery | 5200 mAh", 40, date(2026, 3, 31)],
                         ["NW-BRUSH-1", "Side brush"], [], ["NW-DOCK-4", "Dock R4", 7]],
-              "Empty": [], "Prices": [["Part", "EUR"], ["NW-DOCK-4", 129.5]]}
+              "Empty": [], "Prices": [["Part", "EUR"], ["NW-DOCK-4", 129.5]],
+              "Salaries": [["Name", "Salary"], ["Alice Jones", 123456]]}
     for name, rows in sheets.items():
         sheet = book.add_sheet(name)
+        sheet.visibility = int(name == "Salaries")  # hidden, as workbook()'s
         for r, row in enumerate(rows):
             for c, value in enumerate(row):
                 sheet.write(r, c, value, day if isinstance(value, date) else xlwt.Style.default_style)

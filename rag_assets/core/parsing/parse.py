@@ -93,7 +93,8 @@ PARSER_REVISION = "44"
 FORMAT_REVISIONS = {**dict.fromkeys(("markdown", "text", "rst", "code", "csv", "notebook"), "1"),
                     **dict.fromkeys(("html", "email", "docx", "pptx", "odt", "rtf", "epub", "asciidoc", "latex",
                                      "org", "xml"), "1"),
-                    **dict.fromkeys(("markdown", "notebook", "email"), "2")}
+                    **dict.fromkeys(("markdown", "notebook", "email"), "2"),
+                    "xlsx": "1"}  # 1: hidden sheets left out (they were indexed, searchable)
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -1091,9 +1092,9 @@ def _text_office_file(data: bytes) -> str | None:
 
 
 def _parse_xlsx(data: bytes):
-    """An Excel workbook: each sheet's name (a title) and its cells as Markdown rows (values as
-    last saved, a date at midnight as its date, trailing empty cells dropped); a sheet's number is
-    its page. Its title is the workbook's own, if it has one. An Excel 97-2003 workbook (.xls, a
+    """An Excel workbook: each visible sheet's name (a title) and its cells as Markdown rows (values
+    as last saved, a date at midnight as its date, trailing empty cells dropped); a sheet's number
+    is its page. Hidden sheets are left out: a workbook's author keeps them from its readers. Its title is the workbook's own, if it has one. An Excel 97-2003 workbook (.xls, a
     compound file, told apart by content) is read the same way with xlrd, an HTML table under an
     Excel name as a web page."""
     from openpyxl import load_workbook
@@ -1106,6 +1107,8 @@ def _parse_xlsx(data: bytes):
     items: list[tuple[str, str, int | None]] = []
     try:
         for number, sheet in enumerate(book.worksheets, start=1):
+            if sheet.sheet_state != "visible":  # hidden (or very hidden) from whoever opens the workbook
+                continue
             rows = []
             for values in sheet.iter_rows(values_only=True):
                 cells = [_cell_text(value) for value in values]
@@ -1162,6 +1165,9 @@ def _parse_xls(data: bytes):
     try:
         for number in range(book.nsheets):
             sheet = book.sheet_by_index(number)
+            if sheet.visibility:  # 1 hidden, 2 very hidden
+                book.unload_sheet(number)
+                continue
             rows = []
             for index in range(sheet.nrows):
                 cells = [_xls_cell_text(cell, book.datemode) for cell in sheet.row(index)]
