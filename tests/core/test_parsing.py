@@ -199,6 +199,29 @@ def test_a_slide_deck_parses_slide_by_slide_with_its_notes_after_each_slide():
     assert deck.text[table.start:table.end] == "| Region | Units |\n| --- | --- |\n| EMEA | 1200 |\n| Americas | 950 |"
 
 
+def test_a_slide_s_one_heading_is_its_title_and_short_bullets_or_a_subtitle_are_text_under_it():
+    from pptx import Presentation
+
+    deck = Presentation()
+    cover = deck.slides.add_slide(deck.slide_layouts[0])
+    cover.shapes.title.text, cover.placeholders[1].text = "Q3 Review", "Finance team"
+    slide = deck.slides.add_slide(deck.slide_layouts[1])
+    slide.shapes.title.text = "Highlights"
+    body = slide.placeholders[1].text_frame
+    body.text = "Revenue up 12% year on year"
+    for text, level in [("EMEA grew fastest", 1), ("APAC flat", 1), ("Churn down to 3.1%", 0)]:
+        paragraph = body.add_paragraph()
+        paragraph.text, paragraph.level = text, level
+    slide.notes_slide.notes_text_frame.text = "Growth came from the Lyon distributor."
+    out = io.BytesIO()
+    deck.save(out)
+    doc = parse_document(raw("q3.pptx", out.getvalue()))
+    assert [doc.text[e.start : e.end] for e in doc.elements if e.category == "Title"] == ["Q3 Review", "Highlights"]
+    paths = {doc.text[e.start : e.end]: e.heading_path for e in doc.elements}
+    assert paths["Finance team"] == ("Q3 Review",)
+    assert paths["Churn down to 3.1%"] == paths["Growth came from the Lyon distributor."] == ("Highlights",)
+
+
 @pytest.mark.parametrize("head, title", [
     ("---\nid: deploy-runbook\ntitle: Deploying the **billing** service\ntags: [billing]\n---\n", "Deploying the billing service"),
     ("+++\ntitle = \"Deploying billing\"\ndraft = false\n+++\n", "Deploying billing"),  # Hugo's TOML

@@ -94,7 +94,8 @@ FORMAT_REVISIONS = {**dict.fromkeys(("markdown", "text", "rst", "code", "csv", "
                     **dict.fromkeys(("html", "email", "docx", "pptx", "odt", "rtf", "epub", "asciidoc", "latex",
                                      "org", "xml"), "1"),
                     **dict.fromkeys(("markdown", "notebook", "email"), "2"),
-                    "xlsx": "1"}  # 1: hidden sheets left out (they were indexed, searchable)
+                    "xlsx": "1",  # 1: hidden sheets left out (they were indexed, searchable)
+                    "pptx": "2"}  # 2: a slide's one heading is its title (short bullets and subtitles were headings)
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -871,16 +872,33 @@ def _parse_pptx(data: bytes):
     items = []
     deck = Presentation(io.BytesIO(data))
     for number, slide in enumerate(deck.slides, start=1):
-        if not any(item[0] == "Title" for item in by_slide.get(number, [])):
+        slide_items = _one_slide_title(by_slide.get(number, []), slide.shapes.title)
+        if not any(item[0] == "Title" for item in slide_items):
             items.append((_UNTITLED, "", number))
-        items += by_slide.get(number, [])
-        if sum(len(item[1].strip()) for item in by_slide.get(number, [])) <= SCANNED_MAX_CHARS:
+        items += slide_items
+        if sum(len(item[1].strip()) for item in slide_items) <= SCANNED_MAX_CHARS:
             items += _pictures_text(_slide_pictures(slide, deck.slide_width * deck.slide_height), number)
         notes = slide.notes_slide.notes_text_frame if slide.has_notes_slide else None
         if notes is not None and notes.text.strip():
             items.append(("NarrativeText", notes.text.replace("\v", "\n"), number))
     text, spans = _join_elements(items)
     return text, spans, _first_title(text, spans)
+
+
+def _one_slide_title(items: list[tuple], title_shape) -> list[tuple]:
+    """A slide's items with one heading: its title placeholder's text (the first title unstructured
+    found where the slide has none); unstructured's other titles, short bullets, a subtitle or a
+    grouped shape's label, read as text under it (they nested every later bullet and the notes)."""
+    title = " ".join(title_shape.text_frame.text.split()) if title_shape is not None and title_shape.has_text_frame else ""
+    kept, out = False, []
+    for category, text, *rest in items:
+        if category == "Title":
+            if not kept and (not title or " ".join(text.split()) == title):
+                kept = True
+            else:
+                category = "NarrativeText"
+        out.append((category, text, *rest))
+    return out
 
 
 def _slide_pictures(slide, area: int) -> list[bytes]:
