@@ -376,6 +376,24 @@ def test_web_pages_and_word_documents_are_read_without_spacy(monkeypatch):
 OFFICE97 = Path(__file__).resolve().parents[1] / "fixtures" / "office97"  # real Office files: see PROVENANCE.md there
 
 
+def test_a_word_table_of_contents_is_left_out():
+    from docx import Document
+    from docx.enum.style import WD_STYLE_TYPE
+
+    word = Document()
+    for name in ("toc 1", "toc 2"):
+        word.styles.add_style(name, WD_STYLE_TYPE.PARAGRAPH)
+    word.add_paragraph("Contents", style="TOC Heading")
+    word.add_paragraph("1 Travel\t2", style="toc 1")
+    word.add_paragraph("1.1 Flights\t2", style="toc 2")
+    word.add_heading("Travel", 1)
+    word.add_paragraph("Book flights early.")
+    out = io.BytesIO()
+    word.save(out)
+    doc = parse_document(raw("policy.docx", out.getvalue()))
+    assert (doc.title, doc.text) == ("Travel", "Travel\n\nBook flights early.")
+
+
 def test_a_word_97_document_is_read_with_its_headings_and_exact_spans():
     german = parse_document(raw("archive/harmless-clean.doc", (OFFICE97 / "harmless-clean.doc").read_bytes()))
     assert (german.content_type, german.title) == ("docx", "Test")  # its "Überschrift 1" paragraph

@@ -95,7 +95,8 @@ FORMAT_REVISIONS = {**dict.fromkeys(("markdown", "text", "rst", "code", "csv", "
                                      "org", "xml"), "1"),
                     **dict.fromkeys(("markdown", "notebook", "email"), "2"),
                     "xlsx": "1",  # 1: hidden sheets left out (they were indexed, searchable)
-                    "pptx": "2"}  # 2: a slide's one heading is its title (short bullets and subtitles were headings)
+                    "pptx": "2",  # 2: a slide's one heading is its title (short bullets and subtitles were headings)
+                    "docx": "2"}  # 2: a table of contents left out (its entries were chunks of their own)
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -678,7 +679,8 @@ def _parse_docx(data: bytes):
     DOCX first (``_word97_as_docx``); an RTF or HTML file under a Word name (what "Save as" in older
     tools and web exports write) is read as what it is. A paragraph is a heading when its style
     has an outline level, as in Word's navigation pane: the built-in Heading styles, a template's
-    own heading styles, a translated "Überschrift 1". A document whose text is next to nothing
+    own heading styles, a translated "Überschrift 1". A table of contents (its entries' styles) is
+    left out. A document whose text is next to nothing
     (``SCANNED_MAX_CHARS``) is followed by what OCR reads in its pictures (``_word_pictures``:
     pages scanned into Word)."""
     if kind := _text_office_file(data):
@@ -690,7 +692,8 @@ def _parse_docx(data: bytes):
 
     data = _word97_as_docx(data) if data.startswith(_OLE_MAGIC) else _plain_package(data, "wordprocessingml.document")
     data = _unwrapped_body(data)
-    elements = partition_docx(file=io.BytesIO(data), languages=NO_LANGUAGE)
+    elements = [el for el in partition_docx(file=io.BytesIO(data), languages=NO_LANGUAGE)
+                if not _TOC_STYLE.match(el.metadata.style_name or "")]
     # Word's own style names unstructured reads itself; any other may be a heading style (its styles
     # part can be 350 kB: read only then)
     own = {"Normal", *STYLE_TO_ELEMENT_MAPPING}
@@ -702,6 +705,9 @@ def _parse_docx(data: bytes):
     return text, spans, _first_title(text, spans)
 
 
+# A table of contents' entries and heading (Word stores built-in style names in English, whatever the
+# language it shows them in): page numbers of the headings the document holds anyway, left out
+_TOC_STYLE = re.compile(r"toc (?:\d|heading)", re.I)
 _WRAPPERS = ("ins", "moveTo", "sdt", "customXml", "smartTag")  # w: elements whose text python-docx skips
 
 
