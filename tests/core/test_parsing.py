@@ -1117,6 +1117,37 @@ def test_a_table_of_one_column_is_text_and_one_of_cells_holding_paragraphs_stays
     assert lines == (rows if rows is not None else ["| a | b |"])
 
 
+def test_a_title_row_above_a_table_s_header_is_its_caption_not_its_header():
+    from docx import Document
+    from openpyxl import Workbook
+
+    book = Workbook()
+    sheet = book.active
+    sheet.title = "Inventory"
+    sheet["A1"] = "Warehouse inventory - Q2 2024"
+    sheet.merge_cells("A1:C1")
+    for row in ([], ["SKU", "Aisle", "Qty"], ["SKU-1", "Aisle 1", 6]):
+        sheet.append(row)
+    word = Document()
+    word.add_heading("Parts", 1)
+    table = word.add_table(rows=3, cols=3)
+    table.cell(0, 0).merge(table.cell(0, 2)).text = "Warehouse inventory - Q2 2024"
+    for r, row in enumerate([("SKU", "Aisle", "Qty"), ("SKU-1", "Aisle 1", "6")], start=1):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    page = ("<html><body><h1>Parts</h1><table><tr><th colspan='3'>Warehouse inventory - Q2 2024</th></tr>"
+            "<tr><th>SKU</th><th>Aisle</th><th>Qty</th></tr><tr><td>SKU-1</td><td>Aisle 1</td><td>6</td></tr>"
+            "</table></body></html>").encode()
+    for name, save in (("inventory.xlsx", book.save), ("parts.docx", word.save), ("parts.html", None)):
+        out = io.BytesIO()
+        if save:
+            save(out)
+        doc = parse_document(raw(name, out.getvalue() if save else page))
+        assert doc.text.endswith("\n\nWarehouse inventory - Q2 2024\n\n| SKU | Aisle | Qty |\n| --- | --- | --- |\n"
+                                 "| SKU-1 | Aisle 1 | 6 |"), name
+        assert [e.category for e in doc.elements][-2:] == ["NarrativeText", "Table"]
+
+
 def test_merged_cells_are_repeated_in_every_row_and_column_they_span():
     page = ("<html><body><h1>Plans</h1><table><tr><th>Plan</th><th>Feature</th><th>Limit</th></tr>"
             "<tr><td rowspan='2'>Starter</td><td>Storage</td><td>10 GB</td></tr><tr><td>Users</td><td>3</td></tr>"

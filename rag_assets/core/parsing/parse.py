@@ -81,22 +81,22 @@ from rag_assets.core.parsing.structure import (front_matter, markdown_elements, 
 # 4: UTF-16 without a BOM, stray cp1252 bytes in UTF-8; 3: Markdown headings read as text
 PARSER_REVISION = "44"
 #: Revisions of some formats' reading, apart from PARSER_REVISION so that a change to them re-parses
-#: just those formats' documents (a PDF is not read by OCR again for a Markdown fix).
-#: Markdown, text, reStructuredText, code, CSV, notebooks 1: an inline base64 data URI's payload is
-#: elided (a picture pasted into Markdown was hundreds of chunks of base64).
-#: Web pages, e-mail, Word, PowerPoint and the formats pandoc reads 1: a table laying a page out
-#: (an e-mail template) is read as its blocks (it was one table cell, its headings lost), merged
-#: cells are repeated in each row and column they span (values shifted into the wrong columns).
-#: Markdown, notebooks and e-mail (its Markdown attachments) 2: an HTML comment or <pre> block is never
-#: read for headings (a "#" line in one was a section), an HTML <h1>-<h6> alone on its line is a
-#: heading, a fence opening a list item or indented further is one (its "#" lines were headings).
-FORMAT_REVISIONS = {**dict.fromkeys(("markdown", "text", "rst", "code", "csv", "notebook"), "1"),
-                    **dict.fromkeys(("html", "email", "docx", "pptx", "odt", "rtf", "epub", "asciidoc", "latex",
-                                     "org", "xml"), "1"),
-                    **dict.fromkeys(("markdown", "notebook", "email"), "2"),
-                    "xlsx": "1",  # 1: hidden sheets left out (they were indexed, searchable)
-                    "pptx": "2",  # 2: a slide's one heading is its title (short bullets and subtitles were headings)
-                    "docx": "2"}  # 2: a table of contents left out (its entries were chunks of their own)
+#: just those formats' documents (a PDF is not read by OCR again for a Markdown fix). Their history:
+#: - Markdown, text, reStructuredText, code, CSV, notebooks 1: an inline base64 data URI's payload is
+#:   elided (a picture pasted into Markdown was hundreds of chunks of base64).
+#: - Markdown, notebooks (and e-mail, for its Markdown attachments) 2: an HTML comment or <pre> block
+#:   is never read for headings, an HTML <h1>-<h6> alone on its line is a heading, a fence opening a
+#:   list item or indented further is one.
+#: - Web pages, e-mail, Word, PowerPoint and the formats pandoc reads 1: a table laying a page out is
+#:   read as its blocks (it was one table cell), merged cells are repeated in each row and column.
+#: - PowerPoint 2: a slide's one heading is its title (short bullets and subtitles were headings).
+#: - Word 2: a table of contents is left out (its entries were chunks of their own).
+#: - Excel 1: hidden sheets are left out (they were indexed, searchable).
+#: - Web pages, e-mail, Word, PowerPoint, pandoc's formats 3, Excel 2: a table's first row holding
+#:   one value alone above a header is its caption, a paragraph before it (it was every chunk's header).
+FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("markdown", "notebook"), "2"),
+                    **dict.fromkeys(("html", "email", "docx", "pptx", "odt", "rtf", "epub", "asciidoc", "latex", "org",
+                                     "xml"), "3"), "xlsx": "2"}
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -447,14 +447,18 @@ def _unstructured_items(elements, page: int | None = None, under: int = 0,
         category, depth = el.category, el.metadata.category_depth or 0
         if outline and category != "Table" and (level := outline.get(el.metadata.style_name or "")) is not None:
             category, depth = "Title", level
-        items.append((category, _table_rows(el) if category == "Table" else str(el),
-                      page if page is not None else el.metadata.page_number, under + depth + 1))
+        where = (page if page is not None else el.metadata.page_number, under + depth + 1)
+        if category != "Table":
+            items.append((category, str(el), *where))
+            continue
+        caption, table = _table_rows(el)
+        items += [*([("NarrativeText", caption, *where)] if caption else []), ("Table", table, *where)]
     return items
 
 
-def _table_rows(table) -> str:
-    """An unstructured table as Markdown rows (``_markdown_rows``); its flat text where unstructured
-    kept no structure."""
+def _table_rows(table) -> tuple[str, str]:
+    """An unstructured table's caption (``_caption``) and Markdown rows (``_markdown_rows``); its
+    flat text where unstructured kept no structure."""
     from lxml import html
 
     rows = []
@@ -465,7 +469,22 @@ def _table_rows(table) -> str:
         for br in tr.iter("br"):
             br.tail = "\n" + (br.tail or "")
         rows.append([cell.text_content() for cell in tr if cell.tag in ("td", "th")])
-    return _markdown_rows(rows) or str(table)
+    caption, rows = _caption(rows)
+    return caption, _markdown_rows(rows) or str(table)
+
+
+def _caption(rows: list[list[str]]) -> tuple[str, list[list[str]]]:
+    """A table's caption and the rows after it: its first row where that holds one value alone (a
+    title merged across the table, a sheet's title in A1) above a header of two values or more and a
+    row below, else ("", ``rows``): read as the header, such a title named every column of every
+    chunk after the first, and the real column names were lost."""
+    filled = [i for i, row in enumerate(rows) if any(cell.strip() for cell in row)]
+    if len(filled) < 3:
+        return "", rows
+    first, second = ({" ".join(cell.split()) for cell in rows[i]} - {""} for i in filled[:2])
+    if len(first) == 1 and len(second) >= 2:
+        return first.pop(), rows[filled[0] + 1 :]
+    return "", rows
 
 
 def _markdown_rows(rows: list[list[str]]) -> str:
@@ -1139,14 +1158,21 @@ def _parse_xlsx(data: bytes):
                 while cells and not cells[-1].strip():
                     cells.pop()
                 rows.append(cells)
-            table = _markdown_rows(rows)
-            if table:
-                items += [("Title", sheet.title, number), ("Table", table, number)]
+            items += _sheet_items(sheet.title, rows, number)
         title = (book.properties.title or "").strip()
     finally:
         book.close()
     text, spans = _join_elements(items)
     return text, spans, title
+
+
+def _sheet_items(name: str, rows: list[list[str]], page: int) -> list[tuple[str, str, int]]:
+    """A sheet's items: its name (a title), its caption (``_caption``) and its table; none when it
+    has no cells."""
+    caption, rows = _caption(rows)
+    table = _markdown_rows(rows)
+    return [("Title", name, page), *([("NarrativeText", caption, page)] if caption else []), ("Table", table, page)] \
+        if table else []
 
 
 def _parse_notebook(data: bytes):
@@ -1198,9 +1224,7 @@ def _parse_xls(data: bytes):
                 while cells and not cells[-1].strip():
                     cells.pop()
                 rows.append(cells)
-            table = _markdown_rows(rows)
-            if table:
-                items += [("Title", sheet.name, number + 1), ("Table", table, number + 1)]
+            items += _sheet_items(sheet.name, rows, number + 1)
             book.unload_sheet(number)
     finally:
         book.release_resources()
