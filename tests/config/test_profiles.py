@@ -22,23 +22,29 @@ def test_the_schema_accepts_exactly_the_registered_strategies_and_parsed_content
     assert content_type_for("notes.unknown") in CONTENT_TYPE_NAMES
 
 
-def test_the_shipped_prose_profile_chunks_csv_by_whole_records_and_code_by_function():
+def test_the_shipped_prose_profile_chunks_csv_and_workbooks_by_whole_records_and_code_by_function():
     from rag_assets.config import load_project
     from rag_assets.core.chunking import chunk_document
     from rag_assets.core.hashing import content_hash
     from rag_assets.core.models import RawDocument
     from rag_assets.core.parsing import parse_document
     from rag_assets.core.tokens import get_token_counter
+    from tests.support.bad_inputs import workbook
 
     recommended = profile_from_config(next(p for p in load_project().chunking_profiles if p.name == "recommended"))
     records = ["id;name;notes"] + [f'{i};Name {i};"Shipped. Paid.\nClosed."' for i in range(40)]
     files = {"export.csv": "\n".join(records) + "\n",
              "app.py": "def load(path):\n    '''Load it. Then parse it.'''\n    return open(path).read()\n"}
-    for name, text in files.items():
-        doc = parse_document(RawDocument(name, f"file:///{name}", content_hash(text.encode()), 1, "v", text.encode()))
+    for name, text in [*files.items(), ("stock.xlsx", workbook(rows=60))]:
+        data = text if isinstance(text, bytes) else text.encode()
+        doc = parse_document(RawDocument(name, f"file:///{name}", content_hash(data), 1, "v", data))
         chunks = chunk_document(doc, recommended, get_token_counter("wordpiece:all-minilm-l6-v2"), 256).chunks
         if name == "app.py":
             assert [c.text for c in chunks] == [text.rstrip()]
+            continue
+        if name == "stock.xlsx":  # a sheet's rows under its header, as CSV's
+            rows = [c for c in chunks if "NW-BRUSH-1" in c.text]
+            assert len(rows) > 1 and all(c.embed_text.count("| Part | Name | Units |") == 1 for c in rows)
             continue
         starts = {doc.text.index(record) for record in records}
         ends = {doc.text.index(record) + len(record) for record in records}
