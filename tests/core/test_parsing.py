@@ -920,6 +920,21 @@ def test_a_workbook_is_its_sheets_as_tables_a_sheet_a_page():
         parse_document(raw("stock.xlsx", workbook()), ParseLimits(max_expanded_mb=0.001))
 
 
+def test_a_workbook_s_numbers_read_as_their_formats_show_them():
+    from openpyxl import Workbook
+
+    book = Workbook()
+    sheet = book.active
+    sheet.append(["Campaign", "Used", "Spent", "Spent (EUR)", "Weight", "Ratio", "Units"])
+    sheet.append(["Spring", 0.95002, 23750.5, 1234.5, 12.5, 0.1 + 0.2, 3.0])
+    for column, number_format in zip("BCDE", ("0.0%", '"$"#,##0.00', "#,##0.00 [$€-407]", '0 "kg"')):
+        sheet[f"{column}2"].number_format = number_format
+    out = io.BytesIO()
+    book.save(out)
+    assert parse_document(raw("budget.xlsx", out.getvalue())).text.endswith(
+        "| Spring | 95.0% | $23,750.50 | 1,234.50 € | 13 kg | 0.3 | 3 |")
+
+
 def test_an_excel_97_workbook_reads_as_the_same_sheets_saved_as_xlsx():
     modern, legacy = workbook(), legacy_workbook()
     assert legacy.startswith(b"\xd0\xcf\x11\xe0")  # a compound file, not a zip

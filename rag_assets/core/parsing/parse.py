@@ -24,6 +24,7 @@ import re
 import unicodedata
 from dataclasses import replace
 from datetime import datetime, time
+from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache, partial
 from importlib.metadata import version
 
@@ -94,9 +95,10 @@ PARSER_REVISION = "44"
 #: - Excel 1: hidden sheets are left out (they were indexed, searchable).
 #: - Web pages, e-mail, Word, PowerPoint, pandoc's formats 3, Excel 2: a table's first row holding
 #:   one value alone above a header is its caption, a paragraph before it (it was every chunk's header).
+#: - Excel 3: numbers read as their formats show them (95.0%, $23,750.50; 0.1 + 0.2 was 0.30000000000000004).
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("markdown", "notebook"), "2"),
                     **dict.fromkeys(("html", "email", "docx", "pptx", "odt", "rtf", "epub", "asciidoc", "latex", "org",
-                                     "xml"), "3"), "xlsx": "2"}
+                                     "xml"), "3"), "xlsx": "3"}
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -1136,8 +1138,8 @@ def _text_office_file(data: bytes) -> str | None:
 
 def _parse_xlsx(data: bytes):
     """An Excel workbook: each visible sheet's name (a title) and its cells as Markdown rows (values
-    as last saved, a date at midnight as its date, trailing empty cells dropped); a sheet's number
-    is its page. Hidden sheets are left out: a workbook's author keeps them from its readers. Its title is the workbook's own, if it has one. An Excel 97-2003 workbook (.xls, a
+    as last saved, shown in their number formats; a date at midnight as its date, trailing empty
+    cells dropped); a sheet's number is its page. Hidden sheets are left out: a workbook's author keeps them from its readers. Its title is the workbook's own, if it has one. An Excel 97-2003 workbook (.xls, a
     compound file, told apart by content) is read the same way with xlrd, an HTML table under an
     Excel name as a web page."""
     from openpyxl import load_workbook
@@ -1153,8 +1155,8 @@ def _parse_xlsx(data: bytes):
             if sheet.sheet_state != "visible":  # hidden (or very hidden) from whoever opens the workbook
                 continue
             rows = []
-            for values in sheet.iter_rows(values_only=True):
-                cells = [_cell_text(value) for value in values]
+            for row in sheet.iter_rows():
+                cells = [_cell_text(cell.value, getattr(cell, "number_format", None)) for cell in row]
                 while cells and not cells[-1].strip():
                     cells.pop()
                 rows.append(cells)
@@ -1256,12 +1258,43 @@ def _xls_cell_text(cell, datemode: int) -> str:
     return _cell_text(cell.value or None)
 
 
-def _cell_text(value) -> str:
+def _cell_text(value, number_format: str = "General") -> str:
+    """A cell's value as Excel shows it: a date at midnight as its date, a number in its
+    ``number_format`` (``_number_text``)."""
     if value is None:
         return ""
     if isinstance(value, datetime) and value.time() == time():
         return value.date().isoformat()
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _number_text(value, number_format)
     return str(value)
+
+
+_NUMBER_PART = re.compile(r"[#0?][#0?,]*(?:\.[#0?]+)?|\.[#0?]+")
+_FORMAT_LITERAL = re.compile(r'"([^"]*)"|\[\$([^\]-]*)[^\]]*\]|\\(.)|_.|\*.|\[[^\]]*\]|([$€£¥%\s(),:/+-])')
+
+
+def _number_text(value: float, number_format: str) -> str:
+    """A number as Excel's format shows it, for the formats a sheet's reader meets: a percentage
+    (``0.0%``: 95.0%), decimals and thousands separators (``#,##0.00``), a currency or a unit
+    (``"$"#,##0.00``, ``[$€-407] #,##0``, ``0 "kg"``); else as Excel's General shows it, 15
+    significant digits (0.1 + 0.2 is 0.3, 3.0 is 3). Scientific, fraction and conditional
+    formats read as General."""
+    section = (number_format or "General").split(";")[0]
+    part = _NUMBER_PART.search(section)
+    if part is None or section.lower() == "general" or re.search(r"[eE][+-]|\?/|\[[<>=]", section):
+        return f"{value:.15g}" if isinstance(value, float) else str(value)
+    decimals = len(part.group().split(".")[1]) if "." in part.group() else 0
+    shown = Decimal(repr(value * 100 if "%" in section else value)).quantize(Decimal(1).scaleb(-decimals),
+                                                                             rounding=ROUND_HALF_UP)  # as Excel rounds
+    number = f"{shown:{',' if ',' in part.group() else ''}.{decimals}f}"
+    return _format_literals(section[: part.start()]) + number + _format_literals(section[part.end() :])
+
+
+def _format_literals(text: str) -> str:
+    """The characters a number format shows around the number: quoted text, a [$€-407] currency,
+    escaped characters and $ € £ ¥ % ( ) , : / + - and spaces (padding and fill characters dropped)."""
+    return "".join(m.group(1) or m.group(2) or m.group(3) or m.group(4) or "" for m in _FORMAT_LITERAL.finditer(text))
 
 
 def _parse_pdf(data: bytes):
