@@ -376,6 +376,53 @@ def test_web_pages_and_word_documents_are_read_without_spacy(monkeypatch):
 OFFICE97 = Path(__file__).resolve().parents[1] / "fixtures" / "office97"  # real Office files: see PROVENANCE.md there
 
 
+def _with_notes(docx: bytes, footnotes: list[str], endnotes: list[str]) -> bytes:
+    """``docx`` with footnotes and endnotes parts as Word writes them: separators first, then notes."""
+    import zipfile
+
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+
+    def part(tag: str, notes: list[str]) -> str:
+        separators = "".join(f'<w:{tag} w:type="{kind}" w:id="{i - 1}"><w:p><w:r><w:{kind}/></w:r></w:p></w:{tag}>'
+                             for i, kind in enumerate(("separator", "continuationSeparator")))
+        body = "".join(f'<w:{tag} w:id="{i}"><w:p><w:r><w:t>{text}</w:t></w:r></w:p></w:{tag}>'
+                       for i, text in enumerate(notes, start=1))
+        return f'<?xml version="1.0"?><w:{tag}s xmlns:w="{w}">{separators}{body}</w:{tag}s>'
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(docx)) as source, zipfile.ZipFile(out, "w") as target:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == "word/_rels/document.xml.rels":
+                data = data.replace(b"</Relationships>", b'<Relationship Id="rIdF" Type="http://schemas.openxmlformats.org/'
+                                    b'officeDocument/2006/relationships/footnotes" Target="footnotes.xml"/></Relationships>')
+            target.writestr(item, data)
+        target.writestr("word/footnotes.xml", part("footnote", footnotes))
+        target.writestr("word/endnotes.xml", part("endnote", endnotes))
+    return out.getvalue()
+
+
+def test_word_footnotes_and_endnotes_are_read_after_the_body_under_their_headings():
+    from docx import Document
+
+    word = Document()
+    word.add_paragraph("Employees book economy class.")
+    out = io.BytesIO()
+    word.save(out)
+    unheaded = parse_document(raw("travel.docx", _with_notes(out.getvalue(), ["A note."], [])))
+    assert unheaded.title == "travel"  # the notes' heading never names the document
+    word.paragraphs[0].insert_paragraph_before("Travel policy", style="Heading 1")
+    out = io.BytesIO()
+    word.save(out)
+    doc = parse_document(raw("travel.docx", _with_notes(out.getvalue(), ["Contractors follow the Contractor Annex."],
+                                                        ["Replacement fee is capped at EUR 50."])))
+    assert doc.text == ("Travel policy\n\nEmployees book economy class.\n\nFootnotes\n\nContractors follow the "
+                        "Contractor Annex.\n\nEndnotes\n\nReplacement fee is capped at EUR 50.")
+    assert doc.title == "Travel policy"
+    note = next(e for e in doc.elements if doc.text[e.start : e.end].startswith("Contractors"))
+    assert note.heading_path == ("Footnotes",)
+
+
 def test_a_word_table_of_contents_is_left_out():
     from docx import Document
     from docx.enum.style import WD_STYLE_TYPE

@@ -96,9 +96,10 @@ PARSER_REVISION = "44"
 #: - Web pages, e-mail, Word, PowerPoint, pandoc's formats 3, Excel 2: a table's first row holding
 #:   one value alone above a header is its caption, a paragraph before it (it was every chunk's header).
 #: - Excel 3: numbers read as their formats show them (95.0%, $23,750.50; 0.1 + 0.2 was 0.30000000000000004).
+#: - Word 4: footnotes and endnotes read after the body, under "Footnotes" and "Endnotes" (they were lost).
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("markdown", "notebook"), "2"),
                     **dict.fromkeys(("html", "email", "docx", "pptx", "odt", "rtf", "epub", "asciidoc", "latex", "org",
-                                     "xml"), "3"), "xlsx": "3"}
+                                     "xml"), "3"), "xlsx": "3", "docx": "4"}
 
 CONTENT_TYPES = {
     ".md": "markdown",
@@ -722,8 +723,43 @@ def _parse_docx(data: bytes):
     items = _unstructured_items(elements, outline=outline)
     if sum(len(item[1].strip()) for item in items) <= SCANNED_MAX_CHARS:  # pictures of pages ("Scan to Word")
         items += _pictures_text(_word_pictures(data), None)
+    title = next((item[1].strip()[:200] for item in items if item[0] == "Title" and item[1].strip()), "")
+    for heading, notes in _word_notes(data):  # after the body: never the document's title
+        items += [("Title", heading, None, 1), *(("NarrativeText", note, None) for note in notes)]
     text, spans = _join_elements(items)
-    return text, spans, _first_title(text, spans)
+    return text, spans, title
+
+
+_NOTES = (("word/footnotes.xml", "footnote", "Footnotes"), ("word/endnotes.xml", "endnote", "Endnotes"))
+
+
+def _word_notes(data: bytes) -> list[tuple[str, list[str]]]:
+    """A Word document's footnotes and endnotes (unstructured reads neither), each kind under its
+    heading, in the order the document holds them; kinds without notes are left out."""
+    import zipfile
+
+    from lxml import etree
+
+    namespace = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+    found = []
+    with zipfile.ZipFile(io.BytesIO(data)) as package:
+        names = set(package.namelist())
+        for member, tag, heading in _NOTES:
+            if member not in names:
+                continue
+            try:
+                root = etree.fromstring(package.read(member), parser=etree.XMLParser(resolve_entities=False, huge_tree=True))
+            except etree.XMLSyntaxError:  # a damaged notes part: the body is still read
+                continue
+            notes = []
+            for note in root.iter(f"{namespace}{tag}"):
+                if note.get(f"{namespace}type") in (None, "normal"):  # not the separator lines
+                    paragraphs = ("".join(t.text or "" for t in p.iter(f"{namespace}t")) for p in note.iter(f"{namespace}p"))
+                    if text := "\n".join(" ".join(p.split()) for p in paragraphs if p.strip()):
+                        notes.append(text)
+            if notes:
+                found.append((heading, notes))
+    return found
 
 
 # A table of contents' entries and heading (Word stores built-in style names in English, whatever the
