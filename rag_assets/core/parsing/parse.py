@@ -210,6 +210,7 @@ def content_type_for(doc_id: str) -> str:
 
 _OBJECT_REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>")  # python-docx names its BytesIO in errors
 _NOT_A_ZIP = re.compile(r"BadZipFile|not a ZIP archive|not a zip file", re.I)  # a truncated or damaged package
+_DAMAGED_PDF = re.compile(r"PSEOF|Unexpected EOF|No /Root object|PDFSyntaxError|startxref")  # pdfminer's words for it
 
 
 def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits(),
@@ -246,6 +247,9 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits(),
         if content_type in _ARCHIVES and _NOT_A_ZIP.search(str(exc)):
             raise DocumentError(raw.doc_id, f"cannot parse as {content_type}: the file is damaged or cut short (it is no "
                                             "readable zip archive, as that format is); save or copy it again") from exc
+        if content_type == "pdf" and _DAMAGED_PDF.search(str(exc)):
+            raise DocumentError(raw.doc_id, f"cannot parse as pdf: the file is damaged or cut short ({exc}); save, "
+                                            "print to PDF or copy it again") from exc
         raise DocumentError(raw.doc_id, f"cannot parse as {content_type}: {_OBJECT_REPR.sub('the file', str(exc))}") from exc
     except Exception as exc:  # parsers raise many types; all mean this document is unreadable
         raise DocumentError(raw.doc_id, f"cannot parse as {content_type}: {type(exc).__name__}: "
