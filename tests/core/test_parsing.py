@@ -1054,6 +1054,12 @@ def test_rtf_heading_styles_without_an_outline_level_are_headings():
     assert paths["Breakfast"][0] != "Title" and paths["Included."][1] == ("Meals",)
 
 
+@pytest.mark.parametrize("made, named", [("deck.pptx", "deck.xlsx"), ("deck.pptx", "deck.docx"), ("stock.xlsx", "stock.pptx")])
+def test_an_office_file_under_another_office_format_s_name_is_read_as_what_it_is(made, named):
+    data = slide_deck() if made.endswith(".pptx") else workbook()
+    assert parse_document(raw(named, data)).text == parse_document(raw(made, data)).text
+
+
 def test_rtf_and_html_under_office_names_read_as_what_they_are(tmp_path):
     memo = pandoc_document("# Parking\n\nVisitors park on level 2.\n", "rtf", tmp_path, "Parking memo")
     doc = parse_document(raw("facilities/parking.doc", memo))  # Word's "Rich Text" saved as .doc

@@ -352,13 +352,30 @@ def _zip_member(data: bytes, name: str) -> str:
 
 
 def _parse_format(content_type: str, data: bytes, attachment_limits: ParseLimits | None = None):
-    """``data`` parsed in this process as ``content_type`` says; an e-mail's attachments are read
-    within ``attachment_limits`` (none: not read)."""
+    """``data`` parsed in this process as ``content_type`` says (an Office package under another
+    Office format's name as what it is: a deck saved as .xlsx is read as a deck); an e-mail's
+    attachments are read within ``attachment_limits`` (none: not read)."""
     if content_type == "email":
         return _parse_email(data, attachment_limits)
+    if content_type in _OFFICE_MAIN_PARTS:
+        content_type = _office_package(data) or content_type
     if content_type in _PARSERS:
         return _PARSERS[content_type](data)
     return _parse_text(content_type, data)
+
+
+_OFFICE_MAIN_PARTS = {"docx": "word/document.xml", "pptx": "ppt/presentation.xml", "xlsx": "xl/workbook.xml"}
+
+
+def _office_package(data: bytes) -> str | None:
+    """The Office format whose main part a zip package holds, or None (not a zip, or none of them)."""
+    import zipfile
+
+    try:
+        names = set(zipfile.ZipFile(io.BytesIO(data)).namelist())
+    except zipfile.BadZipFile:
+        return None
+    return next((kind for kind, part in _OFFICE_MAIN_PARTS.items() if part in names), None)
 
 
 def _parse_text(content_type: str, data: bytes):
