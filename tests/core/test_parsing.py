@@ -1334,3 +1334,11 @@ def test_rich_formats_never_run_language_detection(monkeypatch):
     for doc_id in ("support/security_policy.html", "handbook/travel_policy.docx", "handbook/robot_maintenance_guide.pdf"):
         doc = parse_document(read_disk(SAMPLE, doc_id))
         assert len(doc.text) > 200 and doc.elements, doc_id
+
+
+
+def test_an_email_is_parsed_again_when_any_format_its_attachments_may_have_changes():
+    from rag_assets.core.parsing.parse import FORMAT_REVISIONS, parser_settings
+
+    email = parser_settings(("eng",), "email")
+    assert all(f"{name}{revision}" in email for name, revision in FORMAT_REVISIONS.items() if name != "email")

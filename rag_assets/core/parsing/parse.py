@@ -101,6 +101,9 @@ PARSER_REVISION = "44"
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("markdown", "notebook"), "2"),
                     **dict.fromkeys(("html", "email", "docx", "pptx", "odt", "rtf", "epub", "asciidoc", "latex", "org",
                                      "xml"), "3"), "docx": "5", "pptx": "4", "xlsx": "4"}
+# An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
+FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
+                                          if name != "email")
 
 CONTENT_TYPES = {
     ".md": "markdown",
