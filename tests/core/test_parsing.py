@@ -972,14 +972,14 @@ def test_a_workbook_s_numbers_read_as_their_formats_show_them():
 
     book = Workbook()
     sheet = book.active
-    sheet.append(["Campaign", "Used", "Spent", "Spent (EUR)", "Weight", "Ratio", "Units"])
-    sheet.append(["Spring", 0.95002, 23750.5, 1234.5, 12.5, 0.1 + 0.2, 3.0])
-    for column, number_format in zip("BCDE", ("0.0%", '"$"#,##0.00', "#,##0.00 [$€-407]", '0 "kg"')):
+    sheet.append(["Campaign", "Used", "Spent", "Spent (EUR)", "Weight", "Ratio", "Units", "Refund"])
+    sheet.append(["Spring", 0.95002, 23750.5, 1234.5, 12.5, 0.1 + 0.2, 3.0, -5])
+    for column, number_format in zip("BCDEH", ("0.0%", '"$"#,##0.00', "#,##0.00 [$€-407]", '0 "kg"', '"$"#,##0.00')):
         sheet[f"{column}2"].number_format = number_format
     out = io.BytesIO()
     book.save(out)
     assert parse_document(raw("budget.xlsx", out.getvalue())).text.endswith(
-        "| Spring | 95.0% | $23,750.50 | 1,234.50 € | 13 kg | 0.3 | 3 |")
+        "| Spring | 95.0% | $23,750.50 | 1,234.50 € | 13 kg | 0.3 | 3 | -$5.00 |")
 
 
 def test_an_excel_97_workbook_reads_as_the_same_sheets_saved_as_xlsx():

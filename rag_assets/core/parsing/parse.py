@@ -1348,8 +1348,9 @@ def _number_text(value: float, number_format: str) -> str:
     decimals = len(part.group().split(".")[1]) if "." in part.group() else 0
     shown = Decimal(repr(value * 100 if "%" in section else value)).quantize(Decimal(1).scaleb(-decimals),
                                                                              rounding=ROUND_HALF_UP)  # as Excel rounds
-    number = f"{shown:{',' if ',' in part.group() else ''}.{decimals}f}"
-    return _format_literals(section[: part.start()]) + number + _format_literals(section[part.end() :])
+    number = f"{abs(shown):{',' if ',' in part.group() else ''}.{decimals}f}"
+    sign = "-" if shown < 0 else ""  # before a currency, as Excel puts it: -$5.00
+    return sign + _format_literals(section[: part.start()]) + number + _format_literals(section[part.end() :])
 
 
 def _format_literals(text: str) -> str:
