@@ -290,8 +290,8 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
     failed, Failed, with the run's id; their last good rows stay); while the
     two tables differ, ``pending_switch`` says why (else null); ``queries_refused``: why no table
     can answer queries until the next ingest completes the configured one (``query.unserved``; then
-    ``serving_table`` is null and ``pending_switch`` says what the configured table lacks), or until
-    one ingests at all or rebuilds a table lost from its LanceDB location, or null."""
+    ``serving_table`` is null and ``pending_switch`` says what the configured table lacks), or while
+    the table queries use holds no rows (never ingested; deleted, moved or emptied), or null."""
     defs = build_definitions(project)
     out = {}
     with dg.DagsterInstance.get() as instance:
@@ -322,12 +322,7 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
                                       failed_partitions(instance, corpus.name, partition_keys, failed_by_stage).items()
                                       if doc_id_for(pk) not in recorded], key=lambda f: f["doc_id"])
             served = live.index(db, corpus.name)
-            present = served.manifest_name in open_tables(db, served.manifest_name)
-            held = served.indexed_documents() if present else {}
-            if refused is None and not present:
-                refused = (f"corpus {corpus.name!r} has no indexed documents yet: run rag ingest" if not partition_keys
-                           else f"corpus {corpus.name!r}: the table queries use ({live.label}) is missing from "
-                                f"{corpus.index.uri} (deleted or moved?): run rag ingest to rebuild it")
+            held = served.indexed_documents() if served.manifest_name in open_tables(db, served.manifest_name) else {}
             out[corpus.name] = {"partitions": len(partition_keys), "stages": stages,
                                 "serving_table": None if refused else live.label,
                                 "configured_table": configured.label, "queries_refused": refused,

@@ -38,24 +38,36 @@ def serving(project: Project, corpus: Corpus, db) -> CorpusTable:
     return CorpusTable(models[model], profiles[profile]) if model in models and profile in profiles else own
 
 
-def unserved(project: Project, corpus: Corpus, db) -> str | None:
-    """Why no table can answer the corpus' queries until its configured table is complete, or None:
-    the table completed last has a model or profile no longer declared (renamed or removed), so it
-    cannot be queried, and every older table lacks what changed since it went live."""
+def unserved(project: Project, corpus: Corpus, db, rows: bool = True) -> str | None:
+    """Why no table can answer the corpus' queries until the next ingest, or None: the table
+    completed last has a model or profile no longer declared (renamed or removed), so it cannot be
+    queried, and every older table lacks what changed since it went live; or (with ``rows``) the
+    table queries use holds no rows (``no_rows``)."""
     entries = active_pairs(db, corpus.name)
     own = own_table(corpus)
-    if not entries or entries[0] == (own.model.name, own.profile.name):
+    if entries and entries[0] != (own.model.name, own.profile.name):
+        model, profile = entries[0]
+        declared = model in {m.name for m in project.embedding_models}
+        if not (declared and profile in {p.name for p in project.chunking_profiles}):  # else it serves meanwhile
+            gone = f"profile {profile!r} (profiles/chunking.yml)" if declared \
+                else f"embedding model {model!r} (profiles/embedding_models.yml)"
+            return (f"corpus {corpus.name!r}: the table that served its queries ({model} / {profile}) is no longer "
+                    f"declared and the configured one ({own.label}) is not live yet: run rag ingest, which makes it "
+                    f"live once it holds every document (or declare {gone} again). Older tables are not served: they "
+                    "lack what changed since.")
+    if not rows:
         return None
-    model, profile = entries[0]
-    declared = model in {m.name for m in project.embedding_models}
-    if declared and profile in {p.name for p in project.chunking_profiles}:
-        return None  # it serves while the configured table is built
-    gone = f"profile {profile!r} (profiles/chunking.yml)" if declared \
-        else f"embedding model {model!r} (profiles/embedding_models.yml)"
-    return (f"corpus {corpus.name!r}: the table that served its queries ({model} / {profile}) is no longer "
-            f"declared and the configured one ({own.label}) is not live yet: run rag ingest, which makes it live once "
-            f"it holds every document (or declare {gone} "
-            "again). Older tables are not served: they lack what changed since.")
+    served = serving(project, corpus, db)
+    try:
+        return None if served.index(db, corpus.name).pinned().count_rows() else no_rows(corpus, served)
+    except TableMissing:
+        return no_rows(corpus, served)
+
+
+def no_rows(corpus: Corpus, served: CorpusTable) -> str:
+    """Why queries find nothing where the table they use holds no rows."""
+    return (f"corpus {corpus.name!r}: the table queries use ({served.label}) holds no rows (nothing ingested yet, or "
+            f"its LanceDB folder {corpus.index.uri} was deleted, moved or emptied): run rag ingest")
 
 
 class TenantRequired(ValueError):
@@ -91,7 +103,7 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
         late_interaction_model().start_loading()  # the reranker's session, likewise
     db = connect_index(corpus)
     live = serving(project, corpus, db)
-    if (reason := unserved(project, corpus, db)) is not None:
+    if (reason := unserved(project, corpus, db, rows=False)) is not None:
         raise NotIngested(reason)
     if neighbours and live.profile.strategy == "sentence_window" and live.profile.group_gap > 0:
         raise ValueError(f"--expand adds neighbouring chunks, and profile {live.profile.name!r} returns groups of "
@@ -104,7 +116,7 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
     except TableMissing:
         index = None
     if index is None or index.count_rows() == 0:
-        raise NotIngested(f"corpus {corpus.name!r} has no indexed documents yet: run rag ingest")
+        raise NotIngested(no_rows(corpus, live))
     if as_of is not None:
         index.require_version(as_of)
     try:

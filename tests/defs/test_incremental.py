@@ -323,13 +323,18 @@ def test_status_says_queries_have_no_table_before_the_first_ingest_and_after_the
     with env(**values):
         project = load_project()
         before = status_project(project)["corpora"]["sample"]
-        assert before["serving_table"] is None and "no indexed documents yet" in before["queries_refused"]
-        corpus, _ = _ingested(project)
+        assert before["serving_table"] is None and "holds no rows (nothing ingested yet" in before["queries_refused"]
+        corpus, index = _ingested(project)
         assert status_project(project)["corpora"]["sample"]["queries_refused"] is None
         shutil.rmtree(corpus.index_uri)  # a LanceDB folder deleted or moved away
         lost = status_project(project)["corpora"]["sample"]
-        assert lost["serving_table"] is None and "is missing from" in lost["queries_refused"]
-        assert "run rag ingest to rebuild it" in lost["queries_refused"]
+        assert lost["serving_table"] is None and "was deleted, moved or emptied" in lost["queries_refused"]
+        with dg.DagsterInstance.get() as instance:  # a maintenance run meanwhile, as the UI launches it
+            assert _table_checks(project, instance)["index_rows_match_live_chunks"].passed is False
+            table = instance.get_latest_materialization_event(dg.AssetKey(["sample", "lancedb_table"]))
+            assert "holds no rows" in table.asset_materialization.metadata["queries_refused"].value
+        emptied = status_project(project)["corpora"]["sample"]
+        assert emptied["serving_table"] is None and "holds no rows" in emptied["queries_refused"]
         ingest_project(project)
         assert status_project(project)["corpora"]["sample"]["queries_refused"] is None
 

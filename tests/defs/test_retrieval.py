@@ -109,7 +109,7 @@ def test_a_corpus_not_ingested_yet_says_so_whatever_the_filters(tmp_path):
     for extra in ([], ["--filter", "doc_id=support/customer_faq.md"], ["--mode", "fts"]):
         out = subprocess.run([RAG, "query", "refund", *extra], env={**os.environ, **values},
                              capture_output=True, text=True)
-        assert out.returncode == 1 and "has no indexed documents yet: run rag ingest" in out.stderr, extra
+        assert out.returncode == 1 and "holds no rows (nothing ingested yet" in out.stderr, extra
 
 
 def test_neighbour_expansion_and_overlap_merging(ingested_sample):
