@@ -101,9 +101,9 @@ def parse_stage(store: StageStore, doc_id: str, observed: dict | None = None,
     key = settings_hash({"content": raw_ptr["key"], "parser": parser_settings(ocr_languages, content_type_for(doc_id)),
                          "doc_id": doc_id})
     meta = {"content_hash": raw_ptr["key"]}
-    if store.load("parsed", key) is not None:
+    if (parsed := store.load("parsed", key)) is not None:
         store.set_current("parsed", doc_id, key=key, content_hash=raw_ptr["key"])
-        return StageResult(doc_id, "reused", key, metadata=meta)
+        return StageResult(doc_id, "reused", key, metadata={**meta, **_parsed_metadata(parsed)})
     try:
         parsed = parse_document(load_raw(store, doc_id), limits, ocr_languages)
     except DocumentError as exc:
@@ -113,10 +113,14 @@ def parse_stage(store: StageStore, doc_id: str, observed: dict | None = None,
                      limits=limits.fingerprint() if over_limit else None)
     store.put("parsed", key, parsed)
     store.set_current("parsed", doc_id, key=key, content_hash=raw_ptr["key"])
-    meta.update(title=parsed.title, content_type=parsed.content_type, chars=len(parsed.text),
-                elements=len(parsed.elements), **({"tags": ", ".join(parsed.tags)} if parsed.tags else {}),
-                **({"ocr_pages": parsed.ocr_pages} if parsed.ocr_pages else {}))
-    return StageResult(doc_id, "computed", key, metadata=meta)
+    return StageResult(doc_id, "computed", key, metadata={**meta, **_parsed_metadata(parsed)})
+
+
+def _parsed_metadata(parsed: ParsedDocument) -> dict:
+    """What a parse's materialisation shows, whether it was computed or reused."""
+    return {"title": parsed.title, "content_type": parsed.content_type, "chars": len(parsed.text),
+            "elements": len(parsed.elements), **({"tags": ", ".join(parsed.tags)} if parsed.tags else {}),
+            **({"ocr_pages": parsed.ocr_pages} if parsed.ocr_pages else {})}
 
 
 def chunk_stage(store: StageStore, doc_id: str, profile: ChunkingProfile, counter: TokenCounter, model_limit: int,

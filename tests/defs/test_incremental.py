@@ -491,6 +491,12 @@ def test_a_format_s_new_revision_re_parses_only_that_format_s_documents(tmp_path
         markdown = [ref.doc_id for ref in list_disk(source.source_root, source.source.include, source.source.exclude)
                     if parse.content_type_for(ref.doc_id) == "markdown"]
         assert again["documents_parsed"] == len(markdown) >= 3 and again["chunks_embedded"] == 0
+        with dg.DagsterInstance.get() as instance:  # a reused parse shows what it holds, as a computed one does
+            records = instance.fetch_materializations(dg.AssetRecordsFilter(
+                asset_key("sample", "parsed_documents"), asset_partitions=["notes/office_wifi.txt"]), limit=1).records
+            shown = records[0].event_log_entry.asset_materialization
+            assert shown.metadata["status"].value == "reused" and shown.metadata["title"].value
+            assert {"content_type", "chars", "elements"} <= shown.metadata.keys()
         stages = status_project(load_project())["corpora"]["sample"]["stages"]
         assert all(s["stale"] == 0 for s in stages.values()), stages
 
