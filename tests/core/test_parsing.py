@@ -1016,6 +1016,15 @@ def test_a_workbook_s_numbers_read_as_their_formats_show_them():
     book.save(out)
     assert parse_document(raw("budget.xlsx", out.getvalue())).text.endswith(
         "| Spring | 95.0% | $23,750.50 | 1,234.50 € | 13 kg | 0.3 | 3 | -$5.00 |")
+    from rag_assets.core.parsing.parse import _cell_text
+
+    accounting = '_("$"* #,##0.00_);_("$"* \\(#,##0.00\\);_("$"* "-"??_);_(@_)'
+    for value, number_format, shown in [
+            (1234.5, "[$$-409]#,##0.00", "$1,234.50"), (2500, "[$£-809]#,##0", "£2,500"),  # a locale's digits
+            (1234567, '#,##0,"K"', "1,235K"), (-5, '"$"#,##0.00;[Red]("$"#,##0.00)', "($5.00)"),
+            (-1234.5, accounting, "$(1,234.50)"), (0, accounting, "$-"), (0.015, '0.0"%"', "0.0%"), (7, "\\#0", "#7"),
+            (1e30, "0", "1e+30"), (5.0, "0." + "0" * 30, "5"), (float("inf"), "0.00", "inf")]:  # General
+        assert _cell_text(value, number_format) == shown, number_format
 
 
 def test_an_excel_97_workbook_reads_as_the_same_sheets_saved_as_xlsx():
@@ -1250,6 +1259,23 @@ def test_a_title_row_above_a_table_s_header_is_its_caption_not_its_header():
         assert doc.text.endswith("\n\nWarehouse inventory - Q2 2024\n\n| SKU | Aisle | Qty |\n| --- | --- | --- |\n"
                                  "| SKU-1 | Aisle 1 | 6 |"), name
         assert [e.category for e in doc.elements][-2:] == ["NarrativeText", "Table"]
+    corner = ("<h1>Plans</h1><table><tr><th></th><th>Monthly price</th></tr><tr><td>Basic</td><td>$5</td></tr>"
+              "<tr><td>Pro</td><td>$10</td></tr></table>")  # a header's empty corner: no caption
+    assert parse_document(raw("plans.html", corner.encode())).text.endswith("|  | Monthly price |\n| --- | --- |\n"
+                                                                             "| Basic | $5 |\n| Pro | $10 |")
+
+
+def test_odd_spans_a_nested_table_and_a_span_bomb_keep_a_data_table_readable():
+    odd = ("<h1>Prices</h1><table><tr><th>Item</th><th>Price</th></tr><tr><td colspan='²'>Tea</td><td>3</td></tr>"
+           "<tr><td rowspan='٣'>Milk</td><td>2</td></tr><tr><td>Jam</td><td>4</td></tr></table>")
+    assert parse_document(raw("p.html", odd.encode())).text.endswith("| Tea | 3 |\n| Milk | 2 |\n| Jam | 4 |")
+    nested = ("<h1>Support</h1><table><tr><th>OS</th><th>Notes</th></tr><tr><td>Linux</td><td><table><tr><td>Ubuntu"
+              "</td><td>22.04</td></tr></table></td></tr><tr><td>macOS</td><td>Planned</td></tr></table>")
+    assert parse_document(raw("m.html", nested.encode())).text.endswith("| Linux | Ubuntu 22.04 |\n| macOS | Planned |")
+    bomb = "<table><tr>" + "<td colspan=100 rowspan=1000>x</td>" * 20 + "</tr>" + "<tr><td>v</td></tr>" * 1000 + "</table>"
+    from rag_assets.core.parsing.html_tables import MAX_EXPANDED_CELLS, readable_tables
+
+    assert len(readable_tables(bomb)) < 2 * len(bomb) and 1000 * 2000 > MAX_EXPANDED_CELLS  # left as it is
 
 
 def test_merged_cells_are_repeated_in_every_row_and_column_they_span():

@@ -5,10 +5,13 @@ span, so each row reads right under its header."""
 from __future__ import annotations
 
 import re
+from collections import deque
 from copy import deepcopy
 
 #: the most copies of one merged cell across (HTML allows 1,000): a title spanning a sheet's width
 MAX_COLSPAN = 100
+#: the most cells a table's merged cells may expand it to; a larger one keeps its cells unrepeated
+MAX_EXPANDED_CELLS = 100_000
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _TABLE = re.compile(r"<table\b", re.I)
 
@@ -36,21 +39,32 @@ def readable_tables(page: str) -> str:
 
 def is_layout(table) -> bool:
     """Whether a table lays a page out (an e-mail template, an old site) rather than holds data: it
-    says so (``role="presentation"``), holds a table or a heading, or has one column."""
+    says so (``role="presentation"``), holds a heading, has one column, or holds a table without
+    having a header row of its own (two ``<th>`` cells or more: a data table may nest a small one)."""
     if (table.get("role") or "").strip().lower() in ("presentation", "none"):
         return True
-    if any(True for _ in table.iterdescendants("table", *_HEADINGS)):
+    if any(True for _ in table.iterdescendants(*_HEADINGS)):
         return True
-    return all(len(_cells(row)) <= 1 for row in _rows(table))
+    rows = _rows(table)
+    if all(len(_cells(row)) <= 1 for row in rows):
+        return True
+    headed = any(sum(cell.tag == "th" for cell in _cells(row)) >= 2 for row in rows[:1])
+    return not headed and any(True for _ in table.iterdescendants("table"))
 
 
 def expand_spans(table) -> None:
     """Repeat each cell with ``colspan``/``rowspan`` in every column and row it spans (at most
-    ``MAX_COLSPAN`` columns; a row span stops at the table's last row), in place."""
+    ``MAX_COLSPAN`` columns; a row span stops at the table's last row), in place; a table that would
+    grow past ``MAX_EXPANDED_CELLS`` is left as it is."""
+    rows = _rows(table)
+    width = max((sum(_span(cell, "colspan", MAX_COLSPAN) for cell in _cells(row)) for row in rows), default=0)
+    if len(rows) * width > MAX_EXPANDED_CELLS:
+        return
     below: dict[int, list] = {}  # column -> [rows still spanned, the cell]
-    for row in _rows(table):
-        queue, placed, column = _cells(row), [], 0
-        while queue or any(c >= column for c in below):
+    for row in rows:
+        queue, placed, column = deque(_cells(row)), [], 0
+        far = max(below, default=-1)  # the last column spanned from rows above (this row's own spans lie behind)
+        while queue or column <= far:
             if column in below:
                 left, cell = below[column]
                 placed.append(_copy(cell))
@@ -59,7 +73,7 @@ def expand_spans(table) -> None:
                 else:
                     below[column][0] -= 1
             elif queue:
-                cell = queue.pop(0)
+                cell = queue.popleft()
                 across, down = _span(cell, "colspan", MAX_COLSPAN), _span(cell, "rowspan", None)
                 for attribute in ("colspan", "rowspan"):
                     cell.attrib.pop(attribute, None)
@@ -78,7 +92,7 @@ def expand_spans(table) -> None:
 
 def _span(cell, attribute: str, most: int | None) -> int:
     value = (cell.get(attribute) or "1").strip()
-    span = int(value) if value.isdigit() and int(value) > 0 else 1
+    span = int(value) if value.isascii() and value.isdigit() and int(value) > 0 else 1
     return min(span, most) if most else span
 
 

@@ -18,13 +18,14 @@ from __future__ import annotations
 import html
 import importlib
 import io
+import math
 import mimetypes
 import posixpath
 import re
 import unicodedata
 from dataclasses import replace
 from datetime import datetime, time
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import lru_cache, partial
 from importlib.metadata import version
 
@@ -510,9 +511,10 @@ def _caption(rows: list[list[str]]) -> tuple[str, list[list[str]]]:
     filled = [i for i, row in enumerate(rows) if any(cell.strip() for cell in row)]
     if len(filled) < 3:
         return "", rows
-    first, second = ({" ".join(cell.split()) for cell in rows[i]} - {""} for i in filled[:2])
-    if len(first) == 1 and len(second) >= 2:
-        return first.pop(), rows[filled[0] + 1 :]
+    first, second = ([" ".join(cell.split()) for cell in rows[i]] for i in filled[:2])
+    title = first[0]  # a merged cell's text is its first column's (a header's empty corner is no title)
+    if title and all(cell in ("", title) for cell in first) and len(set(second) - {""}) >= 2:
+        return title, rows[filled[0] + 1 :]
     return "", rows
 
 
@@ -1370,32 +1372,49 @@ def _cell_text(value, number_format: str = "General") -> str:
     return str(value)
 
 
-_NUMBER_PART = re.compile(r"[#0?][#0?,]*(?:\.[#0?]+)?|\.[#0?]+")
-_FORMAT_LITERAL = re.compile(r'"([^"]*)"|\[\$([^\]-]*)[^\]]*\]|\\(.)|_.|\*.|\[[^\]]*\]|([$€£¥%\s(),:/+-])')
+# A number format's pieces: a quoted text, a [$€-407] currency, another [...] (a colour, a locale, a
+# condition), an escaped char, a padding or fill char, a run of digit placeholders, any other char.
+_FORMAT_PIECE = re.compile(r'"([^"]*)"|\[\$([^\]-]*)[^\]]*\]|(\[[^\]]*\])|\\(.)|([_*].)|([#0?][#0?,.]*|\.[#0?][#0?,.]*)|(.)')
 
 
 def _number_text(value: float, number_format: str) -> str:
     """A number as Excel's format shows it, for the formats a sheet's reader meets: a percentage
-    (``0.0%``: 95.0%), decimals and thousands separators (``#,##0.00``), a currency or a unit
-    (``"$"#,##0.00``, ``[$€-407] #,##0``, ``0 "kg"``); else as Excel's General shows it, 15
-    significant digits (0.1 + 0.2 is 0.3, 3.0 is 3). Scientific, fraction and conditional
-    formats read as General."""
-    section = (number_format or "General").split(";")[0]
-    part = _NUMBER_PART.search(section)
-    if part is None or section.lower() == "general" or re.search(r"[eE][+-]|\?/|\[[<>=]", section):
-        return f"{value:.15g}" if isinstance(value, float) else str(value)
-    decimals = len(part.group().split(".")[1]) if "." in part.group() else 0
-    shown = Decimal(repr(value * 100 if "%" in section else value)).quantize(Decimal(1).scaleb(-decimals),
-                                                                             rounding=ROUND_HALF_UP)  # as Excel rounds
-    number = f"{abs(shown):{',' if ',' in part.group() else ''}.{decimals}f}"
-    sign = "-" if shown < 0 else ""  # before a currency, as Excel puts it: -$5.00
-    return sign + _format_literals(section[: part.start()]) + number + _format_literals(section[part.end() :])
-
-
-def _format_literals(text: str) -> str:
-    """The characters a number format shows around the number: quoted text, a [$€-407] currency,
-    escaped characters and $ € £ ¥ % ( ) , : / + - and spaces (padding and fill characters dropped)."""
-    return "".join(m.group(1) or m.group(2) or m.group(3) or m.group(4) or "" for m in _FORMAT_LITERAL.finditer(text))
+    (``0.0%``: 95.0%), decimals and thousands separators (``#,##0.00``), thousands by a trailing
+    comma (``#,##0,"K"``), a currency or a unit (``"$"#,##0.00``, ``[$€-407] #,##0``, ``0 "kg"``),
+    a negative or zero section (``#,##0;(#,##0)``); else as Excel's General shows it, 15
+    significant digits (0.1 + 0.2 is 0.3, 3.0 is 3). Scientific, fraction and conditional formats,
+    and numbers they cannot show, read as General."""
+    general = f"{value:.15g}" if isinstance(value, float) else str(value)
+    sections = (number_format or "General").split(";")
+    section, sign = sections[0], "-" if value < 0 else ""
+    if value < 0 and len(sections) > 1:
+        section, sign = sections[1], ""  # the negative section shows the sign itself, or brackets
+    elif value == 0 and len(sections) > 2:
+        section = sections[2]
+    if section.strip().lower() in ("general", "") or re.search(r"[eE][+-]|\?/|\[[<>=]", section) \
+            or not math.isfinite(value):
+        return general
+    pieces, number, percent = [], None, False
+    for text, currency, _, escaped, _, digits, other in _FORMAT_PIECE.findall(section):
+        if digits and number is None:
+            number = digits
+            pieces.append(None)
+        else:
+            percent |= other == "%"
+            pieces.append(text or currency or escaped or (other if other not in "#0?" else "") or digits)
+    if number is None:
+        return general
+    scale = len(number) - len(number.rstrip(","))  # each trailing comma: thousands
+    decimals = len(number.rstrip(",").split(".")[1]) if "." in number else 0
+    try:
+        shown = (Decimal(repr(abs(value))) * (100 if percent else 1) / 1000 ** scale).quantize(
+            Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)  # as Excel rounds
+    except InvalidOperation:  # more digits than Decimal holds: 1e30 in "0"
+        return general
+    digits_text = f"{shown:{',' if ',' in number.rstrip(',') else ''}.{decimals}f}"
+    if not shown and "0" not in number:
+        digits_text = ""  # "#" and "?" show no insignificant zero: an accounting zero is "$ -"
+    return sign + "".join(digits_text if piece is None else piece for piece in pieces)
 
 
 def _parse_pdf(data: bytes):
