@@ -29,7 +29,11 @@ _DELIMITER = re.compile(r"\n[ \t]*\|[ \t:|-]*-[ \t:|-]*(?=\n|$)")
 def _opens_its_line(text: str, mark_start: int) -> bool:
     """Whether the end mark at ``mark_start`` is a list number's ("2. Create") or opens its line
     (reStructuredText's ".. note::"): either way it ends no sentence."""
-    line = text[text.rfind("\n", 0, mark_start) + 1 : mark_start].strip(" \t")
+    lo = max(0, mark_start - 12)  # a list number (3 digits) indented up to 9 columns; never the whole line
+    newline = text.rfind("\n", lo, mark_start)
+    if newline < 0 and lo > 0:
+        return False
+    line = text[newline + 1 : mark_start].strip(" \t")
     return not line or (line.isdigit() and len(line) <= 3 and text[mark_start] == ".")
 
 
