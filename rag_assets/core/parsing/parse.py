@@ -100,9 +100,13 @@ PARSER_REVISION = "44"
 #: - Word 4: footnotes and endnotes read after the body, under "Footnotes" and "Endnotes" (they were lost).
 #: - Word 5, PowerPoint 4, Excel 4: a package under another of their names is read as what it is (it failed).
 #: - Word 6: a document without heading styles is headed by its bold or larger lines (it had no sections).
-FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("markdown", "notebook"), "2"),
-                    **dict.fromkeys(("html", "email", "docx", "pptx", "odt", "rtf", "epub", "asciidoc", "latex", "org",
-                                     "xml"), "3"), "docx": "6", "pptx": "4", "xlsx": "4"}
+#: - Review of the above, Markdown and notebooks 3, web pages, e-mail, Word, PowerPoint, pandoc's formats and
+#:   Excel one more: odd or huge merged cells, a data table nesting a table, a header's empty corner, locale
+#:   currencies and scaled, negative and zero number sections, two-line slide titles, footnote tabs, a logo
+#:   in an <h1>, a fence indented as code.
+FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("markdown", "notebook"), "3"),
+                    **dict.fromkeys(("html", "email", "odt", "rtf", "epub", "asciidoc", "latex", "org", "xml"), "4"),
+                    "docx": "7", "pptx": "5", "xlsx": "5"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")
@@ -797,6 +801,8 @@ def _formatted_headings(items: list[tuple], data: bytes) -> list[tuple]:
 
 
 _NOTES = (("word/footnotes.xml", "footnote", "Footnotes"), ("word/endnotes.xml", "endnote", "Endnotes"))
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_SHOWN = {f"{_W}tab": " ", f"{_W}br": " ", f"{_W}cr": " "}  # what a note's tabs and line breaks read as
 
 
 def _word_notes(data: bytes) -> list[tuple[str, list[str]]]:
@@ -806,7 +812,6 @@ def _word_notes(data: bytes) -> list[tuple[str, list[str]]]:
 
     from lxml import etree
 
-    namespace = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
     found = []
     with zipfile.ZipFile(io.BytesIO(data)) as package:
         names = set(package.namelist())
@@ -818,9 +823,10 @@ def _word_notes(data: bytes) -> list[tuple[str, list[str]]]:
             except etree.XMLSyntaxError:  # a damaged notes part: the body is still read
                 continue
             notes = []
-            for note in root.iter(f"{namespace}{tag}"):
-                if note.get(f"{namespace}type") in (None, "normal"):  # not the separator lines
-                    paragraphs = ("".join(t.text or "" for t in p.iter(f"{namespace}t")) for p in note.iter(f"{namespace}p"))
+            for note in root.iter(f"{_W}{tag}"):
+                if note.get(f"{_W}type") in (None, "normal"):  # not the separator lines
+                    paragraphs = ("".join((el.text or "") if el.tag == f"{_W}t" else _SHOWN.get(el.tag, "")
+                                          for el in p.iter()) for p in note.iter(f"{_W}p"))
                     if text := "\n".join(" ".join(p.split()) for p in paragraphs if p.strip()):
                         notes.append(text)
             if notes:
@@ -1015,14 +1021,19 @@ def _parse_pptx(data: bytes):
 
 
 def _one_slide_title(items: list[tuple], title_shape) -> list[tuple]:
-    """A slide's items with one heading: its title placeholder's text (the first title unstructured
-    found where the slide has none); unstructured's other titles, short bullets, a subtitle or a
-    grouped shape's label, read as text under it (they nested every later bullet and the notes)."""
-    title = " ".join(title_shape.text_frame.text.split()) if title_shape is not None and title_shape.has_text_frame else ""
+    """A slide's items with one heading: its title placeholder's text, or its first line where it
+    has several (an empty placeholder: none; no placeholder: the first title unstructured found);
+    unstructured's other titles, short bullets, a subtitle or a grouped shape's label, read as text
+    under it (they nested every later bullet and the notes)."""
+    lines = None
+    if title_shape is not None and title_shape.has_text_frame:
+        frame = title_shape.text_frame
+        lines = {" ".join(frame.text.split())} | {" ".join(p.text.split()) for p in frame.paragraphs}
+        lines.discard("")
     kept, out = False, []
     for category, text, *rest in items:
         if category == "Title":
-            if not kept and (not title or " ".join(text.split()) == title):
+            if not kept and (lines is None or " ".join(text.split()) in lines):
                 kept = True
             else:
                 category = "NarrativeText"

@@ -7,15 +7,15 @@ import re
 from rag_assets.core.models import Element
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
-# A fence, perhaps indented or opening a list item's text ("- ```bash"); a backtick fence's info
-# string holds no backtick ("```x```" is inline code).
-_FENCE = re.compile(r"^[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*(`{3,}(?=[^`]*$)|~{3,})")
+# A fence, perhaps opening a list item's text ("- ```bash"; indented 4 columns or more it is code,
+# not a fence); a backtick fence's info string holds no backtick ("```x```" is inline code).
+_FENCE = re.compile(r"^ {0,3}(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*(`{3,}(?=[^`]*$)|~{3,})")
 # HTML blocks whose lines are never Markdown (CommonMark's kinds 1 and 2): raw text and comments,
 # each up to the line holding its end.
 _RAW_BLOCK = re.compile(r"^ {0,3}<(pre|script|style|textarea|!--)(?=[\s>]|$|(?<=!--))", re.I)
 _RAW_END = {"pre": "</pre>", "script": "</script>", "style": "</style>", "textarea": "</textarea>", "!--": "-->"}
 # An HTML heading alone on its line (a GitHub README's centred <h1 align="center">).
-_HTML_HEADING = re.compile(r"^ {0,3}<h([1-6])(?:\s[^>]*)?>(.*?)</h\1>[ \t]*$", re.I)
+_HTML_HEADING = re.compile(r"^ {0,3}<h([1-6])(?:\s[^>]*)?>((?:(?!</?h[1-6]\b).)*)</h\1>[ \t]*$", re.I)
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")  # the line under a setext heading: "====" level 1, "----" level 2
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _INLINE = [
@@ -173,6 +173,8 @@ def markdown_elements(text: str) -> tuple[Element, ...]:
                 raw_end = _RAW_END[opened]
             continue
         heading = _HEADING.match(line) or _HTML_HEADING.match(line)
+        if heading and heading.re is _HTML_HEADING and not heading_text(heading.group(2)):
+            heading = None  # a logo in an <h1>: no heading
         if heading:
             flush()
             level = len(heading.group(1)) if heading.re is _HEADING else int(heading.group(1))
