@@ -99,14 +99,15 @@ PARSER_REVISION = "44"
 #: - Excel 3: numbers read as their formats show them (95.0%, $23,750.50; 0.1 + 0.2 was 0.30000000000000004).
 #: - Word 4: footnotes and endnotes read after the body, under "Footnotes" and "Endnotes" (they were lost).
 #: - Word 5, PowerPoint 4, Excel 4: a package under another of their names is read as what it is (it failed).
-#: - Word 6: a document without heading styles is headed by its bold or larger lines (it had no sections).
+#: - Word 6: a document without heading styles was headed by its bold or larger lines; 8: withdrawn (form
+#:   labels, defined terms and signatures became headings, and re-reading styles doubled long parses).
 #: - Review of the above, Markdown and notebooks 3, web pages, e-mail, Word, PowerPoint, pandoc's formats and
 #:   Excel one more: odd or huge merged cells, a data table nesting a table, a header's empty corner, locale
 #:   currencies and scaled, negative and zero number sections, two-line slide titles, footnote tabs, a logo
 #:   in an <h1>, a fence indented as code.
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("markdown", "notebook"), "3"),
                     **dict.fromkeys(("html", "email", "odt", "rtf", "epub", "asciidoc", "latex", "org", "xml"), "4"),
-                    "docx": "7", "pptx": "5", "xlsx": "5"}
+                    "docx": "8", "pptx": "5", "xlsx": "5"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")
@@ -753,8 +754,6 @@ def _parse_docx(data: bytes):
     own = {"Normal", *STYLE_TO_ELEMENT_MAPPING}
     outline = _outline_levels(data) if any((el.metadata.style_name or "Normal") not in own for el in elements) else {}
     items = _unstructured_items(elements, outline=outline)
-    if sum(item[0] == "Title" for item in items[1:]) == 0:  # no heading styles: its bold or larger lines may head it
-        items = _formatted_headings(items, data)
     if sum(len(item[1].strip()) for item in items) <= SCANNED_MAX_CHARS:  # pictures of pages ("Scan to Word")
         items += _pictures_text(_word_pictures(data), None)
     title = next((item[1].strip()[:200] for item in items if item[0] == "Title" and item[1].strip()), "")
@@ -762,42 +761,6 @@ def _parse_docx(data: bytes):
         items += [("Title", heading, None, 1), *(("NarrativeText", note, None) for note in notes)]
     text, spans = _join_elements(items)
     return text, spans, title
-
-
-#: the most characters of a line set bold or larger that heads a Word document without heading styles
-FORMATTED_HEADING_CHARS = 100
-
-
-def _formatted_headings(items: list[tuple], data: bytes) -> list[tuple]:
-    """``items`` of a Word document without heading styles, its headings found as a reader sees
-    them: a paragraph of at most ``FORMATTED_HEADING_CHARS`` that is all bold or set larger than
-    the body text (by a sixth), ending in no sentence or clause mark, outside tables and lists;
-    nested largest first (bold at the body's size deepest), under a Title-styled first line. Only
-    where two such lines or more are at most half of the paragraphs: else bold means emphasis."""
-    from collections import Counter
-
-    from docx import Document
-
-    paragraphs = [p for p in Document(io.BytesIO(data)).paragraphs if p.text.strip()]
-    sizes: Counter = Counter()
-    shapes = []
-    for paragraph in paragraphs:
-        runs = [run for run in paragraph.runs if run.text.strip()]
-        size = max((run.font.size or paragraph.style.font.size or 0 for run in runs), default=0)
-        sizes[size] += len(paragraph.text)
-        bold = bool(runs) and all(run.bold or (run.bold is None and paragraph.style.font.bold) for run in runs)
-        shapes.append((" ".join(paragraph.text.split()), size, bold, paragraph.style.name or ""))
-    body = sizes.most_common(1)[0][0] if sizes else 0
-    headings = {text: size for text, size, bold, style in shapes
-                if len(text) <= FORMATTED_HEADING_CHARS and not text.endswith((".", ",", ";", ":"))
-                and not style.startswith("List") and (bold or (body and size > body * 7 / 6))}
-    if not 2 <= len(headings) <= len(paragraphs) / 2:
-        return items
-    ranks = {size: rank for rank, size in enumerate(sorted({max(size, body) for size in headings.values()}, reverse=True))}
-    under = 1 if items and items[0][0] == "Title" else 0
-    return [("Title", text, page, under + ranks[max(headings[key], body)] + 1)
-            if category != "Table" and (key := " ".join(text.split())) in headings and (k > 0 or not under)
-            else (category, text, page, *rest) for k, (category, text, page, *rest) in enumerate(items)]
 
 
 _NOTES = (("word/footnotes.xml", "footnote", "Footnotes"), ("word/endnotes.xml", "endnote", "Endnotes"))
