@@ -14,7 +14,7 @@ from rag_assets.clients import CorpusTable, connect_index, late_interaction_mode
 from rag_assets.config import Corpus, Project
 from rag_assets.config.schema import ChunkingProfileConfig, IndexConfig
 from rag_assets.core.embedding import InputTooLong
-from rag_assets.core.index import LanceIndex, TableMissing, active_pairs, open_tables, table_prefix
+from rag_assets.core.index import LanceIndex, TableMissing, active_entries, active_pairs, open_tables, table_prefix
 from rag_assets.core.retrieval import MAX_RESULTS, Filters, Grouping, Hit, LateInteraction, search
 from rag_assets.core.tokens import get_token_counter
 
@@ -43,7 +43,8 @@ def unserved(project: Project, corpus: Corpus, db, rows: bool = True) -> str | N
     completed last has a model or profile no longer declared (renamed or removed), so it cannot be
     queried, and every older table lacks what changed since it went live; or (with ``rows``) the
     table queries use holds no rows (``no_rows``)."""
-    entries = active_pairs(db, corpus.name)
+    registered = active_entries(db, corpus.name)
+    entries = [(entry["model"], entry["profile"]) for entry in registered]
     own = own_table(corpus)
     if entries and entries[0] != (own.model.name, own.profile.name):
         model, profile = entries[0]
@@ -59,9 +60,14 @@ def unserved(project: Project, corpus: Corpus, db, rows: bool = True) -> str | N
         return None
     served = serving(project, corpus, db)
     try:
-        return None if served.index(db, corpus.name).pinned().count_rows() else no_rows(corpus, served)
+        if served.index(db, corpus.name).pinned().count_rows():
+            return None
     except TableMissing:
-        return no_rows(corpus, served)
+        pass
+    if registered and registered[0]["documents"] == 0:  # completed, and the source listed nothing
+        return (f"corpus {corpus.name!r} holds no documents: its source listed none at the last ingest; add "
+                "documents there (or fix the source's path, include and exclude in sources.yml), then run rag ingest")
+    return no_rows(corpus, served)
 
 
 def no_rows(corpus: Corpus, served: CorpusTable) -> str:
@@ -116,7 +122,7 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
     except TableMissing:
         index = None
     if index is None or index.count_rows() == 0:
-        raise NotIngested(no_rows(corpus, live))
+        raise NotIngested(unserved(project, corpus, db) or no_rows(corpus, live))
     if as_of is not None:
         index.require_version(as_of)
     try:

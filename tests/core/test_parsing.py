@@ -1008,6 +1008,8 @@ def test_a_workbook_s_numbers_read_as_their_formats_show_them():
             (1234.5, "[$$-409]#,##0.00", "$1,234.50"), (2500, "[$£-809]#,##0", "£2,500"),  # a locale's digits
             (1234567, '#,##0,"K"', "1,235K"), (-5, '"$"#,##0.00;[Red]("$"#,##0.00)', "($5.00)"),
             (-1234.5, accounting, "$(1,234.50)"), (0, accounting, "$-"), (0.015, '0.0"%"', "0.0%"), (7, "\\#0", "#7"),
+            (5551234567, "000-000-0000", "555-123-4567"), (21341234, "00000-0000", "02134-1234"),  # templates
+            (2134, "00000", "02134"), (7.5, "000.0", "007.5"),  # leading zeros
             (1e30, "0", "1e+30"), (5.0, "0." + "0" * 30, "5"), (float("inf"), "0.00", "inf")]:  # General
         assert _cell_text(value, number_format) == shown, number_format
 
@@ -1257,6 +1259,10 @@ def test_odd_spans_a_nested_table_and_a_span_bomb_keep_a_data_table_readable():
     nested = ("<h1>Support</h1><table><tr><th>OS</th><th>Notes</th></tr><tr><td>Linux</td><td><table><tr><td>Ubuntu"
               "</td><td>22.04</td></tr></table></td></tr><tr><td>macOS</td><td>Planned</td></tr></table>")
     assert parse_document(raw("m.html", nested.encode())).text.endswith("| Linux | Ubuntu 22.04 |\n| macOS | Planned |")
+    grouped = ('<h1>T</h1><table><thead><tr><th rowspan="2">Name</th><th>Q1</th><th>Q2</th></tr></thead><tbody><tr>'
+               '<td>Ann</td><td>5</td><td>6</td></tr><tr><td>Bob</td><td>7</td><td>8</td></tr></tbody></table>')
+    assert parse_document(raw("q.html", grouped.encode())).text.endswith(  # a span ends with its row group
+        "| Name | Q1 | Q2 |\n| --- | --- | --- |\n| Ann | 5 | 6 |\n| Bob | 7 | 8 |")
     bomb = "<table><tr>" + "<td colspan=100 rowspan=1000>x</td>" * 20 + "</tr>" + "<tr><td>v</td></tr>" * 1000 + "</table>"
     from rag_assets.core.parsing.html_tables import MAX_EXPANDED_CELLS, readable_tables
 

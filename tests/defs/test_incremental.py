@@ -22,7 +22,7 @@ from rag_assets.core.sources import list_disk, read_disk
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.defs.names import asset_key
 from rag_assets.ingest import ingest_project, restore_table, status_project
-from rag_assets.query import query_corpus, serving
+from rag_assets.query import NotIngested, query_corpus, serving
 from tests.conftest import edit_yaml, env, make_project
 
 pytestmark = pytest.mark.slow
@@ -215,7 +215,6 @@ def test_removing_the_serving_profile_never_serves_an_older_table_holding_delete
     table that is current: queries are refused (not answered from recursive's old rows) until the
     next ingest completes recursive's table, and markdown's is kept until then."""
     from rag_assets.cli import main
-    from rag_assets.query import NotIngested
 
     values = make_project(tmp_path)
     cfg = Path(values["RAG_PROJECT_DIR"])
@@ -337,6 +336,14 @@ def test_status_says_queries_have_no_table_before_the_first_ingest_and_after_the
         assert emptied["serving_table"] is None and "holds no rows" in emptied["queries_refused"]
         ingest_project(project)
         assert status_project(project)["corpora"]["sample"]["queries_refused"] is None
+        for path in Path(values["RAG_SAMPLE_DOCS"]).rglob("*.*"):  # every document removed from the source
+            path.unlink()
+        report = ingest_project(load_project(), allow_mass_delete=True)
+        said = report["corpora"]["sample"]["queries_refused"]
+        assert "its source listed none at the last ingest" in said
+        assert status_project(load_project())["corpora"]["sample"]["queries_refused"] == said
+        with pytest.raises(NotIngested, match="its source listed none"):
+            query_corpus(load_project(), load_project().corpus("sample"), "vacation")
 
 
 def test_a_document_the_store_indexed_but_the_table_lost_fails_the_row_check(tmp_path):

@@ -54,14 +54,17 @@ def is_layout(table) -> bool:
 
 def expand_spans(table) -> None:
     """Repeat each cell with ``colspan``/``rowspan`` in every column and row it spans (at most
-    ``MAX_COLSPAN`` columns; a row span stops at the table's last row), in place; a table that would
+    ``MAX_COLSPAN`` columns; a row span stops at its row group's last row), in place; a table that would
     grow past ``MAX_EXPANDED_CELLS`` is left as it is."""
     rows = _rows(table)
     width = max((sum(_span(cell, "colspan", MAX_COLSPAN) for cell in _cells(row)) for row in rows), default=0)
     if len(rows) * width > MAX_EXPANDED_CELLS:
         return
     below: dict[int, list] = {}  # column -> [rows still spanned, the cell]
+    group = None
     for row in rows:
+        if row.getparent() is not group:  # a row span ends with its row group (thead, tbody, tfoot)
+            group, below = row.getparent(), {}
         queue, placed, column = deque(_cells(row)), [], 0
         far = max(below, default=-1)  # the last column spanned from rows above (this row's own spans lie behind)
         while queue or column <= far:

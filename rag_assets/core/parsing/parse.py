@@ -1368,16 +1368,19 @@ def _number_text(value: float, number_format: str) -> str:
     if section.strip().lower() in ("general", "") or re.search(r"[eE][+-]|\?/|\[[<>=]", section) \
             or not math.isfinite(value):
         return general
-    pieces, number, percent = [], None, False
+    pieces, runs, percent = [], [], False  # runs: the digit placeholders' runs, each a None in pieces
     for text, currency, _, escaped, _, digits, other in _FORMAT_PIECE.findall(section):
-        if digits and number is None:
-            number = digits
+        if digits:
+            runs.append(digits)
             pieces.append(None)
         else:
             percent |= other == "%"
-            pieces.append(text or currency or escaped or (other if other not in "#0?" else "") or digits)
-    if number is None:
+            pieces.append(text or currency or escaped or (other if other not in "#0?" else ""))
+    if not runs:
         return general
+    if len(runs) > 1:  # a template of digits: a phone number 000-000-0000, a ZIP+4 00000-0000
+        return _digit_template(value, runs, pieces) or general
+    number = runs[0]
     scale = len(number) - len(number.rstrip(","))  # each trailing comma: thousands
     decimals = len(number.rstrip(",").split(".")[1]) if "." in number else 0
     try:
@@ -1385,10 +1388,29 @@ def _number_text(value: float, number_format: str) -> str:
             Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)  # as Excel rounds
     except InvalidOperation:  # more digits than Decimal holds: 1e30 in "0"
         return general
-    digits_text = f"{shown:{',' if ',' in number.rstrip(',') else ''}.{decimals}f}"
+    grouped = "," in number.rstrip(",")
+    digits_text = f"{shown:{',' if grouped else ''}.{decimals}f}"
+    if not grouped:  # a zero placeholder shows a leading zero: 00000 is a ZIP code's 02134
+        whole, point, fraction = digits_text.partition(".")
+        digits_text = whole.zfill(number.split(".")[0].count("0")) + point + fraction
     if not shown and "0" not in number:
         digits_text = ""  # "#" and "?" show no insignificant zero: an accounting zero is "$ -"
     return sign + "".join(digits_text if piece is None else piece for piece in pieces)
+
+
+def _digit_template(value: float, runs: list[str], pieces: list[str | None]) -> str | None:
+    """``value`` written into a template of digit runs (000-000-0000), filled from the right, the
+    first run taking any digits left over; None where the template has decimals or separators."""
+    if any(ch in run for run in runs for ch in ".,") or not float(value).is_integer():
+        return None
+    digits = str(int(abs(value))).zfill(sum(run.count("0") for run in runs))
+    filled, end = [], len(digits)
+    for k, run in enumerate(reversed(runs)):
+        start = 0 if k == len(runs) - 1 else max(0, end - len(run))
+        filled.append(digits[start:end])
+        end = start
+    values = iter(reversed(filled))
+    return ("-" if value < 0 else "") + "".join(next(values) if piece is None else piece for piece in pieces)
 
 
 def _parse_pdf(data: bytes):
