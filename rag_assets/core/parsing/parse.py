@@ -104,10 +104,11 @@ PARSER_REVISION = "44"
 #: - Review of the above, Markdown and notebooks 3, web pages, e-mail, Word, PowerPoint, pandoc's formats and
 #:   Excel one more: odd or huge merged cells, a data table nesting a table, a header's empty corner, locale
 #:   currencies and scaled, negative and zero number sections, two-line slide titles, footnote tabs, a logo
-#:   in an <h1>, a fence indented as code.
+#:   in an <h1>, a fence indented as code. Excel 6, web pages, e-mail, Word, PowerPoint and pandoc's formats
+#:   one more: digit templates (000-000-0000) and leading zeros, a row span ending with its row group.
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("markdown", "notebook"), "3"),
-                    **dict.fromkeys(("html", "email", "odt", "rtf", "epub", "asciidoc", "latex", "org", "xml"), "4"),
-                    "docx": "8", "pptx": "5", "xlsx": "5"}
+                    **dict.fromkeys(("html", "email", "odt", "rtf", "epub", "asciidoc", "latex", "org", "xml"), "5"),
+                    "docx": "9", "pptx": "6", "xlsx": "6"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")
