@@ -1395,3 +1395,24 @@ def test_an_email_is_parsed_again_when_any_format_its_attachments_may_have_chang
 
     email = parser_settings(("eng",), "email")
     assert all(f"{name}{revision}" in email for name, revision in FORMAT_REVISIONS.items() if name != "email")
+
+
+def test_an_asciidoc_include_and_a_docbook_external_entity_are_left_out_not_fatal():
+    adoc = parse_document(raw("guide.adoc", b"= Guide\n\n== Intro\n\ninclude::chapters/two.adoc[opts=optional]\n\nBody text.\n"))
+    assert "Body text." in adoc.text and "include::" not in adoc.text and adoc.title == "Guide"
+    docbook = (b'<?xml version="1.0"?>\n<!DOCTYPE article PUBLIC "-//OASIS//DTD DocBook XML V4.5//EN" '
+               b'"http://www.oasis-open.org/docbook/xml/4.5/docbookx.dtd" [\n<!ENTITY chap SYSTEM "chap.xml">\n]>\n'
+               b"<article><title>Guide</title><section><title>Start</title><para>Hello there.</para>&chap;</section>"
+               b"</article>\n")
+    assert "Hello there." in parse_document(raw("guide.xml", docbook)).text
+
+
+def test_a_table_s_caption_is_read_before_it():
+    page = (b"<h1>Prices</h1><table><caption>Table 3: Prices by region</caption><tr><th>Region</th><th>Price</th></tr>"
+            b"<tr><td>EU</td><td>5</td></tr></table>")
+    doc = parse_document(raw("prices.html", page))
+    assert doc.text == "Prices\n\nTable 3: Prices by region\n\n| Region | Price |\n| --- | --- |\n| EU | 5 |"
+    latex = parse_document(raw("paper.tex", b"\\section{Results}\n\\begin{table}\n\\caption{Latency by index}\n"
+                                            b"\\begin{tabular}{ll}\nIndex & Latency \\\\\nIVF & 4 ms \\\\\n"
+                                            b"\\end{tabular}\n\\end{table}\n"))
+    assert "Latency by index" in latex.text

@@ -17,8 +17,9 @@ _TABLE = re.compile(r"<table\b", re.I)
 
 
 def readable_tables(page: str) -> str:
-    """``page`` with its layout tables turned into plain blocks (``is_layout``) and its other
-    tables' merged cells repeated (``expand_spans``); ``page`` itself where that changes nothing."""
+    """``page`` with its layout tables turned into plain blocks (``is_layout``), its other tables'
+    merged cells repeated (``expand_spans``) and each table's caption a paragraph before it;
+    ``page`` itself where that changes nothing."""
     if not _TABLE.search(page):
         return page
     from lxml import html
@@ -27,8 +28,14 @@ def readable_tables(page: str) -> str:
     tables = list(root.iter("table"))
     layout = [table for table in tables if is_layout(table)]  # decided before any table changes
     merged = [table for table in set(tables) - set(layout) if table.xpath(".//*[@colspan or @rowspan]")]
-    if not layout and not merged:
+    captions = [caption for table in tables for caption in table if caption.tag == "caption"]
+    if not layout and not merged and not captions:
         return page
+    for caption in captions:  # a paragraph before its table (unstructured drops a <caption>)
+        table = caption.getparent()
+        table.remove(caption)
+        caption.tag, caption.tail = "p", None
+        table.addprevious(caption)
     for table in merged:
         expand_spans(table)
     for table in layout:

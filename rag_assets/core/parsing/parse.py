@@ -106,8 +106,11 @@ PARSER_REVISION = "44"
 #:   currencies and scaled, negative and zero number sections, two-line slide titles, footnote tabs, a logo
 #:   in an <h1>, a fence indented as code. Excel 6, web pages, e-mail, Word, PowerPoint and pandoc's formats
 #:   one more: digit templates (000-000-0000) and leading zeros, a row span ending with its row group.
+#: - Web pages, e-mail and pandoc's formats 6: a table's <caption> read before it (it was dropped); AsciiDoc
+#:   and XML 7: an AsciiDoc include or a DocBook external entity is left out (the document failed).
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("markdown", "notebook"), "3"),
-                    **dict.fromkeys(("html", "email", "odt", "rtf", "epub", "asciidoc", "latex", "org", "xml"), "5"),
+                    **dict.fromkeys(("html", "email", "odt", "rtf", "epub", "latex", "org"), "6"),
+                    **dict.fromkeys(("asciidoc", "xml"), "7"),
                     "docx": "9", "pptx": "6", "xlsx": "6"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
@@ -657,7 +660,8 @@ _MIME_ARCHIVE = re.compile(rb"(?im)^content-type:\s*multipart/related")
 def _parse_pandoc(content_type: str, data: bytes):
     """An OpenDocument text, RTF, EPUB, AsciiDoc, LaTeX, Org, JATS or DocBook file as pandoc (the
     binary pypandoc_binary ships, sandboxed: it opens no file and no URL the document names, so a
-    LaTeX file's \\input is not followed) writes it as one HTML page, read as an HTML page is:
+    LaTeX file's \\input, an AsciiDoc include or a DocBook external entity is not followed but left out)
+    writes it as one HTML page, read as an HTML page is:
     headings nested by level, tables as rows, markup rendered. A text format is decoded as every
     text file is, then given to pandoc as UTF-8. Titled by the document's own title where it has
     one (ODT's, EPUB's and RTF's properties, AsciiDoc's "= Title", LaTeX's \\title, Org's #+TITLE,
@@ -667,7 +671,15 @@ def _parse_pandoc(content_type: str, data: bytes):
     import pypandoc
 
     if content_type in _PANDOC_TEXT:
-        data = decode_text(data)[0].encode("utf-8")
+        text = decode_text(data)[0]
+        if content_type == "asciidoc":  # the sandbox opens no included file, and pandoc fails on one
+            text = _ASCIIDOC_INCLUDE.sub("", text)
+        elif content_type == "docbook":  # nor an external entity's file
+            names = {m.group(1) for m in _EXTERNAL_ENTITY.finditer(text)}
+            text = _EXTERNAL_ENTITY.sub("", text)
+            if names:
+                text = re.sub(r"&(" + "|".join(map(re.escape, names)) + r");", "", text)
+        data = text.encode("utf-8")
     elif content_type == "rtf":
         data = _rtf_heading_levels(data)
 
@@ -678,6 +690,10 @@ def _parse_pandoc(content_type: str, data: bytes):
         raise ValueError(f"pandoc cannot read it as {content_type} ({cause[:200]}); check the file opens")
     text, elements, title = _parse_html(done.stdout, untitled="-")  # pandoc's <title> when there is none
     return text, elements, (_odt_title(data) if content_type == "odt" else "") or title
+
+
+_ASCIIDOC_INCLUDE = re.compile(r"(?m)^include::[^\n]*\[[^\n]*\][ \t]*$")
+_EXTERNAL_ENTITY = re.compile(r"<!ENTITY\s+([\w.-]+)\s+(?:SYSTEM|PUBLIC)\b[^>]*>")
 
 
 def _parse_xml(data: bytes):
