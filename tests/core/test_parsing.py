@@ -1416,3 +1416,31 @@ def test_a_table_s_caption_is_read_before_it():
                                             b"\\begin{tabular}{ll}\nIndex & Latency \\\\\nIVF & 4 ms \\\\\n"
                                             b"\\end{tabular}\n\\end{table}\n"))
     assert "Latency by index" in latex.text
+
+
+def _mail(headers: str, body: bytes) -> bytes:
+    return ("From: Ann Lee <ann@example.com>\nTo: bob@example.com\nSubject: Report\nMIME-Version: 1.0\n"
+            + headers + "\n\n").encode() + body
+
+
+def test_an_email_that_is_one_attachment_or_an_invite_is_read():
+    csv = parse_document(raw("scan.eml", _mail('Content-Type: text/csv; name="report.csv"\n'
+                                               'Content-Disposition: attachment; filename="report.csv"',
+                                               b"region,sales\nnorth,100\nsouth,200\n")))
+    assert "Attachment: report.csv" in csv.text and "north,100" in csv.text
+    invite = parse_document(raw("invite.eml", _mail("Content-Type: text/calendar; method=REQUEST",
+                                                    b"BEGIN:VCALENDAR\nBEGIN:VEVENT\nSUMMARY:Budget review\n"
+                                                    b"LOCATION:Room 4\nEND:VEVENT\nEND:VCALENDAR\n")))
+    assert "LOCATION:Room 4" in invite.text
+
+
+def test_a_plain_text_email_has_no_made_up_headings_and_reads_its_charset_as_mail_clients_do():
+    reply = parse_document(raw("reply.eml", _mail("Content-Type: text/plain; charset=utf-8",
+                                                  b"Hi Ann,\n\nThe migration starts on Monday.\n\nCheers,\nBob\n")))
+    assert [reply.text[e.start : e.end] for e in reply.elements if e.category == "Title"] == ["Report"]
+    smart = parse_document(raw("quotes.eml", _mail("Content-Type: text/plain; charset=iso-8859-1\n"
+                                                   "Content-Transfer-Encoding: 8bit", b"\x93Quoted\x94 costs \x80 5\x85\n")))
+    assert "\u201cQuoted\u201d costs \u20ac 5\u2026" in smart.text  # Outlook's windows-1252 bytes
+    unlabelled = parse_document(raw("de.eml", _mail("Content-Type: text/plain\nContent-Transfer-Encoding: 8bit",
+                                                    "Grüße aus München.\n".encode())))
+    assert "Grüße aus München." in unlabelled.text

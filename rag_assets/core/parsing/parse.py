@@ -106,11 +106,13 @@ PARSER_REVISION = "44"
 #:   currencies and scaled, negative and zero number sections, two-line slide titles, footnote tabs, a logo
 #:   in an <h1>, a fence indented as code. Excel 6, web pages, e-mail, Word, PowerPoint and pandoc's formats
 #:   one more: digit templates (000-000-0000) and leading zeros, a row span ending with its row group.
+#: - E-mail 7: a message that is one attachment or an invite is read (its body was lost); a plain-text
+#:   body has no headings; ISO-8859-1 read as windows-1252, unlabelled 8-bit text as UTF-8 (else cp1252).
 #: - Web pages, e-mail and pandoc's formats 6: a table's <caption> read before it (it was dropped); AsciiDoc
 #:   and XML 7: an AsciiDoc include or a DocBook external entity is left out (the document failed).
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("markdown", "notebook"), "3"),
                     **dict.fromkeys(("html", "email", "odt", "rtf", "epub", "latex", "org"), "6"),
-                    **dict.fromkeys(("asciidoc", "xml"), "7"),
+                    **dict.fromkeys(("asciidoc", "xml", "email"), "7"),
                     "docx": "9", "pptx": "6", "xlsx": "6"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
@@ -1045,7 +1047,8 @@ def _parse_email(data: bytes, limits: ParseLimits | None = None):
     from rag_assets.core.parsing.offline import prepare_unstructured
 
     prepare_unstructured()
-    subject, fields, body, attachments, shown = (_outlook_parts if data.startswith(_OLE_MAGIC) else _internet_parts)(data)
+    subject, fields, body, attachments, shown, plain = \
+        (_outlook_parts if data.startswith(_OLE_MAGIC) else _internet_parts)(data)
     subject = " ".join(subject.split())
     fields = [(name, " ".join(value.split())) for name, value in fields if value.strip()]
     if not fields and not subject:
@@ -1069,7 +1072,11 @@ def _parse_email(data: bytes, limits: ParseLimits | None = None):
     items = [("Title", subject, None)] if subject else []
     items.append(("UncategorizedText", "\n".join(f"{name}: {value}" for name, value in fields), None))
     pictured = _pictures_text([image for image in shown if _screenshot_sized(image)], None) if limits is not None else []
-    text, spans = _join_elements(items + _unstructured_items(body, under=level - 1) + pictured + read)
+    body_items = _unstructured_items(body, under=level - 1)
+    if plain:  # a plain-text body has no headings: unstructured's short-line guesses ("Cheers,", "Bob") are text
+        body_items = [("NarrativeText", *rest) if category == "Title" else (category, *rest)
+                      for category, *rest in body_items]
+    text, spans = _join_elements(items + body_items + pictured + read)
     return text, spans, subject
 
 
@@ -1120,18 +1127,23 @@ def _internet_parts(data: bytes):
     import email
     from email import policy
 
-    from unstructured.partition.email import partition_email
     from unstructured.partition.html import partition_html
+    from unstructured.partition.text import partition_text
 
     message = email.message_from_bytes(data, policy=policy.default)
     fields = [(name, str(message[name] or "")) for name in ("From", "To", "Cc", "Date")]
-    shown_body = message.get_body(preferencelist=("html", "plain"))  # the body partition_email reads
-    if shown_body is not None and shown_body.get_content_type() == "text/html":
-        body = partition_html(text=_readable_html(shown_body.get_content()), languages=NO_LANGUAGE)
+    shown_body = message.get_body(preferencelist=("html", "plain"))  # the body a mail client shows
+    if shown_body is None:
+        body = []
+    elif shown_body.get_content_type() == "text/html":
+        body = partition_html(text=_readable_html(_part_text(shown_body)), languages=NO_LANGUAGE)
     else:
-        body = partition_email(file=io.BytesIO(data), process_attachments=False, languages=NO_LANGUAGE,
-                               paragraph_grouper=_plain_body_paragraphs)
+        body = partition_text(text=_part_text(shown_body), languages=NO_LANGUAGE, paragraph_grouper=_plain_body_paragraphs)
     attachments, shown = [], []
+    if shown_body is None and not message.is_multipart() and (payload := message.get_payload(decode=True)):
+        # a message that is one attachment (a scanner's CSV, a meeting invite): read as one
+        extension = mimetypes.guess_extension(message.get_content_type()) or ""
+        attachments.append((_attachment_name(message.get_filename() or f"attachment 1{extension}"), payload))
     for number, part in enumerate(message.iter_attachments(), start=1):
         if part["Content-ID"] and part.get_content_maintype() == "image":
             shown.append(part.get_payload(decode=True) or b"")  # in the HTML body (a logo, a screenshot)
@@ -1144,7 +1156,29 @@ def _internet_parts(data: bytes):
             extension = mimetypes.guess_extension(part.get_content_type()) or ""
             name, payload = part.get_filename() or f"attachment {number}{extension}", part.get_payload(decode=True)
         attachments.append((_attachment_name(name), payload or b""))
-    return str(message["Subject"] or ""), fields, body, attachments, shown
+    return str(message["Subject"] or ""), fields, body, attachments, shown, shown_body is None or \
+        shown_body.get_content_type() != "text/html"
+
+
+#: charsets mail clients read as windows-1252, its superset (quotes, dashes and € that Outlook writes)
+_READ_AS_CP1252 = {"iso-8859-1", "iso8859-1", "latin-1", "latin1", "l1", "cp819"}
+
+
+def _part_text(part) -> str:
+    """A MIME text part's text: by its declared charset (ISO-8859-1 read as windows-1252, as mail
+    clients do); without one, or with one Python does not know, as every text file is (UTF-8,
+    else cp1252)."""
+    payload = part.get_payload(decode=True) or b""
+    charset = (part.get_content_charset() or "").lower()
+    if charset and charset not in ("us-ascii", "ascii"):
+        try:
+            return payload.decode("cp1252" if charset in _READ_AS_CP1252 else charset, errors="replace")
+        except LookupError:
+            pass
+    try:
+        return decode_text(payload)[0]
+    except ValueError:  # control bytes: shown as they decode
+        return payload.decode("utf-8", errors="replace")
 
 
 def _outlook_parts(data: bytes):
@@ -1179,7 +1213,7 @@ def _outlook_parts(data: bytes):
         elements = partition_html(text=_readable_html(html_body), languages=NO_LANGUAGE)
     else:
         elements = partition_text(text=body, languages=NO_LANGUAGE, paragraph_grouper=_plain_body_paragraphs) if body else []
-    return subject, fields, elements, attachments, shown
+    return subject, fields, elements, attachments, shown, not html_body
 
 
 #: a line's reply quoting: one or more ">" (each perhaps followed by a space) at its start
