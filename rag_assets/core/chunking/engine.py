@@ -410,7 +410,7 @@ def split_exact(text: str, counter: TokenCounter, start: int, end: int, max_toke
     out: list[Span] = []
     todo = [(start, end)]  # stretches still to place, the next one last
     while todo:
-        s, e = _strip(text, *todo.pop())
+        s, e = strip_span(text, *todo.pop())
         if s >= e:
             continue
         n = counter.count(text[s:e])
@@ -435,7 +435,8 @@ def split_exact(text: str, counter: TokenCounter, start: int, end: int, max_toke
     return out
 
 
-def _strip(text: str, start: int, end: int) -> tuple[int, int]:
+def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """``start:end`` without the whitespace at its ends."""
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():

@@ -7,7 +7,7 @@ import re
 from typing import Sequence
 
 from rag_assets.core.chunking.base import Chunker
-from rag_assets.core.chunking.engine import Span, TokenIndex
+from rag_assets.core.chunking.engine import Span, TokenIndex, strip_span
 from rag_assets.core.chunking.packing import Item, finalize_items, merge_small, pack_units
 from rag_assets.core.models import Element
 from rag_assets.core.parsing.structure import markdown_elements
@@ -240,7 +240,7 @@ def _rows(text: str, start: int, end: int, sep: str) -> list[tuple[int, int]]:
             rows.append((row, i))
             row = i + 1
     rows.append((row, end))
-    return [(a, b) for a, b in (_stripped(text, a, b) for a, b in rows) if b > a]
+    return [(a, b) for a, b in (strip_span(text, a, b) for a, b in rows) if b > a]
 
 
 def _cell_spans(text: str, a: int, b: int, sep: str) -> list[tuple[int, int, int]]:
@@ -265,16 +265,7 @@ def _cell_spans(text: str, a: int, b: int, sep: str) -> list[tuple[int, int, int
         spans = spans[1:]
     if markdown and spans and not text[spans[-1][0] : spans[-1][1]].strip():
         spans = spans[:-1]
-    return [(column, s, e) for column, (s, e) in enumerate(_stripped(text, a, b) for a, b in spans) if e > s]
-
-
-def _stripped(text: str, s: int, e: int) -> tuple[int, int]:
-    """``s:e`` without the whitespace at its ends."""
-    while s < e and text[s].isspace():
-        s += 1
-    while e > s and text[e - 1].isspace():
-        e -= 1
-    return s, e
+    return [(column, s, e) for column, (s, e) in enumerate(strip_span(text, a, b) for a, b in spans) if e > s]
 
 
 def _value(text: str, s: int, e: int, sep: str, whole: tuple[int, int] | None = None) -> str:
