@@ -111,7 +111,7 @@ PARSER_REVISION = "44"
 #: - Web pages, e-mail and pandoc's formats 6: a table's <caption> read before it (it was dropped); AsciiDoc
 #:   and XML 7: an AsciiDoc include or a DocBook external entity is left out (the document failed).
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("markdown", "notebook"), "3"),
-                    **dict.fromkeys(("html", "email", "odt", "rtf", "epub", "latex", "org"), "6"),
+                    **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("asciidoc", "xml", "email"), "7"),
                     "docx": "9", "pptx": "6", "xlsx": "6"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
@@ -790,29 +790,25 @@ _SHOWN = {f"{_W}tab": " ", f"{_W}br": " ", f"{_W}cr": " "}  # what a note's tabs
 def _word_notes(data: bytes) -> list[tuple[str, list[str]]]:
     """A Word document's footnotes and endnotes (unstructured reads neither), each kind under its
     heading, in the order the document holds them; kinds without notes are left out."""
-    import zipfile
-
     from lxml import etree
 
     found = []
-    with zipfile.ZipFile(io.BytesIO(data)) as package:
-        names = set(package.namelist())
-        for member, tag, heading in _NOTES:
-            if member not in names:
-                continue
-            try:
-                root = etree.fromstring(package.read(member), parser=etree.XMLParser(resolve_entities=False, huge_tree=True))
-            except etree.XMLSyntaxError:  # a damaged notes part: the body is still read
-                continue
-            notes = []
-            for note in root.iter(f"{_W}{tag}"):
-                if note.get(f"{_W}type") in (None, "normal"):  # not the separator lines
-                    paragraphs = ("".join((el.text or "") if el.tag == f"{_W}t" else _SHOWN.get(el.tag, "")
-                                          for el in p.iter()) for p in note.iter(f"{_W}p"))
-                    if text := "\n".join(" ".join(p.split()) for p in paragraphs if p.strip()):
-                        notes.append(text)
-            if notes:
-                found.append((heading, notes))
+    for member, tag, heading in _NOTES:
+        if not (xml := _zip_member(data, member)):
+            continue
+        try:
+            root = etree.fromstring(xml.encode(), parser=etree.XMLParser(resolve_entities=False, huge_tree=True))
+        except etree.XMLSyntaxError:  # a damaged notes part: the body is still read
+            continue
+        notes = []
+        for note in root.iter(f"{_W}{tag}"):
+            if note.get(f"{_W}type") in (None, "normal"):  # not the separator lines
+                paragraphs = ("".join((el.text or "") if el.tag == f"{_W}t" else _SHOWN.get(el.tag, "")
+                                      for el in p.iter()) for p in note.iter(f"{_W}p"))
+                if text := "\n".join(" ".join(p.split()) for p in paragraphs if p.strip()):
+                    notes.append(text)
+        if notes:
+            found.append((heading, notes))
     return found
 
 
@@ -1133,9 +1129,10 @@ def _internet_parts(data: bytes):
     message = email.message_from_bytes(data, policy=policy.default)
     fields = [(name, str(message[name] or "")) for name in ("From", "To", "Cc", "Date")]
     shown_body = message.get_body(preferencelist=("html", "plain"))  # the body a mail client shows
+    plain = shown_body is None or shown_body.get_content_type() != "text/html"
     if shown_body is None:
         body = []
-    elif shown_body.get_content_type() == "text/html":
+    elif not plain:
         body = partition_html(text=_readable_html(_part_text(shown_body)), languages=NO_LANGUAGE)
     else:
         body = partition_text(text=_part_text(shown_body), languages=NO_LANGUAGE, paragraph_grouper=_plain_body_paragraphs)
@@ -1156,8 +1153,7 @@ def _internet_parts(data: bytes):
             extension = mimetypes.guess_extension(part.get_content_type()) or ""
             name, payload = part.get_filename() or f"attachment {number}{extension}", part.get_payload(decode=True)
         attachments.append((_attachment_name(name), payload or b""))
-    return str(message["Subject"] or ""), fields, body, attachments, shown, shown_body is None or \
-        shown_body.get_content_type() != "text/html"
+    return str(message["Subject"] or ""), fields, body, attachments, shown, plain
 
 
 #: charsets mail clients read as windows-1252, its superset (quotes, dashes and € that Outlook writes)
@@ -1266,9 +1262,10 @@ def _text_office_file(data: bytes) -> str | None:
 def _parse_xlsx(data: bytes):
     """An Excel workbook: each visible sheet's name (a title) and its cells as Markdown rows (values
     as last saved, shown in their number formats; a date at midnight as its date, trailing empty
-    cells dropped); a sheet's number is its page. Hidden sheets are left out: a workbook's author keeps them from its readers. Its title is the workbook's own, if it has one. An Excel 97-2003 workbook (.xls, a
-    compound file, told apart by content) is read the same way with xlrd, an HTML table under an
-    Excel name as a web page."""
+    cells dropped); a sheet's number is its page. Hidden sheets are left out: a workbook's author
+    keeps them from its readers. Its title is the workbook's own, if it has one. An Excel 97-2003
+    workbook (.xls, a compound file, told apart by content) is read the same way with xlrd, an HTML
+    table under an Excel name as a web page."""
     from openpyxl import load_workbook
 
     if data.startswith(_OLE_MAGIC):
