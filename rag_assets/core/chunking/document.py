@@ -117,19 +117,18 @@ def _cap_chars(text: str, spans: list[Span], max_chars: int, counter: TokenCount
     for span in spans:
         if span.window and any(a < span.window[1] and span.window[0] < b for a, b in cut_spans):
             span = span._replace(window=None)
+        if span.end - span.start <= max_chars:
+            out.append(span)
+            continue
         start = span.start
-        while span.end - start > max_chars:
-            half, cut = start + max_chars // 2, start + max_chars
-            space = max(text.rfind(" ", half, cut), text.rfind("\n", half, cut))
-            cut = space if space > half else cut
+        while start < span.end:
+            half, cut = start + max_chars // 2, min(start + max_chars, span.end)
+            if cut < span.end:
+                space = max(text.rfind(" ", half, cut), text.rfind("\n", half, cut))
+                cut = space if space > half else cut
             out += [Span(p.start, p.end, p.tokens, heading_path=span.heading_path)
                     for p in split_exact(text, counter, start, cut, max_tokens)]
             start = cut
-        if start == span.start:
-            out.append(span)
-        else:
-            out += [Span(p.start, p.end, p.tokens, heading_path=span.heading_path)
-                    for p in split_exact(text, counter, start, span.end, max_tokens)]
     return out
 
 
