@@ -28,8 +28,12 @@ def serving(project: Project, corpus: Corpus, db) -> CorpusTable:
     and profile are still declared, else the corpus' own. Only that table is kept current: a table
     that served before another went live lacks what changed since (new, edited and deleted
     documents), so switching back to it serves it again only once it is complete again."""
+    return _serving(project, corpus, active_pairs(db, corpus.name))
+
+
+def _serving(project: Project, corpus: Corpus, entries: list[tuple[str, str]]) -> CorpusTable:
+    """``serving``, given the registry's (model, profile) entries, most recently complete first."""
     own = own_table(corpus)
-    entries = active_pairs(db, corpus.name)
     if not entries or entries[0] == (own.model.name, own.profile.name):
         return own
     models = {m.name: m for m in project.embedding_models}
@@ -58,7 +62,7 @@ def unserved(project: Project, corpus: Corpus, db, rows: bool = True) -> str | N
                     "lack what changed since.")
     if not rows:
         return None
-    served = serving(project, corpus, db)
+    served = _serving(project, corpus, entries)  # the registry as read above, not read again
     try:
         if served.index(db, corpus.name).pinned().count_rows():
             return None
