@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import sys
 import types
 
@@ -69,12 +70,15 @@ class IndexUnavailable(RuntimeError):
 
 def connect(uri: str, options: dict[str, str] | None = None):
     """A LanceDB connection to ``uri`` (a folder or s3://bucket/path) with ``options``
-    (see ``storage_options``); an s3:// database that cannot be reached raises IndexUnavailable."""
+    (see ``storage_options``); an s3:// database that cannot be reached raises IndexUnavailable.
+    Connecting creates nothing: a folder that does not exist yet is made by the first table written
+    (lancedb.connect makes it at once, so `rag query` before any ingest left an empty one behind)."""
     _defer_rest_client()
     import lancedb
 
+    missing = _missing_folders(uri)
     try:
-        return lancedb.connect(uri, storage_options=options)
+        db = lancedb.connect(uri, storage_options=options)
     except (OSError, ValueError) as exc:
         if not uri.startswith("s3://"):
             raise
@@ -84,3 +88,21 @@ def connect(uri: str, options: dict[str, str] | None = None):
             f"LanceDB index {uri} at {endpoint}: cannot open it: {cause}. Check the index's endpoint_url, "
             "region and keys in profiles/indexes.yml (or the environment variables it reads), or raise its "
             "read_timeout_seconds or max_attempts there for a slow server") from exc
+    for folder in missing:  # deepest first; one written meanwhile (another process' table) stays
+        try:
+            os.rmdir(folder)
+        except OSError:
+            break
+    return db
+
+
+def _missing_folders(uri: str) -> list[str]:
+    """The folders of a local ``uri`` that do not exist, deepest first (none for an object store)."""
+    if "://" in uri and not uri.startswith("file://"):
+        return []
+    folder = os.path.abspath(os.path.expanduser(uri.removeprefix("file://")))
+    missing = []
+    while not os.path.exists(folder) and os.path.dirname(folder) != folder:
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    return missing

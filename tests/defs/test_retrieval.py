@@ -110,6 +110,10 @@ def test_a_corpus_not_ingested_yet_says_so_whatever_the_filters(tmp_path):
         out = subprocess.run([RAG, "query", "refund", *extra], env={**os.environ, **values},
                              capture_output=True, text=True)
         assert out.returncode == 1 and "holds no rows (nothing ingested yet" in out.stderr, extra
+    for command in (["status"], ["tables"]):
+        assert subprocess.run([RAG, *command], env={**os.environ, **values}, capture_output=True).returncode == 0
+    # Reading creates nothing: the LanceDB folder is made by the first ingest, not by a query.
+    assert not Path(values["RAG_LANCEDB_URI"]).exists()
 
 
 def test_neighbour_expansion_and_overlap_merging(ingested_sample):
