@@ -1014,6 +1014,27 @@ def test_a_workbook_s_numbers_read_as_their_formats_show_them():
         assert _cell_text(value, number_format) == shown, number_format
 
 
+def test_tables_a_blank_row_apart_on_one_sheet_are_tables_of_their_own():
+    from openpyxl import Workbook
+
+    book = Workbook()
+    sheet = book.active
+    sheet.title = "Q2"
+    for row in (["Region", "Sales"], ["North", 1200], ["South", 800], [], [], ["Returns by product"],
+                ["Product", "Units", "Refunded"], ["Dock R4", 3, 387.0], [], ["Side brush", 12, 95.4],
+                [], ["Total", 15, 482.4]):
+        sheet.append(row)
+    sheet["C8"].number_format = sheet["C10"].number_format = '"$"#,##0.00'
+    out = io.BytesIO()
+    book.save(out)
+    doc = parse_document(raw("q2.xlsx", out.getvalue()))
+    assert [(e.category, doc.text[e.start:e.end].split("\n")[0]) for e in doc.elements] == [
+        ("Title", "Q2"), ("Table", "| Region | Sales |"), ("NarrativeText", "Returns by product"),
+        ("Table", "| Product | Units | Refunded |")]
+    # A blank row between a table's rows (before "Side brush", before "Total") splits nothing.
+    assert doc.text.endswith("| Dock R4 | 3 | $387.00 |\n| Side brush | 12 | $95.40 |\n| Total | 15 | 482.4 |")
+
+
 def test_an_excel_97_workbook_reads_as_the_same_sheets_saved_as_xlsx():
     modern, legacy = workbook(), legacy_workbook()
     assert legacy.startswith(b"\xd0\xcf\x11\xe0")  # a compound file, not a zip

@@ -110,10 +110,12 @@ PARSER_REVISION = "44"
 #:   body has no headings; ISO-8859-1 read as windows-1252, unlabelled 8-bit text as UTF-8 (else cp1252).
 #: - Web pages, e-mail and pandoc's formats 6: a table's <caption> read before it (it was dropped); AsciiDoc
 #:   and XML 7: an AsciiDoc include or a DocBook external entity is left out (the document failed).
+#: - Excel 7: tables a blank row apart on one sheet are read as tables of their own (the second's rows
+#:   were named by the first's header).
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("markdown", "notebook"), "3"),
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("asciidoc", "xml", "email"), "7"),
-                    "docx": "9", "pptx": "6", "xlsx": "6"}
+                    "docx": "9", "pptx": "6", "xlsx": "7"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")
@@ -1293,12 +1295,55 @@ def _parse_xlsx(data: bytes):
 
 
 def _sheet_items(name: str, rows: list[list[str]], page: int) -> list[tuple[str, str, int]]:
-    """A sheet's items: its name (a title), its caption (``_caption``) and its table; none when it
-    has no cells."""
-    caption, rows = _caption(rows)
-    table = _markdown_rows(rows)
-    return [("Title", name, page), *([("NarrativeText", caption, page)] if caption else []), ("Table", table, page)] \
-        if table else []
+    """A sheet's items: its name (a title), then each of its tables (``_sheet_tables``) as its
+    caption (``_caption``) and its rows; none when it has no cells."""
+    items = []
+    for block in _sheet_tables(rows):
+        caption, block = _caption(block)
+        if table := _markdown_rows(block):
+            items += [*([("NarrativeText", caption, page)] if caption else []), ("Table", table, page)]
+    return [("Title", name, page), *items] if items else []
+
+
+_NUMBER_CELL = re.compile(r"[-+(]?\s*[$€£¥]?\s*[-+(]?\d[\d,.\s]*(?:[eE][-+]?\d+)?\s*[%)]?(?:\s*[$€£¥KMB])?|"
+                          r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?")
+
+
+_YEAR = re.compile(r"(?:19|20)\d\d")  # a column named by its year (Metric | 2023 | 2024) is a header's
+
+
+def _sheet_tables(rows: list[list[str]]) -> list[list[list[str]]]:
+    """A sheet's rows split into its tables: a blank row followed by a header (two values or more, no
+    number but a year among them, above a row with a number under one of its values), or by one value alone
+    above such a header (its title), starts a new table. Read as one, a second table's rows were
+    named by the first's header and its own header was a data row; a blank row inside one table
+    (a gap between groups of rows) is followed by data, not by a header, and splits nothing, nor
+    does one under a title alone (the title stays its table's caption)."""
+    filled = [i for i, row in enumerate(rows) if any(cell.strip() for cell in row)]
+    starts = [0]
+    for n, i in enumerate(filled[1:], start=1):
+        title_alone = _values(rows[filled[n - 1]]) == 1 and (n < 2 or filled[n - 2] < starts[-1])
+        if i - filled[n - 1] > 1 and not title_alone and (
+                _header_over(rows, filled[n:n + 2])
+                or (_values(rows[i]) == 1 and _header_over(rows, filled[n + 1:n + 3]))):
+            starts.append(i)
+    return [rows[a:b] for a, b in zip(starts, starts[1:] + [len(rows)])]
+
+
+def _values(row: list[str]) -> int:
+    return sum(1 for cell in row if cell.strip())
+
+
+def _header_over(rows: list[list[str]], pair: list[int]) -> bool:
+    """Whether ``rows[pair[0]]`` reads as a header over the row ``rows[pair[1]]``."""
+    if len(pair) < 2:
+        return False
+    header, below = rows[pair[0]], rows[pair[1]]
+    if _values(header) < 2 or any(_NUMBER_CELL.fullmatch(cell.strip()) and not _YEAR.fullmatch(cell.strip())
+                                  for cell in header if cell.strip()):
+        return False
+    return any(name.strip() and i < len(below) and _NUMBER_CELL.fullmatch(below[i].strip())
+               for i, name in enumerate(header))
 
 
 def _parse_notebook(data: bytes):
