@@ -1,6 +1,7 @@
 import base64
 import io
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -1327,13 +1328,20 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
         ("empty.pdf", b"", "the file is empty (0 bytes)"),  # pdfminer said "No /Root object! - Is this really a PDF?"
         ("cut.docx", slide_deck()[:2000], "cannot parse as docx: the file is damaged or cut short (it is no readable zip archive"),
         ("blank.txt", b"  \n\n \t", "no text"),
-        ("image.md", bytes(range(256)) * 40, "binary"),
+        ("image.md", bytes(range(256)) * 40, "binary, not text (NUL/control bytes): if its extension is wrong"),
+        ("Thumbs.db", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(range(256)) * 8, "an OLE compound file (Thumbs.db"),
+        ("Proposal.pages", b"PK\x03\x04" + bytes(range(256)) * 8, "a ZIP archive or a zip-based package (Apple Pages"),
+        ("backup.tar.gz", b"\x1f\x8b\x08\x00" + bytes(range(256)) * 8, "a gzip archive, not text; unpack it"),
+        ("tool", b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 8, "an ELF executable, not text; not a document format"),
+        ("scan.txt", b"%PDF-1.4\n" + bytes(range(256)) * 8, "a PDF, not text; name it .pdf"),
         ("broken.pdf", b"%PDF-1.4\nthis is not really a pdf", "cannot parse as pdf: the file is damaged or cut short"),
         ("cut.pdf", b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R", "cannot parse as pdf: the file is damaged"),
         ("broken.docx", b"PK\x03\x04 not a zip", "cannot parse as docx: the file is damaged or cut short"),
         ("broken.pptx", b"PK\x03\x04 not a zip", "cannot parse as pptx: the file is damaged or cut short"),
         ("notes.eml", b"Just some notes, no headers at all.\n", "not an e-mail message"),
         ("damaged.msg", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600), "a damaged Outlook message"),
+        ("garbled.msg", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + random.Random(7).randbytes(4096),
+         "reading it); save it again from Outlook"),  # the reader's own text (Python's advice) left out
         ("broken.xlsx", b"PK\x03\x04 not a zip", "cannot parse as xlsx: the file is damaged or cut short"),
         ("broken.ipynb", b'{"cells": [', "cannot parse as notebook: JSONDecodeError"),
         ("data.ipynb", b'{"rows": [1, 2]}', "not a Jupyter notebook"),

@@ -411,7 +411,7 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         Case("zero-byte file", ("empty/zero_bytes.md",), "error", "the file is empty (0 bytes)"),
         Case("truncated Word file", ("docx/truncated.docx",), "error",
              "cannot parse as docx: the file is damaged or cut short"),
-        Case("binary file named .md", ("binary/photo.md",), "error", "binary"),
+        Case("binary file named .md", ("binary/photo.md",), "error", "a PNG image, not text; name it .png"),
         Case("binary file, unknown extension", ("binary/blob.bin",), "error", "binary"),
         Case("Latin-1 text", ("encoding/latin1.txt",), "ok", check=has("Café crème", "Grüße aus Köln")),
         Case("UTF-16 with BOM", ("encoding/utf16_bom.txt",), "ok", check=has("Grüße aus München")),

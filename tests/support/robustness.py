@@ -136,7 +136,7 @@ def bad_inputs(tmp: Path) -> list[dict]:
         kept = {r["id"] for r in index_rows(load_project()) if r["doc_id"] == "good/ordinary.md"}
     error = next((f["error"] for f in again["failures"] if f["doc_id"] == "good/ordinary.md"), "")
     out.append(result("good document turns bad on re-ingest", f"error kept last good rows: {error[:60]}",
-                      len(good - kept), len(kept - good), "binary" in error))
+                      len(good - kept), len(kept - good), "a PNG image, not text" in error))
     return out
 
 

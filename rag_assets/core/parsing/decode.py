@@ -40,9 +40,9 @@ def decode_text(data: bytes) -> tuple[str, str]:
         if encoding:
             text = data.decode(encoding)
             if _control_ratio(text[:32768].encode("utf-8")) > 0.05:
-                raise ValueError("file content is binary, not text (NUL/control bytes); check its extension")
+                raise ValueError(binary_cause(data))
         elif b"\x00" in head or _control_ratio(head) > 0.05:
-            raise ValueError("file content is binary, not text (NUL/control bytes); check its extension")
+            raise ValueError(binary_cause(data))
         else:
             try:
                 text, encoding = data.decode("utf-8"), "utf-8"
@@ -51,6 +51,42 @@ def decode_text(data: bytes) -> tuple[str, str]:
                 encoding = "utf-8+cp1252" if any(ord(c) > 0x7F for c in data.decode("utf-8", errors="ignore")) \
                     else "cp1252"
     return text.replace("\r\n", "\n").replace("\r", "\n"), encoding
+
+
+# Magic bytes of files a shared folder holds beside its documents, by what they are and what to do.
+_RENAME = "name it {} to have it read"
+_NOT_READ = "not a document format rag reads: export its text (to PDF or Word) or leave it out with an exclude " \
+            "glob in sources.yml"
+_MAGIC = (
+    (b"%PDF-", "a PDF", _RENAME.format(".pdf")),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image", _RENAME.format(".png (read by OCR)")),
+    (b"\xff\xd8\xff", "a JPEG image", _RENAME.format(".jpg (read by OCR)")),
+    (b"II*\x00", "a TIFF image", _RENAME.format(".tiff (read by OCR)")),
+    (b"MM\x00*", "a TIFF image", _RENAME.format(".tiff (read by OCR)")),
+    (b"GIF8", "a GIF image", _NOT_READ),
+    (b"PK\x03\x04", "a ZIP archive or a zip-based package (Apple Pages, Keynote and Numbers files are ones)",
+     "unpack it, or export the document to PDF or Word, or leave it out with an exclude glob in sources.yml"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an OLE compound file (Thumbs.db, or a Word, Excel, PowerPoint or "
+     "Outlook 97-2003 file)", "name an Office file .doc, .xls, .ppt or .msg to have it read; leave anything else "
+     "out with an exclude glob in sources.yml"),
+    (b"\x1f\x8b", "a gzip archive", "unpack it, or leave it out with an exclude glob in sources.yml"),
+    (b"BZh", "a bzip2 archive", "unpack it, or leave it out with an exclude glob in sources.yml"),
+    (b"\xfd7zXZ\x00", "an xz archive", "unpack it, or leave it out with an exclude glob in sources.yml"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "unpack it, or leave it out with an exclude glob in sources.yml"),
+    (b"Rar!\x1a\x07", "a RAR archive", "unpack it, or leave it out with an exclude glob in sources.yml"),
+    (b"\x7fELF", "an ELF executable", _NOT_READ),
+    (b"MZ", "a Windows executable", _NOT_READ),
+    (b"SQLite format 3\x00", "an SQLite database", _NOT_READ),
+)
+
+
+def binary_cause(data: bytes) -> str:
+    """Why ``data`` (judged binary) is not read as text: what its first bytes say it is, and the fix."""
+    for magic, kind, fix in _MAGIC:
+        if data.startswith(magic):
+            return f"file content is {kind}, not text; {fix}"
+    return ("file content is binary, not text (NUL/control bytes): if its extension is wrong, correct it; if it is "
+            "no document, leave it out with an exclude glob in sources.yml")
 
 
 # An inline base64 data URI (a picture pasted into Markdown, a font in CSS): its payload is bytes, not

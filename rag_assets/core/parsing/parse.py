@@ -1202,7 +1202,9 @@ def _outlook_parts(data: bytes):
                        for number, (a, shown) in enumerate(zip(message.attachments, inline), start=1) if not shown]
         shown = [a.file_bytes or b"" for a, shown in zip(message.attachments, inline) if shown]
     except Exception as exc:  # olefile and oxmsg raise many types for a damaged file
-        raise ValueError(f"a damaged Outlook message ({type(exc).__name__}: {exc}); save it again from Outlook") from exc
+        # The cause's type only: its text is a reader's internals (Python's own advice among them).
+        raise ValueError(f"a damaged Outlook message ({type(exc).__name__} reading it); save it again from "
+                         "Outlook") from exc
     fields = [("From", ", ".join(_address(name, address) for name, address in getaddresses([sender or ""]))),
               ("To", ", ".join(a for kind, a in recipients if kind == 1)),
               ("Cc", ", ".join(a for kind, a in recipients if kind == 2)),
