@@ -272,7 +272,8 @@ def test_the_shipped_source_lists_every_file_of_a_folder_but_hidden_ones(project
     source = load_project(project).corpus("sample").source
     names = [f"docs/a{ext}" for ext in CONTENT_TYPES] + ["SCAN.PDF", "notes.Rmd", "LICENSE", "data.unknown"]
     assert [name for name in names if not matches(name, source.include, source.exclude)] == []
-    assert not any(matches(name, source.include, source.exclude) for name in (".env", "docs/.git/config"))
+    assert not any(matches(name, source.include, source.exclude) for name in (
+        ".env", "docs/.git/config", "docs/~$budget.xlsx", "~$minutes.docx", "photos/Thumbs.db", "desktop.ini"))
 
 
 def test_a_small_document_size_limit_is_quoted_as_written(project):
