@@ -12,6 +12,7 @@ from rag_assets.core.keys import safe_name
 
 
 CACHE_PREFIX = "embcache__"
+SLICE = 1024  # texts embedded, then stored, at a time
 
 
 def cache_name(model_name: str) -> str:
@@ -42,16 +43,25 @@ class EmbeddingCache:
             found.update({row["key"]: row["vector"] for row in rows})
         return found
 
-    def embed_missing(self, texts: dict[str, str], cached: dict[str, Sequence[float]],
-                      embed: Callable) -> dict[str, Sequence[float]]:
-        """Embed the ``texts`` (key -> text) whose key ``cached`` lacks, in one ``embed`` call and in
-        the order given, store them, and return their vectors by key (empty when none was missing)."""
-        missing = [k for k in texts if k not in cached]
-        if not missing:
-            return {}
-        new = dict(zip(missing, embed([texts[k] for k in missing])))
-        self.put_many(new)
-        return new
+    def embed_missing(self, texts: dict[str, str], cached: dict[str, Sequence[float]], embed: Callable,
+                      into: dict[str, Sequence[float]] | None = None,
+                      progress: Callable[[int, int], None] | None = None) -> dict[str, Sequence[float]]:
+        """Embed the ``texts`` (key -> text) whose key neither ``cached`` nor ``into`` holds, in the
+        order given, ``SLICE`` texts an ``embed`` call, each slice stored as soon as it is embedded
+        (a run stopped or failed midway keeps what it embedded: a 30,000-chunk file lost 14 minutes
+        of vectors to one interrupt); returns ``into`` (a new dict if None) with their vectors by key
+        added, so after an exception it holds the slices done. ``progress(done, total)`` follows
+        each slice of a call of more than one."""
+        into = {} if into is None else into
+        missing = [k for k in texts if k not in cached and k not in into]
+        for start in range(0, len(missing), SLICE):
+            keys = missing[start : start + SLICE]
+            new = dict(zip(keys, embed([texts[k] for k in keys])))
+            self.put_many(new)
+            into.update(new)
+            if progress and len(missing) > SLICE:
+                progress(start + len(keys), len(missing))
+        return into
 
     def put_many(self, vectors: dict[str, Sequence[float]]) -> None:
         if not vectors:

@@ -200,12 +200,14 @@ class EmbedTotals:
 
 
 def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache, embed: Callable,
-                model_name: str, prefix: str = "") -> tuple[list[StageResult], EmbedTotals]:
+                model_name: str, prefix: str = "",
+                progress: Callable[[int, int], None] | None = None) -> tuple[list[StageResult], EmbedTotals]:
     """Give every document's current chunks their vectors, stored beside the chunks (key: chunks
     key, model, prefix). A document whose stored vectors are intact costs nothing; the others'
     chunks are looked up in the cache, and only embedded texts it has not seen reach the model,
-    in one pass over the batch. A document with a text over the model's input limit
-    (InputTooLong) fails alone."""
+    in one pass over the batch (cached slice by slice: ``EmbeddingCache.embed_missing``, which
+    calls ``progress``). A document with a text over the model's input limit (InputTooLong) fails
+    alone."""
     results, todo, pending, stored = [], {}, {}, {}
     for doc_id in doc_ids:
         ptr = _upstream(store, "chunks", doc_id)
@@ -228,13 +230,13 @@ def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache
         todo.update((key, text) for text, key in hashes.items())
     totals = EmbedTotals(cached=sum(len(chunked.chunks) for _, chunked, _ in stored.values()))
     found = cache.get_many(list(todo))
+    missing: dict = {}  # embedded now: kept through an InputTooLong, slices done before it included
     try:
-        missing = cache.embed_missing(todo, found, embed)
+        cache.embed_missing(todo, found, embed, into=missing, progress=progress)
     except InputTooLong:  # the documents whose chunks the model refuses fail alone; the rest are embedded
-        missing = {}
         for doc_id, (ptr, _, hashes, _) in list(pending.items()):
             try:
-                missing.update(cache.embed_missing({k: t for t, k in hashes.items()}, {**found, **missing}, embed))
+                cache.embed_missing({k: t for t, k in hashes.items()}, found, embed, into=missing)
             except InputTooLong as exc:
                 del pending[doc_id]
                 results.append(_fail(store, "embeddings", doc_id, str(exc), content_hash=ptr["content_hash"]))
@@ -319,11 +321,11 @@ def mirror_stage(doc_ids: Sequence[str], chunks: Callable[[str], ChunkedDocument
     texts = {text_hash(text): text for _, inputs in ready for text in inputs}
     found = cache.get_many(list(texts))
     try:
-        found.update(cache.embed_missing(texts, found, embed))
+        cache.embed_missing(texts, found, embed, into=found)
     except InputTooLong:  # find the documents whose chunks the model refuses; embed the rest
         for chunked, inputs in ready:
             try:
-                found.update(cache.embed_missing({text_hash(t): t for t in inputs}, found, embed))
+                cache.embed_missing({text_hash(t): t for t in inputs}, found, embed, into=found)
             except InputTooLong as exc:
                 outcome[chunked.doc_id] = f"kept: {exc}"
     docs = [EmbeddedDocument(chunked, model_name, tuple(

@@ -215,7 +215,8 @@ def build_corpus_assets(project: Project, corpus: Corpus, observe) -> list:
         cache = EmbeddingCache(resources.lancedb.get_connection(), model.name, model.dimensions)
         docs = _docs(context)
         results, totals = embed_stage(store, [d for _, d in docs], cache, embedder.embed, model.name,
-                                      model.passage_prefix)
+                                      model.passage_prefix,
+                                      lambda done, total: context.log.info(f"embedded {done} of {total} new texts"))
         for result in results:
             if "embedded_tokens" in result.metadata:
                 result.metadata["estimated_cost_usd"] = _cost(result.metadata["embedded_tokens"], model)
