@@ -175,11 +175,15 @@ def _print_ingest(report: dict, args) -> int:
             elif c["serving_table"] != c["configured_table"]:
                 print(f"{name}: queries stay on {c['serving_table']}; {c['configured_table']} is not live yet "
                       "(`rag status` says why)")
+            if busy := c["documents_in_flight"]:
+                shown = ", ".join(busy[:3]) + (f" and {len(busy) - 3} more" if len(busy) > 3 else "")
+                print(f"{name}: left to runs already queued or running (launched from the UI, a sensor or the "
+                      f"automation): {shown}; queries find their new text when those runs finish")
         from rag_assets.core.errors import disk_full
 
         # A full disk stops whole batches: one line with the folders and the fix, not one per document.
         full = [f for f in report["failures"] if disk_full(RuntimeError(f["error"]), str)]
-        for failure in report["failures"]:
+        for failure in sorted(report["failures"], key=lambda f: (f["corpus"], f["doc_id"])):
             if failure not in full:
                 since = " (unchanged since it failed in an earlier ingest)" if failure.get("earlier") else ""
                 print(f"FAILED {failure['corpus']}/{failure['doc_id']}{since}: {failure['error']}", file=sys.stderr)

@@ -235,6 +235,7 @@ def _ingest_corpus(project: Project, corpus: Corpus, defs: dg.Definitions, insta
                      for doc_id, error in plan.failing.items()
                      if doc_id not in reported and doc_id not in plan.work and doc_id in live]
         report.update(documents_failed=sum(f["doc_id"] != "(table)" for f in failures),
+                      documents_in_flight=sorted(doc_id_for(pk) for pk in corpus_sweep.busy),
                       rows_in_index=index.count_rows(), configured_table=own_table(corpus).label,
                       queries_refused=unserved(project, corpus, index.db))
         report["serving_table"] = None if report["queries_refused"] else serving(project, corpus, index.db).label

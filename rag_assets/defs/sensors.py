@@ -36,6 +36,7 @@ from rag_assets.defs.names import (
     PARTITION,
     RANGE_END,
     RANGE_START,
+    STAGES,
     asset_key,
     ingest_job_name,
     maintenance_job_name,
@@ -143,10 +144,15 @@ def materialized(instance: dg.DagsterInstance, corpus: Corpus) -> set[str]:
 
 
 def in_flight(instance: dg.DagsterInstance, corpus: Corpus, order: list[str]) -> set[str]:
-    """Partition keys that a queued or running ingest run of the corpus covers."""
+    """Partition keys that a queued or running run of the corpus' stages covers: its ingest job's,
+    or one the UI or the automation conditions launched (a "Materialize" or a backfill runs the
+    assets it selects as __ASSET_JOB: unseen, its documents were ingested twice)."""
     position = {pk: i for i, pk in enumerate(order)}
+    stages = {asset_key(corpus.name, stage) for stage in STAGES}
     busy: set[str] = set()
-    for run in instance.get_runs(dg.RunsFilter(job_name=ingest_job_name(corpus.name), statuses=IN_FLIGHT)):
+    for run in instance.get_runs(dg.RunsFilter(statuses=IN_FLIGHT)):
+        if run.job_name != ingest_job_name(corpus.name) and not stages & set(run.asset_selection or ()):
+            continue
         tags = run.tags
         if PARTITION in tags:
             busy.add(tags[PARTITION])

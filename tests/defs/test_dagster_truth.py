@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from rag_assets.config import load_project
-from rag_assets.core.keys import partition_key_for
+from rag_assets.core.keys import doc_id_for, partition_key_for
 from rag_assets.core.planning import MassDeleteRefused
 from rag_assets.defs.factory import build_definitions
 from rag_assets.defs.runs import remote_origin
@@ -165,6 +165,25 @@ def test_sensor_preview_changes_nothing_and_queued_work_is_not_requested_twice(p
         second, cursor = tick(defs, sensor, instance, cursor)
         assert not second.run_requests and not second.asset_events
         assert "1 already queued or running" in second.skip_message
+
+        # A UI backfill's run (the asset job, over a range) holds its documents too: they were ingested twice.
+        others = [pk for pk in instance.get_dynamic_partitions("sample_documents")
+                  if pk != partition_key_for(DOC)][:3]  # contiguous in the partitions' order
+        for pk in others:
+            other = Path(values["RAG_SAMPLE_DOCS"]) / doc_id_for(pk)
+            other.write_bytes(other.read_bytes() + b"\n\nEdited while a backfill runs.\n")
+        assets = defs.resolve_implicit_global_asset_job_def()
+        instance.create_run_for_job(
+            assets, asset_selection=frozenset(dg.AssetKey(["sample", stage]) for stage in STAGES),
+            tags={"dagster/asset_partition_range_start": others[0], "dagster/asset_partition_range_end": others[-1]},
+            status=dg.DagsterRunStatus.STARTED, remote_job_origin=remote_origin(assets.name))
+        third, cursor = tick(defs, sensor, instance, cursor)
+        assert sorted(e.partition for e in third.asset_events) == sorted(others)  # observed, not requested
+        assert not third.run_requests
+    # `rag ingest` leaves them to those runs too, and says so.
+    report = ingest_project(project)["corpora"]["sample"]
+    assert report["documents_in_flight"] == sorted([DOC, *map(doc_id_for, others)])
+    assert report["runs"] == 0 and report["documents_parsed"] == 0
 
 
 def test_a_partition_under_an_old_key_format_is_rekeyed_without_losing_rows(tmp_path):
