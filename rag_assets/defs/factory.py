@@ -147,7 +147,10 @@ def build_corpus_assets(project: Project, corpus: Corpus, observe) -> list:
     versions = code_versions(corpus)
     tags = {f"rag/{t}": "" for t in corpus.tags}
     common = dict(group_name=name, partitions_def=partitions, owners=owners_of(corpus), tags=tags)
-    stage = dict(common, automation_condition=STAGE_CONDITION if corpus.automation == "declarative" else None)
+    # A backfill or an automation run covers +batch_size documents, as the sensor's runs do (one run
+    # a document made a UI backfill of 1,000 documents 1,000 runs of a process each).
+    stage = dict(common, automation_condition=STAGE_CONDITION if corpus.automation == "declarative" else None,
+                 backfill_policy=dg.BackfillPolicy.multi_run(corpus.batch_size))
     raw_key = asset_key(name, "raw_documents")
 
     # Observable: "Observe" in the UI runs ``observe`` (the sweep); the sensor, `rag observe` and

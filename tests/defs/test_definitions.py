@@ -34,6 +34,9 @@ def test_five_stages_per_corpus_in_order_with_code_versions():
         assert "lancedb" in graph.get(keys[-1]).kinds
         table = graph.get(dg.AssetKey([corpus.name, "lancedb_table"]))
         assert table.partitions_def is None and table.parent_keys == {keys[-1]}
+        # A UI backfill runs +batch_size documents a run, as the sensor does (it was a run a document).
+        for key in keys[1:]:
+            assert graph.get(key).backfill_policy == dg.BackfillPolicy.multi_run(corpus.batch_size), key
 
 
 def test_code_versions_follow_profile_and_model(tmp_path, monkeypatch):
