@@ -2,6 +2,7 @@ import base64
 import io
 import json
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -1036,6 +1037,33 @@ def test_tables_a_blank_row_apart_on_one_sheet_are_tables_of_their_own():
     assert doc.text.endswith("| Dock R4 | 3 | $387.00 |\n| Side brush | 12 | $95.40 |\n| Total | 15 | 482.4 |")
 
 
+def test_subtitles_read_as_their_transcript_stamped_with_start_times():
+    lines = ["Welcome everyone to the all-hands.", "<i>Today we discuss</i> the Nimbus roadmap.", "First, hiring.",
+             "We hired 12 engineers."]
+    srt = "".join(f"{i + 1}\r\n00:00:{i * 3:02d},000 --> 00:00:{i * 3 + 2:02d},500\r\n{line}\r\n\r\n"
+                  for i, line in enumerate(lines))
+    srt += "5\n00:00:30,000 --> 00:00:33,000\n{\\an8}After a pause: questions &amp; answers.\n"
+    doc = parse_document(raw("media/allhands.srt", srt.encode()))
+    assert (doc.content_type, doc.title) == ("subtitles", "allhands")
+    # Cue numbers, timings and markup gone; a 2-second pause starts a paragraph.
+    assert doc.text == ("[00:00:00] Welcome everyone to the all-hands. Today we discuss the Nimbus roadmap. First, "
+                        "hiring. We hired 12 engineers.\n\n[00:00:30] After a pause: questions & answers.\n")
+    assert [doc.text[e.start:e.end][:10] for e in doc.elements] == ["[00:00:00]", "[00:00:30]"]
+    vtt = ("WEBVTT\nKind: captions\n\nNOTE written by hand\n\n00:01.000 --> 00:03.000 align:start\n"
+           "<v Maya>Good morning everyone.\n\n00:03.200 --> 00:05.000\n<v Maya>Let's start with mapping.\n\n"
+           "00:05.500 --> 00:08.000\n<v.loud Jonas>The migration is <c.yellow>eighty</c> percent done.\n\n"
+           "1:00:08.500 --> 1:00:10.000\n<01:00:08.500>rolling one\nrolling two\n\n"
+           "1:00:10.000 --> 1:00:12.000\nrolling two\nrolling three\n")
+    # Voices name the turns (chunked as a transcript's), a rolling caption's repeated line is said once.
+    assert parse_document(raw("standup.vtt", vtt.encode())).text == (
+        "[00:00:01] Maya: Good morning everyone. Let's start with mapping.\n\n"
+        "[00:00:05] Jonas: The migration is eighty percent done.\n\n[01:00:08] rolling one rolling two rolling three\n")
+    long_talk = "".join(f"00:{i // 60:02d}:{i % 60:02d}.000 --> 00:{i // 60:02d}:{i % 60:02d}.900\nPoint {i}.\n\n"
+                        for i in range(0, 150))
+    stamps = re.findall(r"^\[(\S+)\]", parse_document(raw("talk.vtt", ("WEBVTT\n\n" + long_talk).encode())).text, re.M)
+    assert stamps == ["00:00:00", "00:01:00", "00:02:00"]  # a minute's talk, ended at a sentence's end
+
+
 def test_an_excel_97_workbook_reads_as_the_same_sheets_saved_as_xlsx():
     modern, legacy = workbook(), legacy_workbook()
     assert legacy.startswith(b"\xd0\xcf\x11\xe0")  # a compound file, not a zip
@@ -1339,6 +1367,7 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
         ("broken.docx", b"PK\x03\x04 not a zip", "cannot parse as docx: the file is damaged or cut short"),
         ("broken.pptx", b"PK\x03\x04 not a zip", "cannot parse as pptx: the file is damaged or cut short"),
         ("notes.eml", b"Just some notes, no headers at all.\n", "not an e-mail message"),
+        ("notes.srt", b"Just some notes, no cues at all.\n", "no subtitle cues (timings such as"),
         ("damaged.msg", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600), "a damaged Outlook message"),
         ("garbled.msg", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + random.Random(7).randbytes(4096),
          "reading it); save it again from Outlook"),  # the reader's own text (Python's advice) left out

@@ -37,6 +37,7 @@ from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, Par
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.structure import (front_matter, markdown_elements, paragraph_elements,
                                               rst_elements, tag_names)
+from rag_assets.core.parsing.subtitles import subtitle_transcript
 
 # 43: a table's empty columns left out; 42: a slide without a title no longer under the slide
 # before it; 41: a Markdown or reStructuredText attachment's headings named by their text, not
@@ -112,10 +113,12 @@ PARSER_REVISION = "44"
 #:   and XML 7: an AsciiDoc include or a DocBook external entity is left out (the document failed).
 #: - Excel 7: tables a blank row apart on one sheet are read as tables of their own (the second's rows
 #:   were named by the first's header).
+#: - Subtitles 1: SubRip and WebVTT files read as their transcript (they were text: cue numbers and
+#:   timings were a third of it).
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("markdown", "notebook"), "3"),
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("asciidoc", "xml", "email"), "7"),
-                    "docx": "9", "pptx": "6", "xlsx": "7"}
+                    "docx": "9", "pptx": "6", "xlsx": "7", "subtitles": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")
@@ -134,6 +137,8 @@ CONTENT_TYPES = {
     ".tex": "latex",
     ".org": "org",
     ".log": "text",
+    ".srt": "subtitles",  # SubRip and WebVTT: read as their transcript
+    ".vtt": "subtitles",
     ".html": "html",
     ".htm": "html",
     ".mht": "html",  # a web archive: its page is read
@@ -402,6 +407,8 @@ def _parse_text(content_type: str, data: bytes):
     heading, a reStructuredText file's sole top-level title; a front matter's title, which names
     a Markdown file before it, is read by ``parse_document``)."""
     text = elide_inline_data(decode_text(data)[0])
+    if content_type == "subtitles":
+        text = subtitle_transcript(text)
     if content_type == "markdown":
         elements = markdown_elements(text)
     elif content_type == "rst":
