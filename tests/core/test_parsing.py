@@ -1064,6 +1064,29 @@ def test_subtitles_read_as_their_transcript_stamped_with_start_times():
     assert stamps == ["00:00:00", "00:01:00", "00:02:00"]  # a minute's talk, ended at a sentence's end
 
 
+def test_json_records_read_as_a_table_and_other_json_pretty_printed():
+    records = [{"id": i, "email": f"u{i}@example.com", "balance": 1343.5 + i, "tags": ["vip"], "active": i == 0,
+                "notes": None} for i in range(3)]
+    export = parse_document(raw("crm/export.json", json.dumps(records, separators=(",", ":")).encode()))
+    # A minified export was one line of text, chunked mid-field; now a row a record under the keys.
+    assert (export.content_type, export.title) == ("json", "export")
+    assert export.text == ("| id | email | balance | tags | active | notes |\n| --- | --- | --- | --- | --- | --- |\n"
+                           '| 0 | u0@example.com | 1343.5 | ["vip"] | true |  |\n'
+                           '| 1 | u1@example.com | 1344.5 | ["vip"] | false |  |\n'
+                           '| 2 | u2@example.com | 1345.5 | ["vip"] | false |  |')
+    assert [e.category for e in export.elements] == ["Table"]
+    api = parse_document(raw("api.json", json.dumps({"count": 3, "results": records[:1]}).encode()))
+    assert api.text.startswith('{\n  "count": 3\n}\n\nresults\n\n| id |')
+    assert [(e.category, e.heading_path) for e in api.elements] == [
+        ("NarrativeText", ()), ("Title", ("results",)), ("Table", ("results",))]
+    config = parse_document(raw("svc.json", b'{"name":"svc","db":{"host":"db.internal","port":5432}}'))
+    assert config.text == '{\n  "name": "svc",\n  "db": {\n    "host": "db.internal",\n    "port": 5432\n  }\n}'
+    lines = parse_document(raw("events.jsonl", b'{"t": 1, "msg": "start"}\n\n{"t": 2, "msg": "stop | halt"}\n'))
+    assert lines.text.endswith("| 1 | start |\n| 2 | stop ｜ halt |")
+    commented = b'{\n  // strict mode\n  "compilerOptions": {"strict": true}\n}\n'  # not JSON: read as written
+    assert parse_document(raw("tsconfig.json", commented)).text == commented.decode()
+
+
 def test_an_excel_97_workbook_reads_as_the_same_sheets_saved_as_xlsx():
     modern, legacy = workbook(), legacy_workbook()
     assert legacy.startswith(b"\xd0\xcf\x11\xe0")  # a compound file, not a zip

@@ -18,6 +18,7 @@ from __future__ import annotations
 import html
 import importlib
 import io
+import json
 import math
 import mimetypes
 import posixpath
@@ -115,10 +116,12 @@ PARSER_REVISION = "44"
 #:   were named by the first's header).
 #: - Subtitles 1: SubRip and WebVTT files read as their transcript (they were text: cue numbers and
 #:   timings were a third of it).
+#: - JSON 1: records read as a table, a row a record, other JSON pretty-printed (a minified export was one
+#:   line of text, cut mid-field).
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("markdown", "notebook"), "3"),
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("asciidoc", "xml", "email"), "7"),
-                    "docx": "9", "pptx": "6", "xlsx": "7", "subtitles": "1"}
+                    "docx": "9", "pptx": "6", "xlsx": "7", "subtitles": "1", "json": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")
@@ -188,7 +191,9 @@ CONTENT_TYPES = {
     ".java": "code",
     ".rs": "code",
     ".sql": "code",
-    ".json": "text",
+    ".json": "json",
+    ".jsonl": "json",  # JSON Lines: a value a line
+    ".ndjson": "json",
     ".yaml": "text",
     ".xml": "xml",  # JATS and DocBook read as articles (told apart by content), other XML as text
     ".dbk": "xml",
@@ -409,6 +414,8 @@ def _parse_text(content_type: str, data: bytes):
     text = elide_inline_data(decode_text(data)[0])
     if content_type == "subtitles":
         text = subtitle_transcript(text)
+    if content_type == "json" and (read := _parse_json(text)) is not None:
+        return read
     if content_type == "markdown":
         elements = markdown_elements(text)
     elif content_type == "rst":
@@ -420,6 +427,49 @@ def _parse_text(content_type: str, data: bytes):
     else:
         elements = paragraph_elements(text)
     return text, elements, _sole_top_heading(text, elements)
+
+
+def _parse_json(text: str):
+    """A JSON file (or JSON Lines, a value a line) as text to search: records (an array of objects,
+    also under a top-level key, which heads them) as a table, a row a record under their keys
+    (nested values as compact JSON), the rest pretty-printed, two spaces an indent, so a minified
+    export reads line by line (it was one line, cut mid-field); None for text that is not JSON (a
+    file with comments is read as text)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        try:
+            value = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except ValueError:
+            return None
+        if len(value) < 2:
+            return None
+    if _records(value):
+        items = [("Table", _record_table(value), None)]
+    elif isinstance(value, dict) and any(_records(v) for v in value.values()):
+        rest = {key: v for key, v in value.items() if not _records(v)}
+        items = [("NarrativeText", json.dumps(rest, indent=2, ensure_ascii=False), None)] if rest else []
+        for key, v in value.items():
+            if _records(v):
+                items += [("Title", key, None), ("Table", _record_table(v), None)]
+    else:
+        pretty = json.dumps(value, indent=2, ensure_ascii=False)
+        return pretty, paragraph_elements(pretty), ""
+    return (*_join_elements(items), "")
+
+
+def _records(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) and v for v in value)
+
+
+def _record_table(records: list[dict]) -> str:
+    """Records as Markdown rows under the union of their keys (in the order first seen)."""
+    keys = list(dict.fromkeys(key for record in records for key in record))
+
+    def cell(v) -> str:
+        return "" if v is None else v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+    return _markdown_rows([keys, *([cell(record.get(key)) for key in keys] for record in records)])
 
 
 def _load_parser(content_type: str) -> None:
