@@ -23,6 +23,8 @@ def test_the_schema_accepts_exactly_the_registered_strategies_and_parsed_content
 
 
 def test_the_shipped_prose_profile_chunks_csv_and_workbooks_by_whole_records_and_code_by_function():
+    import json
+
     from rag_assets.config import load_project
     from rag_assets.core.chunking import chunk_document
     from rag_assets.core.hashing import content_hash
@@ -35,7 +37,8 @@ def test_the_shipped_prose_profile_chunks_csv_and_workbooks_by_whole_records_and
     records = ["id;name;notes"] + [f'{i};Name {i};"Shipped. Paid.\nClosed."' for i in range(40)]
     files = {"export.csv": "\n".join(records) + "\n",
              "app.py": "def load(path):\n    '''Load it. Then parse it.'''\n    return open(path).read()\n"}
-    for name, text in [*files.items(), ("stock.xlsx", workbook(rows=60))]:
+    export = json.dumps([{"part": f"NW-{i}", "note": "Shipped. Paid."} for i in range(60)])
+    for name, text in [*files.items(), ("stock.xlsx", workbook(rows=60)), ("export.json", export)]:
         data = text if isinstance(text, bytes) else text.encode()
         doc = parse_document(RawDocument(name, f"file:///{name}", content_hash(data), 1, "v", data))
         chunks = chunk_document(doc, recommended, get_token_counter("wordpiece:all-minilm-l6-v2"), 256).chunks
@@ -45,6 +48,10 @@ def test_the_shipped_prose_profile_chunks_csv_and_workbooks_by_whole_records_and
         if name == "stock.xlsx":  # a sheet's rows under its header, as CSV's
             rows = [c for c in chunks if "NW-BRUSH-1" in c.text]
             assert len(rows) > 1 and all(c.embed_text.count("| Part | Name | Units |") == 1 for c in rows)
+            continue
+        if name == "export.json":  # JSON records likewise (sentences split them, the header apart)
+            assert len(chunks) > 1 and all(c.embed_text.count("| part | note |") == 1 for c in chunks)
+            assert all(c.text.endswith("Paid. |") for c in chunks)
             continue
         starts = {doc.text.index(record) for record in records}
         ends = {doc.text.index(record) + len(record) for record in records}
