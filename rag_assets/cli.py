@@ -286,6 +286,8 @@ def cmd_query(args) -> int:
     for rank, hit in enumerate(hits, start=1):
         snippet = " ".join(hit.text.split())
         print(f"[{rank}] score {hit.score:.3f}  {hit.citation()}")
+        if hit.also_in:
+            print(f"    also in: {', '.join(hit.also_in)} (the same file)")
         print(f"    {snippet[:300]}{'...' if len(snippet) > 300 else ''}")
     return 0
 

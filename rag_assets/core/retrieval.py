@@ -130,6 +130,8 @@ class Hit:
     tags: tuple[str, ...] = ()  # the corpus' and the document's own
     ocr: bool = False  # OCR read (some of) the text from a scan or a picture: it may hold misreadings
     sections: tuple[str, ...] = ()  # every heading path its text lies under, ``heading_path``'s first
+    content_hash: str = ""  # of the document's bytes
+    also_in: tuple[str, ...] = ()  # documents of the same bytes (copies) holding the same text, not repeated
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -161,7 +163,8 @@ def _hit(row: dict, score: float, mode: str) -> Hit:
                ocr=bool(row.get("ocr")),
                sections=tuple(s for s in (row.get("sections") or "").split("\n") if s) or (
                    (row["heading_path"],) if row["heading_path"] else ()),  # a table written before the column
-               tags=tuple(tag for tag in (row.get("tags") or "").split(",") if tag))
+               tags=tuple(tag for tag in (row.get("tags") or "").split(",") if tag),
+               content_hash=row.get("content_hash") or "")
 
 
 def _table(index: LanceIndex, version: int | None):
@@ -616,6 +619,23 @@ def candidate_hits(index: LanceIndex, text: str, vector: list[float] | None, mod
     return rrf([close, keyword], len(close) if score_margin else pool), frozenset(h.id for h in keyword[:1])
 
 
+def distinct(hits: list[Hit], anchors: frozenset[str], copies: dict[str, set[str]]) -> tuple[list[Hit], frozenset[str]]:
+    """``hits`` without those repeating an earlier hit's text from a copy of its document (the same
+    bytes under another name: both were results, taking two of k places); each copy's doc id is
+    added to ``copies`` under the kept document's, an anchor dropped so is the kept hit's."""
+    kept: dict[tuple, Hit] = {}
+    out, anchored = [], set(anchors)
+    for hit in hits:
+        first = kept.setdefault((hit.content_hash, hit.start, hit.end, hit.text), hit) if hit.content_hash else hit
+        if first is hit:
+            out.append(hit)
+        elif first.doc_id != hit.doc_id:
+            copies.setdefault(first.doc_id, set()).add(hit.doc_id)
+            if hit.id in anchored:
+                anchored.add(first.id)
+    return out, frozenset(anchored)
+
+
 def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequence[int] = (5,), mode: str = "hybrid",
            filters: Filters = Filters(), candidates: int = 50, rerank: str = "rrf", neighbours: int = 0,
            version: int | None = None, score_margin: float | None = None, grouping: Grouping | None = None,
@@ -632,7 +652,8 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
     ``whole_document_tokens``, counted by ``count_tokens``). ``mode`` is vector, fts or hybrid.
     Every read sees the table version of the search's start (``LanceIndex.pinned``). ``wholes``
     keeps whole_documents' judgements across searches of a table that does not change between
-    them (an evaluation's); by default they last one search.
+    them (an evaluation's); by default they last one search. A copy of a document (the same
+    bytes) is no result of its own: its name is in the result's ``also_in`` (``distinct``).
     Returns the results by ``k``."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -645,10 +666,12 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
     pools: dict[int, tuple[list[Hit], frozenset[str], dict[str, float]]] = {}
     out: dict[int, list[Hit]] = {}
     wholes = {} if wholes is None else wholes  # whole_documents' judgements, shared by every k
+    copies: dict[str, set[str]] = {}  # doc id -> copies of it whose hits ``distinct`` dropped
     for k in sorted(set(ks)):
         pool = max(k, candidates)
         if pool not in pools:
-            hits, anchors = candidate_hits(index, text, vector, mode, pool, score_margin, version, where)
+            hits, anchors = distinct(*candidate_hits(index, text, vector, mode, pool, score_margin, version, where),
+                                     copies)
             scores: dict[str, float] = {}
             if late is not None:
                 hits, scores = rerank_late(hits, text, late.weight, late.token_vectors)
@@ -668,4 +691,5 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
                                       version, vector, anchors, scores, late.margin if late else None)
             out.update((k, whole_documents(index, results, whole_document_tokens, count_tokens, version, wholes))
                        for k, results in grouped.items())
-    return out
+    return {k: [replace(hit, also_in=tuple(sorted(copies[hit.doc_id]))) if hit.doc_id in copies else hit
+                for hit in results] for k, results in out.items()}

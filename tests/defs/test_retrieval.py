@@ -1,6 +1,7 @@
 """Retrieval on real indexes: hybrid search, escaped filters, tenant isolation, expansion."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -209,6 +210,31 @@ def test_short_documents_come_back_whole(tmp_path):
     assert hit.doc_id == "short.md" and hit.start == 0 and hit.end == len(text.rstrip())
     long_hit = ask(values, "Paragraph 60 robots", k=1)[0]
     assert long_hit.doc_id == "long.md" and long_hit.end - long_hit.start < len(long_text) // 4
+
+
+def test_a_copy_of_a_document_is_named_by_its_result_not_returned_again(tmp_path):
+    docs = tmp_path / "docs"
+    shutil.copytree(SAMPLE_DOCS, docs)
+    shutil.copy(docs / "handbook" / "employee_handbook.md", docs / "handbook" / "Copy of employee_handbook.md")
+    values = make_project(tmp_path / "p", docs=docs)
+    question = "How many weeks of parental leave do primary caregivers get?"
+    for profile in ("default", "recommended"):
+        edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml",
+                  lambda d: d["corpora"]["sample"].update({"+chunking_profile": profile}))
+        with env(**values):
+            assert ingest_project(load_project())["documents_failed"] == 0
+        for mode in ("vector", "fts", "hybrid"):
+            hits = ask(values, question, k=5, mode=mode)
+            spans = [(h.content_hash, h.start, h.end) for h in hits]
+            assert len(spans) == len(set(spans)), (profile, mode)  # the copy's same text took a second place
+            first = hits[0]
+            assert first.doc_id == "handbook/Copy of employee_handbook.md" or \
+                first.also_in == ("handbook/Copy of employee_handbook.md",), (profile, mode)
+            assert {first.doc_id, *first.also_in} == {"handbook/employee_handbook.md",
+                                                      "handbook/Copy of employee_handbook.md"}, (profile, mode)
+    out = subprocess.run([RAG, "query", question, "--k", "2"], env={**os.environ, **values}, capture_output=True,
+                         text=True)
+    assert out.returncode == 0 and "also in: handbook/" in out.stdout and "(the same file)" in out.stdout
 
 
 def test_sentence_window_profile_groups_neighbouring_sentences_into_one_result(tmp_path):
