@@ -324,14 +324,29 @@ class _Shown(io.TextIOBase):
 
 
 def cmd_eval(args) -> int:
+    from contextlib import ExitStack
+
     from rag_assets.config import load_project
-    from rag_assets.evaluate import evaluate
+    from rag_assets.evaluate import eval_corpus, evaluate
 
     project = load_project(args.project)
     try:
-        rows = evaluate(project, args.questions, args.profile, corpora=args.corpora, embedder=args.embedder,
-                        mode=args.mode, k=args.k, progress=None if args.json else sys.stderr,
-                        corpus=project.corpus(args.corpus) if args.corpus else None, warnings=sys.stderr)
+        corpus = project.corpus(args.corpus) if args.corpus else eval_corpus(project, args.questions)
+        with ExitStack() as stack:
+            source = None
+            if corpus.source.kind != "disk" and Path(args.questions).suffix.lower() != ".csv":
+                # an S3 source is read through its resource, as an ingest reads it (a CSV set brings its own texts)
+                import dagster as dg
+
+                from rag_assets.defs.names import resource_keys
+                from rag_assets.defs.resources import build_corpus_resources
+
+                key = resource_keys(corpus.name)["source"]
+                source = getattr(stack.enter_context(dg.build_resources({key: build_corpus_resources(corpus)[key]})),
+                                 key)
+            rows = evaluate(project, args.questions, args.profile, corpora=args.corpora, embedder=args.embedder,
+                            mode=args.mode, k=args.k, progress=None if args.json else sys.stderr, corpus=corpus,
+                            warnings=sys.stderr, source=source)
     except (FileNotFoundError, ValueError) as exc:
         print(f"rag: {exc}", file=sys.stderr)
         return 2

@@ -36,7 +36,7 @@ from rag_assets.query import retrieve
 
 
 def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
-               corpora: Path | None) -> tuple[dict, dict[str, str]]:
+               corpora: Path | None, source=None) -> tuple[dict, dict[str, str]]:
     """doc id -> parsed document, for the corpora the questions are about; and doc id -> cause
     for the corpus' documents that cannot be parsed (left out, as an ingest leaves them out)."""
     if questions_path.suffix.lower() == ".csv":
@@ -59,12 +59,17 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
                                      f"{ref.start}-{ref.end} of {question.corpus_id!r}, whose text has {size}: the "
                                      "spans must index that corpus file's text (is it the right file?)")
         return docs, {}
+    if source is None and corpus.source.kind != "disk":
+        raise UsageError(f"corpus {corpus.name!r} reads {corpus.source.kind}: pass its source resource to evaluate")
+    refs = source.list_documents() if source is not None else \
+        list_disk(corpus.source_root, corpus.source.include, corpus.source.exclude)
     docs, failed = {}, {}
-    for ref in list_disk(corpus.source_root, corpus.source.include, corpus.source.exclude):
+    for ref in refs:
         if ref.refused:
             continue
         try:
-            docs[ref.doc_id] = parse_document(read_disk(corpus.source_root, ref.doc_id))
+            docs[ref.doc_id] = parse_document(source.read(ref.doc_id) if source is not None
+                                              else read_disk(corpus.source_root, ref.doc_id))
         except DocumentError as exc:
             failed[ref.doc_id] = exc.cause
     return docs, failed
@@ -87,10 +92,16 @@ def _cache_dir(folder: Path, warnings: TextIO | None) -> Iterator[Path]:
     yield folder
 
 
+def eval_corpus(project: Project, questions_path: str | Path) -> Corpus:
+    """The corpus a question set is asked of by default: the one a YAML set names, else the first."""
+    named = question_set_corpus(Path(questions_path))
+    return project.corpus(named) if named else project.corpora[0]
+
+
 def evaluate(project: Project, questions_path: str | Path, profiles: list[str], corpora: str | Path | None = None,
              embedder: str | None = None, mode: str = "vector", k: int = 5, progress: TextIO | None = None,
              on_question: Callable[[str, Question, dict[int, list[Retrieved]]], None] | None = None,
-             corpus: Corpus | None = None, warnings: TextIO | None = None) -> list[dict]:
+             corpus: Corpus | None = None, warnings: TextIO | None = None, source=None) -> list[dict]:
     """One summary per profile: token-level recall/precision/precision-omega/IoU at ``k`` with
     bootstrap 95% intervals, recall@n for n in 1/3/5/10 (each from asking the retrieval path for n
     results, so recall@10 is not capped at ``k``), MRR over 10 results, chunk count and mean chunk
@@ -99,8 +110,10 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     about either scores as a miss. ``on_question(profile, question, results)`` sees every question's results by number
     asked (``results[k]`` as scored, and one list per n of RECALL_AT). ``corpus`` (default: the one
     a YAML question set names, else the project's first) gives the documents of a YAML question
-    set, the default model and the search settings. Warnings (documents left out or not found, no
-    writable cache) go to ``warnings``, else to ``progress``."""
+    set, the default model and the search settings; its documents are read from ``source`` (its
+    source resource: anything with ``list_documents()`` and ``read(doc_id)``, which an S3 source
+    needs), else from its folder. Warnings (documents left out or not found, no writable cache) go
+    to ``warnings``, else to ``progress``."""
     questions_path = Path(questions_path)
     warnings = warnings or progress
     if not 1 <= k <= MAX_RESULTS:
@@ -110,14 +123,12 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     unknown = [p for p in profiles if p not in declared]
     if unknown:
         raise UsageError(f"unknown profile(s) {unknown}; declared: {sorted(declared)}")
-    if corpus is None:  # the one a YAML set names, else the project's first
-        named = question_set_corpus(questions_path)
-        corpus = project.corpus(named) if named else project.corpora[0]
+    corpus = corpus or eval_corpus(project, questions_path)
     models = {m.name: m for m in project.embedding_models}
     if embedder and embedder not in models:
         raise UsageError(f"unknown embedding model {embedder!r}; declared: {sorted(models)}")
     model = models[embedder] if embedder else corpus.embedding_model
-    docs, failed = _documents(corpus, questions, questions_path, Path(corpora) if corpora else None)
+    docs, failed = _documents(corpus, questions, questions_path, Path(corpora) if corpora else None, source)
     # A question about a document the corpus no longer has (renamed, deleted) scores as a miss.
     not_found = sorted({q.corpus_id for q in questions} - set(docs) - set(failed))
     if warnings:

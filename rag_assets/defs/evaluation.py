@@ -9,8 +9,9 @@ from rag_assets.config.profiles import profile_from_config
 from rag_assets.config.schema import Corpus, Project
 from rag_assets.core.hashing import content_hash, settings_hash
 from rag_assets.core.retrieval import RETRIEVAL_REVISION
-from rag_assets.defs.names import asset_key
+from rag_assets.defs.names import asset_key, resource_keys
 from rag_assets.defs.plots import png_markdown, pyplot
+from rag_assets.defs.resources import CorpusResources
 from rag_assets.defs.versions import model_fingerprint
 from rag_assets.evaluate import evaluate
 
@@ -63,12 +64,14 @@ def build_eval_asset(project: Project, corpus: Corpus) -> list:
 
     @dg.asset(key=key, deps=[asset_key(corpus.name, "lancedb_table")], group_name=corpus.name, kinds={"python"},
               code_version=version, automation_condition=EVAL_CONDITION,
+              required_resource_keys={resource_keys(corpus.name)["source"]},
               check_specs=[dg.AssetCheckSpec("min_recall_at_5", asset=key,
                                              description=f"recall@5 of {corpus.eval_profiles[0]} >= {corpus.min_recall_at_5}")]
               if corpus.min_recall_at_5 is not None else None)
     def retrieval_eval(context: dg.AssetExecutionContext):
         """Golden-question scores of the corpus' chunking profiles (token-level and recall@k)."""
-        rows = evaluate(project, corpus.eval_questions, list(corpus.eval_profiles), corpus=corpus)
+        rows = evaluate(project, corpus.eval_questions, list(corpus.eval_profiles), corpus=corpus,
+                        source=CorpusResources(context.resources, corpus).source)
         table = "\n".join(f"| {r['profile']} | {r['chunks']} | {r['mean_tokens']} | {r['recall_at_1']} | "
                           f"{r['recall_at_5']} | {r['mrr']} |" for r in rows)
         metadata = {

@@ -327,7 +327,8 @@ def build_table_asset(project: Project, corpus: Corpus):
     model = corpus.embedding_model
 
     @dg.asset(key=asset_key(name, "lancedb_table"), deps=[asset_key(name, "lancedb_index")], group_name=name,
-              kinds={"lancedb"}, required_resource_keys={keys["store"], keys["lancedb"]},
+              kinds={"lancedb"},
+              required_resource_keys={keys["store"], keys["lancedb"], *([keys["source"]] if corpus.promote_if else [])},
               code_version=code_versions(corpus)["lancedb_table"], owners=owners_of(corpus),
               tags={f"rag/{t}": "" for t in corpus.tags}, automation_condition=TABLE_CONDITION,
               metadata={"dagster/column_schema": column_schema(model.dimensions)},
@@ -361,7 +362,8 @@ def build_table_asset(project: Project, corpus: Corpus):
             indexed = index.indexed_documents()
             missing = documents_lacking(indexed, {doc_id: (store.current("raw", doc_id) or {}).get("key") for doc_id in live})
             complete = not missing
-            decision, recorded = gate(project, corpus, index, before, context.instance) if complete else (None, {})
+            source = CorpusResources(context.resources, corpus).source if corpus.promote_if else None
+            decision, recorded = gate(project, corpus, index, before, context.instance, source) if complete else (None, {})
             if complete and (decision is None or decision.promote):
                 mark_active(index, name, model.name, corpus.chunking_profile.name, len(live))
             latest = _latest_event(context.instance, asset_key(name, "lancedb_index"))

@@ -28,8 +28,9 @@ def promotion_specs(corpus: Corpus) -> list[dg.AssetCheckSpec]:
                                           "on the golden questions.")]
 
 
-def _scores(project: Project, corpus: Corpus, table: CorpusTable) -> dict:
-    return evaluate(project, corpus.eval_questions, [table.profile.name], embedder=table.model.name, corpus=corpus)[0]
+def _scores(project: Project, corpus: Corpus, table: CorpusTable, source) -> dict:
+    return evaluate(project, corpus.eval_questions, [table.profile.name], embedder=table.model.name, corpus=corpus,
+                    source=source)[0]
 
 
 def _recorded(instance: dg.DagsterInstance, corpus: Corpus) -> dict:
@@ -57,12 +58,13 @@ def held_back(instance: dg.DagsterInstance, corpus: Corpus) -> str | None:
     return None
 
 
-def gate(project: Project, corpus: Corpus, index: LanceIndex, live: CorpusTable, instance: dg.DagsterInstance
-         ) -> tuple[Decision | None, dict]:
+def gate(project: Project, corpus: Corpus, index: LanceIndex, live: CorpusTable, instance: dg.DagsterInstance,
+         source) -> tuple[Decision | None, dict]:
     """Whether the corpus' complete table ``index`` may be marked active against ``live``, the table
     queries use now: (None, {}) when nothing is gated (no rule, no live table yet, the corpus' own
     table is already live, or it went live before: switching back to it is not a new model or
-    profile), else the decision and the metadata recording it. Scores are reused
+    profile), else the decision and the metadata recording it (both tables scored on the documents
+    ``source``, the corpus' source resource, holds). Scores are reused
     while the questions, both tables' models and profiles and the indexed documents are unchanged."""
     if not corpus.promote_if:
         return None, {}
@@ -78,7 +80,7 @@ def gate(project: Project, corpus: Corpus, index: LanceIndex, live: CorpusTable,
         "documents": sorted((d, e["content_hash"]) for d, e in index.indexed_documents().items())})
     decision = _previous(instance, corpus, key)
     if decision is None:
-        decision = decide(rule, _scores(project, corpus, candidate), _scores(project, corpus, live),
+        decision = decide(rule, _scores(project, corpus, candidate, source), _scores(project, corpus, live, source),
                           candidate.label, live.label)
     return decision, {
         "promotion_key": key, "promotion_promoted": decision.promote, "promotion_rule": decision.rule,

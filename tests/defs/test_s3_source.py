@@ -178,3 +178,41 @@ def test_a_missing_bucket_and_refused_credentials_name_the_setting_to_fix(s3_ser
         wrong.list_documents()
     assert "check the credentials in $DOCS_KEY and $DOCS_SECRET" in str(refused.value)
     assert "not-the-secret" not in str(refused.value)
+
+
+def test_an_s3_corpus_is_evaluated_from_its_source(tmp_path, s3_server):
+    """rag eval and the retrieval_eval asset read the corpus' documents from its folder: on an S3
+    source (which has none) both failed with a TypeError."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import SAMPLE_DOCS
+
+    s3 = client(s3_server)
+    s3.create_bucket(Bucket="golden")
+    for doc in ("handbook/employee_handbook.md", "support/customer_faq.md"):
+        s3.put_object(Bucket="golden", Key=f"kb/{doc}", Body=(SAMPLE_DOCS / doc).read_bytes())
+    values = make_project(tmp_path / "p", docs=tmp_path / "unused")
+    (tmp_path / "unused").mkdir()
+    edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "sources.yml", lambda d: d["sources"].append({
+        "name": "s3_docs", "kind": "s3", "bucket": "golden", "prefix": "kb", "endpoint_url": s3_server,
+        "region": "us-east-1", "access_key_env": "RAG_TEST_S3_KEY", "secret_key_env": "RAG_TEST_S3_SECRET"}))
+    edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml",
+              lambda d: d["corpora"]["sample"].update({"+source": "s3_docs", "+eval_profiles": ["default"]}))
+    questions = Path(values["RAG_PROJECT_DIR"]) / "evals" / "sample_questions.yml"
+    with env(**values, RAG_TEST_S3_KEY=KEY, RAG_TEST_S3_SECRET=SECRET):
+        out = subprocess.run([sys.executable, "-m", "rag_assets", "eval", "--questions", str(questions), "--profile",
+                              "default", "--json"], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        scores = json.loads(out.stdout)[0]
+        assert scores["recall_at_5"] > 30 and "notes/office_wifi.txt" in scores["documents_not_found"]
+        assert "handbook/employee_handbook.md" not in scores["documents_not_found"]
+        defs = build_definitions(load_project())
+        key = dg.AssetKey(["sample", "retrieval_eval"])
+        with dg.instance_for_test() as instance:
+            result = dg.materialize([defs.get_assets_def(key)], instance=instance, resources=defs.resources,
+                                    selection=[key])
+        assert result.success
+        metadata = result.asset_materializations_for_node("sample__retrieval_eval")[0].metadata
+        assert metadata["recall_at_5"].value == scores["recall_at_5"]
