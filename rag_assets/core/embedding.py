@@ -370,10 +370,11 @@ class OpenAIEmbedder:
                                 "times; nothing of this batch is kept")
         for item in data:
             if len(item.embedding) != self.dimensions:
-                raise RuntimeError(
-                    f"{self.model_id}: endpoint returned {len(item.embedding)}-dim vectors, config says "
-                    f"{self.dimensions}; fix dimensions in embedding_models.yml"
-                )
+                raise EndpointError(
+                    f"{self.model_id} at {self.endpoint}: returned {len(item.embedding)}-dimension vectors where "
+                    f"embedding_models.yml declares {self.dimensions}: set the dimensions of the model whose model "
+                    f"is {self.model_id!r} to {len(item.embedding)} (or point it at the server that serves "
+                    f"{self.dimensions}); nothing of this batch is kept")
         vectors = np.asarray([item.embedding for item in data], dtype=np.float64)
         if bad := np.flatnonzero(~np.isfinite(vectors).all(axis=1) | ~vectors.any(axis=1)).tolist():
             raise EndpointError(f"{self.model_id} at {self.endpoint}: returned vectors with NaN, infinity or "

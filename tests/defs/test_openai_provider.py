@@ -77,7 +77,9 @@ def test_wrong_dimension_fails_clearly_and_writes_nothing(tmp_path, e5_server):
     with env(**values):
         report = ingest_project(load_project())
     assert report["documents_failed"] >= 1 and report["rows_in_index"] == 0
-    assert any("768" in f["error"] or "dimension" in f["error"] for f in report["failures"])
+    # It names the endpoint, as every other fault of the server's does.
+    assert any("returned 384-dimension vectors where embedding_models.yml declares 768" in f["error"]
+               and f" at {e5_server}" in f["error"] for f in report["failures"]), report["failures"]
     assert all(PLANTED_KEY not in f["error"] for f in report["failures"])
 
 
