@@ -29,7 +29,7 @@ from rag_assets.core.lance_connect import connect
 from rag_assets.core.models import EmbeddedDocument, RawDocument
 from rag_assets.core.parsing import DocumentError, parse_document
 from rag_assets.core.retrieval import MAX_RESULTS, Filters
-from rag_assets.core.sources import list_disk, read_disk
+from rag_assets.core.sources import list_disk, read_disk, tenant_folders_only, tenant_of
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.progress import Progress
 from rag_assets.query import retrieve
@@ -63,6 +63,8 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
         raise UsageError(f"corpus {corpus.name!r} reads {corpus.source.kind}: pass its source resource to evaluate")
     refs = source.list_documents() if source is not None else \
         list_disk(corpus.source_root, corpus.source.include, corpus.source.exclude)
+    if corpus.source.tenant_from_path:  # a document at the root has no tenant: ingest refuses it
+        refs = tenant_folders_only(refs)
     docs, failed = {}, {}
     for ref in refs:
         if ref.refused:
@@ -161,6 +163,9 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
             return [found[text_hash(t)] for t in texts]
 
         question_vectors = vectors_for([model.query_prefix + q.question for q in questions], "questions")
+        # A CSV set's texts belong to no tenant.
+        tenant = tenant_of(corpus.source.tenant, corpus.source.tenant_from_path) \
+            if questions_path.suffix.lower() != ".csv" else tenant_of(None, False)
         for name in profiles:
             profile = profile_from_config(declared[name])
             if progress:
@@ -176,7 +181,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                 index = LanceIndex(connect(tmp), "eval", model.name, model.dimensions, name)
                 index.write_documents([EmbeddedDocument(ch, model.name, tuple(
                     tuple(v) for v in chunk_vectors(ch, vector_of, model.passage_prefix))) for ch in chunked.values()],
-                    None, "eval")
+                    tenant, "eval")
                 if mode == "hybrid":
                     index.ensure_search_indexes(ann_min_rows=10**9)
                 spans = {d: [Retrieved(d, c.start, c.end) for c in ch.chunks] for d, ch in chunked.items()}
@@ -186,7 +191,9 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                 for n, (question, vector) in enumerate(zip(questions, question_vectors), start=1):
                     bar.start(n)
                     # What a user asking for each number of results gets (merging depends on it).
-                    filters = Filters(doc_id=question.corpus_id) if question.scoped else Filters()
+                    # A tenant's user searches that tenant's documents only: the question's document's.
+                    filters = Filters(doc_id=question.corpus_id if question.scoped else None,
+                                      tenant=tenant(question.corpus_id))
                     asked = {depth: [Retrieved(h.doc_id, h.start, h.end, h.sections) for h in hits]
                              for depth, hits in retrieve(index, question.question, vector, declared[name], settings,
                                                          counter.count, ks=(k, *RECALL_AT), mode=mode,

@@ -57,6 +57,15 @@ NO_TENANT = ("lies at the root of a source whose first folder names each documen
              "so no tenant could query it: move it into its tenant's folder, or exclude it in sources.yml")
 
 
+def tenant_of(tenant: str | None, tenant_from_path: bool):
+    """The tenant of a document id under a source declaring ``tenant`` or ``tenant_from_path`` (its
+    first folder; None for a document at the root, which such a source refuses): None where it
+    declares neither."""
+    if tenant_from_path:
+        return lambda doc_id: doc_id.split("/", 1)[0] if "/" in doc_id else None
+    return lambda doc_id: tenant
+
+
 def tenant_folders_only(refs: list[DocumentRef]) -> list[DocumentRef]:
     """``refs`` of a ``tenant_from_path`` source, those at its root refused (they have no tenant)."""
     return [ref if "/" in ref.doc_id or ref.refused else replace(ref, refused=NO_TENANT) for ref in refs]

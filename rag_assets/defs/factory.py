@@ -32,6 +32,7 @@ from rag_assets.core.pipeline import chunk_stage, chunks_with, embed_stage, inde
 from rag_assets.core.pipeline import StageResult
 from rag_assets.core.report import histogram_markdown, sample_chunks_markdown, token_histogram
 from rag_assets.core.tokens import get_token_counter
+from rag_assets.core import sources
 from rag_assets.defs.checks import build_corpus_checks
 from rag_assets.defs.evaluation import build_eval_asset
 from rag_assets.defs.executors import build_executor, job_run_config
@@ -50,10 +51,7 @@ from rag_assets.tables import corpus_tables
 
 def tenant_of(corpus: Corpus):
     """The tenant of a document id under the corpus' source (None where it declares none)."""
-    source = corpus.source
-    if source.tenant_from_path:
-        return lambda doc_id: doc_id.split("/", 1)[0] if "/" in doc_id else None
-    return lambda doc_id: source.tenant
+    return sources.tenant_of(corpus.source.tenant, corpus.source.tenant_from_path)
 
 
 def owners_of(corpus: Corpus) -> list[str]:

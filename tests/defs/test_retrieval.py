@@ -170,6 +170,32 @@ def test_tenants_never_see_each_other(tmp_path):
     assert ask(values, "launch code", k=10, mode="fts", filters=Filters(tenant="globex")) == []
 
 
+def test_eval_asks_each_question_within_its_document_s_tenant(tmp_path):
+    """rag eval searched every tenant's documents at once (and the root document ingest refuses):
+    not what a user of `rag query --tenant X` gets."""
+    from rag_assets.evaluate import evaluate
+
+    docs = tmp_path / "docs"
+    for tenant, code in (("acme", "4242"), ("globex", "7777")):
+        (docs / tenant).mkdir(parents=True)
+        (docs / tenant / "plans.md").write_text(f"# Plans\n\nThe launch code is {code}. Refunds take 45 days.\n")
+    (docs / "orphan.md").write_text("# Orphan\n\nThe launch code of nobody is 1111.\n")
+    values = make_project(tmp_path / "p", docs=docs)
+    edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "sources.yml",
+              lambda d: d["sources"][0].update(tenant_from_path=True))
+    questions = tmp_path / "q.yml"
+    questions.write_text(yaml.safe_dump({"corpus": "sample", "questions": [
+        {"question": "What is the launch code?", "document": "globex/plans.md"},
+        {"question": "What is the launch code?", "document": "acme/plans.md"}]}))
+    seen = []
+    with env(**values):
+        rows = evaluate(load_project(), questions, ["default"], mode="hybrid",
+                        on_question=lambda profile, question, results: seen.append(
+                            (question.corpus_id, {r.corpus_id for r in results[5]})))
+    assert seen == [("globex/plans.md", {"globex/plans.md"}), ("acme/plans.md", {"acme/plans.md"})]
+    assert rows[0]["recall_at_1"] == 100.0 and rows[0]["documents_left_out"] == []
+
+
 def test_a_documents_front_matter_tags_filter_its_rows(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
