@@ -167,7 +167,7 @@ def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: 
 
 def lineage(project: Project, row_id: str, corpus_name: str | None = None) -> list[dict]:
     """Where an index row came from, one entry per corpus holding it (only ``corpus_name``'s when
-    given): source, versions, content type, whether OCR read its text (None: a table written before
+    given): source, tenant, versions, content type, whether OCR read its text (None: a table written before
     that was recorded), profile, model, run and table version. A row id names neither the corpus
     (two corpora holding the same file write the same ids) nor the model (a switch of model, or of
     profile to one of the same settings, writes the same ids to the new table), so in each corpus
@@ -188,6 +188,7 @@ def lineage(project: Project, row_id: str, corpus_name: str | None = None) -> li
             entry = index.manifest_entry(row["doc_id"]) or {}
             found.append({
                 "row_id": row_id, "corpus": corpus.name, "table": index.name, "doc_id": row["doc_id"],
+                "tenant": row.get("tenant"),
                 "source_uri": row["source_uri"], "source_version": row["source_version"],
                 "content_hash": row["content_hash"], "content_type": row["content_type"], "ocr": row.get("ocr"),
                 "chunk_profile": row["chunk_profile"],

@@ -12,7 +12,7 @@ import yaml
 from rag_assets.config import load_project
 from rag_assets.core.retrieval import Filters
 from rag_assets.ingest import ingest_project
-from rag_assets.query import NotIngested, TenantRequired, query_corpus
+from rag_assets.query import NotIngested, TenantRequired, lineage, query_corpus
 from tests.conftest import SAMPLE_DOCS, edit_yaml, env, make_project
 
 pytestmark = pytest.mark.slow
@@ -152,6 +152,8 @@ def test_tenants_never_see_each_other(tmp_path):
     for mode in ("vector", "fts", "hybrid"):
         acme = ask(values, "GLOBEX-9911 launch code", k=10, mode=mode, filters=Filters(tenant="acme"))
         assert acme and all(h.tenant == "acme" and "GLOBEX" not in h.text for h in acme)
+    with env(**values):  # an audit of a row names its tenant
+        assert [e["tenant"] for e in lineage(load_project(), acme[0].id)] == ["acme"]
         for value in ADVERSARIAL:
             assert ask(values, "launch code", k=10, mode=mode, filters=Filters(tenant=value)) == []
     out = subprocess.run([RAG, "query", "launch code"], env={**os.environ, **values}, capture_output=True, text=True)
