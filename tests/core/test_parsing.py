@@ -1058,6 +1058,13 @@ def test_subtitles_read_as_their_transcript_stamped_with_start_times():
     assert parse_document(raw("standup.vtt", vtt.encode())).text == (
         "[00:00:01] Maya: Good morning everyone. Let's start with mapping.\n\n"
         "[00:00:05] Jonas: The migration is eighty percent done.\n\n[01:00:08] rolling one rolling two rolling three\n")
+    # A line of spaces inside a cue does not end it (auto-captions open with one); each line has its own voice.
+    cue = ("WEBVTT\n\n00:00:01.000 --> 00:00:03.000\n \nFirst line\n \nSecond line\n\n"
+           "00:00:03.000 --> 00:00:05.000\n<v Bob>Hi</v>\n<v Ann>Hey\n\n00:00:05.000 --> 00:00:06.000\n<v Ann>Again\n\n"
+           "00:03:00.000 --> 00:03:01.000\n<v Ann>Again\n")
+    assert parse_document(raw("cues.vtt", cue.encode())).text == (
+        "[00:00:01] First line Second line\n\n[00:00:03] Bob: Hi\n\n[00:00:03] Ann: Hey Again\n\n"
+        "[00:03:00] Ann: Again\n")  # said again minutes later: no rolling caption
     long_talk = "".join(f"00:{i // 60:02d}:{i % 60:02d}.000 --> 00:{i // 60:02d}:{i % 60:02d}.900\nPoint {i}.\n\n"
                         for i in range(0, 150))
     stamps = re.findall(r"^\[(\S+)\]", parse_document(raw("talk.vtt", ("WEBVTT\n\n" + long_talk).encode())).text, re.M)

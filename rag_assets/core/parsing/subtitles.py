@@ -17,11 +17,13 @@ MAX_PARAGRAPH_SECONDS = 120.0  # ...or here at the latest
 
 
 @dataclass
-class _Cue:
+class _Line:
+    """One line of a cue: its cue's times, its voice (WebVTT's <v Name>) and its plain text."""
+
     start: float
     end: float
     speaker: str
-    lines: list[str]
+    text: str
 
 
 def _seconds(stamp: str) -> float:
@@ -34,52 +36,60 @@ def _stamp(seconds: float) -> str:
     return f"[{whole // 3600:02d}:{whole // 60 % 60:02d}:{whole % 60:02d}]"
 
 
-def _cues(text: str) -> list[_Cue]:
-    """Each cue: its times, its voice (WebVTT's <v Name>) and its lines of plain text."""
-    cues, lines = [], text.split("\n")
+def _ends_cue(lines: list[str], i: int) -> bool:
+    """Whether line ``i`` ends a cue: an empty line, or one of spaces before the next cue (a cue may
+    hold a line of spaces: auto-captions open with one)."""
+    if lines[i]:
+        return not lines[i].strip() and (i + 1 >= len(lines) or not lines[i + 1].strip() or bool(
+            _TIMING.match(lines[i + 1])) or (i + 2 < len(lines) and bool(_TIMING.match(lines[i + 2]))))
+    return True
+
+
+def _lines(text: str) -> list[_Line]:
+    """Every cue's lines of plain text, each with its voice: its own <v> tag, else the voice of the
+    line before it in the cue."""
+    out, lines = [], text.split("\n")
     i = 0
     while i < len(lines):
         timing = _TIMING.match(lines[i])
         i += 1
         if not timing:
             continue  # a cue number, the WEBVTT header, a NOTE, STYLE or REGION block
-        body = []
-        while i < len(lines) and lines[i].strip() and not _TIMING.match(lines[i]):
-            body.append(lines[i])
+        start, end, speaker = _seconds(timing[1]), _seconds(timing[2]), ""
+        while i < len(lines) and not _ends_cue(lines, i) and not _TIMING.match(lines[i]):
+            if voice := _VOICE.search(lines[i]):
+                speaker = voice[1].strip()
+            if plain := " ".join(html.unescape(_MARKUP.sub("", lines[i])).split()):
+                out.append(_Line(start, end, speaker, plain))
             i += 1
-        voice = _VOICE.search(body[0]) if body else None
-        plain = [" ".join(html.unescape(_MARKUP.sub("", line)).split()) for line in body]
-        cues.append(_Cue(_seconds(timing[1]), _seconds(timing[2]), voice[1].strip() if voice else "",
-                         [line for line in plain if line]))
-    return cues
+    return out
 
 
 def subtitle_transcript(text: str) -> str:
-    """The transcript of subtitles ``text``: cues joined into paragraphs (a new one at a pause of
-    ``GAP_SECONDS``, a change of voice, or after ``PARAGRAPH_SECONDS`` at a sentence end), each
-    opening with its start time and voice ("[00:01:05] Maya: ..."), so it reads and chunks as a
-    transcript and a result cites the moment. A line repeated from the cue before (rolling
-    captions) is said once. Raises ValueError for text holding no cue."""
-    cues = _cues(text)
-    if not cues:
-        raise ValueError("no subtitle cues (timings such as 00:00:01,000 --> 00:00:04,000): not SubRip or WebVTT "
-                         "subtitles; correct its extension")
-    paragraphs: list[tuple[_Cue, list[str]]] = []
-    previous: _Cue | None = None
-    for cue in cues:
-        lines = cue.lines
-        if previous is not None and previous.lines and lines and lines[0] == previous.lines[-1]:
-            lines = lines[1:]  # rolling captions show the line before again
-        if lines:
+    """The transcript of subtitles ``text``: cues' lines joined into paragraphs (a new one at a
+    pause of ``GAP_SECONDS``, a change of voice, or after ``PARAGRAPH_SECONDS`` at a sentence end),
+    each opening with its start time and voice ("[00:01:05] Maya: ..."), so it reads and chunks as a
+    transcript and a result cites the moment. A cue's first line that repeats the line just before
+    (rolling captions show it again) is said once. Raises ValueError for text holding no cue."""
+    lines = _lines(text)
+    if not lines and not _TIMING.search(text):
+        raise ValueError("WebVTT subtitles without a cue: nothing to index" if text.lstrip("\ufeff").startswith(
+            "WEBVTT") else "no subtitle cues (timings such as 00:00:01,000 --> 00:00:04,000): not SubRip or "
+            "WebVTT subtitles; correct its extension")
+    paragraphs: list[tuple[_Line, list[str]]] = []
+    previous: _Line | None = None
+    for line in lines:
+        rolled = previous is not None and line.start != previous.start and line.text == previous.text \
+            and line.start - previous.end < GAP_SECONDS
+        if not rolled:
             opening, said = paragraphs[-1] if paragraphs else (None, [])
-            last = " ".join(said)
-            if opening is None or previous is None or cue.speaker != opening.speaker \
-                    or cue.start - previous.end >= GAP_SECONDS \
-                    or cue.start - opening.start >= MAX_PARAGRAPH_SECONDS \
-                    or (cue.start - opening.start >= PARAGRAPH_SECONDS and _SENTENCE_END.search(last)):
-                paragraphs.append((cue, list(lines)))
+            if opening is None or line.speaker != opening.speaker \
+                    or line.start - previous.end >= GAP_SECONDS \
+                    or line.start - opening.start >= MAX_PARAGRAPH_SECONDS \
+                    or (line.start - opening.start >= PARAGRAPH_SECONDS and _SENTENCE_END.search(said[-1])):
+                paragraphs.append((line, [line.text]))
             else:
-                said.extend(lines)
-        previous = cue
+                said.append(line.text)
+        previous = line
     return "\n\n".join(_stamp(opening.start) + " " + (f"{opening.speaker}: " if opening.speaker else "")
                        + " ".join(said) for opening, said in paragraphs) + "\n"
