@@ -1035,6 +1035,13 @@ def test_tables_a_blank_row_apart_on_one_sheet_are_tables_of_their_own():
         ("Table", "| Product | Units | Refunded |")]
     # A blank row between a table's rows (before "Side brush", before "Total") splits nothing.
     assert doc.text.endswith("| Dock R4 | 3 | $387.00 |\n| Side brush | 12 | $95.40 |\n| Total | 15 | 482.4 |")
+    from rag_assets.core.parsing.parse import _sheet_tables
+
+    books = [["Title", "Author", "Published"], ["Dune", "Herbert", "1965"], [], ["Neuromancer", "Gibson", "1984"],
+             ["Foundation", "Asimov", "1951"]]  # a row holding a year is data, not a header
+    assert _sheet_tables(books) == [books]
+    years = [["Revenue", "Q1"], ["North", "10"], [], ["Metric", "2023", "2024"], ["Cost", "5", "6"]]
+    assert _sheet_tables(years) == [years[:3], years[3:]]  # columns named by their years are a header
 
 
 def test_subtitles_read_as_their_transcript_stamped_with_start_times():

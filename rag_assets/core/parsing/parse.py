@@ -1368,12 +1368,12 @@ _NUMBER_CELL = re.compile(r"[-+(]?\s*[$€£¥]?\s*[-+(]?\d[\d,.\s]*(?:[eE][-+]?
                           r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?")
 
 
-_YEAR = re.compile(r"(?:19|20)\d\d")  # a column named by its year (Metric | 2023 | 2024) is a header's
+_YEAR = re.compile(r"(?:19|20)\d\d")  # columns named by their years (Metric | 2023 | 2024): a header's
 
 
 def _sheet_tables(rows: list[list[str]]) -> list[list[list[str]]]:
     """A sheet's rows split into its tables: a blank row followed by a header (two values or more, no
-    number but a year among them, above a row with a number under one of its values), or by one value alone
+    number among them but years, two or more of them, above a row with a number under one of its values), or by one value alone
     above such a header (its title), starts a new table. Read as one, a second table's rows were
     named by the first's header and its own header was a data row; a blank row inside one table
     (a gap between groups of rows) is followed by data, not by a header, and splits nothing, nor
@@ -1398,8 +1398,10 @@ def _header_over(rows: list[list[str]], pair: list[int]) -> bool:
     if len(pair) < 2:
         return False
     header, below = rows[pair[0]], rows[pair[1]]
-    if _values(header) < 2 or any(_NUMBER_CELL.fullmatch(cell.strip()) and not _YEAR.fullmatch(cell.strip())
-                                  for cell in header if cell.strip()):
+    values = [cell.strip() for cell in header if cell.strip()]
+    years = sum(bool(_YEAR.fullmatch(value)) for value in values)
+    if len(values) < 2 or any(_NUMBER_CELL.fullmatch(value) and not (years >= 2 and _YEAR.fullmatch(value))
+                              for value in values):
         return False
     return any(name.strip() and i < len(below) and _NUMBER_CELL.fullmatch(below[i].strip())
                for i, name in enumerate(header))
