@@ -1099,6 +1099,14 @@ def test_json_records_read_as_a_table_and_other_json_pretty_printed():
     assert lines.text.endswith("| 1 | start |\n| 2 | stop ｜ halt |")
     commented = b'{\n  // strict mode\n  "compilerOptions": {"strict": true}\n}\n'  # not JSON: read as written
     assert parse_document(raw("tsconfig.json", commented)).text == commented.decode()
+    deep = "[" * 5000 + "]" * 5000  # past Python's recursion limit, or indented to millions of characters
+    assert parse_document(raw("deep.json", deep.encode())).text == deep
+    assert parse_document(raw("nested.json", ("[" * 900 + "]" * 900).encode())).text == "[" * 900 + "]" * 900
+    cut = parse_document(raw("cut.json", b'[{"name": "Zo\\ud83d", "id": 1}]'))  # half an emoji's pair
+    assert cut.text.endswith("| Zo\ufffd | 1 |")
+    sparse = [{f"field{i * 5 + j}": j for j in range(3)} for i in range(40)]  # 120 keys, 3 a record
+    text = parse_document(raw("sparse.json", json.dumps(sparse).encode())).text
+    assert text.startswith("field0: 0\nfield1: 1\nfield2: 2\n\nfield5: 0\n") and "| " not in text
 
 
 def test_an_excel_97_workbook_reads_as_the_same_sheets_saved_as_xlsx():

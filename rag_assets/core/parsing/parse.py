@@ -432,44 +432,63 @@ def _parse_text(content_type: str, data: bytes):
 def _parse_json(text: str):
     """A JSON file (or JSON Lines, a value a line) as text to search: records (an array of objects,
     also under a top-level key, which heads them) as a table, a row a record under their keys
-    (nested values as compact JSON), the rest pretty-printed, two spaces an indent, so a minified
-    export reads line by line (it was one line, cut mid-field); None for text that is not JSON (a
-    file with comments is read as text)."""
+    (nested values as compact JSON; records whose keys differ much, as "key: value" lines a record),
+    the rest pretty-printed, two spaces an indent, so a minified export reads line by line (it was
+    one line, cut mid-field); None for text that is not JSON (a file with comments is read as text)
+    or nests so deep that indenting would multiply it."""
     try:
         value = json.loads(text)
     except ValueError:
         try:
             value = [json.loads(line) for line in text.splitlines() if line.strip()]
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         if len(value) < 2:
             return None
-    if _records(value):
-        items = [("Table", _record_table(value), None)]
-    elif isinstance(value, dict) and any(_records(v) for v in value.values()):
-        rest = {key: v for key, v in value.items() if not _records(v)}
-        items = [("NarrativeText", json.dumps(rest, indent=2, ensure_ascii=False), None)] if rest else []
-        for key, v in value.items():
-            if _records(v):
-                items += [("Title", key, None), ("Table", _record_table(v), None)]
-    else:
-        pretty = json.dumps(value, indent=2, ensure_ascii=False)
-        return pretty, paragraph_elements(pretty), ""
-    return (*_join_elements(items), "")
+    except RecursionError:
+        return None
+    try:
+        if _records(value):
+            items = _record_items(value)
+        elif isinstance(value, dict) and any(_records(v) for v in value.values()):
+            rest = {key: v for key, v in value.items() if not _records(v)}
+            items = [("NarrativeText", json.dumps(rest, indent=2, ensure_ascii=False), None)] if rest else []
+            for key, v in value.items():
+                if _records(v):
+                    items += [("Title", key, None), *_record_items(v)]
+        else:
+            pretty = json.dumps(value, indent=2, ensure_ascii=False)
+            if len(pretty) > 4 * len(text) + 4096:  # deep nesting: each level indents every line below it
+                return None
+            pretty = _LONE_SURROGATE.sub("\ufffd", pretty)
+            return pretty, paragraph_elements(pretty), ""
+    except RecursionError:
+        return None
+    joined, elements = _join_elements([(kind, _LONE_SURROGATE.sub("\ufffd", part), page) for kind, part, page in items])
+    return joined, elements, ""
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a JSON escape of half a pair (an export cut mid-emoji)
 
 
 def _records(value) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, dict) and v for v in value)
 
 
-def _record_table(records: list[dict]) -> str:
-    """Records as Markdown rows under the union of their keys (in the order first seen)."""
+def _json_cell(value) -> str:
+    return "" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _record_items(records: list[dict]) -> list[tuple[str, str, None]]:
+    """Records as one table under the union of their keys (in the order first seen), or, where that
+    union is over twice as wide as a record is on average (sparse records: mostly empty cells), as a
+    paragraph of "key: value" lines a record."""
     keys = list(dict.fromkeys(key for record in records for key in record))
-
-    def cell(v) -> str:
-        return "" if v is None else v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-
-    return _markdown_rows([keys, *([cell(record.get(key)) for key in keys] for record in records)])
+    if len(keys) > 2 * sum(map(len, records)) / len(records):
+        return [("NarrativeText", "\n".join(f"{key}: {' '.join(_json_cell(v).split())}" for key, v in record.items()
+                                            if v is not None), None) for record in records]
+    return [("Table", _markdown_rows([keys, *([_json_cell(record.get(key)) for key in keys] for record in records)]),
+             None)]
 
 
 def _load_parser(content_type: str) -> None:
