@@ -80,9 +80,15 @@ def table_creation_lock(uri: str, name: str, wait_seconds: float = CREATE_WAIT_S
     if folder is None:
         yield
         return
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f".{name}.create.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    for attempt in range(3):  # a reader's connect removes the folder it found missing: make it again
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            break
+        except FileNotFoundError:
+            if attempt == 2:
+                raise
     try:
         if not _flock(fd, wait_seconds):
             raise TimeoutError(f"another process has held {path} for {wait_seconds:.0f} s while creating "

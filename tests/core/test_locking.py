@@ -69,3 +69,20 @@ def test_one_process_at_a_time_creates_a_local_table_and_an_object_store_is_left
         with table_creation_lock("s3://bucket/index", "t", wait_seconds=0.2):
             pass  # no file lock on an object store
     assert sorted(p.name for p in tmp_path.iterdir()) == [".other.create.lock", ".t.create.lock"]
+
+
+def test_a_table_s_creation_makes_its_folder_again_when_a_reader_removed_it(tmp_path, monkeypatch):
+    """A read-only connect removes the database folder it found missing: a writer that had just made
+    it failed opening its lock there (FileNotFoundError)."""
+    folder, made = tmp_path / "db", []
+    real_open = os.open
+
+    def open_after_a_reader(path, *args):
+        if not made:  # the reader's rmdir lands between the writer's mkdir and its open
+            made.append(path)
+            os.rmdir(folder)
+        return real_open(path, *args)
+
+    monkeypatch.setattr(os, "open", open_after_a_reader)
+    with table_creation_lock(str(folder), "t"):
+        assert (folder / ".t.create.lock").exists() and len(made) == 1
