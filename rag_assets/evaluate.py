@@ -194,7 +194,9 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                     # A tenant's user searches that tenant's documents only: the question's document's.
                     filters = Filters(doc_id=question.corpus_id if question.scoped else None,
                                       tenant=tenant(question.corpus_id))
-                    asked = {depth: [Retrieved(h.doc_id, h.start, h.end, h.sections) for h in hits]
+                    # A copy's result counts for the question's document when it is that copy (also_in).
+                    asked = {depth: [Retrieved(question.corpus_id if question.corpus_id in h.also_in else h.doc_id,
+                                               h.start, h.end, h.sections) for h in hits]
                              for depth, hits in retrieve(index, question.question, vector, declared[name], settings,
                                                          counter.count, ks=(k, *RECALL_AT), mode=mode,
                                                          filters=filters, wholes=wholes).items()}

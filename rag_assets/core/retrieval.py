@@ -25,6 +25,7 @@ FILTER_KEYS = ("doc_id", "section", "tag", "content_type", "updated_after")
 MODES = ("vector", "fts", "hybrid")
 MAX_RESULTS = 10_000  # results (or neighbouring chunks) one query may ask for: LanceDB's limits are machine integers
 RRF_K = 60
+COPY_RETRIES = 3  # searches again for more candidates where copies of documents filled the pool
 # What a query returns from the same rows; scores computed on them (retrieval_eval) are redone when it moves.
 RETRIEVAL_REVISION = "1"  # 1: short documents whole in grouped results too, counted on their text
 
@@ -670,8 +671,14 @@ def search(index: LanceIndex, text: str, vector: list[float] | None, ks: Sequenc
     for k in sorted(set(ks)):
         pool = max(k, candidates)
         if pool not in pools:
-            hits, anchors = distinct(*candidate_hits(index, text, vector, mode, pool, score_margin, version, where),
-                                     copies)
+            asked = pool
+            for _ in range(COPY_RETRIES + 1):  # copies took places in the pool: ask for more, a bounded number of times
+                found, anchors = candidate_hits(index, text, vector, mode, asked, score_margin, version, where)
+                hits, anchors = distinct(found, anchors, copies)
+                if len(hits) >= pool or len(found) < asked:
+                    break
+                asked += pool
+            hits = hits[:pool]
             scores: dict[str, float] = {}
             if late is not None:
                 hits, scores = rerank_late(hits, text, late.weight, late.token_vectors)

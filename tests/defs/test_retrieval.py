@@ -263,6 +263,26 @@ def test_a_copy_of_a_document_is_named_by_its_result_not_returned_again(tmp_path
     out = subprocess.run([RAG, "query", question, "--k", "2"], env={**os.environ, **values}, capture_output=True,
                          text=True)
     assert out.returncode == 0 and "also in: handbook/" in out.stdout and "(the same file)" in out.stdout
+    # Copies fill a small candidate pool: the search asks again, and all k results still come back.
+    for n in range(3):
+        shutil.copy(docs / "handbook" / "employee_handbook.md", docs / "handbook" / f"copy {n}.md")
+    edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "profiles" / "indexes.yml",
+              lambda d: d["indexes"][0].update(search_candidates=5, whole_document_tokens=0))
+    edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml",  # all k results asked, no margins
+              lambda d: d["corpora"]["sample"].update({"+chunking_profile": "default"}))
+    with env(**values):
+        assert ingest_project(load_project())["documents_failed"] == 0
+    hits = ask(values, question, k=5, mode="vector")
+    assert len(hits) == 5 and len({(h.content_hash, h.start, h.end) for h in hits}) == 5
+    assert len(next(h for h in hits if h.content_hash == hits[0].content_hash).also_in) == 4
+    # rag eval credits a result to the question's document when it is one of the result's copies.
+    from rag_assets.evaluate import evaluate
+
+    questions = tmp_path / "q.yml"
+    questions.write_text(yaml.safe_dump({"corpus": "sample", "questions": [
+        {"question": question, "document": name} for name in ("handbook/employee_handbook.md", "handbook/copy 1.md")]}))
+    with env(**values):
+        assert evaluate(load_project(), questions, ["default"])[0]["recall_at_1"] == 100.0
 
 
 def test_sentence_window_profile_groups_neighbouring_sentences_into_one_result(tmp_path):
