@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import codecs
+import io
 import re
+import zipfile
 
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -63,7 +65,7 @@ _MAGIC = (
     (b"\xff\xd8\xff", "a JPEG image", _RENAME.format(".jpg (read by OCR)")),
     (b"II*\x00", "a TIFF image", _RENAME.format(".tiff (read by OCR)")),
     (b"MM\x00*", "a TIFF image", _RENAME.format(".tiff (read by OCR)")),
-    (b"GIF8", "a GIF image", _NOT_READ),
+    (b"GIF8", "a GIF image", _RENAME.format(".gif (read by OCR)")),
     (b"PK\x03\x04", "a ZIP archive or a zip-based package (Apple Pages, Keynote and Numbers files are ones)",
      "unpack it, or export the document to PDF or Word, or leave it out with an exclude glob in sources.yml"),
     (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an OLE compound file (Thumbs.db, or a Word, Excel, PowerPoint or "
@@ -80,8 +82,23 @@ _MAGIC = (
 )
 
 
+# Packages a format rag reads, by a member only they hold.
+_PACKAGES = (("word/document.xml", "a Word document", ".docx"), ("ppt/presentation.xml", "a PowerPoint deck", ".pptx"),
+             ("xl/workbook.xml", "an Excel workbook", ".xlsx"), ("content.xml", "an OpenDocument text", ".odt"),
+             ("META-INF/container.xml", "an EPUB book", ".epub"))
+
+
 def binary_cause(data: bytes) -> str:
-    """Why ``data`` (judged binary) is not read as text: what its first bytes say it is, and the fix."""
+    """Why ``data`` (judged binary) is not read as text: what its first bytes (or, for a zip, its
+    members) say it is, and the fix."""
+    if data.startswith(b"PK\x03\x04"):
+        try:
+            names = set(zipfile.ZipFile(io.BytesIO(data)).namelist())
+        except (zipfile.BadZipFile, ValueError):
+            names = set()
+        for member, kind, extension in _PACKAGES:
+            if member in names:
+                return f"file content is {kind}, not text; {_RENAME.format(extension)}"
     for magic, kind, fix in _MAGIC:
         if data.startswith(magic):
             return f"file content is {kind}, not text; {fix}"
