@@ -327,6 +327,7 @@ def cmd_eval(args) -> int:
     from contextlib import ExitStack
 
     from rag_assets.config import load_project
+    from rag_assets.core.evaluation import brings_its_texts
     from rag_assets.evaluate import eval_corpus, evaluate
 
     project = load_project(args.project)
@@ -334,7 +335,7 @@ def cmd_eval(args) -> int:
         corpus = project.corpus(args.corpus) if args.corpus else eval_corpus(project, args.questions)
         with ExitStack() as stack:
             source = None
-            if corpus.source.kind != "disk" and Path(args.questions).suffix.lower() != ".csv":
+            if corpus.source.kind != "disk" and not brings_its_texts(args.questions):
                 # an S3 source is read through its resource, as an ingest reads it (a CSV set brings its own texts)
                 import dagster as dg
 

@@ -21,8 +21,8 @@ from rag_assets.core.chunking import chunk_document
 from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.embedding import chunk_inputs, chunk_vectors
 from rag_assets.core.errors import UsageError
-from rag_assets.core.evaluation import (RECALL_AT, Question, Retrieved, Scores, load_questions, precision_omega,
-                                        question_set_corpus)
+from rag_assets.core.evaluation import (RECALL_AT, Question, Retrieved, Scores, brings_its_texts, load_questions,
+                                        precision_omega, question_set_corpus)
 from rag_assets.core.hashing import content_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.lance_connect import connect
@@ -39,7 +39,7 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
                corpora: Path | None, source=None) -> tuple[dict, dict[str, str]]:
     """doc id -> parsed document, for the corpora the questions are about; and doc id -> cause
     for the corpus' documents that cannot be parsed (left out, as an ingest leaves them out)."""
-    if questions_path.suffix.lower() == ".csv":
+    if brings_its_texts(questions_path):
         folder = corpora or questions_path.parent / "corpora"
         docs = {}
         for corpus_id in sorted({q.corpus_id for q in questions}):
@@ -165,7 +165,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
         question_vectors = vectors_for([model.query_prefix + q.question for q in questions], "questions")
         # A CSV set's texts belong to no tenant.
         tenant = tenant_of(corpus.source.tenant, corpus.source.tenant_from_path) \
-            if questions_path.suffix.lower() != ".csv" else tenant_of(None, False)
+            if not brings_its_texts(questions_path) else tenant_of(None, False)
         for name in profiles:
             profile = profile_from_config(declared[name])
             if progress:

@@ -211,7 +211,7 @@ def load_questions(path: str | Path) -> list[Question]:
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"no question file at {path}: give a Chroma-format .csv or a .yml golden set")
-    out = _csv_questions(path) if path.suffix.lower() == ".csv" else _yaml_questions(path)
+    out = _csv_questions(path) if brings_its_texts(path) else _yaml_questions(path)
     if not out:
         raise ValueError(f"{path} holds no questions: add some (see dbt_like_configs/evals/sample_questions.yml)")
     return out
@@ -277,10 +277,16 @@ def _yaml_questions(path: Path) -> list[Question]:
     return out
 
 
+def brings_its_texts(path: str | Path) -> bool:
+    """Whether a question set is Chroma's CSV format, which brings its own corpus texts (a YAML set
+    asks about a corpus' documents)."""
+    return Path(path).suffix.lower() == ".csv"
+
+
 def question_set_corpus(path: str | Path) -> str | None:
     """The corpus a YAML question set names (its ``corpus`` key); None for a CSV or none named."""
     path = Path(path)
-    if path.suffix.lower() == ".csv":
+    if brings_its_texts(path):
         return None
     data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
     corpus = data.get("corpus") if isinstance(data, dict) else None
