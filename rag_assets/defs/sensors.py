@@ -144,14 +144,15 @@ def materialized(instance: dg.DagsterInstance, corpus: Corpus) -> set[str]:
 
 
 def in_flight(instance: dg.DagsterInstance, corpus: Corpus, order: list[str]) -> set[str]:
-    """Partition keys that a queued or running run of the corpus' stages covers: its ingest job's,
-    or one the UI or the automation conditions launched (a "Materialize" or a backfill runs the
-    assets it selects as __ASSET_JOB: unseen, its documents were ingested twice)."""
+    """Partition keys that a queued or running run indexing the corpus' documents covers: its ingest
+    job's, or one the UI or the automation conditions launched over its stages up to the index (a
+    "Materialize" or a backfill runs the assets it selects as __ASSET_JOB: unseen, its documents
+    were ingested twice). A run of earlier stages alone leaves its documents unindexed: not held."""
     position = {pk: i for i, pk in enumerate(order)}
-    stages = {asset_key(corpus.name, stage) for stage in STAGES}
+    index = asset_key(corpus.name, STAGES[-1])
     busy: set[str] = set()
     for run in instance.get_runs(dg.RunsFilter(statuses=IN_FLIGHT)):
-        if run.job_name != ingest_job_name(corpus.name) and not stages & set(run.asset_selection or ()):
+        if run.job_name != ingest_job_name(corpus.name) and index not in (run.asset_selection or ()):
             continue
         tags = run.tags
         if PARTITION in tags:

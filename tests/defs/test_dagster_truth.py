@@ -15,6 +15,7 @@ from rag_assets.core.keys import doc_id_for, partition_key_for
 from rag_assets.core.planning import MassDeleteRefused
 from rag_assets.defs.factory import build_definitions
 from rag_assets.defs.runs import remote_origin
+from rag_assets.defs.sensors import in_flight
 from rag_assets.ingest import ingest_project, observe_project, status_project
 from rag_assets.query import query_corpus
 from tests.conftest import edit_yaml, env, make_project
@@ -173,6 +174,13 @@ def test_sensor_preview_changes_nothing_and_queued_work_is_not_requested_twice(p
             other = Path(values["RAG_SAMPLE_DOCS"]) / doc_id_for(pk)
             other.write_bytes(other.read_bytes() + b"\n\nEdited while a backfill runs.\n")
         assets = defs.resolve_implicit_global_asset_job_def()
+        parse_only = instance.create_run_for_job(  # a run of the parse alone leaves them unindexed: not held
+            assets, asset_selection=frozenset([dg.AssetKey(["sample", "parsed_documents"])]),
+            tags={"dagster/asset_partition_range_start": others[0], "dagster/asset_partition_range_end": others[-1]},
+            status=dg.DagsterRunStatus.STARTED, remote_job_origin=remote_origin(assets.name))
+        held = in_flight(instance, project.corpus("sample"), list(instance.get_dynamic_partitions("sample_documents")))
+        assert held == {partition_key_for(DOC)}
+        instance.delete_run(parse_only.run_id)
         instance.create_run_for_job(
             assets, asset_selection=frozenset(dg.AssetKey(["sample", stage]) for stage in STAGES),
             tags={"dagster/asset_partition_range_start": others[0], "dagster/asset_partition_range_end": others[-1]},
