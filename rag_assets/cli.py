@@ -339,12 +339,9 @@ def cmd_eval(args) -> int:
                 # an S3 source is read through its resource, as an ingest reads it (a CSV set brings its own texts)
                 import dagster as dg
 
-                from rag_assets.defs.names import resource_keys
-                from rag_assets.defs.resources import build_corpus_resources
+                from rag_assets.defs.resources import source_resource
 
-                key = resource_keys(corpus.name)["source"]
-                source = getattr(stack.enter_context(dg.build_resources({key: build_corpus_resources(corpus)[key]})),
-                                 key)
+                source = stack.enter_context(dg.build_resources({"source": source_resource(corpus)})).source
             rows = evaluate(project, args.questions, args.profile, corpora=args.corpora, embedder=args.embedder,
                             mode=args.mode, k=args.k, progress=None if args.json else sys.stderr, corpus=corpus,
                             warnings=sys.stderr, source=source)

@@ -11,6 +11,7 @@ import statistics
 import tempfile
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Callable, Iterator, TextIO
 
@@ -59,10 +60,13 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
                                      f"{ref.start}-{ref.end} of {question.corpus_id!r}, whose text has {size}: the "
                                      "spans must index that corpus file's text (is it the right file?)")
         return docs, {}
-    if source is None and corpus.source.kind != "disk":
+    if source is not None:
+        refs, read = source.list_documents(), source.read
+    elif corpus.source.kind == "disk":
+        refs = list_disk(corpus.source_root, corpus.source.include, corpus.source.exclude)
+        read = partial(read_disk, corpus.source_root)
+    else:
         raise UsageError(f"corpus {corpus.name!r} reads {corpus.source.kind}: pass its source resource to evaluate")
-    refs = source.list_documents() if source is not None else \
-        list_disk(corpus.source_root, corpus.source.include, corpus.source.exclude)
     if corpus.source.tenant_from_path:  # a document at the root has no tenant: ingest refuses it
         refs = tenant_folders_only(refs)
     docs, failed = {}, {}
@@ -70,8 +74,7 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
         if ref.refused:
             continue
         try:
-            docs[ref.doc_id] = parse_document(source.read(ref.doc_id) if source is not None
-                                              else read_disk(corpus.source_root, ref.doc_id))
+            docs[ref.doc_id] = parse_document(read(ref.doc_id))
         except DocumentError as exc:
             failed[ref.doc_id] = exc.cause
     return docs, failed

@@ -23,6 +23,7 @@ from rag_assets.clients import CorpusTable, open_embedder, own_table
 from rag_assets.config import load_project
 from rag_assets.config.profiles import profile_from_config
 from rag_assets.config.schema import Corpus, Project
+from rag_assets.core import sources
 from rag_assets.core.chunking import row_token_limit
 from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.hashing import settings_hash
@@ -32,7 +33,6 @@ from rag_assets.core.pipeline import chunk_stage, chunks_with, embed_stage, inde
 from rag_assets.core.pipeline import StageResult
 from rag_assets.core.report import histogram_markdown, sample_chunks_markdown, token_histogram
 from rag_assets.core.tokens import get_token_counter
-from rag_assets.core import sources
 from rag_assets.defs.checks import build_corpus_checks
 from rag_assets.defs.evaluation import build_eval_asset
 from rag_assets.defs.executors import build_executor, job_run_config

@@ -59,26 +59,29 @@ def stage_store_resource(corpus: Corpus) -> StageStoreResource:
     return StageStoreResource(root=corpus.stage_store, **_s3_settings(corpus.stage_store_s3))
 
 
+def source_resource(corpus: Corpus) -> DiskSourceResource | S3SourceResource:
+    """The resource that lists and reads the corpus' documents (its keys from the environment variables
+    sources.yml names, through dg.EnvVar)."""
+    source = corpus.source
+    if source.kind == "disk":
+        return DiskSourceResource(root=corpus.source_root or "", include=list(source.include),
+                                  exclude=list(source.exclude), max_document_bytes=source.max_document_bytes)
+    return S3SourceResource(
+        s3=S3Resource(endpoint_url=source.endpoint_url, region_name=source.region,
+                      aws_access_key_id=dg.EnvVar(source.access_key_env),
+                      aws_secret_access_key=dg.EnvVar(source.secret_key_env), max_attempts=source.max_attempts),
+        name=source.name, bucket=source.bucket or "", prefix=source.prefix, include=list(source.include),
+        exclude=list(source.exclude), max_document_bytes=source.max_document_bytes,
+        credentials=f"${source.access_key_env} and ${source.secret_key_env}",
+        connect_timeout_seconds=source.connect_timeout_seconds, read_timeout_seconds=source.read_timeout_seconds,
+    )
+
+
 def build_corpus_resources(corpus: Corpus) -> dict[str, dg.ConfigurableResource]:
     keys = resource_keys(corpus.name)
     model = corpus.embedding_model
-    source = corpus.source
-    if source.kind == "disk":
-        source_resource = DiskSourceResource(root=corpus.source_root or "", include=list(source.include),
-                                             exclude=list(source.exclude),
-                                             max_document_bytes=source.max_document_bytes)
-    else:
-        source_resource = S3SourceResource(
-            s3=S3Resource(endpoint_url=source.endpoint_url, region_name=source.region,
-                          aws_access_key_id=dg.EnvVar(source.access_key_env),
-                          aws_secret_access_key=dg.EnvVar(source.secret_key_env), max_attempts=source.max_attempts),
-            name=source.name, bucket=source.bucket or "", prefix=source.prefix, include=list(source.include),
-            exclude=list(source.exclude), max_document_bytes=source.max_document_bytes,
-            credentials=f"${source.access_key_env} and ${source.secret_key_env}",
-            connect_timeout_seconds=source.connect_timeout_seconds, read_timeout_seconds=source.read_timeout_seconds,
-        )
     return {
-        keys["source"]: source_resource,
+        keys["source"]: source_resource(corpus),
         keys["embedder"]: EmbedderResource(
             **model.embedder_settings(), api_key=dg.EnvVar(model.api_key_env) if model.provider == "openai" else None),
         keys["lancedb"]: lancedb_resource(corpus),

@@ -449,23 +449,22 @@ def _parse_json(text: str):
         return None
     try:
         if _records(value):
-            items = _record_items(value)
+            joined, elements = _join_elements(_record_items(value))
         elif isinstance(value, dict) and any(_records(v) for v in value.values()):
             rest = {key: v for key, v in value.items() if not _records(v)}
             items = [("NarrativeText", json.dumps(rest, indent=2, ensure_ascii=False), None)] if rest else []
             for key, v in value.items():
                 if _records(v):
                     items += [("Title", key, None), *_record_items(v)]
+            joined, elements = _join_elements(items)
         else:
-            pretty = json.dumps(value, indent=2, ensure_ascii=False)
-            if len(pretty) > 4 * len(text) + 4096:  # deep nesting: each level indents every line below it
+            joined = json.dumps(value, indent=2, ensure_ascii=False)
+            if len(joined) > 4 * len(text) + 4096:  # deep nesting: each level indents every line below it
                 return None
-            pretty = _LONE_SURROGATE.sub("\ufffd", pretty)
-            return pretty, paragraph_elements(pretty), ""
+            elements = paragraph_elements(joined)
     except RecursionError:
         return None
-    joined, elements = _join_elements([(kind, _LONE_SURROGATE.sub("\ufffd", part), page) for kind, part, page in items])
-    return joined, elements, ""
+    return _LONE_SURROGATE.sub("\ufffd", joined), elements, ""  # one character for one: offsets stay
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a JSON escape of half a pair (an export cut mid-emoji)
@@ -1392,8 +1391,8 @@ _YEAR = re.compile(r"(?:19|20)\d\d")  # columns named by their years (Metric | 2
 
 def _sheet_tables(rows: list[list[str]]) -> list[list[list[str]]]:
     """A sheet's rows split into its tables: a blank row followed by a header (two values or more, no
-    number among them but years, two or more of them, above a row with a number under one of its values), or by one value alone
-    above such a header (its title), starts a new table. Read as one, a second table's rows were
+    number among them but years, two or more of them, above a row with a number under one of its
+    values), or by one value alone above such a header (its title), starts a new table. Read as one, a second table's rows were
     named by the first's header and its own header was a data row; a blank row inside one table
     (a gap between groups of rows) is followed by data, not by a header, and splits nothing, nor
     does one under a title alone (the title stays its table's caption)."""
