@@ -16,13 +16,15 @@ def raw_observation(corpus: Corpus, raw: RawDocument | None = None, unreadable: 
     or, with ``unreadable`` (a seen record with ``error``), that it cannot be read."""
     if raw is not None:
         version, meta = raw.content_hash, {"uri": raw.uri, "bytes": raw.size, "content_hash": raw.content_hash,
-                                           "modified": describe_source_version(raw.source_version)}
+                                           "modified": describe_source_version(raw.source_version),
+                                           "source_version": raw.source_version}
         doc_id = raw.doc_id
     else:
         doc_id = unreadable["doc_id"]
         version = "unreadable-" + settings_hash(unreadable["error"])[:16]
         meta = {"uri": unreadable["uri"], "bytes": unreadable["size"], "error": unreadable["error"],
-                "modified": describe_source_version(unreadable["source_version"])}
+                "modified": describe_source_version(unreadable["source_version"]),
+                "source_version": unreadable["source_version"]}
     return dg.AssetObservation(asset_key=asset_key(corpus.name, "raw_documents"), partition=partition_key_for(doc_id),
                                tags={DATA_VERSION: version}, metadata=meta)
 
@@ -53,7 +55,10 @@ def _raw_record(observation: dg.AssetObservation) -> dict | None:
     meta = {k: v.value for k, v in observation.metadata.items()}
     if "uri" not in meta:  # observed by the UI's "Observe" run, which recorded the document itself
         return None
-    base = {"uri": meta.get("uri"), "size": meta.get("bytes"), "source_version": meta.get("modified")}
+    # The version as the source gave it (mtime:<ns>, an ETag); "modified" is its readable form, all an
+    # observation recorded before had (the next sweep re-reads that document's bytes once).
+    base = {"uri": meta.get("uri"), "size": meta.get("bytes"),
+            "source_version": meta.get("source_version", meta.get("modified"))}
     if "error" in meta:
         return {"key": None, "error": meta["error"], **base}
     return {"key": observation.tags[DATA_VERSION], **base}

@@ -60,6 +60,10 @@ def test_disk_sensor_adds_changes_and_deletes_documents_in_batches(tmp_path):
         apply(defs, instance, changed)
         rows = table_rows(corpus)
         assert any("60 days" in r["text"] for r in rows if r["doc_id"] == "note 2, v1.md")
+        # A run the sensor launched names the version read as a sweep does (it took the observation's
+        # readable, millisecond time, and the next sweep read the bytes again for it).
+        assert {r["source_version"] for r in rows if r["doc_id"] == "note 2, v1.md"} == {
+            f"mtime:{(docs / 'note 2, v1.md').stat().st_mtime_ns}"}
         assert not any("12 days" in r["text"] for r in rows)
 
         (docs / "note 5, v1.md").unlink()
