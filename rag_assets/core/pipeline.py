@@ -157,10 +157,15 @@ def chunks_with(store: StageStore, doc_id: str, profile: ChunkingProfile, counte
 
 
 def at_its_address(store: StageStore, chunked: ChunkedDocument) -> ChunkedDocument:
-    """``chunked`` citing where the source holds its document now (the raw pointer's uri): the
-    same bytes moved keep their chunks, not their address."""
-    uri = (store.current("raw", chunked.doc_id) or {}).get("uri") or chunked.uri
-    return chunked if uri == chunked.uri else replace(chunked, uri=uri)
+    """``chunked`` citing where the source holds its document now (the raw pointer's uri), and,
+    where the pointer holds these bytes, the version read of them: the same bytes moved, or read
+    again (an edit undone), keep their parse and chunks, not their address or version."""
+    raw = store.current("raw", chunked.doc_id) or {}
+    uri = raw.get("uri") or chunked.uri
+    version = raw["source_version"] if raw.get("key") == chunked.content_hash and raw.get("source_version") \
+        else chunked.source_version
+    return chunked if (uri, version) == (chunked.uri, chunked.source_version) else \
+        replace(chunked, uri=uri, source_version=version)
 
 
 def _chunked(store: StageStore, doc_id: str, parsed_ptr: dict, profile: ChunkingProfile, counter: TokenCounter,

@@ -193,3 +193,25 @@ def test_mirror_keeps_another_tables_rows_current_and_never_truncates(corpus):
     assert rows["note1.md"] == len(chunks("note1.md").chunks) != old_rows["note1.md"]
     assert rows["note3.md"] == old_rows["note3.md"] and rows["note5.md"] == old_rows["note5.md"]  # last good rows
     assert sent and all("New paragraph" in t for t in sent)  # unchanged chunks came from the cache
+
+
+def test_rows_name_the_source_version_read_even_when_its_text_was_parsed_before(corpus):
+    """Bytes that come back (an edit undone, a fixed file restored) reuse their earlier parse, which
+    named the first read's mtime: the rows' source_version was that version, not the one read."""
+    import os
+
+    note = corpus.docs / "note0.md"
+    original = note.read_bytes()
+
+    def versions():
+        rows = corpus.index().table().search().where("doc_id = 'note0.md'").select(["source_version"]).to_list()
+        return {r["source_version"] for r in rows}
+
+    first = versions()
+    note.write_bytes(original + b"\nA line added.\n")
+    os.utime(note, ns=(1_800_000_000_000_000_000, 1_800_000_000_000_000_000))
+    assert corpus.ingest() == ["note0.md"]
+    note.write_bytes(original)  # undone: the first version's bytes, read at a later mtime
+    os.utime(note, ns=(1_900_000_000_000_000_000, 1_900_000_000_000_000_000))
+    assert corpus.ingest() == ["note0.md"]
+    assert versions() == {"mtime:1900000000000000000"} != first
