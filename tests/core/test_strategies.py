@@ -405,6 +405,20 @@ def test_faq_pairs_stay_whole_and_transcript_turns_too():
         assert chunk.rstrip().endswith((".", "?", "!")) or s is turns[-1]
 
 
+def test_turns_of_speakers_named_in_any_script_and_stamped_past_99_hours():
+    from rag_assets.core.chunking.auto import choose_strategy
+
+    lines = ["Élodie: Bonjour à tous, on commence par le budget.", "Øystein: Greit, jeg har tallene her.",
+             "Ärztin: Die Zahlen stimmen nicht ganz.", "Élodie: Alors on les revoit demain."]
+    stamped = "\n".join(f"[{100 + i}:00:0{i}] {line}" for i, line in enumerate(lines))
+    for text in ("\n".join(lines), stamped):
+        doc = parse_document(RawDocument("reunion.txt", "", "h", len(text), "", text.encode()))
+        assert choose_strategy(doc) == "transcript"
+        line_starts = {0, *(i + 1 for i, ch in enumerate(doc.text) if ch == "\n")}
+        spans = STRATEGIES["transcript"](40, 0, COUNTERS[MINILM_TOKENIZER]).chunk(doc.text)
+        assert len(spans) >= 2 and {s.start for s in spans} <= line_starts  # cut only where a turn opens
+
+
 @pytest.mark.parametrize("marker", ["Q: ", "## "])
 def test_faq_question_longer_than_the_limit_is_split_and_not_repeated_as_context(marker):
     counter = COUNTERS[MINILM_TOKENIZER]

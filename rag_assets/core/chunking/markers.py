@@ -6,4 +6,20 @@ import re
 QUESTION = re.compile(
     r"^[ \t]*(?:Q\s*[:.)]|Question\s*\d*\s*[:.]|\*\*Q[:.]|#{1,6}[^\n]*\?[ \t]*$|\*\*[^\n]*\?\*\*[ \t]*$)", re.M | re.I
 )
-TURN = re.compile(r"^[ \t]*(?:\[?\(?\d{1,2}:\d{2}(?::\d{2})?\)?\]?[ \t]*)?([A-Z][\w.'\- ]{0,40}?)[ \t]*:[ \t]+\S", re.M)
+
+
+def _capitals() -> str:
+    """A character class body of every capital letter (upper- and title-case) in the BMP."""
+    codes = [c for c in range(0x10000) if chr(c).isupper() or chr(c).istitle()]
+    runs, start = [], codes[0]
+    for prev, code in zip(codes, codes[1:] + [-1]):
+        if code != prev + 1:
+            runs.append(re.escape(chr(start)) + ("-" + re.escape(chr(prev)) if prev > start else ""))
+            start = code
+    return "".join(runs)
+
+
+# A turn opens with an optional time stamp ([1:02], (01:02:03), [100:00:01]) and a speaker whose
+# name starts with a capital in any script (Élodie, Øystein), then a colon and the words.
+TURN = re.compile(r"^[ \t]*(?:\[?\(?\d{1,3}:\d{2}(?::\d{2})?\)?\]?[ \t]*)?([" + _capitals()
+                  + r"][\w.'\- ]{0,40}?)[ \t]*:[ \t]+\S", re.M)

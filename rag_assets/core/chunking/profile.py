@@ -15,8 +15,9 @@ CHUNKER_REVISION = "7"  # 7: a chunk holds at most 16 chars per token of its lim
 # sentence_window 1: a split sentence's pieces window the whole sentence; auto 1: a document with a
 # table is chunked by section (its table by rows), 2: an e-mail is never a transcript, 3 (and
 # markdown 1): small sections merged into a chunk cite the heading all of it lies under (the next
-# section's text was cited under the subsection before it)
-STRATEGY_REVISIONS = {"sentence_window": "1", "auto": "3", "markdown": "1"}
+# section's text was cited under the subsection before it); auto 4 and transcript 1: a turn's speaker may
+# open with any script's capital (Élodie), its stamp run past 99 hours
+STRATEGY_REVISIONS = {"sentence_window": "1", "auto": "4", "markdown": "1", "transcript": "1"}
 
 # Settings added later count in the fingerprint only when set, so existing profiles keep theirs.
 OMITTED_WHEN_UNSET = ("header_weight", "sentence_weight")
