@@ -19,7 +19,7 @@ from rag_assets.clients import open_embedder
 from rag_assets.config import Corpus, Project
 from rag_assets.config.profiles import profile_from_config
 from rag_assets.core.chunking import chunk_document
-from rag_assets.core.embed_cache import EmbeddingCache
+from rag_assets.core.embed_cache import SLICE, EmbeddingCache
 from rag_assets.core.embedding import chunk_inputs, chunk_vectors
 from rag_assets.core.errors import UsageError
 from rag_assets.core.evaluation import (RECALL_AT, Question, Retrieved, Scores, brings_its_texts, load_questions,
@@ -156,12 +156,16 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
             wanted = {text_hash(t): t for t in texts}
             found = cache.get_many(list(wanted))
             missing = [h for h in wanted if h not in found]
-            bar = Progress(progress, f"[eval] {label}: embedding {len(missing)} new texts", -(-len(missing) // 512),
-                           every=10)
-            for i in range(0, len(missing), 512):
-                bar.start(i // 512 + 1)
-                found.update(cache.embed_missing({h: wanted[h] for h in missing[i : i + 512]}, found, embed))
             if missing:
+                bar = Progress(progress, f"[eval] {label}: embedding {len(missing)} new texts",
+                               -(-len(missing) // SLICE), every=5)
+
+                def next_slice(done: int, total: int) -> None:
+                    if done < total:
+                        bar.start(done // SLICE + 1)
+
+                bar.start(1)
+                cache.embed_missing({h: wanted[h] for h in missing}, found, embed, into=found, progress=next_slice)
                 bar.finish()
             return [found[text_hash(t)] for t in texts]
 
