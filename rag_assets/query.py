@@ -77,7 +77,7 @@ def unserved(project: Project, corpus: Corpus, db, rows: bool = True) -> str | N
 def no_rows(corpus: Corpus, served: CorpusTable) -> str:
     """Why queries find nothing where the table they use holds no rows."""
     return (f"corpus {corpus.name!r}: the table queries use ({served.label}) holds no rows (nothing ingested yet, or "
-            f"its LanceDB folder {corpus.index.uri} was deleted, moved or emptied): run rag ingest")
+            f"its LanceDB folder {corpus.index_uri} was deleted, moved or emptied): run rag ingest")
 
 
 class TenantRequired(ValueError):

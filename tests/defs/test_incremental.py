@@ -319,10 +319,12 @@ def test_status_says_queries_have_no_table_before_the_first_ingest_and_after_the
     import shutil
 
     values = make_project(tmp_path)
+    values["RAG_LANCEDB_URI"] = "../lancedb"  # as declared: relative to dbt_like_configs/
     with env(**values):
         project = load_project()
         before = status_project(project)["corpora"]["sample"]
         assert before["serving_table"] is None and "holds no rows (nothing ingested yet" in before["queries_refused"]
+        assert f"its LanceDB folder {tmp_path / 'lancedb'} was" in before["queries_refused"]  # where it is
         corpus, index = _ingested(project)
         assert status_project(project)["corpora"]["sample"]["queries_refused"] is None
         shutil.rmtree(corpus.index_uri)  # a LanceDB folder deleted or moved away
