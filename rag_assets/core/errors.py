@@ -27,3 +27,15 @@ def disk_full(exc: BaseException, where: Callable[[], str]) -> str | None:
                     "are kept and only the rest are redone")
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+def from_lance(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it was raised from) is LanceDB's failing to read or write
+    its data (its RuntimeError/OSError text opens with "lance error")."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if "lance error" in str(exc).lower():
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False

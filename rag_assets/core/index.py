@@ -605,21 +605,44 @@ def drop_table(db, corpus: str, name: str) -> None:
         db.drop_table(table, ignore_missing=True)
 
 
-def open_tables(db, prefix: str = "") -> dict[str, Any]:
-    """The tables of ``db`` whose names start with ``prefix``, by name, opened. An object store that
-    keeps empty folders (SeaweedFS) still lists a dropped table's folder: a name that does not open
-    is no table."""
+def _table_names(db) -> list[str]:
     names, token = [], None
     while True:
         page = db.list_tables(page_token=token)
         names.extend(page.tables)
         token = page.page_token
         if not token or not page.tables:
-            break
+            return names
+
+
+def open_tables(db, prefix: str = "") -> dict[str, Any]:
+    """The tables of ``db`` whose names start with ``prefix``, by name, opened. An object store that
+    keeps empty folders (SeaweedFS) still lists a dropped table's folder: a name that does not open
+    is no table."""
     tables = {}
-    for name in (n for n in names if n.startswith(prefix)):
+    for name in (n for n in _table_names(db) if n.startswith(prefix)):
         try:
             tables[name] = db.open_table(name)
         except ValueError:
             continue
     return tables
+
+
+def unreadable_tables(db) -> list[str]:
+    """The tables of ``db`` that cannot be opened or read through (a damaged or cut manifest or
+    data file), by name: each is read one column, every fragment, so this costs a scan of that
+    column; for naming what to move aside after an error, not for a run's hot path."""
+    bad = []
+    for name in _table_names(db):
+        try:
+            table = db.open_table(name)
+        except ValueError:  # a dropped table's folder an object store still lists
+            continue
+        except Exception:  # lance raises RuntimeError/OSError for damaged data
+            bad.append(name)
+            continue
+        try:
+            table.search().select(table.schema.names[:1]).limit(None).to_arrow()
+        except Exception:
+            bad.append(name)
+    return bad

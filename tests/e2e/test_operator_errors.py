@@ -2,6 +2,7 @@
 exit code, and the traceback only with --debug."""
 
 import errno
+from pathlib import Path
 
 import pytest
 
@@ -82,3 +83,20 @@ def test_a_query_holding_bytes_that_are_not_utf8_is_a_usage_error(tmp_path, caps
     with env(**values):
         assert main(["query", "caf\udce9 refund"]) == 2  # b"caf\xe9" as Python decodes argv
         assert "not UTF-8" in capsys.readouterr().err
+
+
+def test_a_damaged_table_a_query_reads_is_named_with_the_fix_that_works(tmp_path, capsys):
+    values = {**make_project(tmp_path), "DAGSTER_HOME": str(tmp_path / ".dagster_home")}
+    with env(**values):
+        assert main(["ingest"]) == 0
+        lance = next(Path(values["RAG_LANCEDB_URI"]).glob("sample__*__default.lance"))
+        for data in (lance / "data").glob("*.lance"):
+            data.write_bytes(b"\x00" * 100)  # cut short: lance reads past the end
+        capsys.readouterr()
+        assert main(["query", "vacation days"]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"rag: cannot read the LanceDB table {lance} (lance error") and "\n" not in err.rstrip()
+        assert f"mv {lance} {lance}.damaged" in err and ".rs:" not in err
+        lance.rename(f"{lance}.damaged")  # the advice, followed
+        assert main(["ingest"]) == 0 and main(["query", "vacation days"]) == 0
+        assert "27 days" in capsys.readouterr().out
