@@ -107,9 +107,10 @@ def _redo(corpus: Corpus, store, corpus_sweep: Sweep, orphans: list[str],
         elif doc_id in changed or indexed.get("content_hash") not in (None, plan.versions.get(doc_id)):
             reason, stages = "content changed", list(STAGES)
         elif indexed.get("profile_hash") not in (None, profile_hash):
-            reason, stages = "chunk profile changed", list(STAGES[1:])
+            reason, stages = "chunk profile changed", unsynced(doc_id) or list(STAGES[1:])
         elif indexed.get("model") not in (None, corpus.embedding_model.name):
-            reason, stages = "embedding model changed", list(STAGES[2:])
+            # chunks too where the new model reads another tokenizer or fewer tokens: as Dagster marks them
+            reason, stages = "embedding model changed", unsynced(doc_id) or list(STAGES[2:])
         elif indexed.get("index_version") not in (None, code_versions(corpus)["lancedb_index"]):
             stages = unsynced(doc_id) or list(STAGES)
             reason = f"{SETTINGS_OF[stages[0]]} changed"

@@ -113,10 +113,15 @@ def test_config_changes_mark_exactly_the_stages_they_redo(project_env):
     switched = stale(load_project())
     assert not switched["parsed_documents"] and not switched["chunks"]
     assert sorted(switched["embeddings"]) == sorted(switched["lancedb_index"]) == everything
+    planned = ingest_project(load_project(), dry_run=True)["corpora"]["sample"]["documents"]
+    assert {(d["reason"], tuple(d["stages"])) for d in planned} == {
+        ("embedding model changed", ("embeddings", "lancedb_index"))} and len(planned) == 12
     # One whose passage prefix takes room from every chunk: the chunks too, never the parse.
     edit_config(values, "rag_project.yml", lambda d: d["defaults"].update({"+embedding_model": "minilm_passages"}))
     switched = stale(load_project())
     assert not switched["parsed_documents"] and sorted(switched["chunks"]) == everything
+    planned = ingest_project(load_project(), dry_run=True)["corpora"]["sample"]["documents"]  # as Dagster marks them
+    assert {tuple(d["stages"]) for d in planned} == {("chunks", "embeddings", "lancedb_index")}
 
     # Back to the ingested model, then another chunk profile: chunks, embeddings and index.
     edit_config(values, "rag_project.yml", lambda d: d["defaults"].update({"+embedding_model": "all_minilm_l6_v2"}))
