@@ -311,7 +311,8 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
             db = connect_index(corpus)
             live, configured = serving(project, corpus, db), own_table(corpus)
             refused = unserved(project, corpus, db)
-            switching = live.label != configured.label or refused is not None  # its table is not live yet
+            # its table is not live yet (with no document recorded there is nothing to switch to)
+            switching = bool(partition_keys) and (live.label != configured.label or refused is not None)
             with dg.build_resources(build_corpus_resources(corpus)) as built:
                 store = CorpusResources(built, corpus).store.get_store()
                 records = {doc_id_for(pk): store.current("index", doc_id_for(pk)) or {} for pk in partition_keys}

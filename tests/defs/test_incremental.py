@@ -325,6 +325,7 @@ def test_status_says_queries_have_no_table_before_the_first_ingest_and_after_the
         before = status_project(project)["corpora"]["sample"]
         assert before["serving_table"] is None and "holds no rows (nothing ingested yet" in before["queries_refused"]
         assert f"its LanceDB folder {tmp_path / 'lancedb'} was" in before["queries_refused"]  # where it is
+        assert before["pending_switch"] is None  # nothing to switch to yet (it read "complete")
         corpus, index = _ingested(project)
         assert status_project(project)["corpora"]["sample"]["queries_refused"] is None
         shutil.rmtree(corpus.index_uri)  # a LanceDB folder deleted or moved away
