@@ -110,7 +110,7 @@ class ModelChangedInPlace(Exception):
 
 def guard_model(store: StageStore, name: str, fingerprint: str, record: bool = True) -> None:
     """Raise ModelChangedInPlace when the corpus' chunks and vectors of model ``name`` were made
-    with other settings (``fingerprint``: provider, model, dimensions, prefix, compute, tokenizer, input
+    with other settings (``fingerprint``: provider, model, dimensions, passage prefix, compute, tokenizer, input
     limit): they are keyed by the model's name, so they would be mixed or kept. Records the
     fingerprint the first time (``record``)."""
     seen = store.current("model", name)
@@ -119,7 +119,7 @@ def guard_model(store: StageStore, name: str, fingerprint: str, record: bool = T
             store.set_current("model", name, key=None, fingerprint=fingerprint)
     elif seen.get("fingerprint") != fingerprint:
         raise ModelChangedInPlace(
-            f"embedding model {name!r} has other settings (model, dimensions, prefix, provider, compute, tokenizer or "
+            f"embedding model {name!r} has other settings (model, dimensions, passage_prefix, provider, compute, tokenizer or "
             "max_input_tokens) than the one that made this corpus' chunks and vectors, kept under its name: give the changed entry a new name in "
             "profiles/embedding_models.yml and point +embedding_model at it (its own table is built beside the "
             "live one), or restore the old settings")
