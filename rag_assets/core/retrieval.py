@@ -17,6 +17,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from rag_assets.core.index import LanceIndex, sql_str
+from rag_assets.core.parsing.parse import CONTENT_TYPE_NAMES
 
 CITATION_COLUMNS = ["id", "doc_id", "text", "start", "end", "chunk_index", "title", "source_uri",
                     "heading_path", "page", "content_hash", "embedding_model", "chunk_profile", "run_id", "tenant",
@@ -58,6 +59,8 @@ class Filters:
                 raise FilterError(f"invalid value for filter {key!r}: give 1-512 characters")
             if key in values:  # filters combine with AND: two values of one key can match nothing
                 raise FilterError(f"filter {key!r} given twice: give each key once")
+            if key == "content_type" and value not in CONTENT_TYPE_NAMES:
+                raise FilterError(f"no content type {value!r}: use one of {', '.join(CONTENT_TYPE_NAMES)}")
             if key == "tag" and "," in value:  # tags are stored comma-delimited: one would match two
                 raise FilterError(f"a tag holds no comma, got {value!r}: filter on one tag")
             if key == "updated_after":

@@ -48,8 +48,15 @@ def test_hybrid_finds_exact_identifiers_that_vector_search_misses(ingested_sampl
 def test_filters_are_escaped_and_validated(ingested_sample):
     values, _ = ingested_sample
     for value in ADVERSARIAL:
-        for key in ("doc_id", "section", "content_type", "tag"):
+        for key in ("doc_id", "section", "tag"):
             assert ask(values, "refund policy", k=5, filters=Filters.parse([f"{key}={value}"])) == []
+        with pytest.raises(ValueError, match="no content type"):  # a closed set: checked, never searched
+            Filters.parse([f"content_type={value}"])
+    markdown = ask(values, "refund", k=5, filters=Filters.parse(["content_type=markdown"]))
+    assert markdown and {h.doc_id.rsplit(".", 1)[1] for h in markdown} == {"md"}
+    out = subprocess.run([RAG, "query", "x", "--filter", "content_type=bogus"], env={**os.environ, **values},
+                         capture_output=True, text=True)  # it found nothing, exit 0
+    assert out.returncode == 2 and "no content type 'bogus': use one of asciidoc, code," in out.stderr
     only = ask(values, "refund", k=5, filters=Filters.parse(["doc_id=support/customer_faq.md"]))
     assert only and {h.doc_id for h in only} == {"support/customer_faq.md"}
     section = ask(values, "leave", k=5, filters=Filters.parse(["section=Northwind Robotics Employee Handbook > Time Off"]))
