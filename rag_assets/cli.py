@@ -62,7 +62,7 @@ COMMAND_EXAMPLES = {
   rag observe && rag status    then see which partitions are unsynced
 """,
     "status": """examples:
-  rag status                   fresh / stale / missing partitions per corpus and stage
+  rag status                   fresh / stale / missing / failed partitions per corpus and stage
   rag status --json | jq '.corpora.sample.stages.chunks.stale_partitions'
 """,
     "query": """examples:
@@ -604,7 +604,7 @@ def build_parser() -> argparse.ArgumentParser:
     observe.add_argument("--json", action="store_true", help="print one JSON object of counts")
     observe.set_defaults(func=cmd_observe)
 
-    status = command("status", "per stage, the partitions Dagster reports as fresh, stale (unsynced) and missing")
+    status = command("status", "per stage, the partitions Dagster reports as fresh, stale (unsynced), missing and failed")
     status.add_argument("--corpus", action="append", help="only this corpus (repeatable)")
     status.add_argument("--json", action="store_true", help="print one JSON object")
     status.set_defaults(func=cmd_status)
@@ -621,7 +621,8 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--filter", action="append", metavar="KEY=VALUE",
                        help="repeatable; keys: doc_id, section (a section it spans, by whole headings), tag (the "
                             "corpus' or the document's: front matter tags, keywords), content_type, updated_after "
-                            "(rows written since: new content, or a tags, profile or model change)")
+                            "(rows written since: new content, or a tags, tenant, profile or model change); a content type must be "
+                            "one the parser assigns (markdown, pdf, ...)")
     query.add_argument("--rerank", choices=["rrf", "mmr", "none"], default="rrf",
                        help="rerank the candidates: rrf (default), mmr for diversity, none")
     query.add_argument("--expand", type=int, default=0, metavar="N",
@@ -671,7 +672,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--corpus", help="corpus whose documents a YAML question set asks about, whose model and search "
                                      "settings are used (default: the set's 'corpus', else the first)")
     ev.add_argument("--embedder", help="embedding model name (default: the corpus')")
-    ev.add_argument("--mode", choices=["vector", "hybrid"], default="vector")
+    ev.add_argument("--mode", choices=["vector", "hybrid"], default="vector",
+                    help="vector (default) or hybrid (vector + full text)")
     ev.add_argument("--k", type=int, default=5, help="chunks retrieved per question (default 5)")
     ev.add_argument("--json", action="store_true", help="print a JSON list, one object per profile")
     ev.set_defaults(func=cmd_eval)
