@@ -191,8 +191,8 @@ def _print_ingest(report: dict, args) -> int:
             message = disk_full(RuntimeError(full[0]["error"]), lambda: _written_folders(args.project))
             print(f"rag: {message} ({len(full)} documents or batches stopped by it)", file=sys.stderr)
         elif report["failures"]:
-            print("the other documents were indexed; a failed document keeps its last good rows. Fix the cause "
-                  "and run `rag ingest` again: the documents of a batch that stopped are redone, a document that "
+            print("the documents that did not fail were indexed; a failed document keeps its last good rows. Fix "
+                  "the cause and run `rag ingest` again: the documents of a batch that stopped are redone, a document that "
                   "failed alone is retried once it (or the config) changes.", file=sys.stderr)
     return 1 if report["failures"] else 0
 
@@ -604,7 +604,8 @@ def build_parser() -> argparse.ArgumentParser:
     observe.add_argument("--json", action="store_true", help="print one JSON object of counts")
     observe.set_defaults(func=cmd_observe)
 
-    status = command("status", "per stage, the partitions Dagster reports as fresh, stale (unsynced), missing and failed")
+    status = command("status", "per stage, the partitions Dagster reports as fresh, stale (unsynced), missing "
+                               "and failed")
     status.add_argument("--corpus", action="append", help="only this corpus (repeatable)")
     status.add_argument("--json", action="store_true", help="print one JSON object")
     status.set_defaults(func=cmd_status)
@@ -621,8 +622,8 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--filter", action="append", metavar="KEY=VALUE",
                        help="repeatable; keys: doc_id, section (a section it spans, by whole headings), tag (the "
                             "corpus' or the document's: front matter tags, keywords), content_type, updated_after "
-                            "(rows written since: new content, or a tags, tenant, profile or model change); a content type must be "
-                            "one the parser assigns (markdown, pdf, ...)")
+                            "(rows written since: new content, or a tags, tenant, profile or model change); a "
+                            "content type must be one the parser assigns (markdown, pdf, ...)")
     query.add_argument("--rerank", choices=["rrf", "mmr", "none"], default="rrf",
                        help="rerank the candidates: rrf (default), mmr for diversity, none")
     query.add_argument("--expand", type=int, default=0, metavar="N",
