@@ -567,3 +567,17 @@ def test_a_profile_sized_with_another_tokenizer_keeps_rows_within_the_row_token_
     own = ChunkingProfile("own", max_tokens=200)
     assert row_token_limit(own, counter.name, 256) == row_token_limit(sized, "cl100k_base", 8191) == 200
     assert row_token_limit(own, counter.name, 128) == 128
+
+
+@pytest.mark.parametrize("heading", ["!?" * 120, "参考資料" * 40, "x" * 400])
+def test_a_header_sized_with_another_tokenizer_fits_the_model_too(heading):
+    """A profile sizing chunks in cl100k with its contextual header on: a section line of 32 cl100k
+    tokens may be 200 wordpieces ("!?" runs), which the model-side split had reserved 32 for."""
+    text = f"# Guide\n\n## {heading}\n\n" + "The refund policy covers damaged items. " * 60
+    doc = parse_document(RawDocument("g.md", "", "h", len(text), "", text.encode()))
+    counter = COUNTERS[MINILM_TOKENIZER]
+    sized = ChunkingProfile("r", strategy="recursive", max_tokens=200, size_tokenizer="cl100k_base")
+    chunks = chunk_document(doc, sized, counter, model_limit=256).chunks
+    assert chunks and all(counter.count(c.embed_text) == c.tokens <= 256 for c in chunks)
+    assert all(COUNTERS["cl100k_base"].count(c.embed_text) <= 200 for c in chunks)
+    assert get_token_counter("cl100k_base") is get_token_counter("cl100k_base")  # built once a process

@@ -24,10 +24,14 @@ class _Headers:
     """Contextual headers with the title cut to 120 chars and the section path to
     ``SECTION_TOKENS`` tokens (it is metadata: shortening it never shortens the chunk)."""
 
-    def __init__(self, title: str, counter: TokenCounter, max_room: int | None = None):
+    def __init__(self, title: str, counter: TokenCounter, max_room: int | None = None,
+                 model: TokenCounter | None = None):
         """With ``max_room``, a title whose header would take more than ``max_room`` tokens (120
-        chars of CJK are about 120 tokens) is cut to the longest prefix that fits, if any does."""
+        chars of CJK are about 120 tokens) is cut to the longest prefix that fits, if any does.
+        With ``model`` (a profile sizing chunks in another tokenizer), the section path is cut to
+        ``SECTION_TOKENS`` in both, so the model-side room (``_split_for_model``) bounds it too."""
         self.counter = counter
+        self._counters = (counter,) if model is None else (counter, model)
         self.title = " ".join(title.split())[:120]
         self._section = lru_cache(maxsize=256)(self._section_line)
         if max_room is not None and self.room() > max_room:
@@ -42,7 +46,7 @@ class _Headers:
 
     def _section_line(self, path: tuple[str, ...]) -> str:
         section = " > ".join(" ".join(p.split()) for p in path)
-        while section and self.counter.count(section) - self.counter.special_tokens > SECTION_TOKENS:
+        while section and any(c.count(section) - c.special_tokens > SECTION_TOKENS for c in self._counters):
             section = section[: max(1, len(section) * 3 // 4)]
         return f"Section: {section}\n" if section else ""
 
@@ -68,7 +72,7 @@ def chunk_document(
     sizer = get_token_counter(profile.size_tokenizer) if profile.size_tokenizer else counter
     size_limit = limit if sizer is counter else profile.max_tokens
     content_room = max(16, size_limit // 4)  # what the header must leave for the chunk's own text
-    headers = _Headers(doc.title, sizer, size_limit - content_room)
+    headers = _Headers(doc.title, sizer, size_limit - content_room, model=None if sizer is counter else counter)
     header_room = headers.room() if profile.contextual_header else 0
     if size_limit - header_room < content_room:
         raise ValueError(
