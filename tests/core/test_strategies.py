@@ -581,3 +581,19 @@ def test_a_header_sized_with_another_tokenizer_fits_the_model_too(heading):
     assert chunks and all(counter.count(c.embed_text) == c.tokens <= 256 for c in chunks)
     assert all(COUNTERS["cl100k_base"].count(c.embed_text) <= 200 for c in chunks)
     assert get_token_counter("cl100k_base") is get_token_counter("cl100k_base")  # built once a process
+
+
+def test_a_class_line_longer_than_half_the_limit_is_not_repeated_before_its_methods():
+    """Generated code with a long base list or trailing comment: repeated before each method, its
+    class line left no room (the whole file failed: 'max_tokens=-90 leaves no room')."""
+    source = ("class Handler(Base):  # " + "generated " * 300 + "\n"
+              + "".join(f"    def m{i}(self):\n        return {i}\n\n" for i in range(60)))
+    doc = parse_document(RawDocument("h.py", "", "h", len(source), "", source.encode()))
+    counter = COUNTERS[MINILM_TOKENIZER]
+    chunks = chunk_document(doc, ChunkingProfile("d", strategy="code", max_tokens=256), counter, 256).chunks
+    assert all(doc.text[c.start : c.end] == c.text and counter.count(c.embed_text) <= 256 for c in chunks)
+    covered = "".join(doc.text[c.start : c.end] for c in chunks)
+    assert "".join(covered.split()) == "".join(doc.text.split())
+    assert not any("generated generated" in c.embed_text and "def m" in c.embed_text
+                   and c.embed_text.index("generated") < c.embed_text.index("def m") and "class" not in c.text
+                   for c in chunks)  # the class line is no method's context

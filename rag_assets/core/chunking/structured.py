@@ -300,7 +300,8 @@ _DEF_LINE = re.compile(
 class CodeChunker(Chunker):
     """Code by function and class: Python through ``ast`` (decorators and leading comments stay
     with their definition, methods of a big class carry the class as path and context), other
-    languages by top-level definition lines. Imports join the next definition when it fits."""
+    languages by top-level definition lines. Imports join the next definition when it fits. A class
+    line over half the limit is not repeated as context."""
 
     name = "code"
     profile_options = {"min_tokens": "min_tokens"}
@@ -317,7 +318,10 @@ class CodeChunker(Chunker):
         items: list[Item] = []
         for a, b, meta in units:
             context = meta.get("context", "")
-            room = self.budget - (self.counter.count(context) - self.counter.special_tokens if context else 0)
+            ctx_tokens = self.counter.count(context) - self.counter.special_tokens if context else 0
+            if ctx_tokens > self.budget // 2:  # a class line over half the limit would crowd out the method
+                meta, ctx_tokens = {k: v for k, v in meta.items() if k != "context"}, 0
+            room = self.budget - ctx_tokens
             if index.count(a, b) <= room:
                 items.append(Item(a, b, meta, self.max_tokens - (self.budget - room)))
             else:
