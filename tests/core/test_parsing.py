@@ -1104,6 +1104,10 @@ def test_json_records_read_as_a_table_and_other_json_pretty_printed():
     assert parse_document(raw("nested.json", ("[" * 900 + "]" * 900).encode())).text == "[" * 900 + "]" * 900
     cut = parse_document(raw("cut.json", b'[{"name": "Zo\\ud83d", "id": 1}]'))  # half an emoji's pair
     assert cut.text.endswith("| Zo\ufffd | 1 |")
+    keyed = parse_document(raw("orders.json", b'{"\\ud83d orders": [{"id": 1}, {"id": 2}], "n\\udc00": 1}'))
+    assert "\ud83d" not in keyed.text and all(  # a key heading records is a title and a heading path too
+        "\ud83d" not in part for el in keyed.elements for part in el.heading_path)
+    assert any(el.heading_path == ("\ufffd orders",) for el in keyed.elements)
     sparse = [{f"field{i * 5 + j}": j for j in range(3)} for i in range(40)]  # 120 keys, 3 a record
     text = parse_document(raw("sparse.json", json.dumps(sparse).encode())).text
     assert text.startswith("field0: 0\nfield1: 1\nfield2: 2\n\nfield5: 0\n") and "| " not in text

@@ -449,25 +449,32 @@ def _parse_json(text: str):
         return None
     try:
         if _records(value):
-            joined, elements = _join_elements(_record_items(value))
+            joined, elements = _join_elements(_whole_chars(_record_items(value)))
         elif isinstance(value, dict) and any(_records(v) for v in value.values()):
             rest = {key: v for key, v in value.items() if not _records(v)}
             items = [("NarrativeText", json.dumps(rest, indent=2, ensure_ascii=False), None)] if rest else []
             for key, v in value.items():
                 if _records(v):
                     items += [("Title", key, None), *_record_items(v)]
-            joined, elements = _join_elements(items)
+            joined, elements = _join_elements(_whole_chars(items))
         else:
             joined = json.dumps(value, indent=2, ensure_ascii=False)
             if len(joined) > 4 * len(text) + 4096:  # deep nesting: each level indents every line below it
                 return None
+            joined = _LONE_SURROGATE.sub("\ufffd", joined)
             elements = paragraph_elements(joined)
     except RecursionError:
         return None
-    return _LONE_SURROGATE.sub("\ufffd", joined), elements, ""  # one character for one: offsets stay
+    return joined, elements, ""
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a JSON escape of half a pair (an export cut mid-emoji)
+
+
+def _whole_chars(items: list[tuple[str, str, None]]) -> list[tuple[str, str, None]]:
+    """Items with each half of a surrogate pair replaced (one character for one), before their text
+    becomes the document's, its titles and heading paths (which no tokenizer or Arrow column takes)."""
+    return [(category, _LONE_SURROGATE.sub("\ufffd", item), extra) for category, item, extra in items]
 
 
 def _records(value) -> bool:
