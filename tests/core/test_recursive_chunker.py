@@ -130,3 +130,31 @@ def test_split_exact_is_not_recursive_and_refuses_a_limit_with_no_room_for_text(
         split_exact(text, counter, 0, len(text), counter.special_tokens)
     with pytest.raises(ValueError, match="alone takes 3 tokens, more than max_tokens=1"):
         split_exact("ab 🎉", COUNTERS["cl100k_base"], 0, 4, 1)  # never cut inside a char
+
+
+def _paged(pages: list[list[tuple[str, str]]]) -> ParsedDocument:
+    parts, elements, pos = [], [], 0
+    for page, items in enumerate(pages, start=1):
+        for category, text in items:
+            if parts:
+                parts.append("\n\n")
+                pos += 2
+            elements.append(Element(pos, pos + len(text), category, page=page))
+            parts.append(text)
+            pos += len(text)
+    return ParsedDocument("r.pdf", "file:///r.pdf", "h", "v", "Report", "pdf", "".join(parts), tuple(elements))
+
+
+def test_running_headers_and_footers_leave_the_embedded_text_as_whole_lines_only():
+    """A footer holding the header's word ("ACME" in "ACME Confidential") was cut from sentences
+    too, in an order that followed the set's hash seed; a page of furniture alone embedded ""."""
+    doc = _paged([[("Header", "ACME"), ("NarrativeText", f"Page {n}: ACME Confidential data is kept."),
+                   ("Footer", "ACME Confidential")] for n in range(1, 5)])
+    counter = get_token_counter(MINILM_TOKENIZER)
+    [chunk] = chunk_document(doc, ChunkingProfile("d", strategy="recursive"), counter, 256).chunks
+    body = chunk.embed_text.split("\n\n", 1)[1]
+    assert body == "\n\n".join(f"Page {n}: ACME Confidential data is kept." for n in range(1, 5))
+    blank = _paged([[("Header", "ACME"), ("Footer", "ACME Confidential")]] * 4)  # pages left blank
+    profile = ChunkingProfile("w", strategy="recursive", contextual_header=False)
+    chunks = chunk_document(blank, profile, counter, 256).chunks
+    assert chunks and all(c.embed_text.strip() for c in chunks)

@@ -7,6 +7,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rag_assets.core.models import Element
 
@@ -42,11 +43,19 @@ def repeated_page_lines(text: str, elements: tuple[Element, ...], min_pages: int
     return frozenset(line for line, n in seen.items() if n >= share * len(by_page))
 
 
+@lru_cache(maxsize=8)
+def _furniture_lines(furniture: frozenset[str]) -> re.Pattern:
+    """Whole lines holding one of ``furniture`` alone, the longest tried first (so the result
+    never depends on a set's order)."""
+    alternatives = "|".join(re.escape(line) for line in sorted(furniture, key=lambda line: (-len(line), line)))
+    return re.compile(rf"^[ \t]*(?:{alternatives})[ \t]*$", re.M)
+
+
 def clean(text: str, cleaning: Cleaning, furniture: frozenset[str] = frozenset()) -> str:
-    """The embedding text of a chunk after the enabled normalisers."""
+    """The embedding text of a chunk after the enabled normalisers; page furniture goes only where
+    it stands as a whole line (the same words in a sentence stay)."""
     if cleaning.strip_page_furniture and furniture:
-        for line in furniture:
-            text = text.replace(line, "")
+        text = _furniture_lines(furniture).sub("", text)
     if cleaning.strip_urls:
         text = _URL.sub("", text)
     if cleaning.unicode_nfc:

@@ -163,7 +163,7 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
     text = doc.text[span.start : span.end]
     body = span.context + (span.embed_override if span.embed_override is not None else text)
     header = headers.header(path) if profile.contextual_header else ""
-    embed_text = header + clean(body, profile.cleaning, furniture)
+    embed_text = header + (clean(body, profile.cleaning, furniture) or body)  # a page of furniture alone: as it is
     tokens = counter.count(embed_text)
     own = embed_text if tokens <= limit else header + body  # the sentence alone (the chunker's budget fits it)
     if span.embed_span is not None:  # the sentence in its context, when that fits the model
