@@ -597,3 +597,19 @@ def test_a_class_line_longer_than_half_the_limit_is_not_repeated_before_its_meth
     assert not any("generated generated" in c.embed_text and "def m" in c.embed_text
                    and c.embed_text.index("generated") < c.embed_text.index("def m") and "class" not in c.text
                    for c in chunks)  # the class line is no method's context
+
+
+def test_a_type_mapped_to_table_is_chunked_as_one_only_where_it_holds_a_table():
+    """recommended maps json to table: JSON that is no records (a config, pretty-printed) was read
+    as a CSV, its "{" the header row embedded before every piece as "{: ..."."""
+    import json
+
+    profile = ChunkingProfile("p", strategy="recursive", content_types=(("json", "table"), ("csv", "table")))
+    config = json.dumps({"service": {"description": "Handles invoices, refunds. " * 40}}, indent=1).encode()
+    records = json.dumps([{"sku": f"A{i}", "name": f"part {i}"} for i in range(40)]).encode()
+    docs = {name: parse_document(RawDocument(name, "", "h", len(data), "", data))
+            for name, data in (("config.json", config), ("parts.json", records), ("parts.csv", b"sku,name\nA1,arm\n"))}
+    assert {name: profile.strategy_for(doc) for name, doc in docs.items()} == {
+        "config.json": "recursive", "parts.json": "table", "parts.csv": "table"}
+    chunks = chunk_document(docs["config.json"], profile, COUNTERS[MINILM_TOKENIZER], 256).chunks
+    assert len(chunks) > 1 and not any("{:" in c.embed_text for c in chunks)

@@ -11,7 +11,7 @@ from rag_assets.core.models import ParsedDocument
 
 # Bump when the chunks of an unchanged profile change, so every stored chunk is redone; a
 # strategy's own revision redoes only the profiles that can use that strategy.
-CHUNKER_REVISION = "8"  # 8: running headers and footers leave the embedded text as whole lines only (words of a sentence that match one stay; a page of them alone embeds as it is, not ""), a class line over half the limit is no method's context; 7: a chunk holds at most 16 chars per token of its limit (a word the tokenizer reads as one token was one 100 kB chunk), a list marker stays in its item's sentence; 6: a chunk records every section it spans, a table row too long for its header is cut alone; 5: a chunk records the page where it ends; 4: an FAQ question over half the limit is not repeated, a long title is shortened; 3: a Markdown table row is one sentence
+CHUNKER_REVISION = "8"  # 8: running headers and footers leave the embedded text as whole lines only (words of a sentence that match one stay; a page of them alone embeds as it is, not ""), a class line over half the limit is no method's context, a type mapped to table is chunked as one only where it holds a table; 7: a chunk holds at most 16 chars per token of its limit (a word the tokenizer reads as one token was one 100 kB chunk), a list marker stays in its item's sentence; 6: a chunk records every section it spans, a table row too long for its header is cut alone; 5: a chunk records the page where it ends; 4: an FAQ question over half the limit is not repeated, a long title is shortened; 3: a Markdown table row is one sentence
 # sentence_window 1: a split sentence's pieces window the whole sentence; auto 1: a document with a
 # table is chunked by section (its table by rows), 2: an e-mail is never a transcript, 3 (and
 # markdown 1): small sections merged into a chunk cite the heading all of it lies under (the next
@@ -77,8 +77,12 @@ class ChunkingProfile:
         return self.size_tokenizer in (None, tokenizer)
 
     def strategy_for(self, doc: ParsedDocument) -> str:
-        """The profile's per-content-type choice, else its strategy (``auto`` decides by structure)."""
+        """The profile's per-content-type choice, else its strategy (``auto`` decides by structure);
+        ``table`` chosen for a type only where the document holds a table (JSON that is no records,
+        pretty-printed, takes the profile's strategy: read as a table its "{" was the header row)."""
         chosen = dict(self.content_types).get(doc.content_type, self.strategy)
+        if chosen == "table" != self.strategy and doc.elements and all(e.category != "Table" for e in doc.elements):
+            chosen = self.strategy
         return choose_strategy(doc) if chosen == "auto" else chosen
 
 
