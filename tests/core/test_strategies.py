@@ -340,7 +340,7 @@ def test_an_email_is_never_taken_for_a_transcript():
             b"dock firmware 2.4 the R4 dock no longer charges.\n")
     doc = parse_document(RawDocument("dock.eml", "", content_hash(mail), len(mail), "", mail))
     as_text = parse_document(RawDocument("dock.txt", "", "h", len(doc.text), "", doc.text.encode()))
-    assert choose_strategy(as_text) == "transcript"  # From:, To:, Cc:, Date: read as four turns
+    assert choose_strategy(as_text) == "recursive"  # From:, To:, Cc:, Date: four labels, no speaker twice
     assert choose_strategy(doc) == "recursive"
     assert choose_strategy(parse_document(RawDocument("t.eml", "", "h", 0, "", email_message()))) == "markdown"
 
@@ -403,6 +403,20 @@ def test_faq_pairs_stay_whole_and_transcript_turns_too():
     for s in turns:
         chunk = transcript[s.start : s.end]
         assert chunk.rstrip().endswith((".", "?", "!")) or s is turns[-1]
+
+
+@pytest.mark.parametrize("labels", [
+    ["Übersicht", "Änderungen", "Ergebnisse", "Öffnungszeiten"],  # German minutes
+    ["Примечание", "Исправлено", "Добавлено", "Изменено"],  # Russian release notes
+    ["Fixed", "Added", "Changed", "Removed"],  # a changelog
+    ["Ⅰ", "Ⅱ", "Ⅲ", "Ⅳ"],  # Roman numerals: no capital letters
+])
+def test_labelled_lines_said_once_each_are_no_transcript(labels):
+    from rag_assets.core.chunking.auto import choose_strategy
+
+    text = "\n".join(f"{label}: the text that goes with this label, a sentence long." for label in labels)
+    doc = parse_document(RawDocument("notes.txt", "", "h", len(text), "", text.encode()))
+    assert choose_strategy(doc) == "recursive"
 
 
 def test_turns_of_speakers_named_in_any_script_and_stamped_past_99_hours():

@@ -1,12 +1,13 @@
 """``auto``: pick a strategy from the document's type and structure (the selection guide:
 code -> functions, tables -> rows, notebooks -> sections, FAQ -> whole pairs, transcripts ->
-turns (not e-mail, whose header lines look like turns), structured docs
+turns (speakers who speak more than once; not e-mail, whose header lines look like turns), structured docs
 (headings, or a table: split by rows, its header repeated) -> sections, legal prose -> sentences,
 everything else -> paragraphs via recursive)."""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from rag_assets.core.chunking.markers import QUESTION, TURN
 from rag_assets.core.models import ParsedDocument
@@ -30,8 +31,11 @@ def choose_strategy(doc: ParsedDocument) -> str:
     lines = max(1, text.count("\n") + 1)
     if len(QUESTION.findall(text)) >= 3:
         return "faq"
-    turns = len(TURN.findall(text))
-    if turns >= 4 and turns >= 0.3 * sum(1 for line in text.splitlines() if line.strip()):
+    speakers = Counter(name.strip() for name in TURN.findall(text))
+    turns = sum(speakers.values())
+    # A dialogue's speakers come back; labels (Note:, Fixed:, Übersicht:) are each said once.
+    if turns >= 4 and turns >= 0.3 * sum(1 for line in text.splitlines() if line.strip()) \
+            and len(speakers) < turns:
         return "transcript"
     if structured:
         return "markdown"
