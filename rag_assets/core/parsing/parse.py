@@ -117,11 +117,12 @@ PARSER_REVISION = "44"
 #: - Subtitles 1: SubRip and WebVTT files read as their transcript (they were text: cue numbers and
 #:   timings were a third of it).
 #: - JSON 1: records read as a table, a row a record, other JSON pretty-printed (a minified export was one
-#:   line of text, cut mid-field).
+#:   line of text, cut mid-field). JSON 2: a lone surrogate in a key heading records is replaced in its title
+#:   and heading path too (the stored parse kept it: the document failed at chunking, or its rows at storing).
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("markdown", "notebook"), "3"),
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("asciidoc", "xml", "email"), "7"),
-                    "docx": "9", "pptx": "6", "xlsx": "7", "subtitles": "1", "json": "1"}
+                    "docx": "9", "pptx": "6", "xlsx": "7", "subtitles": "1", "json": "2"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")
@@ -472,7 +473,7 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a JSON escape of half a pair 
 
 
 def _whole_chars(items: list[tuple[str, str, None]]) -> list[tuple[str, str, None]]:
-    """Items with each half of a surrogate pair replaced (one character for one), before their text
+    """Items with each lone surrogate replaced (one character for one), before their text
     becomes the document's, its titles and heading paths (which no tokenizer or Arrow column takes)."""
     return [(category, _LONE_SURROGATE.sub("\ufffd", item), extra) for category, item, extra in items]
 
