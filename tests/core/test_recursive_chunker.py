@@ -155,6 +155,8 @@ def test_running_headers_and_footers_leave_the_embedded_text_as_whole_lines_only
     body = chunk.embed_text.split("\n\n", 1)[1]
     assert body == "\n\n".join(f"Page {n}: ACME Confidential data is kept." for n in range(1, 5))
     blank = _paged([[("Header", "ACME"), ("Footer", "ACME Confidential")]] * 4)  # pages left blank
-    profile = ChunkingProfile("w", strategy="recursive", contextual_header=False)
-    chunks = chunk_document(blank, profile, counter, 256).chunks
-    assert chunks and all(c.embed_text.strip() for c in chunks)
+    windowed = ChunkingProfile("s", strategy="sentence_window", max_tokens=128, window=0, embed_window=1,
+                               min_tokens=0, header_weight=0.2, sentence_weight=0.3)  # as recommended embeds
+    for profile in (ChunkingProfile("w", strategy="recursive", contextual_header=False), windowed):
+        chunks = chunk_document(blank, profile, counter, 256).chunks
+        assert chunks and all(c.embed_text.strip() for c in chunks)

@@ -167,7 +167,8 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
     tokens = counter.count(embed_text)
     own = embed_text if tokens <= limit else header + body  # the sentence alone (the chunker's budget fits it)
     if span.embed_span is not None:  # the sentence in its context, when that fits the model
-        wide = header + clean(doc.text[span.embed_span[0] : span.embed_span[1]], profile.cleaning, furniture)
+        context = doc.text[span.embed_span[0] : span.embed_span[1]]
+        wide = header + (clean(context, profile.cleaning, furniture) or context)
         wide_tokens = counter.count(wide)
         if wide_tokens <= limit:
             embed_text, tokens = wide, wide_tokens
