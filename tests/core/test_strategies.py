@@ -627,3 +627,15 @@ def test_a_type_mapped_to_table_is_chunked_as_one_only_where_it_holds_a_table():
         "config.json": "recursive", "parts.json": "table", "parts.csv": "table"}
     chunks = chunk_document(docs["config.json"], profile, COUNTERS[MINILM_TOKENIZER], 256).chunks
     assert len(chunks) > 1 and not any("{:" in c.embed_text for c in chunks)
+
+
+def test_a_size_tokenizer_naming_the_models_own_sizes_as_no_size_tokenizer_does():
+    from rag_assets.core.tokens import WordPieceCounter
+
+    text = "The refund policy covers damaged items within thirty days of delivery. " * 80
+    doc = parse_document(RawDocument("r.txt", "", "h", len(text), "", text.encode()))
+    counter = WordPieceCounter(MINILM_TOKENIZER)  # any counter object of that tokenizer
+    plain = ChunkingProfile("p", strategy="recursive", max_tokens=512)
+    named = ChunkingProfile("n", strategy="recursive", max_tokens=512, size_tokenizer=MINILM_TOKENIZER)
+    spans = [[(c.start, c.end) for c in chunk_document(doc, p, counter, 256).chunks] for p in (plain, named)]
+    assert spans[0] == spans[1] and max(b - a for a, b in spans[0]) > 0

@@ -69,7 +69,8 @@ def chunk_document(
     too long for the contextual header to leave a quarter of the limit to text is shortened.
     Raises ValueError when the limit leaves no room for text after the contextual header."""
     limit = row_token_limit(profile, counter.name, model_limit)
-    sizer = get_token_counter(profile.size_tokenizer) if profile.size_tokenizer else counter
+    # A size_tokenizer naming the model's own tokenizer sizes with the model's counter.
+    sizer = counter if profile.counts_in(counter.name) else get_token_counter(profile.size_tokenizer)
     size_limit = limit if sizer is counter else profile.max_tokens
     content_room = max(16, size_limit // 4)  # what the header must leave for the chunk's own text
     headers = _Headers(doc.title, sizer, size_limit - content_room, model=None if sizer is counter else counter)
