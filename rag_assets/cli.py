@@ -755,34 +755,38 @@ def _written_folders(project_dir: str | None) -> str:
     return ", ".join(sorted({c.stage_store.rsplit("/", 1)[0] for c in corpora} | {c.index_uri for c in corpora}))
 
 
-def _lance_unreadable(exc: Exception, project_dir: str | None) -> str:
-    """What to move aside when LanceDB cannot read its data: the tables that do not read through,
-    found by reading each (only on this error path), else the index folders."""
+def _lance_unreadable(exc: Exception, project_dir: str | None) -> str | None:
+    """What to move aside when LanceDB cannot read a table of a local index: the tables its message
+    names or that do not read through (each read one column, only on this error path); None where
+    none is found (the error is then no damage: a conflict, a schema, a server)."""
     from rag_assets.clients import connect_index
     from rag_assets.config import load_project
+    from rag_assets.core.errors import first_line
     from rag_assets.core.index import unreadable_tables
 
-    first = re.sub(r",\s*/\S+\.rs:\d+:\d+$", "", (str(exc).strip().splitlines() or [""])[0])[:200]  # lance's own source
+    first = first_line(exc)
     try:
-        corpora = {c.index_uri: c for c in load_project(project_dir).corpora}
-        damaged = [f"{uri}/{name}.lance" for uri, c in sorted(corpora.items())
-                   for name in unreadable_tables(connect_index(c))]
+        local = [c for c in load_project(project_dir).corpora if "://" not in c.index_uri]
+        by_uri = {c.index_uri: c for c in local}
+        named = {f"{uri}/{name}" for uri in by_uri  # lance's object paths may lack the leading slash
+                 for name in re.findall("/?" + re.escape(uri.lstrip("/")) + r"/+([^/\s,]+\.lance)\b", str(exc))}
+        damaged = sorted(named | {f"{uri}/{name}.lance" for uri, c in by_uri.items()
+                                  for name in unreadable_tables(connect_index(c))})
     except Exception:  # the config, or the listing itself, may be what fails
-        corpora, damaged = {}, []
-    rebuilt = f"the next `rag ingest` rebuilds {'them' if len(damaged) > 1 else 'it'} from the stored chunks and vectors"
-    if damaged:
-        return (f"cannot read the LanceDB table{'s' * (len(damaged) > 1)} {', '.join(damaged)} ({first}): "
-                f"damaged; move {'each' if len(damaged) > 1 else 'it'} aside (mv {damaged[0]} "
-                f"{damaged[0]}.damaged): {rebuilt}")
-    return (f"cannot read the LanceDB data under {', '.join(sorted(corpora)) or 'the index uri'} ({first}); if the "
-            f"disk is full, free space; if a table there is damaged, move its <name>.lance folder aside: {rebuilt}")
+        return None
+    if not damaged:
+        return None
+    many = len(damaged) > 1
+    return (f"cannot read the LanceDB table{'s' * many} {', '.join(damaged)} ({first}): damaged; move "
+            f"{'each' if many else 'it'} aside (mv {damaged[0]} {damaged[0]}.damaged): the next `rag ingest` "
+            f"recreates {'them' if many else 'it'} (a chunks table's rows from the stored chunks and vectors)")
 
 
 def operator_error(exc: Exception, project_dir: str | None = None) -> tuple[str, int]:
     """One line and the exit code for an error that ends a command (README: 2 config or usage,
     1 the command ran but could not finish its work)."""
     from rag_assets.config import ConfigError
-    from rag_assets.core.errors import UsageError, disk_full, from_lance
+    from rag_assets.core.errors import UsageError, disk_full, first_line, from_lance
     from rag_assets.core.index import IndexUnreadable
     from rag_assets.core.locking import IngestLocked
     from rag_assets.core.planning import MassDeleteRefused, ModelChangedInPlace
@@ -796,10 +800,9 @@ def operator_error(exc: Exception, project_dir: str | None = None) -> tuple[str,
         return full, 1
     if isinstance(exc, (SourceUnavailable, IngestLocked, IndexUnreadable)):
         return str(exc), 1  # nothing was recorded: the next run starts from the same state
-    if from_lance(exc):
-        return _lance_unreadable(exc, project_dir), 1
-    first = (str(exc).strip().splitlines() or [""])[0][:300]
-    return f"{type(exc).__name__}: {first} (run `rag --debug ...` for the traceback)", 1
+    if from_lance(exc) and (damaged := _lance_unreadable(exc, project_dir)):
+        return damaged, 1
+    return f"{type(exc).__name__}: {first_line(exc, 300)} (run `rag --debug ...` for the traceback)", 1
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ project does not declare, and failures of the machine rather than of a document.
 from __future__ import annotations
 
 import errno
+import re
 from typing import Callable
 
 
@@ -27,6 +28,13 @@ def disk_full(exc: BaseException, where: Callable[[], str]) -> str | None:
                     "are kept and only the rest are redone")
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+def first_line(exc: BaseException, chars: int = 200) -> str:
+    """The first line of ``exc``'s message, without the Rust source location LanceDB appends
+    (``, /rustc/.../function.rs:250:5``): it names lance's code, not the data."""
+    line = (str(exc).strip().splitlines() or [""])[0]
+    return re.sub(r",\s*/\S+\.rs:\d+:\d+$", "", line)[:chars]
 
 
 def from_lance(exc: BaseException) -> bool:

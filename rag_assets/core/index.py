@@ -16,6 +16,7 @@ from typing import Any, Iterable
 
 import pyarrow as pa
 
+from rag_assets.core.errors import first_line
 from rag_assets.core.hashing import row_id, settings_hash, text_hash
 from rag_assets.core.keys import safe_name
 from rag_assets.core.locking import table_creation_lock
@@ -457,7 +458,7 @@ class LanceIndex:
         """The error for ``exc``, raised reading or writing this table: its path and the fix."""
         return IndexUnreadable(
             f"cannot read the LanceDB table {self.name} or its manifest at {self.db.uri} "
-            f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); if the disk is full, free space; "
+            f"({type(exc).__name__}: {first_line(exc)}); if the disk is full, free space; "
             f"if the table is damaged, move {self.db.uri}/{self.name}.lance aside: the next `rag ingest` "
             "rebuilds it from the stored chunks and vectors")
 

@@ -2,6 +2,7 @@
 exit code, and the traceback only with --debug."""
 
 import errno
+import shutil
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,13 @@ def test_exit_codes_follow_the_readme():
     assert (message, code) == ("ZeroDivisionError: division by zero (run `rag --debug ...` for the traceback)", 1)
 
 
+def test_a_lance_error_that_is_no_damage_keeps_its_own_words():
+    conflict = RuntimeError("lance error: Commit conflict for version 7: retry, /rustc/2d81/library/core/src/ops/"
+                            "function.rs:250:5")
+    assert operator_error(conflict, "/nonexistent/project") == (
+        "RuntimeError: lance error: Commit conflict for version 7: retry (run `rag --debug ...` for the traceback)", 1)
+
+
 def test_a_query_holding_bytes_that_are_not_utf8_is_a_usage_error(tmp_path, capsys):
     values = {**make_project(tmp_path), "DAGSTER_HOME": str(tmp_path / ".dagster_home")}
     with env(**values):
@@ -98,5 +106,12 @@ def test_a_damaged_table_a_query_reads_is_named_with_the_fix_that_works(tmp_path
         assert err.startswith(f"rag: cannot read the LanceDB table {lance} (lance error") and "\n" not in err.rstrip()
         assert f"mv {lance} {lance}.damaged" in err and ".rs:" not in err
         lance.rename(f"{lance}.damaged")  # the advice, followed
+        assert main(["ingest"]) == 0
+        for index in (lance / "_indices").iterdir():  # a search index lost: the data reads, the query does not
+            shutil.rmtree(index)
+        capsys.readouterr()
+        assert main(["query", "vacation days"]) == 1  # the table is named from lance's own message
+        assert capsys.readouterr().err.startswith(f"rag: cannot read the LanceDB table {lance} (lance error")
+        lance.rename(f"{lance}.damaged2")
         assert main(["ingest"]) == 0 and main(["query", "vacation days"]) == 0
         assert "27 days" in capsys.readouterr().out
