@@ -311,7 +311,7 @@ def status_project(project: Project, corpora: list[str] | None = None) -> dict:
             db = connect_index(corpus)
             live, configured = serving(project, corpus, db), own_table(corpus)
             refused = unserved(project, corpus, db)
-            # its table is not live yet (with no document recorded there is nothing to switch to)
+            # its table is not live yet (before any partition is observed there is nothing to switch to)
             switching = bool(partition_keys) and (live.label != configured.label or refused is not None)
             with dg.build_resources(build_corpus_resources(corpus)) as built:
                 store = CorpusResources(built, corpus).store.get_store()

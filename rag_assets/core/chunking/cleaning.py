@@ -45,8 +45,8 @@ def repeated_page_lines(text: str, elements: tuple[Element, ...], min_pages: int
 
 @lru_cache(maxsize=8)
 def _furniture_lines(furniture: frozenset[str]) -> re.Pattern:
-    """Whole lines holding one of ``furniture`` alone, the longest tried first (so the result
-    never depends on a set's order)."""
+    """Whole lines holding one of ``furniture`` alone (anchored at line ends, so neither a set's
+    order nor a line inside another decides what is removed)."""
     alternatives = "|".join(re.escape(line) for line in sorted(furniture, key=lambda line: (-len(line), line)))
     return re.compile(rf"^[ \t]*(?:{alternatives})[ \t]*$", re.M)
 
