@@ -1552,3 +1552,18 @@ def test_a_plain_text_email_has_no_made_up_headings_and_reads_its_charset_as_mai
     unlabelled = parse_document(raw("de.eml", _mail("Content-Type: text/plain\nContent-Transfer-Encoding: 8bit",
                                                     "Grüße aus München.\n".encode())))
     assert "Grüße aus München." in unlabelled.text
+
+
+def test_markdown_blocks_that_are_only_html_comments_are_left_out_of_the_text():
+    """An Apache licence header atop every page of a docs site was embedded with each page's first
+    chunk (and, sentence by sentence, answered queries about licences from every page)."""
+    page = ("<!--\nLicensed to the Apache Software Foundation (ASF) under one\nor more contributor license "
+            "agreements.\n-->\n\n# Install\n\n<!-- TODO: screenshots -->\nRun the installer.\n\n"
+            "```html\n<!-- kept: an example -->\n<p>hi</p>\n```\n\nInline <!-- kept --> words.\n"
+            "<!-- a --> kept <!-- b -->\n")
+    doc = parse_document(raw("docs/install.md", page.encode()))
+    assert "Licensed" not in doc.text and "TODO" not in doc.text
+    assert all(kept in doc.text for kept in ("<!-- kept: an example -->", "Inline <!-- kept --> words.",
+                                              "<!-- a --> kept <!-- b -->", "Run the installer."))
+    assert doc.title == "Install" and [doc.text[e.start : e.end] for e in doc.elements][:2] == [
+        "# Install", "Run the installer."]

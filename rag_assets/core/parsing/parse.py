@@ -119,7 +119,9 @@ PARSER_REVISION = "44"
 #: - JSON 1: records read as a table, a row a record, other JSON pretty-printed (a minified export was one
 #:   line of text, cut mid-field). JSON 2: a lone surrogate in a key heading records is replaced in its title
 #:   and heading path too (the stored parse kept it: the document failed at chunking, or its rows at storing).
-FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("markdown", "notebook"), "3"),
+#: - Markdown 4: a block that is only an HTML comment (an Apache licence header atop every page, a TODO, a
+#:   linter directive) is left out of the text, as renderers leave it out (it was embedded with the page).
+FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("notebook",), "3"), "markdown": "4",
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("asciidoc", "xml", "email"), "7"),
                     "docx": "9", "pptx": "6", "xlsx": "7", "subtitles": "1", "json": "2"}
@@ -408,10 +410,16 @@ def _office_package(data: bytes) -> str | None:
     return next((kind for kind, part in _OFFICE_MAIN_PARTS.items() if part in names), None)
 
 
+# A Markdown block that is only an HTML comment (a licence header, a TODO, a linter directive): no
+# renderer shows it, so it is left out of the text; one inside a fence is code and stays.
+_COMMENT_BLOCK = re.compile(r"[ \t]*<!--(?:(?!-->).)*-->[ \t]*", re.S)
+
+
 def _parse_text(content_type: str, data: bytes):
     """A text format's decoded text, its elements and title (a Markdown file's sole top-level
     heading, a reStructuredText file's sole top-level title; a front matter's title, which names
-    a Markdown file before it, is read by ``parse_document``)."""
+    a Markdown file before it, is read by ``parse_document``). A Markdown block that is only an
+    HTML comment is left out."""
     text = elide_inline_data(decode_text(data)[0])
     if content_type == "subtitles":
         text = subtitle_transcript(text)
@@ -419,6 +427,10 @@ def _parse_text(content_type: str, data: bytes):
         return read
     if content_type == "markdown":
         elements = markdown_elements(text)
+        if comments := [el for el in elements if _COMMENT_BLOCK.fullmatch(text[el.start : el.end])]:
+            text = "".join(text[a:b] for a, b in zip([0] + [el.end for el in comments],
+                                                      [el.start for el in comments] + [len(text)]))
+            elements = markdown_elements(text)
     elif content_type == "rst":
         elements = rst_elements(text)
     elif content_type == "csv":
