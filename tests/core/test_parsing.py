@@ -1567,3 +1567,22 @@ def test_markdown_blocks_that_are_only_html_comments_are_left_out_of_the_text():
                                               "<!-- a --> kept <!-- b -->", "Run the installer."))
     assert doc.title == "Install" and [doc.text[e.start : e.end] for e in doc.elements][:2] == [
         "# Install", "Run the installer."]
+
+
+def test_asciidoc_reads_as_asciidoctors_preprocessor_leaves_it():
+    """pandoc reads no preprocessor directive: an `endif::[]` before a blank line failed the whole
+    file, other conditionals and `////` comments were read as text, and `:doctype: book` made every
+    section a paragraph."""
+    readme = (b"= Widget\n:product: Widget Pro\n\nifdef::env-github[]\n:tip-caption: :bulb:\nendif::[]\n"
+              b"ifndef::env-github[]\nRead it on the site.\nendif::[]\n\n////\nInternal: fix the build.\n////\n\n"
+              b"ifdef::product[Shipped as {product}.]\nifdef::nope[Never shown.]\n\n== Install\n\nRun it.\n\n"
+              b"----\n////\nkept in a listing\n////\n----\n\nText.\n\nifdef::env-github[]\nOn GitHub.\nendif::[]\n")
+    doc = parse_document(raw("README.adoc", readme))
+    for shown in ("Read it on the site.", "Shipped as", "Run it.", "kept in a listing"):
+        assert shown in doc.text, shown
+    for hidden in ("ifdef", "endif", "tip-caption", "Internal", "Never shown", "On GitHub"):
+        assert hidden not in doc.text, hidden
+    book = parse_document(raw("ops.adoc", b"= Ops\n:doctype: book\n\n== Scaling\n\nAdd nodes.\n\n=== Limits\n\nTen.\n"))
+    titles = [book.text[e.start : e.end] for e in book.elements if e.category == "Title"]
+    assert titles == ["Ops", "Scaling", "Limits"]
+    assert next(e for e in book.elements if book.text[e.start : e.end] == "Ten.").heading_path == ("Scaling", "Limits")

@@ -119,11 +119,13 @@ PARSER_REVISION = "44"
 #: - JSON 1: records read as a table, a row a record, other JSON pretty-printed (a minified export was one
 #:   line of text, cut mid-field). JSON 2: a lone surrogate in a key heading records is replaced in its title
 #:   and heading path too (the stored parse kept it: the document failed at chunking, or its rows at storing).
+#: - AsciiDoc 8: read as Asciidoctor's preprocessor leaves it (conditionals, `////` comments, `:doctype: book`:
+#:   an `endif::[]` failed the file, other directives were read as text, a book's sections as paragraphs).
 #: - Markdown 4: a block that is only an HTML comment (an Apache licence header atop every page, a TODO, a
 #:   linter directive) is left out of the text, as renderers leave it out (it was embedded with the page).
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("notebook",), "3"), "markdown": "4",
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
-                    **dict.fromkeys(("asciidoc", "xml", "email"), "7"),
+                    **dict.fromkeys(("xml", "email"), "7"), "asciidoc": "8",
                     "docx": "9", "pptx": "6", "xlsx": "7", "subtitles": "1", "json": "2"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
@@ -771,8 +773,8 @@ def _parse_pandoc(content_type: str, data: bytes):
 
     if content_type in _PANDOC_TEXT:
         text = decode_text(data)[0]
-        if content_type == "asciidoc":  # the sandbox opens no included file, and pandoc fails on one
-            text = _ASCIIDOC_INCLUDE.sub("", text)
+        if content_type == "asciidoc":
+            text = _asciidoc_for_pandoc(text)
         elif content_type == "docbook":  # nor an external entity's file
             names = {m.group(1) for m in _EXTERNAL_ENTITY.finditer(text)}
             text = _EXTERNAL_ENTITY.sub("", text)
@@ -792,6 +794,66 @@ def _parse_pandoc(content_type: str, data: bytes):
 
 
 _ASCIIDOC_INCLUDE = re.compile(r"(?m)^include::[^\n]*\[[^\n]*\][ \t]*$")
+_ASCIIDOC_CONDITION = re.compile(r"(ifdef|ifndef|ifeval|endif)::([^\[\n]*)\[(.*)\][ \t]*")
+_ASCIIDOC_VERBATIM = re.compile(r"-{4,}|\.{4,}|\+{4,}|```.*")  # listing, literal, passthrough, fenced
+_ASCIIDOC_ATTRIBUTE = re.compile(r":(!?)([\w-]+?)(!?):(?:[ \t]|$)")
+
+
+def _asciidoc_for_pandoc(text: str) -> str:
+    """AsciiDoc as Asciidoctor's preprocessor leaves it, for pandoc, which reads none of it (an
+    ``endif::[]`` before a blank line failed the file; other conditionals were read as text):
+    includes left out (the sandbox opens no file), ``ifdef``/``ifndef`` blocks kept where the
+    attributes set above them (``:name:``) say so (``a,b``: any, ``a+b``: all; a GitHub-only
+    ``env-github`` block is left out), ``ifeval`` blocks kept, ``////`` comment blocks left out,
+    and ``:doctype: book`` dropped (pandoc then read every section as a paragraph)."""
+    defined: set[str] = set()
+    kept: list[bool] = []  # one entry per open conditional: whether its lines are kept
+    lines, comment, verbatim = [], None, None
+    for line in text.splitlines(keepends=True):
+        bare = line.rstrip()
+        if comment is not None:
+            comment = None if bare == comment else comment
+            continue
+        if verbatim is not None or _ASCIIDOC_VERBATIM.fullmatch(bare):  # a listing keeps its lines
+            if verbatim is None:
+                verbatim = bare[:3] if bare.startswith("```") else bare
+            elif bare == verbatim:
+                verbatim = None
+            if all(kept):
+                lines.append(line)
+            continue
+        if re.fullmatch(r"/{4,}", bare) and all(kept):
+            comment = bare
+            continue
+        condition = _ASCIIDOC_CONDITION.fullmatch(bare)
+        if condition:
+            kind, names, inline = condition.groups()
+            if kind == "endif":
+                if kept:
+                    kept.pop()
+                continue
+            wanted = [n for n in re.split(r"[,+]", names) if n]
+            hit = (all if "+" in names else any)(n in defined for n in wanted) if wanted else True
+            keep = True if kind == "ifeval" else hit if kind == "ifdef" else not hit
+            if inline and kind != "ifeval":  # the one-line form: its content, when kept
+                if keep and all(kept):
+                    lines.append(inline + "\n")
+            else:
+                kept.append(keep)
+            continue
+        if not all(kept):
+            continue
+        attribute = _ASCIIDOC_ATTRIBUTE.match(line)
+        if attribute:
+            name = attribute.group(2)
+            if attribute.group(1) or attribute.group(3):
+                defined.discard(name)
+            else:
+                defined.add(name)
+            if name == "doctype" and "book" in line:
+                continue
+        lines.append(line)
+    return _ASCIIDOC_INCLUDE.sub("", "".join(lines))
 _EXTERNAL_ENTITY = re.compile(r"<!ENTITY\s+([\w.-]+)\s+(?:SYSTEM|PUBLIC)\b[^>]*>")
 
 
