@@ -88,6 +88,10 @@ def test_hash_inside_a_code_fence_is_not_a_heading():
     "1. Step:\n\n        ```\n        # indented under the item\n        ```",
     "```x``` is inline code, ```\n# no fence was opened above",
     "    ```\n    # indented code, no fence: it never swallows what follows",
+    "{% highlight bash %}\n# install the CLI\npip install tool\n{% endhighlight %}",  # Jekyll
+    "{%- raw -%}\n# {{ not liquid }}\n{%- endraw -%}",
+    "{{< highlight go >}}\n# a comment\n{{< /highlight >}}",  # Hugo
+    "{{< code lang=\"py\" >}}\n# a comment\n{{< /code >}}",
 ])
 def test_lines_of_html_blocks_and_fences_in_list_items_are_never_headings(body):
     doc = parse_document(raw("docs/runbook.md", f"# Runbook\n\nIntro.\n\n{body}\n\n## Verify\n\nCheck it.\n".encode()))

@@ -122,7 +122,8 @@ PARSER_REVISION = "44"
 #: - AsciiDoc 8: read as Asciidoctor's preprocessor leaves it (conditionals, `////` comments, `:doctype: book`:
 #:   an `endif::[]` failed the file, other directives were read as text, a book's sections as paragraphs).
 #: - Markdown 4: a block that is only an HTML comment (an Apache licence header atop every page, a TODO, a
-#:   linter directive) is left out of the text, as renderers leave it out (it was embedded with the page).
+#:   linter directive) is left out of the text, as renderers leave it out (it was embedded with the page);
+#:   Jekyll's and Hugo's highlight, raw and code blocks are code (their "# comment" lines were headings).
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("notebook",), "3"), "markdown": "4",
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("xml", "email"), "7"), "asciidoc": "8",
