@@ -1571,6 +1571,12 @@ def test_markdown_blocks_that_are_only_html_comments_are_left_out_of_the_text():
                                               "<!-- a --> kept <!-- b -->", "Run the installer."))
     assert doc.title == "Install" and [doc.text[e.start : e.end] for e in doc.elements][:2] == [
         "# Install", "Run the installer."]
+    mdx = ("---\nid: install\n---\nimport Tabs from '@theme/Tabs';\nimport './styles.css';\n\n## Install\n\n"
+           "{/* TODO: screenshots */}\n\n{% comment %}\nInternal: ask ops.\n{% endcomment %}\n\n"
+           "export const meta = {a: 1};\n\n```js\nimport x from 'y';\n```\n\nimport data from \"a CSV\" files.\n")
+    site = parse_document(raw("docs/install.mdx", mdx.encode()))
+    assert not any(hidden in site.text for hidden in ("@theme", "styles.css", "TODO", "Internal", "meta ="))
+    assert "import x from 'y';" in site.text and 'import data from "a CSV" files.' in site.text
 
 
 def test_asciidoc_reads_as_asciidoctors_preprocessor_leaves_it():

@@ -123,7 +123,8 @@ PARSER_REVISION = "44"
 #:   an `endif::[]` failed the file, other directives were read as text, a book's sections as paragraphs).
 #: - Markdown 4: a block that is only an HTML comment (an Apache licence header atop every page, a TODO, a
 #:   linter directive) is left out of the text, as renderers leave it out (it was embedded with the page);
-#:   Jekyll's and Hugo's highlight, raw and code blocks are code (their "# comment" lines were headings).
+#:   Jekyll's and Hugo's highlight, raw and code blocks are code (their "# comment" lines were headings);
+#:   MDX comments and module lines (import/export) and Liquid comment blocks are left out too.
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("notebook",), "3"), "markdown": "4",
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("xml", "email"), "7"), "asciidoc": "8",
@@ -413,16 +414,21 @@ def _office_package(data: bytes) -> str | None:
     return next((kind for kind, part in _OFFICE_MAIN_PARTS.items() if part in names), None)
 
 
-# A Markdown block that is only an HTML comment (a licence header, a TODO, a linter directive): no
-# renderer shows it, so it is left out of the text; one inside a fence is code and stays.
-_COMMENT_BLOCK = re.compile(r"[ \t]*<!--(?:(?!-->).)*-->[ \t]*", re.S)
+# A Markdown block that no renderer shows, left out of the text: only an HTML comment (a licence
+# header, a TODO, a linter directive), an MDX comment {/* */}, a Liquid {% comment %} block, or MDX's
+# ES module lines (import ... from '...'; export const x = ...;). One inside a fence is code and stays.
+_COMMENT_BLOCK = re.compile(
+    r"[ \t]*(?:<!--(?:(?!-->).)*-->|\{/\*(?:(?!\*/\}).)*\*/\}"
+    r"|\{%-?\s*comment\s*-?%\}(?:(?!\{%-?\s*endcomment).)*\{%-?\s*endcomment\s*-?%\})[ \t]*"
+    r"|(?:[ \t]*(?:import\s[^\n]*?\bfrom\s+['\"][^'\"\n]+['\"]|import\s+['\"][^'\"\n]+['\"]"
+    r"|export\s+(?:const|let|default|function)\b[^\n]*);?[ \t]*(?:\n|$))+", re.S)
 
 
 def _parse_text(content_type: str, data: bytes):
     """A text format's decoded text, its elements and title (a Markdown file's sole top-level
     heading, a reStructuredText file's sole top-level title; a front matter's title, which names
-    a Markdown file before it, is read by ``parse_document``). A Markdown block that is only an
-    HTML comment is left out."""
+    a Markdown file before it, is read by ``parse_document``). A Markdown block no renderer shows
+    (``_COMMENT_BLOCK``) is left out."""
     text = elide_inline_data(decode_text(data)[0])
     if content_type == "subtitles":
         text = subtitle_transcript(text)
