@@ -1597,3 +1597,15 @@ def test_asciidoc_reads_as_asciidoctors_preprocessor_leaves_it():
     titles = [book.text[e.start : e.end] for e in book.elements if e.category == "Title"]
     assert titles == ["Ops", "Scaling", "Limits"]
     assert next(e for e in book.elements if book.text[e.start : e.end] == "Ten.").heading_path == ("Scaling", "Limits")
+
+
+def test_restructuredtext_comments_are_left_out_and_its_markup_stays():
+    page = (".. Copyright 2024 Acme. Licensed under the Apache License,\n   Version 2.0.\n\n..\n   An editor's note.\n\n"
+            ".. _install:\n\nInstall\n=======\n\n.. note::\n\n   Needs Python 3.10.\n\n.. |p| replace:: AcmeDB\n\n"
+            ".. [1] A footnote.\n\n..\n\n   A quote after an empty comment.\n")
+    doc = parse_document(raw("docs/install.rst", page.encode()))
+    assert "Licensed" not in doc.text and "editor" not in doc.text and doc.title == "Install"
+    for kept in (".. _install:", ".. note::", "Needs Python 3.10.", ".. |p| replace:: AcmeDB", ".. [1] A footnote.",
+                 "A quote after an empty comment."):
+        assert kept in doc.text, kept
+    assert all(doc.text[e.start : e.end].strip() for e in doc.elements)

@@ -121,11 +121,12 @@ PARSER_REVISION = "44"
 #:   and heading path too (the stored parse kept it: the document failed at chunking, or its rows at storing).
 #: - AsciiDoc 8: read as Asciidoctor's preprocessor leaves it (conditionals, `////` comments, `:doctype: book`:
 #:   an `endif::[]` failed the file, other directives were read as text, a book's sections as paragraphs).
+#: - reStructuredText 2: comments (a licence header, a note to editors) left out, as Sphinx shows none.
 #: - Markdown 4: a block that is only an HTML comment (an Apache licence header atop every page, a TODO, a
 #:   linter directive) is left out of the text, as renderers leave it out (it was embedded with the page);
 #:   Jekyll's and Hugo's highlight, raw and code blocks are code (their "# comment" lines were headings);
 #:   MDX comments and module lines (import/export) and Liquid comment blocks are left out too.
-FORMAT_REVISIONS = {**dict.fromkeys(("text", "rst", "code", "csv"), "1"), **dict.fromkeys(("notebook",), "3"), "markdown": "4",
+FORMAT_REVISIONS = {**dict.fromkeys(("text", "code", "csv"), "1"), "rst": "2", **dict.fromkeys(("notebook",), "3"), "markdown": "4",
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("xml", "email"), "7"), "asciidoc": "8",
                     "docx": "9", "pptx": "6", "xlsx": "7", "subtitles": "1", "json": "2"}
@@ -424,6 +425,28 @@ _COMMENT_BLOCK = re.compile(
     r"|export\s+(?:const|let|default|function)\b[^\n]*);?[ \t]*(?:\n|$))+", re.S)
 
 
+_RST_NOT_COMMENT = re.compile(r"\.\.[ \t]+(?:[\w:+.-]+::|_|\[|\|)")  # a directive, target, footnote, substitution
+
+
+def _without_rst_comments(text: str) -> str:
+    """reStructuredText without its comments (".." followed by anything but a directive, target,
+    footnote or substitution, and the indented lines under it: a licence header, a note to
+    editors), which Sphinx never shows."""
+    lines = text.splitlines(keepends=True)
+    out, in_comment = [], False
+    for k, line in enumerate(lines):
+        if in_comment and (not line.strip() or line[:1] in " \t"):
+            continue
+        in_comment = line.startswith("..") and line[2:3] in ("", " ", "\t", "\n", "\r") \
+            and not _RST_NOT_COMMENT.match(line)
+        if in_comment and not line[2:].strip() and (k + 1 == len(lines) or not lines[k + 1].strip()):
+            in_comment = False  # an empty comment: the indented text after its blank line is a quote
+            continue
+        if not in_comment:
+            out.append(line)
+    return "".join(out)
+
+
 def _parse_text(content_type: str, data: bytes):
     """A text format's decoded text, its elements and title (a Markdown file's sole top-level
     heading, a reStructuredText file's sole top-level title; a front matter's title, which names
@@ -441,6 +464,7 @@ def _parse_text(content_type: str, data: bytes):
                                                       [el.start for el in comments] + [len(text)]))
             elements = markdown_elements(text)
     elif content_type == "rst":
+        text = _without_rst_comments(text)
         elements = rst_elements(text)
     elif content_type == "csv":
         elements = (Element(0, len(text.rstrip()), "Table"),) if text.strip() else ()
