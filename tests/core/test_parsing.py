@@ -972,15 +972,24 @@ def test_a_notebook_markdown_cell_s_pasted_picture_is_elided():
     assert book.text == "# Plot\n![p](data:image/png;base64,…)"
 
 
-def test_a_notebook_is_its_cells_as_markdown_with_fenced_code_and_no_outputs():
+def test_a_notebook_is_its_cells_as_markdown_with_fenced_code_and_what_it_printed():
     book = parse_document(raw("analysis/churn.ipynb", notebook()))
     assert (book.content_type, book.title) == ("notebook", "Churn analysis")
     assert book.text == ("# Churn analysis\n\nWe load the **events** table.\n\n```python\nimport pandas as pd\n"
-                         "events = pd.read_parquet('events.parquet')\n```\n\n## Findings\n\nChurn is highest in the "
-                         "third month.")
+                         "events = pd.read_parquet('events.parquet')\n```\n\n```text\nOUTPUT-LOG-4417\n```\n\n"
+                         "## Findings\n\nChurn is highest in the third month.")  # the picture and its <Figure>: out
     assert [(e.category, e.heading_path) for e in book.elements] == [
         ("Title", ("Churn analysis",)), ("NarrativeText", ("Churn analysis",)), ("CodeSnippet", ("Churn analysis",)),
+        ("CodeSnippet", ("Churn analysis",)),
         ("Title", ("Churn analysis", "Findings")), ("NarrativeText", ("Churn analysis", "Findings"))]
+    cells = [{"cell_type": "code", "source": "model.aic", "outputs": [
+        {"output_type": "stream", "name": "stderr", "text": "WARNING: slow\n"},
+        {"output_type": "execute_result", "data": {"text/plain": "1234.5", "text/html": "<b>1234.5</b>"}}]},
+        {"cell_type": "code", "source": "train()", "outputs": [
+            {"output_type": "stream", "name": "stdout", "text": [f"epoch {i} loss 0.{i:03d}\n" for i in range(500)]}]}]
+    fitted = parse_document(raw("fit.ipynb", json.dumps({"cells": cells, "nbformat": 4}).encode())).text
+    assert "```\nmodel.aic\n```\n\n```text\n1234.5\n```" in fitted and "WARNING" not in fitted and "<b>" not in fitted
+    assert "epoch 19 loss" in fitted and "epoch 20 loss" not in fitted  # a training log: its first 20 lines
 
 
 def test_a_workbook_is_its_sheets_as_tables_a_sheet_a_page():

@@ -121,12 +121,14 @@ PARSER_REVISION = "44"
 #:   and heading path too (the stored parse kept it: the document failed at chunking, or its rows at storing).
 #: - AsciiDoc 8: read as Asciidoctor's preprocessor leaves it (conditionals, `////` comments, `:doctype: book`:
 #:   an `endif::[]` failed the file, other directives were read as text, a book's sections as paragraphs).
+#: - Notebooks 4: a code cell's printed output and plain result (first 20 lines, 1,000 characters) follow it
+#:   (a printed metric, often the answer, was left out with the pictures and logs).
 #: - reStructuredText 2: comments (a licence header, a note to editors) left out, as Sphinx shows none.
 #: - Markdown 4: a block that is only an HTML comment (an Apache licence header atop every page, a TODO, a
 #:   linter directive) is left out of the text, as renderers leave it out (it was embedded with the page);
 #:   Jekyll's and Hugo's highlight, raw and code blocks are code (their "# comment" lines were headings);
 #:   MDX comments and module lines (import/export) and Liquid comment blocks are left out too.
-FORMAT_REVISIONS = {**dict.fromkeys(("text", "code", "csv"), "1"), "rst": "2", **dict.fromkeys(("notebook",), "3"), "markdown": "4",
+FORMAT_REVISIONS = {**dict.fromkeys(("text", "code", "csv"), "1"), "rst": "2", "notebook": "4", "markdown": "4",
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("xml", "email"), "7"), "asciidoc": "8",
                     "docx": "9", "pptx": "6", "xlsx": "7", "subtitles": "1", "json": "2"}
@@ -1538,10 +1540,37 @@ def _header_over(rows: list[list[str]], pair: list[int]) -> bool:
                for i, name in enumerate(header))
 
 
+NOTEBOOK_OUTPUT_LINES, NOTEBOOK_OUTPUT_CHARS = 20, 1000  # of a code cell's printed output kept
+
+
+def _notebook_output(cell: dict) -> str:
+    """What a code cell printed (stdout) and the plain text of its result, as a reader sees it
+    under the cell (a metric, a value, a small table), cut to its first ``NOTEBOOK_OUTPUT_LINES``
+    lines and ``NOTEBOOK_OUTPUT_CHARS`` characters (at a line's end); stderr, pictures and their
+    captions (<Figure ...>) and HTML are left out."""
+    texts = []
+    for output in cell.get("outputs") or []:
+        kind = output.get("output_type")
+        if kind == "stream" and output.get("name") == "stdout":
+            text = output.get("text", "")
+        elif kind in ("execute_result", "pyout") and not any(k.startswith("image/") for k in output.get("data") or {}):
+            text = (output.get("data") or {}).get("text/plain", output.get("text", ""))
+        else:
+            continue
+        texts.append(("".join(text) if isinstance(text, list) else str(text)).strip("\n"))
+    lines = "\n".join(t for t in texts if t.strip()).splitlines()[:NOTEBOOK_OUTPUT_LINES]
+    kept = elide_inline_data("\n".join(lines))
+    if len(kept) > NOTEBOOK_OUTPUT_CHARS:
+        cut = kept.rfind("\n", 0, NOTEBOOK_OUTPUT_CHARS)
+        kept = kept[:cut] if cut > 0 else kept[:NOTEBOOK_OUTPUT_CHARS]
+    return kept
+
+
 def _parse_notebook(data: bytes):
     """A Jupyter notebook (.ipynb, nbformat 3 or 4): its cells' sources in order, Markdown cells as
-    written and code cells fenced in the kernel's language, read as Markdown; outputs (images,
-    logs, tables as HTML) are left out. Its title is its sole top-level heading."""
+    written and code cells fenced in the kernel's language, each followed by what it printed
+    (``_notebook_output``, fenced as text), read as Markdown; pictures, stderr and HTML outputs are
+    left out. Its title is its sole top-level heading."""
     import json
 
     notebook = json.loads(decode_text(data)[0])
@@ -1560,6 +1589,9 @@ def _parse_notebook(data: bytes):
         if cell.get("cell_type") == "code":
             fence = "~~~~" if "```" in source else "```"
             source = f"{fence}{language}\n{source}\n{fence}"
+            if printed := _notebook_output(cell):
+                fence = "~~~~" if "```" in printed else "```"
+                source += f"\n\n{fence}text\n{printed}\n{fence}"
         parts.append(source)
     text = "\n\n".join(parts)
     elements = markdown_elements(text)
