@@ -460,7 +460,8 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         Case("LaTeX macro that expands forever", ("latex/macro_loop.tex",), "error", "Loop encountered in expanding macro"),
         Case("notebook with a 2 MB image output", ("notebooks/churn.ipynb",), "ok",
              check=lambda rows: has("# Churn analysis", "```python\nimport pandas as pd", "third month")(rows)
-             and "OUTPUT-LOG" not in _texts(rows) and "iVBOR" not in _texts(rows)),
+             and "OUTPUT-LOG-4417" in _texts(rows)  # what the cell printed; not its picture or <Figure>
+             and "iVBOR" not in _texts(rows) and "<Figure>" not in _texts(rows)),
         Case("truncated notebook", ("notebooks/truncated.ipynb",), "error", "cannot parse as notebook"),
         Case("whitespace-only text", ("nothing/whitespace.txt",), "error", "no text"),
         Case("CJK text", ("scripts/cjk.md",), "ok", check=has("电池大约可以使用五百次完整充电", "ブラシは毎月交換")),
