@@ -887,6 +887,8 @@ def _asciidoc_for_pandoc(text: str) -> str:
                 continue
         lines.append(line)
     return _ASCIIDOC_INCLUDE.sub("", "".join(lines))
+
+
 _EXTERNAL_ENTITY = re.compile(r"<!ENTITY\s+([\w.-]+)\s+(?:SYSTEM|PUBLIC)\b[^>]*>")
 
 
