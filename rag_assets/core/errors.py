@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import errno
 import re
-from typing import Callable
+from typing import Callable, Iterator
 
 
 class UsageError(Exception):
@@ -13,20 +13,26 @@ class UsageError(Exception):
     lists what is declared. `rag` exits 2 with it."""
 
 
+def _chain(exc: BaseException | None) -> Iterator[BaseException]:
+    """``exc`` and each exception it was raised from (its cause, else its context), once each."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
 def disk_full(exc: BaseException, where: Callable[[], str]) -> str | None:
     """The operator's message when ``exc`` (or an exception it was raised from) is "no space
     left on device": an OSError with ENOSPC, or LanceDB's error text carrying it (which names
     its own source file, not the data's: only an OSError's filename is quoted). ``where()``
     names the folders the command writes (data dir, index). None for any other exception."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "No space left on device" in str(exc):
-            path = getattr(exc, "filename", None)
+    for raised in _chain(exc):
+        if (isinstance(raised, OSError) and raised.errno == errno.ENOSPC) or "No space left on device" in str(raised):
+            path = getattr(raised, "filename", None)
             return (f"no space left on device{f' writing {path}' if path else ''} (under {where()}); free space "
                     "there or move it to a larger disk, then run `rag ingest` again: documents already indexed "
                     "are kept and only the rest are redone")
-        exc = exc.__cause__ or exc.__context__
     return None
 
 
@@ -40,10 +46,4 @@ def first_line(exc: BaseException, chars: int = 200) -> str:
 def from_lance(exc: BaseException) -> bool:
     """Whether ``exc`` (or an exception it was raised from) is LanceDB's failing to read or write
     its data (its RuntimeError/OSError text opens with "lance error")."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if "lance error" in str(exc).lower():
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
+    return any("lance error" in str(raised).lower() for raised in _chain(exc))
