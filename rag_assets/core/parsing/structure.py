@@ -17,7 +17,6 @@ _RAW_END = {"pre": "</pre>", "script": "</script>", "style": "</style>", "textar
 # A static site generator's code block: Jekyll's {% highlight %} and {% raw %}, Hugo's {{< highlight >}}
 # and {{< code >}} (their "# comment" lines are no headings), each up to its closing tag.
 _TEMPLATE_CODE = re.compile(r"^ {0,3}(?:\{%-?\s*(highlight|raw)\b|\{\{[<%]\s*(highlight|code)\b)", re.I)
-_TEMPLATE_END = {"highlight": "endhighlight", "raw": "endraw"}  # Jekyll's; Hugo's close with "/name"
 # An HTML heading alone on its line (a GitHub README's centred <h1 align="center">).
 _HTML_HEADING = re.compile(r"^ {0,3}<h([1-6])(?:\s[^>]*)?>((?:(?!</?h[1-6]\b).)*)</h\1>[ \t]*$", re.I)
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")  # the line under a setext heading: "====" level 1, "----" level 2
@@ -112,13 +111,21 @@ def _lines(text: str):
         pos += len(line)
 
 
+def _block_end(opening: re.Match) -> str:
+    """What closes the raw HTML or template code block ``opening`` opened (Jekyll's {% endname %},
+    Hugo's {{< /name >}})."""
+    if opening.re is _TEMPLATE_CODE:
+        return "end" + opening.group(1).lower() if opening.group(1) else "/" + opening.group(2).lower()
+    return _RAW_END[opening.group(1).lower()]
+
+
 def markdown_elements(text: str) -> tuple[Element, ...]:
     """Blocks of a markdown text: Title (ATX headings, setext ones: a paragraph over a line of
     "=" or "-", and an HTML <h1>-<h6> alone on its line, outside fences), Table, CodeSnippet (a
     fence closes on a line of its own character at least as long, as CommonMark reads it; an HTML
-    <pre>, <script>, <style> or <textarea> block; Jekyll's and Hugo's highlight, raw and code blocks), ListItem, NarrativeText (an HTML comment is one,
-    never read for headings); a front matter block is one NarrativeText. Every element carries the
-    heading path it sits under."""
+    <pre>, <script>, <style> or <textarea> block; Jekyll's and Hugo's highlight, raw and code
+    blocks), ListItem, NarrativeText (an HTML comment is one, never read for headings); a front
+    matter block is one NarrativeText. Every element carries the heading path it sits under."""
     elements: list[Element] = []
     stack: list[tuple[int, str]] = []
     block_start: int | None = None
@@ -165,25 +172,15 @@ def markdown_elements(text: str) -> tuple[Element, ...]:
             fence = fence_match.group(1)
             block_start, block_end, block_kind = start, end, "CodeSnippet"
             continue
-        template = _TEMPLATE_CODE.match(line)
-        if template:
-            flush()
-            block_start, block_end, block_kind = start, start + len(line), "CodeSnippet"
-            raw_end = _TEMPLATE_END[template.group(1).lower()] if template.group(1) else "/" + template.group(2).lower()
-            if raw_end in line[template.end():].lower():
-                raw_end = None
-                flush()
-            continue
-        raw = _RAW_BLOCK.match(line)
+        raw = _RAW_BLOCK.match(line) or _TEMPLATE_CODE.match(line)
         if raw:
             flush()
-            opened = raw.group(1).lower()
             block_start, block_end = start, start + len(line)
-            block_kind = "NarrativeText" if opened == "!--" else "CodeSnippet"
-            if _RAW_END[opened] in line[raw.end():].lower():
+            block_kind = "NarrativeText" if raw.group(1) == "!--" else "CodeSnippet"
+            if _block_end(raw) in line[raw.end():].lower():
                 flush()
             else:
-                raw_end = _RAW_END[opened]
+                raw_end = _block_end(raw)
             continue
         heading = _HEADING.match(line) or _HTML_HEADING.match(line)
         if heading and heading.re is _HTML_HEADING and not heading_text(heading.group(2)):
