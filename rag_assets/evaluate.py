@@ -165,7 +165,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
                         bar.start(done // SLICE + 1)
 
                 bar.start(1)
-                cache.embed_missing({h: wanted[h] for h in missing}, found, embed, into=found, progress=next_slice)
+                cache.embed_missing(wanted, found, embed, into=found, progress=next_slice)  # embeds what is not found
                 bar.finish()
             return [found[text_hash(t)] for t in texts]
 
