@@ -1589,6 +1589,93 @@ def test_markdown_blocks_that_are_only_html_comments_are_left_out_of_the_text():
     assert "import x from 'y';" in site.text and 'import data from "a CSV" files.' in site.text
 
 
+DOCS_SITE_PAGE = """---
+title: Install
+---
+# Install
+
+<Tabs>
+  <TabItem value="py" label="Python" default>
+
+Install with pip.
+
+  </TabItem>
+</Tabs>
+
+:::note
+
+Needs Python 3.10.
+
+:::
+
+:::tip[Pro tip]
+Pin the version.
+:::
+
+!!! warning "Data loss"
+    Deleting the bucket deletes the index.
+
+=== "Linux"
+    Run the script.
+
+> [!IMPORTANT]
+> Back up first.
+
+{{< note >}}
+Shortcode content.
+{{< /note >}}
+
+{% if site.beta %}
+Beta only.
+{% endif %}
+
+<p align="center"><img src="logo.png" alt="Acme logo"></p>
+
+```xml
+<dependency>
+  <groupId>x</groupId>
+</dependency>
+```
+
+    <indented>
+    :::
+
+A <kbd>Ctrl</kbd> key and <https://example.com>.
+"""
+
+
+def test_docs_site_markup_lines_read_as_the_labels_their_renderer_shows():
+    """Docusaurus, MkDocs, Hugo and Jekyll pages embedded their markup: "<TabItem value=\"py\"
+    label=\"Python\" default>", ":::note", "{{< /note >}}" and "{% endif %}" lines were text of the
+    chunks, and cited. Code (fenced, or indented four columns) keeps its lines."""
+    doc = parse_document(raw("docs/install.mdx", DOCS_SITE_PAGE.encode()))
+    lines = doc.text.splitlines()
+    for label in ("Python", "Note", "Pro tip", "Data loss", "Linux", "> Important", "Acme logo"):
+        assert label in lines, label
+    prose = doc.text[: doc.text.index("```xml")]
+    for markup in ("<Tabs>", "TabItem", ":::", "!!!", "===", "[!IMPORTANT]", "{{<", "{%", "<p ", "<img"):
+        assert markup not in prose, markup
+    for kept in ("Install with pip.", "Deleting the bucket", "Shortcode content.", "Beta only.", "<groupId>x</groupId>",
+                 "    <indented>\n    :::", "A <kbd>Ctrl</kbd> key and <https://example.com>."):
+        assert kept in doc.text, kept
+    spans = {doc.text[e.start : e.end]: e for e in doc.elements}
+    assert spans["Install with pip."].heading_path == ("Install",) and doc.title == "Install"
+    assert spans["Pro tip\nPin the version."].category == "NarrativeText"
+    assert all(doc.text[e.start : e.end].strip() for e in doc.elements)
+    cells = [{"cell_type": "markdown", "source": '<div class="alert alert-info">\n\nRetrain weekly.\n\n</div>'}]
+    book = parse_document(raw("train.ipynb", json.dumps({"cells": cells, "nbformat": 4}).encode()))
+    assert book.text.strip() == "Retrain weekly."
+
+
+@pytest.mark.parametrize("line", ["{{< a >}}" * 60 + "x", "{% ab %}" * 60 + "x", "<a>" * 60 + "x", "<a" + " " * 50_000])
+def test_a_long_line_of_near_markup_is_read_as_text(line):
+    """Each markup tag is matched once to its first end: a line of many tags that is not markup after
+    all (its last character) is text, found without trying every way of cutting it into tags
+    (2**60 of them for the first)."""
+    doc = parse_document(raw("notes.md", f"# Notes\n\n{line}\n".encode()))
+    assert line.strip() in doc.text
+
+
 def test_asciidoc_reads_as_asciidoctors_preprocessor_leaves_it():
     """pandoc reads no preprocessor directive: an `endif::[]` before a blank line failed the whole
     file, other conditionals and `////` comments were read as text, and `:doctype: book` made every

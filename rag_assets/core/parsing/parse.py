@@ -36,7 +36,7 @@ from rag_assets.core.parsing.html_tables import expand_spans, readable_tables
 from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, ParserFailed, ocr_pages_reported,
                                             report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
-from rag_assets.core.parsing.structure import (front_matter, markdown_elements, paragraph_elements,
+from rag_assets.core.parsing.structure import (front_matter, markdown_elements, paragraph_elements, without_site_markup,
                                               rst_elements, tag_names)
 from rag_assets.core.parsing.subtitles import subtitle_transcript
 
@@ -128,7 +128,10 @@ PARSER_REVISION = "44"
 #:   linter directive) is left out of the text, as renderers leave it out (it was embedded with the page);
 #:   Jekyll's and Hugo's highlight, raw and code blocks are code (their "# comment" lines were headings);
 #:   MDX comments and module lines (import/export) and Liquid comment blocks are left out too.
-FORMAT_REVISIONS = {**dict.fromkeys(("text", "code", "csv"), "1"), "rst": "2", "notebook": "4", "markdown": "4",
+#: - Markdown and notebooks 5: docs-site markup lines (admonition and tab markers, GitHub alerts, lines of
+#:   HTML/JSX tags, Hugo shortcodes or Liquid tags alone) read as the label they render, or left out (they
+#:   were embedded: "<TabItem value=\"py\" label=\"Python\">"); notebooks' Markdown cells lose comments too.
+FORMAT_REVISIONS = {**dict.fromkeys(("text", "code", "csv"), "1"), "rst": "2", "notebook": "5", "markdown": "5",
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("xml", "email"), "7"), "asciidoc": "8",
                     "docx": "9", "pptx": "6", "xlsx": "7", "subtitles": "1", "json": "2"}
@@ -452,19 +455,15 @@ def _without_rst_comments(text: str) -> str:
 def _parse_text(content_type: str, data: bytes):
     """A text format's decoded text, its elements and title (a Markdown file's sole top-level
     heading, a reStructuredText file's sole top-level title; a front matter's title, which names
-    a Markdown file before it, is read by ``parse_document``). A Markdown block no renderer shows
-    (``_COMMENT_BLOCK``) is left out."""
+    a Markdown file before it, is read by ``parse_document``). Markdown is read as its rendered page
+    shows it (``_markdown_as_shown``)."""
     text = elide_inline_data(decode_text(data)[0])
     if content_type == "subtitles":
         text = subtitle_transcript(text)
     if content_type == "json" and (read := _parse_json(text)) is not None:
         return read
     if content_type == "markdown":
-        elements = markdown_elements(text)
-        if comments := [el for el in elements if _COMMENT_BLOCK.fullmatch(text[el.start : el.end])]:
-            text = "".join(text[a:b] for a, b in zip([0] + [el.end for el in comments],
-                                                      [el.start for el in comments] + [len(text)]))
-            elements = markdown_elements(text)
+        text, elements = _markdown_as_shown(text)
     elif content_type == "rst":
         text = _without_rst_comments(text)
         elements = rst_elements(text)
@@ -475,6 +474,20 @@ def _parse_text(content_type: str, data: bytes):
     else:
         elements = paragraph_elements(text)
     return text, elements, _sole_top_heading(text, elements)
+
+
+def _markdown_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
+    """Markdown text as a reader of its rendered page sees it, and its elements: blocks no renderer
+    shows (``_COMMENT_BLOCK``) left out, docs-site markup lines replaced by their labels
+    (``without_site_markup``)."""
+    elements = markdown_elements(text)
+    if comments := [el for el in elements if _COMMENT_BLOCK.fullmatch(text[el.start : el.end])]:
+        text = "".join(text[a:b] for a, b in zip([0] + [el.end for el in comments],
+                                                  [el.start for el in comments] + [len(text)]))
+        elements = markdown_elements(text)
+    if (shown := without_site_markup(text, elements)) != text:
+        text, elements = shown, markdown_elements(shown)
+    return text, elements
 
 
 def _parse_json(text: str):
@@ -1595,8 +1608,7 @@ def _parse_notebook(data: bytes):
                 fence = "~~~~" if "```" in printed else "```"
                 source += f"\n\n{fence}text\n{printed}\n{fence}"
         parts.append(source)
-    text = "\n\n".join(parts)
-    elements = markdown_elements(text)
+    text, elements = _markdown_as_shown("\n\n".join(parts))
     return text, elements, _sole_top_heading(text, elements)
 
 

@@ -210,6 +210,65 @@ def markdown_elements(text: str) -> tuple[Element, ...]:
     return tuple(elements)
 
 
+# A docs site's markup line, which its renderer turns into a label or nothing: a container fence
+# (Docusaurus and VitePress ":::note Title", ":::tip[Title]", Pandoc's "::: {.class}", MyST's
+# ":::{note}", each closing ":::"), an MkDocs admonition or tab ('!!! warning "Title"', '??? note',
+# '=== "Python"'), a GitHub alert ("> [!NOTE]"), a line of HTML or JSX tags alone ("<Tabs>",
+# '<TabItem value="py" label="Python">'), Hugo shortcodes alone ("{{< note >}}") or Liquid and
+# Jinja tags alone ("{% if site.beta %}").
+_CONTAINER = re.compile(r" {0,3}:{3,}[ \t]*(?:\{([A-Za-z][\w-]*)\}|([A-Za-z][\w-]*))?(.*)")
+_MKDOCS = re.compile(r"[ \t]*(?:(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)(?:[ \t]+[\w-]+)*|===\+?)(?:[ \t]+\"([^\"\n]*)\")?[ \t]*")
+_ALERT = re.compile(r"([ \t]*>[ \t]*)\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*", re.I)
+# Each tag is matched once, atomically, to its first possible end: no backtracking over a long line.
+_TAGS_ALONE = re.compile(r" {0,3}(?:(?>(?:</?[A-Za-z][\w.:-]*(?:[ \t][^<>\n]*)?>"
+                         r"|\{\{[<%][ \t]*/?[ \t]*[\w./-]+(?:[^>%\n]|[>%](?!\}\}))*[>%]\}\}"
+                         r"|\{%-?[ \t]*[\w-]+(?:[^%\n]|%(?!\}))*%\})[ \t]*))+")
+_SHOWN_ATTRIBUTE = re.compile(r"(?<![\w-])(?:label|title|caption|alt)=(?:\"([^\"\n]*)\"|'([^'\n]*)')")
+
+
+def _rendered_line(line: str) -> str | None:
+    """What a renderer shows for a docs-site markup line (its label, title, caption or alt text,
+    "" for none); None for a line that is no such markup."""
+    if match := _CONTAINER.fullmatch(line):
+        kind, rest = match.group(1) or match.group(2), match.group(3).strip()
+        if rest.endswith("}") and "{" in rest:  # attributes: ":::note Title {#id}"
+            rest = rest[: rest.rindex("{")].strip()
+        if rest.startswith("[") and rest.endswith("]"):
+            rest = rest[1:-1].strip()
+        return rest or (kind.capitalize() if kind else "")
+    if match := _MKDOCS.fullmatch(line):
+        indent = line[: len(line) - len(line.lstrip())]
+        title = match.group(2)
+        label = title if title is not None else (match.group(1) or "").capitalize()
+        return indent + label if label.strip() else ""
+    if match := _ALERT.fullmatch(line):
+        return match.group(1) + match.group(2).capitalize()
+    if _TAGS_ALONE.fullmatch(line):
+        return " ".join(a or b for a, b in _SHOWN_ATTRIBUTE.findall(line) if (a or b).strip())
+    return None
+
+
+def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
+    """``text`` with each docs-site markup line of its prose, list and table blocks replaced by
+    what a renderer shows for it (``_rendered_line``; a line that shows nothing is left out with
+    its line end): code blocks, headings and a front matter keep theirs."""
+    matter_end = _front_matter_end(text)
+    out, kept_to = [], 0
+    for element in elements:
+        if element.category not in ("NarrativeText", "ListItem", "Table") or element.start < matter_end:
+            continue
+        pos = element.start
+        for line in text[pos : element.end + text.startswith("\n", element.end)].splitlines(keepends=True):
+            shown = _rendered_line(line.rstrip("\r\n"))
+            if shown is not None:
+                out.append(text[kept_to:pos])
+                if shown:
+                    out.append(shown + line[len(line.rstrip("\r\n")):])
+                kept_to = pos + len(line)
+            pos += len(line)
+    return "".join(out) + text[kept_to:] if out else text
+
+
 _ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*")  # a line of one punctuation character
 
 
