@@ -14,6 +14,7 @@ from rag_assets.core.chunking import STRATEGIES
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import parse_document
+from rag_assets.core.parsing.structure import markdown_elements
 from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
@@ -43,7 +44,7 @@ lines = st.sampled_from(
      "def reserve(sku, units):", "    return client.reserve(sku, units)", "class Client:", "    timeout = 5",
      "The U.S. team paid $3.50 for v4.8.1. Was it worth it? Yes.", "日本語の文章です。次の文です。",
      "A line with an emoji 🎉 and zero\u200bwidth chars.", "", "x" * 300, "- a list item", "1. first step",
-     "Q: Why " + "does this question go on and on " * 12 + "?"]
+     "Q: Why " + "does this question go on and on " * 12 + "?", "```yaml", "```"]
 )
 documents = st.lists(lines, max_size=60).map("\n".join)
 
@@ -55,7 +56,8 @@ documents = st.lists(lines, max_size=60).map("\n".join)
 def test_every_strategy_keeps_spans_exact_covered_within_limit_and_deterministic(name, tokenizer, text, max_tokens, overlap):
     counter = COUNTERS[tokenizer]
     chunker = make(name, max_tokens, overlap, counter)
-    spans = chunker.chunk(text)
+    elements = markdown_elements(text)  # code blocks among them: strategies may cut by them
+    spans = chunker.chunk(text, elements)
     covered = bytearray(len(text))
     for span in spans:
         assert 0 <= span.start < span.end <= len(text)
@@ -66,7 +68,7 @@ def test_every_strategy_keeps_spans_exact_covered_within_limit_and_deterministic
             assert counter.count(span.context + piece) <= max_tokens + counter.special_tokens + 2
         covered[span.start : span.end] = b"\x01" * (span.end - span.start)
     assert all(covered[i] or ch.isspace() for i, ch in enumerate(text))
-    assert make(name, max_tokens, overlap, counter).chunk(text) == spans
+    assert make(name, max_tokens, overlap, counter).chunk(text, elements) == spans
 
 
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES) + ["auto"])
@@ -500,6 +502,25 @@ def test_sentence_window_splits_a_long_sentence_into_few_pieces_that_window_the_
     assert all(s.tokens <= 16 for s in spans)
     first = STRATEGIES["sentence_window"](16, 0, counter, window=1).chunk(text)[0]
     assert text[first.window[0]:first.window[1]] == f"Short one came first. {long}"
+
+
+def test_sentence_strategies_keep_a_code_block_whole_where_it_fits():
+    """A code block is one unit of the sentence strategies: a YAML block's list items, "# comment"
+    lines and blank-line paragraphs were sentences of their own (a result was one line of config)."""
+    block = ("```yaml\n# Where the index lives\nindex:\n  uri: s3://acme/index\n\n# Who may read it\n"
+             "readers:\n  - analysts\n  - support\n```")
+    text = f"# Deploy\n\nSet the index location. Then list the readers.\n\n{block}\n\nRestart the service.\n"
+    elements = markdown_elements(text)
+    counter = COUNTERS[MINILM_TOKENIZER]
+    for name, options in (("sentence_window", {"window": 0}), ("sentence", {})):
+        spans = STRATEGIES[name](128 if name == "sentence_window" else 40, 0, counter, **options).chunk(text, elements)
+        assert block in [text[s.start : s.end] for s in spans], name
+    long = "```yaml\n" + "".join(f"# step {i}\n- run: make target{i}\n\n" for i in range(40)) + "```"
+    text = f"Steps.\n\n{long}\n"
+    spans = STRATEGIES["sentence_window"](32, 0, counter, window=0).chunk(text, markdown_elements(text))
+    code = [s for s in spans if s.start >= text.index("```")]
+    assert len(code) <= -(-counter.count(long) // 25)  # pieces of about the budget, not a piece a line
+    assert all(text[s.start : s.end].startswith(("# step", "```")) for s in code)  # cut at lines
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -9,10 +9,26 @@ from typing import Sequence
 import numpy as np
 
 from rag_assets.core.chunking.base import Chunker, Embed
-from rag_assets.core.chunking.engine import Span, TokenIndex, finalize
+from rag_assets.core.chunking.engine import Span, TokenIndex, finalize, strip_span
 from rag_assets.core.chunking.packing import Item, finalize_items, merge_small, pack_units, split_units
 from rag_assets.core.chunking.sentences import sentence_spans
 from rag_assets.core.models import Element
+
+
+def prose_units(text: str, elements: Sequence[Element] = ()) -> list[tuple[int, int]]:
+    """The sentences of ``text``, each code block (a CodeSnippet element) one unit: code has no
+    sentences (its blank-line paragraphs, "# comment" lines and YAML list items were units of their own)."""
+    units: list[tuple[int, int]] = []
+    pos = 0
+    for element in sorted((e for e in elements if e.category == "CodeSnippet"), key=lambda e: e.start):
+        if element.start < pos:
+            continue
+        units += sentence_spans(text, pos, element.start)
+        a, b = strip_span(text, element.start, element.end)
+        if a < b:
+            units.append((a, b))
+        pos = element.end
+    return units + sentence_spans(text, pos)
 
 
 class SentenceChunker(Chunker):
@@ -24,7 +40,7 @@ class SentenceChunker(Chunker):
         if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter, chars=True)
-        spans = pack_units(index, sentence_spans(text), self.budget, self.overlap)
+        spans = pack_units(index, prose_units(text, elements), self.budget, self.overlap)
         return finalize(index, spans, self.max_tokens)
 
 
@@ -51,7 +67,7 @@ class SemanticChunker(Chunker):
         if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter, chars=True)
-        sentences = split_units(index, sentence_spans(text), self.budget)
+        sentences = split_units(index, prose_units(text, elements), self.budget)
         if len(sentences) < 3:
             return finalize_items(index, [Item(a, b) for a, b in pack_units(index, sentences, self.budget)], self.max_tokens)
         # Compare the ``size`` sentences before each boundary with the ``size`` after it.
@@ -101,7 +117,7 @@ class SentenceWindowChunker(Chunker):
         if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter, chars=True)
-        sentences = sentence_spans(text)
+        sentences = prose_units(text, elements)
         pieces = [piece for sentence in sentences for piece in pack_units(index, [sentence], self.budget)]
         spans = finalize(index, pieces, self.max_tokens)
         own = self._own_spans(index, sentences, spans)
