@@ -1676,6 +1676,14 @@ def test_a_long_line_of_near_markup_is_read_as_text(line):
     assert line.strip() in doc.text
 
 
+@pytest.mark.parametrize("line", [".:a" * 40_000, "` " + " " * 100_000 + "<", ".. x:: " + " " * 100_000 + "y"])
+def test_a_long_restructuredtext_line_of_near_markup_is_read_in_one_pass(line):
+    """Role, reference and directive patterns are anchored or atomic: a 100 kB line is not scanned
+    again from each of its characters (minutes, where it is read in milliseconds)."""
+    doc = parse_document(raw("notes.rst", f"Notes\n=====\n\n{line}\n".encode()))
+    assert line.strip()[-1] in doc.text and len(doc.text) > 10
+
+
 def test_asciidoc_reads_as_asciidoctors_preprocessor_leaves_it():
     """pandoc reads no preprocessor directive: an `endif::[]` before a blank line failed the whole
     file, other conditionals and `////` comments were read as text, and `:doctype: book` made every
@@ -1695,13 +1703,96 @@ def test_asciidoc_reads_as_asciidoctors_preprocessor_leaves_it():
     assert next(e for e in book.elements if book.text[e.start : e.end] == "Ten.").heading_path == ("Scaling", "Limits")
 
 
-def test_restructuredtext_comments_are_left_out_and_its_markup_stays():
+def test_restructuredtext_comments_are_left_out():
     page = (".. Copyright 2024 Acme. Licensed under the Apache License,\n   Version 2.0.\n\n..\n   An editor's note.\n\n"
             ".. _install:\n\nInstall\n=======\n\n.. note::\n\n   Needs Python 3.10.\n\n.. |p| replace:: AcmeDB\n\n"
             ".. [1] A footnote.\n\n..\n\n   A quote after an empty comment.\n")
     doc = parse_document(raw("docs/install.rst", page.encode()))
     assert "Licensed" not in doc.text and "editor" not in doc.text and doc.title == "Install"
-    for kept in (".. _install:", ".. note::", "Needs Python 3.10.", ".. |p| replace:: AcmeDB", ".. [1] A footnote.",
-                 "A quote after an empty comment."):
+    for kept in ("Needs Python 3.10.", ".. [1] A footnote.", "A quote after an empty comment."):
         assert kept in doc.text, kept
     assert all(doc.text[e.start : e.end].strip() for e in doc.elements)
+
+
+SPHINX_PAGE = """.. _install:
+
+=======
+Install
+=======
+
+.. toctree::
+   :maxdepth: 2
+   :caption: Contents
+
+   quickstart
+
+.. |product| replace:: AcmeDB
+
+|product| needs Python 3.10. See :ref:`the upgrade guide <upgrade>` and :func:`~acme.client.connect`.
+Read `the docs <https://acme.example/docs>`_ first.
+
+.. note:: Back up first.
+
+.. versionadded:: 2.1 The fast flag.
+
+.. code-block:: python
+   :caption: Connecting
+   :linenos:
+
+   client = acme.connect()  # :ref:`kept`
+   -----
+
+.. image:: diagram.png
+   :alt: Architecture diagram
+   :width: 400
+
+.. py:function:: send(to, body)
+
+   Sends a message.
+
+- Run it::
+
+      make all
+
+  Then check the logs.
+
+.. raw:: html
+
+   <div class="banner"></div>
+
+Usage
+=====
+
+Use it.
+"""
+
+
+def test_restructuredtext_reads_as_sphinx_shows_it():
+    """A Sphinx page embedded its markup: ".. toctree::" with ":maxdepth: 2" and the pages it lists,
+    targets, ":ref:`the upgrade guide <upgrade>`", "|product|" and ".. code-block:: python"."""
+    doc = parse_document(raw("docs/install.rst", SPHINX_PAGE.encode()))
+    prose = doc.text.replace("client = acme.connect()  # :ref:`kept`", "")
+    for markup in ("..", "::\n", ":maxdepth:", "quickstart", "|product|", ":ref:", ":func:", "<upgrade>", "`_",
+                   "diagram.png", ":width:", "banner", "Contents"):
+        assert markup not in prose.replace("- Run it::", ""), markup
+    for shown in ("AcmeDB needs Python 3.10. See the upgrade guide and connect.", "Read the docs first.",
+                  "Note\n   Back up first.", "Added in version 2.1: The fast flag.", "Connecting",
+                  "Architecture diagram", "send(to, body)", "Sends a message.", "Then check the logs."):
+        assert shown in doc.text, shown
+    kinds = {doc.text[e.start : e.end]: (e.category, e.heading_path) for e in doc.elements}
+    assert kinds["client = acme.connect()  # :ref:`kept`\n   -----"] == ("CodeSnippet", ("Install",))  # no title
+    assert kinds["make all"][0] == "CodeSnippet" and kinds["Then check the logs."][0] == "NarrativeText"
+    assert kinds["Use it."] == ("NarrativeText", ("Install", "Usage")) and doc.title == "Install"
+
+
+@given(st.text(alphabet="ab .:|`_<>=-\n", max_size=160))
+@settings(max_examples=300, deadline=None)
+def test_restructuredtext_read_as_shown_has_ordered_non_empty_elements(text):
+    from rag_assets.core.parsing.rst import rst_as_shown
+
+    shown, elements = rst_as_shown(text)
+    ends = 0
+    for element in elements:
+        body = shown[element.start : element.end]
+        assert ends <= element.start < element.end <= len(shown) and body.strip() == body
+        ends = element.end

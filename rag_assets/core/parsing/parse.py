@@ -36,8 +36,9 @@ from rag_assets.core.parsing.html_tables import expand_spans, readable_tables
 from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, ParserFailed, ocr_pages_reported,
                                             report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
-from rag_assets.core.parsing.structure import (front_matter, markdown_elements, paragraph_elements, without_site_markup,
-                                              rst_elements, tag_names)
+from rag_assets.core.parsing.rst import rst_as_shown
+from rag_assets.core.parsing.structure import (front_matter, markdown_elements, paragraph_elements, tag_names,
+                                              without_site_markup)
 from rag_assets.core.parsing.subtitles import subtitle_transcript
 
 # 43: a table's empty columns left out; 42: a slide without a title no longer under the slide
@@ -128,10 +129,14 @@ PARSER_REVISION = "44"
 #:   linter directive) is left out of the text, as renderers leave it out (it was embedded with the page);
 #:   Jekyll's and Hugo's highlight, raw and code blocks are code (their "# comment" lines were headings);
 #:   MDX comments and module lines (import/export) and Liquid comment blocks are left out too.
+#: - reStructuredText 3: read as Sphinx shows it (``rst_as_shown``): directives as their labels or arguments,
+#:   their options, targets, substitution definitions and toctree/index/meta/raw content left out, roles and
+#:   references as their text, substitutions replaced (".. toctree::", ":maxdepth: 2" and ":ref:`x <y>`" were
+#:   embedded); a code directive's content is code.
 #: - Markdown and notebooks 5: docs-site markup lines (admonition and tab markers, GitHub alerts, lines of
 #:   HTML/JSX tags, Hugo shortcodes or Liquid tags alone) read as the label they render, or left out (they
 #:   were embedded: "<TabItem value=\"py\" label=\"Python\">"); notebooks' Markdown cells lose comments too.
-FORMAT_REVISIONS = {**dict.fromkeys(("text", "code", "csv"), "1"), "rst": "2", "notebook": "5", "markdown": "5",
+FORMAT_REVISIONS = {**dict.fromkeys(("text", "code", "csv"), "1"), "rst": "3", "notebook": "5", "markdown": "5",
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("xml", "email"), "7"), "asciidoc": "8",
                     "docx": "9", "pptx": "6", "xlsx": "7", "subtitles": "1", "json": "2"}
@@ -430,28 +435,6 @@ _COMMENT_BLOCK = re.compile(
     r"|export\s+(?:const|let|default|function)\b[^\n]*);?[ \t]*(?:\n|$))+", re.S)
 
 
-_RST_NOT_COMMENT = re.compile(r"\.\.[ \t]+(?:[\w:+.-]+::|_|\[|\|)")  # a directive, target, footnote, substitution
-
-
-def _without_rst_comments(text: str) -> str:
-    """reStructuredText without its comments (".." followed by anything but a directive, target,
-    footnote or substitution, and the indented lines under it: a licence header, a note to
-    editors), which Sphinx never shows."""
-    lines = text.splitlines(keepends=True)
-    out, in_comment = [], False
-    for k, line in enumerate(lines):
-        if in_comment and (not line.strip() or line[:1] in " \t"):
-            continue
-        in_comment = line.startswith("..") and line[2:3] in ("", " ", "\t", "\n", "\r") \
-            and not _RST_NOT_COMMENT.match(line)
-        if in_comment and not line[2:].strip() and (k + 1 == len(lines) or not lines[k + 1].strip()):
-            in_comment = False  # an empty comment: the indented text after its blank line is a quote
-            continue
-        if not in_comment:
-            out.append(line)
-    return "".join(out)
-
-
 def _parse_text(content_type: str, data: bytes):
     """A text format's decoded text, its elements and title (a Markdown file's sole top-level
     heading, a reStructuredText file's sole top-level title; a front matter's title, which names
@@ -465,8 +448,7 @@ def _parse_text(content_type: str, data: bytes):
     if content_type == "markdown":
         text, elements = _markdown_as_shown(text)
     elif content_type == "rst":
-        text = _without_rst_comments(text)
-        elements = rst_elements(text)
+        text, elements = rst_as_shown(text)
     elif content_type == "csv":
         elements = (Element(0, len(text.rstrip()), "Table"),) if text.strip() else ()
     elif content_type == "code":

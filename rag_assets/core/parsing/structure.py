@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from typing import Sequence
 
 from rag_assets.core.models import Element
 
@@ -272,12 +274,19 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
 _ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*")  # a line of one punctuation character
 
 
-def rst_elements(text: str) -> tuple[Element, ...]:
+def rst_elements(text: str, code: Sequence[tuple[int, int]] = ()) -> tuple[Element, ...]:
     """Blocks of a reStructuredText text: Title (a line under, or between, two adornment lines of
     one character, as long as the title or at least 4; each adornment style a level, in the order
-    the text first uses it), CodeSnippet (an indented block after a paragraph ending "::"),
+    the text first uses it), CodeSnippet (an indented block after a paragraph ending "::", or one
+    starting in a ``code`` span: sorted ``(start, end)`` spans of code, never read for titles),
     ListItem, NarrativeText. Every element carries the heading path it sits under."""
     lines = list(_lines(text))
+    code_starts = [a for a, _ in code]
+
+    def in_code(pos: int) -> bool:
+        k = bisect_right(code_starts, pos) - 1
+        return k >= 0 and pos < code[k][1]
+
     styles: list[tuple[str, bool]] = []
     stack: list[tuple[int, str]] = []
     elements: list[Element] = []
@@ -295,8 +304,8 @@ def rst_elements(text: str) -> tuple[Element, ...]:
         nonlocal literal
         if block:
             first = block[0][2]
-            kind = ("CodeSnippet" if literal and first[:1] in " \t" else "ListItem" if _LIST.match(first)
-                    else "NarrativeText")
+            kind = ("CodeSnippet" if literal and first[:1] in " \t" or in_code(block[0][0])
+                    else "ListItem" if _LIST.match(first) else "NarrativeText")
             start = block[0][0] + len(first) - len(first.lstrip())
             elements.append(Element(start, block[-1][0] + len(block[-1][2].rstrip()), kind,
                                     heading_path=tuple(t for _, t in stack)))
@@ -306,12 +315,14 @@ def rst_elements(text: str) -> tuple[Element, ...]:
     i = 0
     while i < len(lines):
         start, _, line = lines[i]
-        over = _ADORNMENT.fullmatch(line)
+        prose = not in_code(start)
+        over = _ADORNMENT.fullmatch(line) if prose else None
         title_at = None
         if not block and over and i + 2 < len(lines) and lines[i + 1][2].strip() and not _ADORNMENT.fullmatch(lines[i + 1][2]) \
                 and adornment(i + 2, lines[i + 1][2].strip()) == over.group(1):
             title_at, style, skip = i + 1, (over.group(1), True), 3
-        elif not block and line.strip() and line[:1] not in " \t" and not over and (char := adornment(i + 1, line)):
+        elif prose and not block and line.strip() and line[:1] not in " \t" and not over \
+                and (char := adornment(i + 1, line)):
             title_at, style, skip = i, (char, False), 2
         if title_at is None:
             if line.strip():
