@@ -1728,7 +1728,7 @@ Install
 
 .. |product| replace:: AcmeDB
 
-|product| needs Python 3.10. See :ref:`the upgrade guide <upgrade>` and :func:`~acme.client.connect`.
+|product| needs Python 3.10. See :ref:`the upgrade guide <upgrade>`, :func:`~acme.client.connect` and :class:`.Client`.
 Read `the docs <https://acme.example/docs>`_ first.
 
 .. note:: Back up first.
@@ -1775,7 +1775,7 @@ def test_restructuredtext_reads_as_sphinx_shows_it():
     for markup in ("..", "::\n", ":maxdepth:", "quickstart", "|product|", ":ref:", ":func:", "<upgrade>", "`_",
                    "diagram.png", ":width:", "banner", "Contents"):
         assert markup not in prose.replace("- Run it::", ""), markup
-    for shown in ("AcmeDB needs Python 3.10. See the upgrade guide and connect.", "Read the docs first.",
+    for shown in ("AcmeDB needs Python 3.10. See the upgrade guide, connect and Client.", "Read the docs first.",
                   "Note\n   Back up first.", "Added in version 2.1: The fast flag.", "Connecting",
                   "Architecture diagram", "send(to, body)", "Sends a message.", "Then check the logs."):
         assert shown in doc.text, shown

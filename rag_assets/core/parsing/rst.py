@@ -38,12 +38,13 @@ def _indent(line: str) -> int:
 
 
 def _role_text(role: str, body: str) -> str:
-    """What Sphinx shows for ``:role:`body```: a title before its <target>, a ~path's last part."""
+    """What Sphinx shows for ``:role:`body```: a title before its <target>, a ~path's last part,
+    a .path without its leading dots."""
     if role == "math":
         return body
     if body.endswith(">") and "<" in body and body.index("<") > 0:
         return body[: body.rindex("<")].rstrip()
-    body = body.lstrip("!")
+    body = body.lstrip("!").lstrip(".")
     return body[1:].rsplit(".", 1)[-1] if body.startswith("~") else body
 
 
