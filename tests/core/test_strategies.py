@@ -44,7 +44,7 @@ lines = st.sampled_from(
      "def reserve(sku, units):", "    return client.reserve(sku, units)", "class Client:", "    timeout = 5",
      "The U.S. team paid $3.50 for v4.8.1. Was it worth it? Yes.", "日本語の文章です。次の文です。",
      "A line with an emoji 🎉 and zero\u200bwidth chars.", "", "x" * 300, "- a list item", "1. first step",
-     "Q: Why " + "does this question go on and on " * 12 + "?", "```yaml", "```"]
+     "Q: Why " + "does this question go on and on " * 12 + "?", "```yaml", "```", "    "]
 )
 documents = st.lists(lines, max_size=60).map("\n".join)
 
@@ -521,6 +521,18 @@ def test_sentence_strategies_keep_a_code_block_whole_where_it_fits():
     code = [s for s in spans if s.start >= text.index("```")]
     assert len(code) <= -(-counter.count(long) // 25)  # pieces of about the budget, not a piece a line
     assert all(text[s.start : s.end].startswith(("# step", "```")) for s in code)  # cut at lines
+
+
+@pytest.mark.parametrize("name", ["semantic", "sentence", "sentence_window"])
+def test_a_long_code_block_with_lines_of_white_space_is_chunked_without_empty_pieces(name):
+    """A code block over the budget is cut at its lines; a line of indentation alone among them was a
+    piece of white space, whose semantic window was empty (IndexError: the document failed)."""
+    body = "".join(f"    total_{i} = compute(orders[{i}], rate=0.2)\n" for i in range(20))
+    text = f"Intro sentence. Another one.\n\n```python\ndef main():\n{body}\n    \n{body}    \n  \n```\n"
+    counter = COUNTERS[MINILM_TOKENIZER]
+    spans = make(name, 128, 0, counter).chunk(text, markdown_elements(text))
+    assert all(text[s.start : s.end].strip() == text[s.start : s.end] != "" for s in spans)
+    assert spans[-1].end == len(text.rstrip()) and all(s.tokens <= 128 for s in spans)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -67,7 +67,9 @@ class SemanticChunker(Chunker):
         if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter, chars=True)
-        sentences = split_units(index, prose_units(text, elements), self.budget)
+        # A long code block is cut at its lines, a blank one among them: pieces of white space go.
+        pieces = (strip_span(text, a, b) for a, b in split_units(index, prose_units(text, elements), self.budget))
+        sentences = [(a, b) for a, b in pieces if a < b]
         if len(sentences) < 3:
             return finalize_items(index, [Item(a, b) for a, b in pack_units(index, sentences, self.budget)], self.max_tokens)
         # Compare the ``size`` sentences before each boundary with the ``size`` after it.
