@@ -1667,6 +1667,26 @@ def test_docs_site_markup_lines_read_as_the_labels_their_renderer_shows():
     assert book.text.strip() == "Retrain weekly."
 
 
+@pytest.mark.parametrize("page, text", [
+    ('=== "Markdown"\n\n    ``` markdown\n    !!! note "Posuere"\n    <div>\n    ```\n',  # code under an MkDocs tab
+     'Markdown\n\n    ``` markdown\n    !!! note "Posuere"\n    <div>\n    ```\n'),
+    ("Example:\n\n    > [!NOTE]\n    <Tabs>\n    tabs:\n      === \"x\"\n",  # indented code
+     "Example:\n\n    > [!NOTE]\n    <Tabs>\n    tabs:\n      === \"x\"\n"),
+    ("!!! Do not use in production builds\n\n!!! danger zone ahead\n",  # exclamations, no admonitions
+     "!!! Do not use in production builds\n\n!!! danger zone ahead\n"),
+    ("<table>\n  <tr>\n    <th>Name</th>\n  </tr>\n</table>\n",  # an HTML table keeps its rows
+     "<table>\n  <tr>\n    <th>Name</th>\n  </tr>\n</table>\n"),
+    ('{% include note.html content="Restart the server." %}\n\n<br/>\n\n<TabItem label={"Python"}>\n',
+     "Restart the server.\n\n\nPython\n"),
+    ('!!! note\n    Body.\n\n    ??? tip inline end "Nested"\n        Inner.\n',
+     "Note\n    Body.\n\n    Nested\n        Inner.\n"),
+])
+def test_markup_reading_leaves_code_tables_and_prose_that_only_looks_like_markup(page, text):
+    """Code nested under an MkDocs tab or indented four columns kept its lines only where no marker
+    matched in it; "!!! Do not use..." read as "Do"; an HTML table lost its row tags and so its rows."""
+    assert parse_document(raw("docs/page.md", page.encode())).text == text
+
+
 @pytest.mark.parametrize("line", ["{{< a >}}" * 60 + "x", "{% ab %}" * 60 + "x", "<a>" * 60 + "x", "<a" + " " * 50_000])
 def test_a_long_line_of_near_markup_is_read_as_text(line):
     """Each markup tag is matched once to its first end: a line of many tags that is not markup after

@@ -215,22 +215,28 @@ def markdown_elements(text: str) -> tuple[Element, ...]:
 # A docs site's markup line, which its renderer turns into a label or nothing: a container fence
 # (Docusaurus and VitePress ":::note Title", ":::tip[Title]", Pandoc's "::: {.class}", MyST's
 # ":::{note}", each closing ":::"), an MkDocs admonition or tab ('!!! warning "Title"', '??? note',
-# '=== "Python"'), a GitHub alert ("> [!NOTE]"), a line of HTML or JSX tags alone ("<Tabs>",
-# '<TabItem value="py" label="Python">'), Hugo shortcodes alone ("{{< note >}}") or Liquid and
-# Jinja tags alone ("{% if site.beta %}").
+# '=== "Python"', nested by four spaces), a GitHub alert ("> [!NOTE]"), a line of HTML or JSX tags
+# alone ("<Tabs>", '<TabItem value="py" label="Python">'; not an HTML table's rows and cells, whose
+# lines keep its shape), Hugo shortcodes alone ("{{< note >}}") or Liquid and Jinja tags alone
+# ("{% if site.beta %}"). Only an MkDocs marker may be indented four columns or more: deeper, a
+# line is indented code.
 _CONTAINER = re.compile(r" {0,3}:{3,}[ \t]*(?:\{([A-Za-z][\w-]*)\}|([A-Za-z][\w-]*))?(.*)")
-_MKDOCS = re.compile(r"[ \t]*(?:(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)(?:[ \t]+[\w-]+)*|===\+?)(?:[ \t]+\"([^\"\n]*)\")?[ \t]*")
-_ALERT = re.compile(r"([ \t]*>[ \t]*)\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*", re.I)
+_MKDOCS = re.compile(r"(?: {4})*(?:(?:!!!|\?\?\?\+?)[ \t]+([a-z][\w-]*)(?:[ \t]+(?:inline|end))*"
+                     r"(?:[ \t]+\"([^\"\n]*)\")?|===\+?[ \t]+\"([^\"\n]*)\")[ \t]*")
+_ALERT = re.compile(r"( {0,3}>[ \t]*)\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*", re.I)
 # Each tag is matched once, atomically, to its first possible end: no backtracking over a long line.
-_TAGS_ALONE = re.compile(r" {0,3}(?:(?>(?:</?[A-Za-z][\w.:-]*(?:[ \t][^<>\n]*)?>"
+_TAGS_ALONE = re.compile(r" {0,3}(?:(?>(?:</?[A-Za-z][\w.:-]*(?:[ \t][^<>\n]*)?/?>"
                          r"|\{\{[<%][ \t]*/?[ \t]*[\w./-]+(?:[^>%\n]|[>%](?!\}\}))*[>%]\}\}"
                          r"|\{%-?[ \t]*[\w-]+(?:[^%\n]|%(?!\}))*%\})[ \t]*))+")
-_SHOWN_ATTRIBUTE = re.compile(r"(?<![\w-])(?:label|title|caption|alt)=(?:\"([^\"\n]*)\"|'([^'\n]*)')")
+_TAG_NAME = re.compile(r"<\/?([A-Za-z][\w.:-]*)")
+_TABLE_TAGS = frozenset("table thead tbody tfoot tr th td caption colgroup col".split())
+_SHOWN_ATTRIBUTE = re.compile(r"(?<![\w-])(?:label|title|caption|alt|content)=\{?(?:\"([^\"\n]*)\"|'([^'\n]*)')")
+_NESTED_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")  # a fence indented under an MkDocs tab or admonition
 
 
 def _rendered_line(line: str) -> str | None:
-    """What a renderer shows for a docs-site markup line (its label, title, caption or alt text,
-    "" for none); None for a line that is no such markup."""
+    """What a renderer shows for a docs-site markup line (its label, title, caption, alt text or
+    content, "" for none); None for a line that is no such markup."""
     if match := _CONTAINER.fullmatch(line):
         kind, rest = match.group(1) or match.group(2), match.group(3).strip()
         if rest.endswith("}") and "{" in rest:  # attributes: ":::note Title {#id}"
@@ -240,12 +246,15 @@ def _rendered_line(line: str) -> str | None:
         return rest or (kind.capitalize() if kind else "")
     if match := _MKDOCS.fullmatch(line):
         indent = line[: len(line) - len(line.lstrip())]
-        title = match.group(2)
-        label = title if title is not None else (match.group(1) or "").capitalize()
+        title = match.group(2) if match.group(3) is None else match.group(3)
+        label = title if title is not None else match.group(1).capitalize()
         return indent + label if label.strip() else ""
     if match := _ALERT.fullmatch(line):
         return match.group(1) + match.group(2).capitalize()
     if _TAGS_ALONE.fullmatch(line):
+        names = {name.lower() for name in _TAG_NAME.findall(line)}
+        if names and names <= _TABLE_TAGS:
+            return None
         return " ".join(a or b for a, b in _SHOWN_ATTRIBUTE.findall(line) if (a or b).strip())
     return None
 
@@ -253,19 +262,29 @@ def _rendered_line(line: str) -> str | None:
 def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
     """``text`` with each docs-site markup line of its prose, list and table blocks replaced by
     what a renderer shows for it (``_rendered_line``; a line that shows nothing is left out with
-    its line end): code blocks, headings and a front matter keep theirs."""
+    its line end): code blocks (a fence nested under an MkDocs tab too), headings and a front
+    matter keep theirs."""
     matter_end = _front_matter_end(text)
     out, kept_to = [], 0
+    fence = None  # the nested fence the lines are in
     for element in elements:
         if element.category not in ("NarrativeText", "ListItem", "Table") or element.start < matter_end:
             continue
         pos = element.start
         for line in text[pos : element.end + text.startswith("\n", element.end)].splitlines(keepends=True):
-            shown = _rendered_line(line.rstrip("\r\n"))
+            body = line.rstrip("\r\n")
+            if fence is not None or (opening := _NESTED_FENCE.match(body)):
+                if fence is None:
+                    fence = opening.group(1)
+                elif re.fullmatch(rf"[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", body):
+                    fence = None
+                pos += len(line)
+                continue
+            shown = _rendered_line(body)
             if shown is not None:
                 out.append(text[kept_to:pos])
                 if shown:
-                    out.append(shown + line[len(line.rstrip("\r\n")):])
+                    out.append(shown + line[len(body):])
                 kept_to = pos + len(line)
             pos += len(line)
     return "".join(out) + text[kept_to:] if out else text
