@@ -24,9 +24,10 @@ _VERSIONS = {"versionadded": "Added in version", "versionchanged": "Changed in v
 # nothing either, and whose content is code or math (kept as written, never rewritten).
 _SILENT = frozenset("contents highlight include literalinclude image figure only tabularcolumns currentmodule "
                     "default-role role ifconfig tab-set grid container class sectnum header footer".split())
-_HIDDEN = frozenset("toctree index meta raw".split())
-_CODE = frozenset("code-block code sourcecode testcode testoutput doctest ipython jupyter-execute prompt math".split())
-_SHOWN_OPTIONS = ("alt", "caption", "title")
+_HIDDEN = frozenset("toctree index meta raw testsetup testcleanup".split())
+_CODE = frozenset("code-block code sourcecode code-tab parsed-literal testcode testoutput doctest ipython "
+                  "jupyter-execute prompt math".split())
+_SHOWN_OPTIONS = ("alt", "caption", "title", "header")
 # Inline markup: a role (:ref:`Install <install>`, :func:`~acme.send`), a hyperlink reference
 # (`Docs <https://...>`_, `Install`_) and a substitution (|product|).
 _ROLE = re.compile(r"(?<![\w`]):((?:[\w+.-]{1,40}:){0,2}[\w+.-]{1,40}):`(?>([^`\n]+))`(?!`)")
@@ -50,7 +51,8 @@ def _role_text(role: str, body: str) -> str:
 
 def _inline_as_shown(line: str, substitutions: dict[str, str]) -> str:
     line = _ROLE.sub(lambda m: _role_text(m.group(1).rsplit(":", 1)[-1], m.group(2)), line)
-    line = _REFERENCE.sub(lambda m: m.group(1).rstrip() if m.group(2) else m.group(1), line)
+    line = _REFERENCE.sub(lambda m: m.group(1).rstrip() or (m.group(2) or "")[1:-1] if m.group(2) else m.group(1),
+                          line)
     for name, value in substitutions.items():
         line = line.replace(f"|{name}|_", value).replace(f"|{name}|", value)
     return line
@@ -136,9 +138,13 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             if not (empty and (k + 1 == len(lines) or not lines[k + 1].strip())):
                 swallow = ("drop", indent)  # an empty comment before a blank line ends there: a quote follows
             continue
-        emit(_inline_as_shown(body, substitutions) + end)
         if body.rstrip().endswith("::"):  # a literal block follows, indented past the paragraph's text
             item = _LIST_ITEM.match(body)
             swallow = ("code", item.end() if item else indent)
+            head = body.rstrip()[:-2]  # "Run it::" shows "Run it:", "Run it ::" and "::" show no colon
+            body = head + ":" if head and not head[-1].isspace() else head.rstrip()
+            if not body.strip():
+                continue
+        emit(_inline_as_shown(body, substitutions) + end)
     shown = "".join(out)
     return shown, rst_elements(shown, code)
