@@ -1681,10 +1681,15 @@ def test_docs_site_markup_lines_read_as_the_labels_their_renderer_shows():
      "Restart the server.\n\n\nPython\n"),
     ('!!! note\n    Body.\n\n    ??? tip inline end "Nested"\n        Inner.\n',
      "Note\n    Body.\n\n    Nested\n        Inner.\n"),
+    ("<Tabs\n  groupId=\"os\"\n  values={[\n    {label: 'Windows', value: 'win'},\n    {label: 'macOS', value: 'mac'},\n"
+     "  ]}>\n<TabItem value=\"win\">\n\nUse the installer.\n\n</TabItem>\n", "Windows macOS\n\nUse the installer.\n\n"),
+    ('<img\n  src="x.png"\n  alt="Diagram"\n/>\nCaption.\n', "Diagram\nCaption.\n"),  # a tag prettier spread over lines
+    ("<Ctrl\nstarts no tag: this line is prose ->\n", "<Ctrl\nstarts no tag: this line is prose ->\n"),
 ])
-def test_markup_reading_leaves_code_tables_and_prose_that_only_looks_like_markup(page, text):
+def test_markup_reading_keeps_code_tables_and_prose_and_reads_tags_over_lines(page, text):
     """Code nested under an MkDocs tab or indented four columns kept its lines only where no marker
-    matched in it; "!!! Do not use..." read as "Do"; an HTML table lost its row tags and so its rows."""
+    matched in it; "!!! Do not use..." read as "Do"; an HTML table lost its row tags and so its rows;
+    a JSX tag prettier spread over lines was embedded attribute by attribute."""
     assert parse_document(raw("docs/page.md", page.encode())).text == text
 
 

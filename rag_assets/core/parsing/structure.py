@@ -232,6 +232,26 @@ _TAG_NAME = re.compile(r"<\/?([A-Za-z][\w.:-]*)")
 _TABLE_TAGS = frozenset("table thead tbody tfoot tr th td caption colgroup col".split())
 _SHOWN_ATTRIBUTE = re.compile(r"(?<![\w-])(?:label|title|caption|alt|content)=\{?(?:\"([^\"\n]*)\"|'([^'\n]*)')")
 _NESTED_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")  # a fence indented under an MkDocs tab or admonition
+# A JSX tag whose attributes run over lines, as prettier writes it ("<Tabs" ... "]}>"): its first line,
+# and the label its attributes show (values={[{label: 'macOS', ...}]}).
+_TAG_OPENS = re.compile(r" {0,3}<[A-Za-z][\w.:-]*(?:[ \t][^<>\n]*)?")
+_SHOWN_LABEL = re.compile(r"(?<![\w-])label:[ \t]*(?:\"([^\"\n]*)\"|'([^'\n]*)')")
+MAX_TAG_LINES = 30
+
+
+def _tag_end(lines: list[str], first: int) -> int | None:
+    """The index of the line closing the JSX tag that ``lines[first]`` opens (a line ending ">" with
+    its braces and brackets closed, within ``MAX_TAG_LINES``; every line after the first indented,
+    as attributes are, or closing), or None: no such tag."""
+    depth = 0
+    for k in range(first, min(len(lines), first + MAX_TAG_LINES)):
+        body = lines[k].rstrip("\r\n")
+        if k > first and ("<" in body or not body.strip() or not body.startswith((" ", "\t", "/>", ">", "]", "}", ")"))):
+            return None
+        depth += sum(body.count(c) for c in "{[(") - sum(body.count(c) for c in "}])")
+        if k > first and depth <= 0 and body.endswith(">"):
+            return k
+    return None
 
 
 def _rendered_line(line: str) -> str | None:
@@ -271,8 +291,12 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
         if element.category not in ("NarrativeText", "ListItem", "Table") or element.start < matter_end:
             continue
         pos = element.start
-        for line in text[pos : element.end + text.startswith("\n", element.end)].splitlines(keepends=True):
+        lines = text[pos : element.end + text.startswith("\n", element.end)].splitlines(keepends=True)
+        k = 0
+        while k < len(lines):
+            line = lines[k]
             body = line.rstrip("\r\n")
+            k += 1
             if fence is not None or (opening := _NESTED_FENCE.match(body)):
                 if fence is None:
                     fence = opening.group(1)
@@ -281,6 +305,11 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
                 pos += len(line)
                 continue
             shown = _rendered_line(body)
+            if shown is None and _TAG_OPENS.fullmatch(body) and (last := _tag_end(lines, k - 1)) is not None:
+                tag = "".join(lines[k - 1 : last + 1])
+                shown = " ".join(a or b for pattern in (_SHOWN_ATTRIBUTE, _SHOWN_LABEL)
+                                 for a, b in pattern.findall(tag) if (a or b).strip())
+                line, body, k = tag, tag.rstrip("\r\n"), last + 1
             if shown is not None:
                 out.append(text[kept_to:pos])
                 if shown:
