@@ -1735,7 +1735,7 @@ def test_restructuredtext_comments_are_left_out():
             ".. [1] A footnote.\n\n..\n\n   A quote after an empty comment.\n")
     doc = parse_document(raw("docs/install.rst", page.encode()))
     assert "Licensed" not in doc.text and "editor" not in doc.text and doc.title == "Install"
-    for kept in ("Needs Python 3.10.", ".. [1] A footnote.", "A quote after an empty comment."):
+    for kept in ("Needs Python 3.10.", "\n[1] A footnote.", "A quote after an empty comment."):
         assert kept in doc.text, kept
     assert all(doc.text[e.start : e.end].strip() for e in doc.elements)
 
@@ -1775,6 +1775,10 @@ Read `the docs <https://acme.example/docs>`_ first, and `<https://acme.example/f
 Text ::
 
     indented code
+
+A claim [#]_ and another [2]_.
+
+.. [#] Footnotes show as [1] and their text.
 
 .. note:: Back up first.
 
@@ -1821,7 +1825,8 @@ def test_restructuredtext_reads_as_sphinx_shows_it():
                    "diagram.png", ":width:", "banner", "Contents", "acme_fixtures", "Text :"):
         assert markup not in prose, markup
     for shown in ("AcmeDB needs Python 3.10. See the upgrade guide, connect and Client.",
-                  "Read the docs first, and https://acme.example/faq.", "Limits", '"Name", "Max"', "- Run it:",
+                  "Read the docs first, and https://acme.example/faq.", "A claim [#] and another [2].",
+                  "\n[#] Footnotes show as [1] and their text.", "Limits", '"Name", "Max"', "- Run it:",
                   "Note\n   Back up first.", "Added in version 2.1: The fast flag.", "Connecting",
                   "Architecture diagram", "send(to, body)", "Sends a message.", "Then check the logs."):
         assert shown in doc.text, shown

@@ -12,7 +12,7 @@ from rag_assets.core.parsing.structure import rst_elements
 _DIRECTIVE = re.compile(r"([ \t]*)\.\.[ \t]+([\w+.-]+(?::[\w+.-]+)*)::(?:[ \t](.*))?")
 _SUBSTITUTION = re.compile(r"[ \t]*\.\.[ \t]+\|([^|\n]+)\|[ \t]+([\w:+.-]+)::(?:[ \t](.*))?")
 _TARGET = re.compile(r"[ \t]*(?:\.\.[ \t]+_|__[ \t]+\S).*")
-_FOOTNOTE = re.compile(r"[ \t]*\.\.[ \t]+\[")
+_FOOTNOTE = re.compile(r"[ \t]*(\.\.[ \t]+)\[")
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+\u2022]|\d+[.)]|#\.)[ \t]+")
 _OPTION = re.compile(r"[ \t]+:([\w-]+):(?:[ \t](.*))?")
 _ADMONITIONS = {"attention": "Attention", "caution": "Caution", "danger": "Danger", "error": "Error", "hint": "Hint",
@@ -31,6 +31,7 @@ _SHOWN_OPTIONS = ("alt", "caption", "title", "header")
 # Inline markup: a role (:ref:`Install <install>`, :func:`~acme.send`), a hyperlink reference
 # (`Docs <https://...>`_, `Install`_) and a substitution (|product|).
 _ROLE = re.compile(r"(?<![\w`]):((?:[\w+.-]{1,40}:){0,2}[\w+.-]{1,40}):`(?>([^`\n]+))`(?!`)")
+_FOOTNOTE_REFERENCE = re.compile(r"\[(#?[\w-]*|\*)\]_(?!\w)")  # "[1]_", "[#note]_": shown as the label
 _REFERENCE = re.compile(r"(?<![\w`])`(?>([^`<\n]*))(?>(<[^<>`\n]*>)?)`__?(?!\w)")
 
 
@@ -50,6 +51,7 @@ def _role_text(role: str, body: str) -> str:
 
 
 def _inline_as_shown(line: str, substitutions: dict[str, str]) -> str:
+    line = _FOOTNOTE_REFERENCE.sub(r"[\1]", line)
     line = _ROLE.sub(lambda m: _role_text(m.group(1).rsplit(":", 1)[-1], m.group(2)), line)
     line = _REFERENCE.sub(lambda m: m.group(1).rstrip() or (m.group(2) or "")[1:-1] if m.group(2) else m.group(1),
                           line)
@@ -117,8 +119,8 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             emit(line)
             continue
         indent = _indent(body)
-        if _FOOTNOTE.match(body):
-            emit(_inline_as_shown(body, substitutions) + end)
+        if footnote := _FOOTNOTE.match(body):  # shown as its label and text: "[1] A footnote."
+            emit(body[: footnote.start(1)] + _inline_as_shown(body[footnote.end(1):], substitutions) + end)
             continue
         if _SUBSTITUTION.fullmatch(body) or _TARGET.fullmatch(body):
             swallow = ("drop", indent)
