@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from functools import lru_cache
 from typing import Sequence
 
 from rag_assets.core.models import Element
@@ -66,6 +67,13 @@ def _front_matter_block(text: str) -> tuple[int, dict] | None:
     """Where a Markdown text's front matter ends and its fields; None when it has none (a block
     that is not a YAML or TOML mapping, such as a horizontal rule over a paragraph, is none)."""
     head = text[:FRONT_MATTER_CHARS]
+    return _read_front_matter(head) if head.startswith(("---", "+++")) else None
+
+
+@lru_cache(maxsize=16)
+def _read_front_matter(head: str) -> tuple[int, dict] | None:
+    """``_front_matter_block`` of a text's head, read once however often a parse asks (the fields
+    are not to be changed)."""
     try:
         if match := _YAML_FRONT_MATTER.match(head):
             import yaml
@@ -231,6 +239,7 @@ _TAGS_ALONE = re.compile(r" {0,3}(?:(?>(?:</?[A-Za-z][\w.:-]*(?:[ \t][^<>\n]*)?/
 _TAG_NAME = re.compile(r"<\/?([A-Za-z][\w.:-]*)")
 _TABLE_TAGS = frozenset("table thead tbody tfoot tr th td caption colgroup col".split())
 _SHOWN_ATTRIBUTE = re.compile(r"(?<![\w-])(?:label|title|caption|alt|content)=\{?(?:\"([^\"\n]*)\"|'([^'\n]*)')")
+_MARKUP_STARTS = frozenset(":!?=<>{`~")  # what a markup line or a nested fence opens with
 _NESTED_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")  # a fence indented under an MkDocs tab or admonition
 # A JSX tag whose attributes run over lines, as prettier writes it ("<Tabs" ... "]}>"): its first line,
 # and the label its attributes show (values={[{label: 'macOS', ...}]}).
@@ -297,6 +306,9 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
             line = lines[k]
             body = line.rstrip("\r\n")
             k += 1
+            if fence is None and body.lstrip(" \t")[:1] not in _MARKUP_STARTS:  # most lines: prose
+                pos += len(line)
+                continue
             if fence is not None or (opening := _NESTED_FENCE.match(body)):
                 if fence is None:
                     fence = opening.group(1)
