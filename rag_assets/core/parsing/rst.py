@@ -51,12 +51,15 @@ def _role_text(role: str, body: str) -> str:
 
 
 def _inline_as_shown(line: str, substitutions: dict[str, str]) -> str:
+    if "`" not in line and "|" not in line and "]_" not in line:  # most lines: no inline markup
+        return line
     line = _FOOTNOTE_REFERENCE.sub(r"[\1]", line)
     line = _ROLE.sub(lambda m: _role_text(m.group(1).rsplit(":", 1)[-1], m.group(2)), line)
     line = _REFERENCE.sub(lambda m: m.group(1).rstrip() or (m.group(2) or "")[1:-1] if m.group(2) else m.group(1),
                           line)
-    for name, value in substitutions.items():
-        line = line.replace(f"|{name}|_", value).replace(f"|{name}|", value)
+    if "|" in line:
+        for name, value in substitutions.items():
+            line = line.replace(f"|{name}|_", value).replace(f"|{name}|", value)
     return line
 
 
@@ -119,13 +122,15 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             emit(line)
             continue
         indent = _indent(body)
-        if footnote := _FOOTNOTE.match(body):  # shown as its label and text: "[1] A footnote."
+        if not body.startswith(("..", "__"), indent):  # most lines: no directive, target or comment
+            pass
+        elif footnote := _FOOTNOTE.match(body):  # shown as its label and text: "[1] A footnote."
             emit(body[: footnote.start(1)] + _inline_as_shown(body[footnote.end(1):], substitutions) + end)
             continue
-        if _SUBSTITUTION.fullmatch(body) or _TARGET.fullmatch(body):
+        elif _SUBSTITUTION.fullmatch(body) or _TARGET.fullmatch(body):
             swallow = ("drop", indent)
             continue
-        if directive := _DIRECTIVE.fullmatch(body):
+        elif directive := _DIRECTIVE.fullmatch(body):
             name = directive.group(2)
             argument = _inline_as_shown((directive.group(3) or "").strip(), substitutions)
             shown = _directive_line(directive.group(1), name, argument)
@@ -135,7 +140,7 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             if name in _HIDDEN or name in _CODE:
                 swallow = ("drop" if name in _HIDDEN else "code", indent)
             continue
-        if body.lstrip().startswith("..") and body.lstrip()[2:3] in ("", " ", "\t"):  # a comment
+        elif body.lstrip().startswith("..") and body.lstrip()[2:3] in ("", " ", "\t"):  # a comment
             empty = not body.lstrip()[2:].strip()
             if not (empty and (k + 1 == len(lines) or not lines[k + 1].strip())):
                 swallow = ("drop", indent)  # an empty comment before a blank line ends there: a quote follows
