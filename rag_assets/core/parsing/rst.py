@@ -12,7 +12,7 @@ from rag_assets.core.parsing.structure import rst_elements
 _DIRECTIVE = re.compile(r"([ \t]*)\.\.[ \t]+([\w+.-]+(?::[\w+.-]+)*)::(?:[ \t](.*))?")
 _SUBSTITUTION = re.compile(r"[ \t]*\.\.[ \t]+\|([^|\n]+)\|[ \t]+([\w:+.-]+)::(?:[ \t](.*))?")
 _TARGET = re.compile(r"[ \t]*(?:\.\.[ \t]+_|__[ \t]+\S).*")
-_FOOTNOTE = re.compile(r"[ \t]*(\.\.[ \t]+)\[")
+_FOOTNOTE = re.compile(r"[ \t]*(\.\.[ \t]+)\[(?:\d+|#[\w.:+-]*|\*|[A-Za-z0-9][\w.:+-]*)\](?:[ \t]|$)")
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+\u2022]|\d+[.)]|#\.)[ \t]+")
 _OPTION = re.compile(r"[ \t]+:([\w-]+):(?:[ \t](.*))?")
 _ADMONITIONS = {"attention": "Attention", "caution": "Caution", "danger": "Danger", "error": "Error", "hint": "Hint",
@@ -22,7 +22,7 @@ _VERSIONS = {"versionadded": "Added in version", "versionchanged": "Changed in v
              "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
 # Directives whose line shows nothing (their content, if any, still shows), whose content shows
 # nothing either, and whose content is code or math (kept as written, never rewritten).
-_SILENT = frozenset("contents highlight include literalinclude image figure only tabularcolumns currentmodule "
+_SILENT = frozenset("module contents highlight include literalinclude image figure only tabularcolumns currentmodule "
                     "default-role role ifconfig tab-set grid container class sectnum header footer".split())
 _HIDDEN = frozenset("toctree index meta raw testsetup testcleanup".split())
 _CODE = frozenset("code-block code sourcecode code-tab parsed-literal testcode testoutput doctest ipython "
@@ -31,6 +31,9 @@ _SHOWN_OPTIONS = ("alt", "caption", "title", "header")
 # Inline markup: a role (:ref:`Install <install>`, :func:`~acme.send`), a hyperlink reference
 # (`Docs <https://...>`_, `Install`_) and a substitution (|product|).
 _ROLE = re.compile(r"(?<![\w`]):((?:[\w+.-]{1,40}:){0,2}[\w+.-]{1,40}):`(?>([^`\n]+))`(?!`)")
+_LITERAL = re.compile(r"(``(?>[^`\n]+)``)")
+_SUBSTITUTION_USE = re.compile(r"\|(?![ \t])([^|\n]*[^|\s])\|(?:__?)?")  # |name|, no space inside its bars
+_PYTHON_ROLES = frozenset("class meth func attr obj exc data mod const".split())
 _FOOTNOTE_REFERENCE = re.compile(r"\[(#?[\w-]*|\*)\]_(?!\w)")  # "[1]_", "[#note]_": shown as the label
 _REFERENCE = re.compile(r"(?<![\w`])`(?>([^`<\n]*))(?>(<[^<>`\n]*>)?)`__?(?!\w)")
 
@@ -41,26 +44,33 @@ def _indent(line: str) -> int:
 
 def _role_text(role: str, body: str) -> str:
     """What Sphinx shows for ``:role:`body```: a title before its <target>, a ~path's last part,
-    a .path without its leading dots."""
+    a Python object's .path without its leading dots."""
     if role == "math":
         return body
     if body.endswith(">") and "<" in body and body.index("<") > 0:
         return body[: body.rindex("<")].rstrip()
-    body = body.lstrip("!").lstrip(".")
-    return body[1:].rsplit(".", 1)[-1] if body.startswith("~") else body
+    if body[:1] in "!~" and len(body) > 1:
+        body = body.lstrip("!")
+    if role in _PYTHON_ROLES:
+        body = body.lstrip(".") or body
+    return body[1:].rsplit(".", 1)[-1] if body.startswith("~") and len(body) > 1 else body
 
 
 def _inline_as_shown(line: str, substitutions: dict[str, str]) -> str:
+    """``line`` with its roles, references, footnote references and substitutions as shown; an
+    inline literal (````text````) is kept as written."""
     if "`" not in line and "|" not in line and "]_" not in line:  # most lines: no inline markup
         return line
-    line = _FOOTNOTE_REFERENCE.sub(r"[\1]", line)
-    line = _ROLE.sub(lambda m: _role_text(m.group(1).rsplit(":", 1)[-1], m.group(2)), line)
-    line = _REFERENCE.sub(lambda m: m.group(1).rstrip() or (m.group(2) or "")[1:-1] if m.group(2) else m.group(1),
-                          line)
-    if "|" in line:
-        for name, value in substitutions.items():
-            line = line.replace(f"|{name}|_", value).replace(f"|{name}|", value)
-    return line
+    parts = _LITERAL.split(line)  # odd parts are literals
+    for k in range(0, len(parts), 2):
+        part = _FOOTNOTE_REFERENCE.sub(r"[\1]", parts[k])
+        part = _ROLE.sub(lambda m: _role_text(m.group(1).rsplit(":", 1)[-1], m.group(2)), part)
+        part = _REFERENCE.sub(lambda m: m.group(1).rstrip() or (m.group(2) or "")[1:-1] if m.group(2) else m.group(1),
+                              part)
+        if substitutions and "|" in part:
+            part = _SUBSTITUTION_USE.sub(lambda m: substitutions.get(m.group(1), m.group(0)), part)
+        parts[k] = part
+    return "".join(parts)
 
 
 def _directive_line(indent: str, name: str, argument: str) -> str:
@@ -88,7 +98,7 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     lines = text.splitlines(keepends=True)
     substitutions = {}
     for line in lines:
-        if (match := _SUBSTITUTION.fullmatch(line.rstrip("\r\n"))) and match.group(2) == "replace":
+        if (match := _SUBSTITUTION.fullmatch((line.splitlines() or [""])[0])) and match.group(2) == "replace":
             substitutions[match.group(1)] = (match.group(3) or "").strip()
     out: list[str] = []
     code: list[tuple[int, int]] = []
@@ -104,7 +114,8 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
         size += len(piece)
 
     for k, line in enumerate(lines):
-        body = line.rstrip("\r\n")
+        parts = line.splitlines()  # the line's own break: "\n", a form feed, U+2028...
+        body = parts[0] if parts else ""
         end = line[len(body):]
         blank = not body.strip()
         if options_over is not None and not blank and _indent(body) > options_over and (option := _OPTION.fullmatch(body)):

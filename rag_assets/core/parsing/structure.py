@@ -236,26 +236,42 @@ _ALERT = re.compile(r"( {0,3}>[ \t]*)\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ 
 _TAGS_ALONE = re.compile(r" {0,3}(?:(?>(?:</?[A-Za-z][\w.:-]*(?:[ \t][^<>\n]*)?/?>"
                          r"|\{\{[<%][ \t]*/?[ \t]*[\w./-]+(?:[^>%\n]|[>%](?!\}\}))*[>%]\}\}"
                          r"|\{%-?[ \t]*[\w-]+(?:[^%\n]|%(?!\}))*%\})[ \t]*))+")
-_TAG_NAME = re.compile(r"<\/?([A-Za-z][\w.:-]*)")
+_TAG_NAME = re.compile(r"</?([A-Za-z][\w.:-]*)")
 _TABLE_TAGS = frozenset("table thead tbody tfoot tr th td caption colgroup col".split())
-_SHOWN_ATTRIBUTE = re.compile(r"(?<![\w-])(?:label|title|caption|alt|content)=\{?(?:\"([^\"\n]*)\"|'([^'\n]*)')")
+_SHOWN_ATTRIBUTE = re.compile(r"(?<![\w-])(?:label|title|caption|alt|content)=\{?(?:\"([^\"\n]*)\"|'([^'\n]*)')"
+                              r"|(?<![\w-])label:[ \t]*(?:\"([^\"\n]*)\"|'([^'\n]*)')")  # values={[{label: 'macOS'}]}
 _MARKUP_STARTS = frozenset(":!?=<>{`~")  # what a markup line or a nested fence opens with
-_NESTED_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")  # a fence indented under an MkDocs tab or admonition
-# A JSX tag whose attributes run over lines, as prettier writes it ("<Tabs" ... "]}>"): its first line,
-# and the label its attributes show (values={[{label: 'macOS', ...}]}).
-_TAG_OPENS = re.compile(r" {0,3}<[A-Za-z][\w.:-]*(?:[ \t][^<>\n]*)?")
-_SHOWN_LABEL = re.compile(r"(?<![\w-])label:[ \t]*(?:\"([^\"\n]*)\"|'([^'\n]*)')")
+# A fence indented under an MkDocs tab or admonition (a backtick fence's info string holds no backtick).
+_NESTED_FENCE = re.compile(r"[ \t]*(`{3,}(?=[^`]*$)|~{3,})")
+# A JSX tag whose attributes run over lines, as prettier writes it ("<Tabs" ... "]}>"): its first
+# line, then lines of attributes (name, name="...", name={...), or of an open brace's content, up
+# to the line closing it.
+_TAG_OPENS = re.compile(r" {0,3}<([A-Za-z][\w.:-]*)(?:[ \t][^<>\n]*)?")
+_ATTRIBUTES = re.compile(r"(?:[ \t]+[A-Za-z_:][\w.:-]*(?:=(?:\"[^\"\n]*\"|'[^'\n]*'|\{.*|[^\s>]+))?)+[ \t]*/?>?[ \t]*"
+                         r"|[ \t]*[\]})]*[ \t]*/?>[ \t]*")
 MAX_TAG_LINES = 30
 
 
+def _shown(tag: str) -> str:
+    """The text a tag's attributes show: its labels, titles, captions, alt texts and contents."""
+    return " ".join(next(v for v in values if v) for values in _SHOWN_ATTRIBUTE.findall(tag) if any(v.strip() for v in values))
+
+
+def _attributes(line: str) -> bool:
+    """Whether ``line`` reads as a JSX tag's attributes: some with values, or a bare one alone
+    (a line of bare words is prose), or the tag's closing."""
+    words = line.split()
+    return bool(_ATTRIBUTES.fullmatch(line)) and ("=" in line or len(words) == 1 or words[0][0] in "/>]})")
+
+
 def _tag_end(lines: list[str], first: int) -> int | None:
-    """The index of the line closing the JSX tag that ``lines[first]`` opens (a line ending ">" with
-    its braces and brackets closed, within ``MAX_TAG_LINES``; every line after the first indented,
-    as attributes are, or closing), or None: no such tag."""
+    """The index of the line closing the JSX tag that ``lines[first]`` opens (within
+    ``MAX_TAG_LINES``: each line after the first a line of attributes, or inside an open brace or
+    bracket, and the last ending ">" with every brace closed), or None: no such tag."""
     depth = 0
     for k in range(first, min(len(lines), first + MAX_TAG_LINES)):
         body = lines[k].rstrip("\r\n")
-        if k > first and ("<" in body or not body.strip() or not body.startswith((" ", "\t", "/>", ">", "]", "}", ")"))):
+        if k > first and ("<" in body or not body.strip() or depth <= 0 and not _attributes(body)):
             return None
         depth += sum(body.count(c) for c in "{[(") - sum(body.count(c) for c in "}])")
         if k > first and depth <= 0 and body.endswith(">"):
@@ -273,19 +289,29 @@ def _rendered_line(line: str) -> str | None:
         if rest.startswith("[") and rest.endswith("]"):
             rest = rest[1:-1].strip()
         return rest or (kind.capitalize() if kind else "")
-    if match := _MKDOCS.fullmatch(line):
-        indent = line[: len(line) - len(line.lstrip())]
+    lead = len(line) - len(line.lstrip(" \t"))
+    if match := _MKDOCS.fullmatch(line[:lead].expandtabs(4) + line[lead:]):  # Python-Markdown: a tab is 4 columns
         title = match.group(2) if match.group(3) is None else match.group(3)
         label = title if title is not None else match.group(1).capitalize()
-        return indent + label if label.strip() else ""
+        return line[:lead] + label if label.strip() else ""
     if match := _ALERT.fullmatch(line):
         return match.group(1) + match.group(2).capitalize()
     if _TAGS_ALONE.fullmatch(line):
         names = {name.lower() for name in _TAG_NAME.findall(line)}
-        if names and names <= _TABLE_TAGS:
-            return None
-        return " ".join(a or b for a, b in _SHOWN_ATTRIBUTE.findall(line) if (a or b).strip())
+        return None if names and names <= _TABLE_TAGS else _shown(line)
     return None
+
+
+def _line_end(line: str) -> str:
+    """The line break ending ``line`` (one of ``str.splitlines``: "\n", "\r\n", a form feed, U+2028...)."""
+    if line.endswith("\n"):
+        return "\r\n" if line.endswith("\r\n") else "\n"
+    parts = line.splitlines()
+    return line[len(parts[0]) :] if parts else line
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
 
 
 def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
@@ -304,24 +330,26 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
         k = 0
         while k < len(lines):
             line = lines[k]
-            body = line.rstrip("\r\n")
+            body = line[: len(line) - len(_line_end(line))]
             k += 1
+            if fence is not None and body.strip() and _indent(body) < fence[1]:
+                fence = None  # a line left of the fence ends the tab or admonition holding it
             if fence is None and body.lstrip(" \t")[:1] not in _MARKUP_STARTS:  # most lines: prose
                 pos += len(line)
                 continue
             if fence is not None or (opening := _NESTED_FENCE.match(body)):
                 if fence is None:
-                    fence = opening.group(1)
-                elif re.fullmatch(rf"[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", body):
+                    fence = (opening.group(1), _indent(body))
+                elif re.fullmatch(rf"[ \t]*{re.escape(fence[0][0])}{{{len(fence[0])},}}[ \t]*", body):
                     fence = None
                 pos += len(line)
                 continue
             shown = _rendered_line(body)
-            if shown is None and _TAG_OPENS.fullmatch(body) and (last := _tag_end(lines, k - 1)) is not None:
+            if shown is None and (opened := _TAG_OPENS.fullmatch(body)) and opened.group(1).lower() not in _TABLE_TAGS \
+                    and (last := _tag_end(lines, k - 1)) is not None:
                 tag = "".join(lines[k - 1 : last + 1])
-                shown = " ".join(a or b for pattern in (_SHOWN_ATTRIBUTE, _SHOWN_LABEL)
-                                 for a, b in pattern.findall(tag) if (a or b).strip())
-                line, body, k = tag, tag.rstrip("\r\n"), last + 1
+                shown = _shown(tag)
+                line, body, k = tag, tag[: len(tag) - len(_line_end(lines[last]))], last + 1
             if shown is not None:
                 out.append(text[kept_to:pos])
                 if shown:
