@@ -88,10 +88,10 @@ def test_unusable_vectors_and_an_echoed_key_fail_clearly_and_leave_nothing_behin
     LanceDB's advice (NaN); a server echoing the Authorization header put the key in the failure
     text and in Dagster's event log. Every request of a run is spoilt (the maintenance run's
     retrieval_eval asks the endpoint too)."""
-    for spoilt in ("inf", "nan", "zero", "echo401"):
+    values = openai_project(tmp_path, e5_server, max_concurrency=1, timeout_s=60.0, max_retries=0)
+    for spoilt in ("inf", "nan", "zero", "echo401"):  # one project: what a spoilt run cached, the next would use
         with FaultProxy(e5_server, [spoilt] * 50) as proxy:
-            values = openai_project(tmp_path / spoilt, proxy.base_url, max_concurrency=1, timeout_s=60.0,
-                                    max_retries=0)
+            point_at(values, proxy.base_url)
             with env(**values):
                 report = ingest_project(load_project())
             assert report["rows_in_index"] == 0 and report["failures"], spoilt
@@ -104,14 +104,14 @@ def test_unusable_vectors_and_an_echoed_key_fail_clearly_and_leave_nothing_behin
             assert all(PLANTED_KEY not in e for e in errors)
             home = Path(values["DAGSTER_HOME"])
             assert [p for p in home.rglob("*") if p.is_file() and PLANTED_KEY.encode() in p.read_bytes()] == []
-        with FaultProxy(e5_server, []) as healed:  # nothing spoilt was cached: all is embedded afresh
-            point_at(values, healed.base_url)
-            with env(**values):
-                project = load_project()
-                report = ingest_project(project)
-                rows = index_rows(project)
-            assert report["documents_failed"] == 0 and rows and len(rows) == report["chunks_embedded"]
-            assert all(all(abs(x) < 10 for x in r["vector"]) and any(r["vector"]) for r in rows)
+    with FaultProxy(e5_server, []) as healed:  # nothing spoilt was cached: all is embedded afresh
+        point_at(values, healed.base_url)
+        with env(**values):
+            project = load_project()
+            report = ingest_project(project)
+            rows = index_rows(project)
+        assert report["documents_failed"] == 0 and rows and len(rows) == report["chunks_embedded"]
+        assert all(all(abs(x) < 10 for x in r["vector"]) and any(r["vector"]) for r in rows)
 
 
 def test_a_batch_stopped_by_an_endpoint_that_is_down_is_a_failed_document_until_it_embeds(tmp_path, e5_server):
