@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from rag_assets.core.models import Element
-from rag_assets.core.parsing.structure import rst_elements
+from rag_assets.core.parsing.structure import indent_width, rst_elements
 
 # Patterns are anchored at a line's start and never scan a long line more than once or twice.
 _DIRECTIVE = re.compile(r"([ \t]*)\.\.[ \t]+([\w+.-]+(?::[\w+.-]+)*)::(?:[ \t](.*))?")
@@ -38,10 +38,6 @@ _FOOTNOTE_REFERENCE = re.compile(r"\[(#?[\w-]*|\*)\]_(?!\w)")  # "[1]_", "[#note
 _REFERENCE = re.compile(r"(?<![\w`])`(?>([^`<\n]*))(?>(<[^<>`\n]*>)?)`__?(?!\w)")
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
-
-
 def _role_text(role: str, body: str) -> str:
     """What Sphinx shows for ``:role:`body```: a title before its <target>, a ~path's last part,
     a Python object's .path without its leading dots."""
@@ -49,8 +45,8 @@ def _role_text(role: str, body: str) -> str:
         return body
     if body.endswith(">") and "<" in body and body.index("<") > 0:
         return body[: body.rindex("<")].rstrip()
-    if body[:1] in "!~" and len(body) > 1:
-        body = body.lstrip("!")
+    if body.startswith("!") and len(body) > 1:  # "!" only suppresses the link
+        body = body[1:]
     if role in _PYTHON_ROLES:
         body = body.lstrip(".") or body
     return body[1:].rsplit(".", 1)[-1] if body.startswith("~") and len(body) > 1 else body
@@ -118,13 +114,13 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
         body = parts[0] if parts else ""
         end = line[len(body):]
         blank = not body.strip()
-        if options_over is not None and not blank and _indent(body) > options_over and (option := _OPTION.fullmatch(body)):
+        if options_over is not None and not blank and indent_width(body) > options_over and (option := _OPTION.fullmatch(body)):
             value = (option.group(2) or "").strip()
             if option.group(1) in _SHOWN_OPTIONS and value and (swallow is None or swallow[0] == "code"):
                 emit(" " * (options_over + 3) + value + end)
             continue
         options_over = None
-        if swallow is not None and (blank or _indent(body) > swallow[1]):
+        if swallow is not None and (blank or indent_width(body) > swallow[1]):
             if swallow[0] == "code" or blank:  # blank lines still part paragraphs
                 emit(line, is_code=swallow[0] == "code")
             continue
@@ -132,7 +128,7 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
         if blank:
             emit(line)
             continue
-        indent = _indent(body)
+        indent = indent_width(body)
         if not body.startswith(("..", "__"), indent):  # most lines: no directive, target or comment
             pass
         elif footnote := _FOOTNOTE.match(body):  # shown as its label and text: "[1] A footnote."

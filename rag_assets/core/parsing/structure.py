@@ -310,7 +310,8 @@ def _line_end(line: str) -> str:
     return line[len(parts[0]) :] if parts else line
 
 
-def _indent(line: str) -> int:
+def indent_width(line: str) -> int:
+    """How many spaces and tabs open ``line``."""
     return len(line) - len(line.lstrip(" \t"))
 
 
@@ -332,14 +333,14 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
             line = lines[k]
             body = line[: len(line) - len(_line_end(line))]
             k += 1
-            if fence is not None and body.strip() and _indent(body) < fence[1]:
+            if fence is not None and body.strip() and indent_width(body) < fence[1]:
                 fence = None  # a line left of the fence ends the tab or admonition holding it
             if fence is None and body.lstrip(" \t")[:1] not in _MARKUP_STARTS:  # most lines: prose
                 pos += len(line)
                 continue
             if fence is not None or (opening := _NESTED_FENCE.match(body)):
                 if fence is None:
-                    fence = (opening.group(1), _indent(body))
+                    fence = (opening.group(1), indent_width(body))
                 elif re.fullmatch(rf"[ \t]*{re.escape(fence[0][0])}{{{len(fence[0])},}}[ \t]*", body):
                     fence = None
                 pos += len(line)
