@@ -121,6 +121,12 @@ def _lines(text: str):
         pos += len(line)
 
 
+def _closes(line: str, fence: str) -> bool:
+    """Whether ``line`` closes the code block ``fence`` ("```", "~~~~") opened: a line of its own
+    character alone, at least as long, as CommonMark reads it."""
+    return re.fullmatch(rf"[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line) is not None
+
+
 def _block_end(opening: re.Match) -> str:
     """What closes the raw HTML or template code block ``opening`` opened (Jekyll's {% endname %},
     Hugo's {{< /name >}})."""
@@ -166,7 +172,7 @@ def markdown_elements(text: str) -> tuple[Element, ...]:
             continue
         if fence is not None:
             block_end = end
-            if re.fullmatch(rf"[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line):
+            if _closes(line, fence):
                 fence = None
                 flush()
             continue
@@ -341,7 +347,7 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
             if fence is not None or (opening := _NESTED_FENCE.match(body)):
                 if fence is None:
                     fence = (opening.group(1), indent_width(body))
-                elif re.fullmatch(rf"[ \t]*{re.escape(fence[0][0])}{{{len(fence[0])},}}[ \t]*", body):
+                elif _closes(body, fence[0]):
                     fence = None
                 pos += len(line)
                 continue
