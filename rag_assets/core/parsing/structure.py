@@ -372,9 +372,9 @@ _ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*")  # a line of one punct
 def rst_elements(text: str, code: Sequence[tuple[int, int]] = ()) -> tuple[Element, ...]:
     """Blocks of a reStructuredText text: Title (a line under, or between, two adornment lines of
     one character, as long as the title or at least 4; each adornment style a level, in the order
-    the text first uses it), CodeSnippet (an indented block after a paragraph ending "::", or one
-    starting in a ``code`` span: sorted ``(start, end)`` spans of code, never read for titles),
-    ListItem, NarrativeText. Every element carries the heading path it sits under."""
+    the text first uses it), CodeSnippet (a block starting in a ``code`` span: sorted ``(start,
+    end)`` spans of code, as ``rst_as_shown`` finds them, never read for titles), ListItem,
+    NarrativeText. Every element carries the heading path it sits under."""
     lines = list(_lines(text))
     code_starts = [a for a, _ in code]
 
@@ -386,7 +386,6 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = ()) -> tuple[Eleme
     stack: list[tuple[int, str]] = []
     elements: list[Element] = []
     block: list[tuple[int, int, str]] = []
-    literal = False
 
     def adornment(k: int, title: str) -> str | None:
         if k >= len(lines):
@@ -396,15 +395,12 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = ()) -> tuple[Eleme
         return match.group(1) if match and (width >= len(title.rstrip()) or width >= 4) else None
 
     def flush() -> None:
-        nonlocal literal
         if block:
             first = block[0][2]
-            kind = ("CodeSnippet" if literal and first[:1] in " \t" or in_code(block[0][0])
-                    else "ListItem" if _LIST.match(first) else "NarrativeText")
+            kind = "CodeSnippet" if in_code(block[0][0]) else "ListItem" if _LIST.match(first) else "NarrativeText"
             start = block[0][0] + len(first) - len(first.lstrip())
             elements.append(Element(start, block[-1][0] + len(block[-1][2].rstrip()), kind,
                                     heading_path=tuple(t for _, t in stack)))
-            literal = block[-1][2].rstrip().endswith("::")
             block.clear()
 
     i = 0
@@ -436,7 +432,6 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = ()) -> tuple[Eleme
         begin = title_start + len(title_line) - len(title_line.lstrip())
         elements.append(Element(begin, title_start + len(title_line.rstrip()), "Title",
                                 heading_path=tuple(t for _, t in stack)))
-        literal = False
         i += skip
     flush()
     return tuple(elements)
