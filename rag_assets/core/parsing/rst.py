@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from rag_assets.core.models import Element
-from rag_assets.core.parsing.structure import indent_width, rst_elements
+from rag_assets.core.parsing.structure import indent_width, line_break, rst_elements
 
 # Patterns are anchored at a line's start and never scan a long line more than once or twice.
 _DIRECTIVE = re.compile(r"([ \t]*)\.\.[ \t]+([\w+.-]+(?::[\w+.-]+)*)::(?:[ \t](.*))?")
@@ -94,7 +94,7 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     lines = text.splitlines(keepends=True)
     substitutions = {}
     for line in lines:
-        if (match := _SUBSTITUTION.fullmatch((line.splitlines() or [""])[0])) and match.group(2) == "replace":
+        if (match := _SUBSTITUTION.fullmatch(line[: len(line) - len(line_break(line))])) and match.group(2) == "replace":
             substitutions[match.group(1)] = (match.group(3) or "").strip()
     out: list[str] = []
     code: list[tuple[int, int]] = []
@@ -110,9 +110,8 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
         size += len(piece)
 
     for k, line in enumerate(lines):
-        parts = line.splitlines()  # the line's own break: "\n", a form feed, U+2028...
-        body = parts[0] if parts else ""
-        end = line[len(body):]
+        end = line_break(line)  # "\n", or a form feed, U+2028...
+        body = line[: len(line) - len(end)]
         blank = not body.strip()
         if options_over is not None and not blank and indent_width(body) > options_over and (option := _OPTION.fullmatch(body)):
             value = (option.group(2) or "").strip()

@@ -308,7 +308,7 @@ def _rendered_line(line: str) -> str | None:
     return None
 
 
-def _line_end(line: str) -> str:
+def line_break(line: str) -> str:
     """The line break ending ``line`` (one of ``str.splitlines``: "\n", "\r\n", a form feed, U+2028...)."""
     if line.endswith("\n"):
         return "\r\n" if line.endswith("\r\n") else "\n"
@@ -337,7 +337,7 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
         k = 0
         while k < len(lines):
             line = lines[k]
-            body = line[: len(line) - len(_line_end(line))]
+            body = line[: len(line) - len(line_break(line))]
             k += 1
             if fence is not None and body.strip() and indent_width(body) < fence[1]:
                 fence = None  # a line left of the fence ends the tab or admonition holding it
@@ -356,7 +356,7 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
                     and (last := _tag_end(lines, k - 1)) is not None:
                 tag = "".join(lines[k - 1 : last + 1])
                 shown = _shown(tag)
-                line, body, k = tag, tag[: len(tag) - len(_line_end(lines[last]))], last + 1
+                line, body, k = tag, tag[: len(tag) - len(line_break(lines[last]))], last + 1
             if shown is not None:
                 out.append(text[kept_to:pos])
                 if shown:
