@@ -1835,7 +1835,8 @@ def test_restructuredtext_reads_as_sphinx_shows_it():
         assert markup not in prose, markup
     for shown in ("AcmeDB needs Python 3.10. See the upgrade guide, connect and Client.",
                   "Read the docs first, and https://acme.example/faq.", "A claim [#] and another [2].",
-                  "\n[#] Footnotes show as [1] and their text.", "Limits", '"Name", "Max"', "- Run it:",
+                  "\n[#] Footnotes show as [1] and their text.", "Limits\n\n| Name | Max |\n| --- | --- |\n| rows | 100 |\n",
+                  "- Run it:",
                   "Note\n   Back up first.", "Added in version 2.1: The fast flag.", "Connecting",
                   "Architecture diagram", "send(to, body)", "Sends a message.", "Then check the logs."):
         assert shown in doc.text, shown
@@ -1869,7 +1870,103 @@ def test_many_restructuredtext_substitutions_are_put_in_one_pass():
     assert text.split() == [word for i in range(n) for word in ("a", f"v{i}", "c")]
 
 
-@given(st.text(alphabet="ab .:|`_<>=-\n", max_size=160))
+RST_TABLES = """Limits
+======
+
++--------------+---------------------+
+| Plan         | Quota               |
+|              +----------+----------+
+|              | Requests | Storage  |
++==============+==========+==========+
+| Free         | 100/day  | 1 GB     |
++--------------+----------+----------+
+| Team :sup:`1`| 10,000   | 50 GB,   |
+|              |          | pooled   |
++--------------+----------+----------+
+
+=========== =========================
+Converter   Accepts
+=========== =========================
+``string``  any text without a slash
+`int`       positive integers, see
+            :ref:`converters <conv>`
+=========== =========================
+
+.. list-table:: Frozen *Delights*
+   :widths: 15 30
+   :header-rows: 1
+
+   * - Treat
+     - Description
+   * - Albatross
+     - On a stick! A | bar.
+   * - Crunchy Frog
+     - If we took the bones out,
+       it wouldn't be crunchy.
+
+.. csv-table:: Regions
+   :header: "Code", "Name"
+
+   "eu-1", "Frankfurt"
+   "us-2", "Ohio, with a
+   second line"
+After.
+"""
+
+
+def test_restructuredtext_tables_are_markdown_tables():
+    """A grid table was embedded with its "+----+" borders and "|" walls, a simple table with its
+    "=====" rules, a list table as "* - " items and a CSV table as quoted CSV: no row read under
+    its header, and a long one was chunked as prose."""
+    doc = parse_document(raw("docs/limits.rst", RST_TABLES.encode()))
+    tables = [doc.text[e.start : e.end] for e in doc.elements if e.category == "Table"]
+    assert tables == [
+        "| Plan | Quota Requests | Quota Storage |\n| --- | --- | --- |\n"  # two header rows merged, spans repeated
+        "| Free | 100/day | 1 GB |\n| Team 1 | 10,000 | 50 GB, pooled |",
+        "| Converter | Accepts |\n| --- | --- |\n| ``string`` | any text without a slash |\n"
+        "| `int` | positive integers, see converters |",
+        "| Treat | Description |\n| --- | --- |\n| Albatross | On a stick! A \uff5c bar. |\n"
+        "| Crunchy Frog | If we took the bones out, it wouldn't be crunchy. |",
+        "| Code | Name |\n| --- | --- |\n| eu-1 | Frankfurt |\n| us-2 | Ohio, with a second line |",
+    ]
+    assert "Frozen *Delights*\n\n| Treat" in doc.text and "Regions\n\n| Code" in doc.text
+    assert "+--" not in doc.text and "=== =" not in doc.text and "* -" not in doc.text  # borders, rules, items
+    after = next(e for e in doc.elements if doc.text[e.start : e.end] == "After.")
+    assert (after.category, after.heading_path) == ("NarrativeText", ("Limits",))
+
+
+@pytest.mark.parametrize("table, kept", [
+    ("+-----+-----+\n| a   | b   |\n+-----+-----+\n| c   | d  |\n+-----+-----+\n", "| c   | d  |"),  # ragged
+    ("+-----+-----+\n| a   | b   |\n| c   | d   |\n", "| c   | d   |"),  # no bottom border
+    ("=====  =====\na      b\n=====  =====\nc      d\n", "c      d"),  # no closing rule
+    (".. list-table::\n\n   * alpha\n   * beta\n", "* beta"),  # a list of one level
+    (".. csv-table:: Sizes\n   :file: sizes.csv\n", "Sizes"),  # read from a file: its title alone
+])
+def test_a_restructuredtext_table_docutils_cannot_read_stays_text(table, kept):
+    doc = parse_document(raw("docs/t.rst", ("Intro.\n\n" + table + "\nAfter.\n").encode()))
+    assert kept in doc.text and "After." in doc.text
+    assert all(e.category != "Table" for e in doc.elements)
+
+
+def test_a_long_restructuredtext_table_is_chunked_by_rows_under_its_header():
+    from rag_assets.core.chunking import ChunkingProfile, chunk_document
+    from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter
+
+    rows = "".join(f"NW-{i:05d}  Part number {i} for the dock\n" for i in range(2000))
+    page = f"Parts\n=====\n\n========  ================================\nSKU       Name\n========  " \
+           f"================================\n{rows}========  ================================\n"
+    doc = parse_document(raw("docs/parts.rst", page.encode()))
+    chunks = chunk_document(doc, ChunkingProfile("p", strategy="markdown"), get_token_counter(MINILM_TOKENIZER),
+                            256).chunks
+    assert len(chunks) > 20
+    assert "| SKU | Name |\n| --- | --- |\n| NW-00000 |" in chunks[0].text
+    for chunk in chunks[1:]:
+        assert chunk.text.startswith("| NW-") and chunk.text.endswith(" for the dock |")  # whole rows
+        assert "| SKU | Name |\n| --- | --- |" in chunk.embed_text  # the header embedded with every group
+    assert "| NW-01999 | Part number 1999 for the dock |" in chunks[-1].text
+
+
+@given(st.text(alphabet="ab .:|`_<>=-+*\n", max_size=160))
 @settings(max_examples=300, deadline=None)
 def test_restructuredtext_read_as_shown_has_ordered_non_empty_elements(text):
     from rag_assets.core.parsing.rst import rst_as_shown

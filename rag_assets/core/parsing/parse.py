@@ -37,8 +37,8 @@ from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, Par
                                             report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.rst import rst_as_shown
-from rag_assets.core.parsing.structure import (front_matter, markdown_elements, paragraph_elements, tag_names,
-                                              without_site_markup)
+from rag_assets.core.parsing.structure import (front_matter, markdown_elements, markdown_table, paragraph_elements,
+                                              tag_names, without_site_markup)
 from rag_assets.core.parsing.subtitles import subtitle_transcript
 
 # 43: a table's empty columns left out; 42: a slide without a title no longer under the slide
@@ -136,7 +136,9 @@ PARSER_REVISION = "44"
 #: - Markdown and notebooks 5: docs-site markup lines (admonition and tab markers, GitHub alerts, lines of
 #:   HTML/JSX tags, Hugo shortcodes or Liquid tags alone) read as the label they render, or left out (they
 #:   were embedded: "<TabItem value=\"py\" label=\"Python\">"); notebooks' Markdown cells lose comments too.
-FORMAT_REVISIONS = {**dict.fromkeys(("text", "code", "csv"), "1"), "rst": "3", "notebook": "5", "markdown": "5",
+#: - reStructuredText 4: grid and simple tables, ``list-table`` and ``csv-table`` are Markdown tables (a row a
+#:   line under its header, chunked with it; their border lines and list markers were embedded as text).
+FORMAT_REVISIONS = {**dict.fromkeys(("text", "code", "csv"), "1"), "rst": "4", "notebook": "5", "markdown": "5",
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("xml", "email"), "7"), "asciidoc": "8",
                     "docx": "9", "pptx": "6", "xlsx": "7", "subtitles": "1", "json": "2"}
@@ -536,7 +538,7 @@ def _record_items(records: list[dict]) -> list[tuple[str, str, None]]:
     if len(keys) > 2 * sum(map(len, records)) / len(records):
         return [("NarrativeText", "\n".join(f"{key}: {' '.join(_json_cell(v).split())}" for key, v in record.items()
                                             if v is not None), None) for record in records]
-    return [("Table", _markdown_rows([keys, *([_json_cell(record.get(key)) for key in keys] for record in records)]),
+    return [("Table", markdown_table([keys, *([_json_cell(record.get(key)) for key in keys] for record in records)]),
              None)]
 
 
@@ -625,7 +627,7 @@ def _unstructured_items(elements, page: int | None = None, under: int = 0,
 
 
 def _table_rows(table) -> tuple[str, str]:
-    """An unstructured table's caption (``_caption``) and Markdown rows (``_markdown_rows``); its
+    """An unstructured table's caption (``_caption``) and Markdown rows (``markdown_table``); its
     flat text where unstructured kept no structure."""
     from lxml import html
 
@@ -638,7 +640,7 @@ def _table_rows(table) -> tuple[str, str]:
             br.tail = "\n" + (br.tail or "")
         rows.append([cell.text_content() for cell in tr if cell.tag in ("td", "th")])
     caption, rows = _caption(rows)
-    return caption, _markdown_rows(rows) or str(table)
+    return caption, markdown_table(rows) or str(table)
 
 
 def _caption(rows: list[list[str]]) -> tuple[str, list[list[str]]]:
@@ -654,21 +656,6 @@ def _caption(rows: list[list[str]]) -> tuple[str, list[list[str]]]:
     if title and all(cell in ("", title) for cell in first) and len(set(second) - {""}) >= 2:
         return title, rows[filled[0] + 1 :]
     return "", rows
-
-
-def _markdown_rows(rows: list[list[str]]) -> str:
-    """Rows of cells as a Markdown table: the first row, a separator, then a line a row (a cell's
-    whitespace collapsed, a "|" in it written as "｜", short rows padded), so the table is cited and
-    chunked row by row with its header. Empty rows and columns are left out (a stray cell in column
-    XFD made 16,384 columns of a sheet of two); "" when none is left."""
-    kept = [cells for cells in ([" ".join(c.split()).replace("|", "｜") for c in row] for row in rows) if any(cells)]
-    if not kept:
-        return ""
-    used = sorted({i for cells in kept for i, cell in enumerate(cells) if cell})
-    kept = [[cells[i] if i < len(cells) else "" for i in used] for cells in kept]
-    width = len(used)
-    lines = ["| " + " | ".join(cells + [""] * (width - len(cells))) + " |" for cells in kept]
-    return "\n".join([lines[0], "|" + " --- |" * width, *lines[1:]])
 
 
 # unstructured detects each document's language (langdetect, whose 55 profiles a forked child
@@ -1489,7 +1476,7 @@ def _sheet_items(name: str, rows: list[list[str]], page: int) -> list[tuple[str,
     items = []
     for block in _sheet_tables(rows):
         caption, block = _caption(block)
-        if table := _markdown_rows(block):
+        if table := markdown_table(block):
             items += [*([("NarrativeText", caption, page)] if caption else []), ("Table", table, page)]
     return [("Title", name, page), *items] if items else []
 
@@ -2029,7 +2016,7 @@ def _pdf_tables(page) -> list[tuple[tuple[float, float, float, float], str]]:
     mb_top = page.mediabox[1]
     for table in page.find_tables():
         rows = [[cell or "" for cell in row] for row in table.extract()]
-        if len(rows) < 2 or max(len(row) for row in rows) < 2 or not (markdown := _markdown_rows(rows)):
+        if len(rows) < 2 or max(len(row) for row in rows) < 2 or not (markdown := markdown_table(rows)):
             continue
         x0, top, x1, bottom = table.bbox
         found.append(((x0, page.height + mb_top - bottom, x1, page.height + mb_top - top), markdown))

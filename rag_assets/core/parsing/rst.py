@@ -1,12 +1,14 @@
 """reStructuredText read as Sphinx or docutils shows it: what the rendered page holds, with its
-elements. Pure text work: no docutils, no Sphinx (a page is read alone, its includes unfollowed)."""
+elements. Pure text work: no Sphinx, and of docutils only its table parsers (a page is read alone,
+its includes unfollowed)."""
 
 from __future__ import annotations
 
+import csv
 import re
 
 from rag_assets.core.models import Element
-from rag_assets.core.parsing.structure import indent_width, line_break, rst_elements
+from rag_assets.core.parsing.structure import indent_width, line_break, markdown_table, rst_elements
 
 # Patterns are anchored at a line's start and never scan a long line more than once or twice.
 _DIRECTIVE = re.compile(r"([ \t]*)\.\.[ \t]+([\w+.-]+(?::[\w+.-]+)*)::(?:[ \t](.*))?")
@@ -28,6 +30,13 @@ _HIDDEN = frozenset("toctree index meta raw testsetup testcleanup".split())
 _CODE = frozenset("code-block code sourcecode code-tab parsed-literal testcode testoutput doctest ipython "
                   "jupyter-execute prompt math".split())
 _SHOWN_OPTIONS = ("alt", "caption", "title", "header")
+# Tables: a grid table's top border, a simple table's (two columns or more) and any border line of one.
+_GRID_TOP = re.compile(r"\+(?:-+\+)+")
+_GRID_BOTTOM = re.compile(r"\+(?:[-=]+\+)+")
+_SIMPLE_TOP = re.compile(r"=+(?:[ \t]+=+)+")
+_SIMPLE_BORDER = re.compile(r"=+(?:[ \t]+=+)*")
+_TABLE_DIRECTIVES = frozenset(("list-table", "csv-table"))
+_BULLET = re.compile(r"[-*+](?:[ \t]+|$)")
 # Inline markup: a role (:ref:`Install <install>`, :func:`~acme.send`), a hyperlink reference
 # (`Docs <https://...>`_, `Install`_) and a substitution (|product|).
 _ROLE = re.compile(r"(?<![\w`]):((?:[\w+.-]{1,40}:){0,2}[\w+.-]{1,40}):`(?>([^`\n]+))`(?!`)")
@@ -82,6 +91,151 @@ def _directive_line(indent: str, name: str, argument: str) -> str:
     return indent + argument if argument else ""
 
 
+def _body(line: str) -> str:
+    return line[: len(line) - len(line_break(line))]
+
+
+def _cell_rows(rows: list[list], head: int) -> list[list[str]]:
+    """docutils' parsed rows (a cell ``(morerows, morecols, offset, lines)`` or None where a span
+    covers it) as text rows, a spanning cell's text in every row and column it spans (as HTML
+    tables are read), the ``head`` header rows merged into one."""
+    width = max(len(row) for row in rows)
+    grid = [[""] * width for _ in rows]
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            if cell is not None:
+                text = " ".join(" ".join(cell[3]).split())
+                for rr in range(r, min(r + cell[0] + 1, len(rows))):
+                    grid[rr][c : c + cell[1] + 1] = [text] * len(grid[rr][c : c + cell[1] + 1])
+    return _merged_header(grid, head)
+
+
+def _merged_header(rows: list[list[str]], head: int) -> list[list[str]]:
+    """``rows`` with their first ``head`` rows (a header of several lines) merged into one: each
+    column's distinct texts joined in order."""
+    if head < 2:
+        return rows
+    width = max(len(row) for row in rows[:head])
+    columns = [[row[c] for row in rows[:head] if c < len(row) and row[c]] for c in range(width)]
+    return [[" ".join(dict.fromkeys(texts)) for texts in columns], *rows[head:]]
+
+
+def _drawn_table(lines: list[str], first: int, indent: int, unended: dict[int, int]) -> tuple[list[list[str]], int] | None:
+    """The grid or simple table whose top border is ``lines[first]`` (at ``indent`` columns, spaces
+    only): its rows as docutils reads them, and the index of the line after it; None where the lines
+    are no well-formed table (docutils would report an error, and the page shows them as text).
+    ``unended`` maps an indent to the line where a simple table's scan for its bottom border ended
+    without one (a line left of it, or the text's end): a table at that indent starting before that
+    line has none either, so no line is scanned twice."""
+    # docutils' parser package takes ~170 ms to import: only a page with a table pays it.
+    from docutils.parsers.rst.tableparser import GridTableParser, SimpleTableParser, TableMarkupError
+    from docutils.statemachine import StringList
+
+    top = _body(lines[first]).strip()
+    block = []
+    end = first
+    if _GRID_TOP.fullmatch(top):
+        while end < len(lines) and (body := _body(lines[end])).strip() and body[:indent] == " " * indent \
+                and body[indent:indent + 1] in ("+", "|"):
+            block.append(body[indent:].rstrip())
+            end += 1
+        if len(block) < 3 or not _GRID_BOTTOM.fullmatch(block[-1]) or any(len(b) != len(top) for b in block):
+            return None
+        parser = GridTableParser()
+    elif first < unended.get(indent, -1):
+        return None
+    else:
+        for end in range(first + 1, len(lines)):
+            body = _body(lines[end])
+            if body.strip() and body[:indent] != " " * indent:  # a line left of the table ends it
+                unended[indent] = end
+                return None
+            if _SIMPLE_BORDER.fullmatch(body[indent:].rstrip()) and (end + 1 == len(lines) or not lines[end + 1].strip()):
+                break
+        else:
+            unended[indent] = len(lines)
+            return None
+        block = [_body(line)[indent:].rstrip() for line in lines[first : end + 1]]
+        end += 1
+        parser = SimpleTableParser()
+    try:
+        _, head, body = parser.parse(StringList(block))
+    except (TableMarkupError, AssertionError):  # docutils asserts that every cell is used once
+        return None
+    return _cell_rows(head + body, len(head)), end
+
+
+def _directive_table(name: str, lines: list[str], first: int, indent: int) -> tuple[list[list[str]], int] | None:
+    """The rows of the ``list-table`` or ``csv-table`` directive at ``lines[first]`` (its ``header``
+    and ``header-rows`` options applied) and the index of the line after its content; None where its
+    content is no table (a list that is no two-level list, CSV that does not parse, a table read
+    from a file)."""
+    end = first + 1
+    for k in range(first + 1, len(lines)):
+        if lines[k].strip():
+            if indent_width(_body(lines[k])) <= indent:
+                break
+            end = k + 1
+    options: dict[str, str] = {}
+    content = first + 1
+    while content < end and (option := _OPTION.fullmatch(_body(lines[content]))):
+        options[option.group(1)] = (option.group(2) or "").strip()
+        content += 1
+    content = [_body(line) for line in lines[content:end]]
+    if name == "list-table":
+        rows = _list_rows(content)
+    else:
+        delimiter = {"tab": "\t", "space": " "}.get(options.get("delim", ","), options.get("delim", ","))
+        dialect = {"delimiter": delimiter, "quotechar": options.get("quote", '"') or '"', "strict": True,
+                   "escapechar": options.get("escape") or None, "skipinitialspace": "keepspace" not in options}
+        try:
+            rows = [row for row in csv.reader([line.strip() + "\n" for line in content], **dialect) if row]
+            if header := options.get("header"):
+                rows = [next(csv.reader([header], **dialect)), *rows]
+        except (csv.Error, TypeError, StopIteration):  # TypeError: a delimiter or quote of two characters
+            return None
+    if not rows:
+        return None
+    try:
+        head = int(options.get("header-rows") or 0) + ("header" in options)
+    except ValueError:
+        head = 0
+    return _merged_header(rows, head), end
+
+
+def _list_rows(content: list[str]) -> list[list[str]] | None:
+    """A list table's rows: each item of its outer bullet list a row, each item of the row's inner
+    list a cell (its lines joined)."""
+    rows: list[list[list[str]]] = []
+    base = cell_indent = None
+    for line in content:
+        if not line.strip():
+            continue
+        indent, text = indent_width(line), line.strip()
+        base = indent if base is None else base
+        if indent == base:
+            if not (row := _BULLET.match(text)):
+                return None
+            rows.append([])
+            rest = text[row.end():]
+            cell_indent = None
+            if rest:
+                if not (cell := _BULLET.match(rest)):
+                    return None
+                cell_indent = indent + row.end()
+                rows[-1].append([rest[cell.end():]])
+        elif indent < base:
+            return None
+        elif (cell := _BULLET.match(text)) and cell_indent in (None, indent):
+            cell_indent = indent
+            rows[-1].append([text[cell.end():]])
+        elif rows[-1]:
+            rows[-1][-1].append(text)
+        else:
+            return None
+    return [[" ".join(" ".join(cell).split()) for cell in row] for row in rows]
+
+
 def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     """``text`` as its rendered page shows it, and its elements: comments, hyperlink targets and
     substitution definitions left out (a substitution's ``replace::`` text put where it is used),
@@ -90,7 +244,8 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     ``code-block`` and the like), its options left out but for an ``alt``, ``caption`` or
     ``title``, a ``toctree``'s, ``index``'s, ``meta``'s or ``raw``'s content left out, roles and
     hyperlink references read as their text. Code (a literal block after "::", a code directive's
-    content, math) is kept as written and is a CodeSnippet."""
+    content, math) is kept as written and is a CodeSnippet. A table (grid, simple, ``list-table``,
+    ``csv-table``) is a Markdown table, a Table: a row a line under its header row."""
     lines = text.splitlines(keepends=True)
     substitutions = {}
     for line in lines:
@@ -98,6 +253,9 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             substitutions[match.group(1)] = (match.group(3) or "").strip()
     out: list[str] = []
     code: list[tuple[int, int]] = []
+    tables: list[tuple[int, int]] = []
+    skip_to = 0  # the line after a table read whole
+    unended: dict[int, int] = {}
     swallow: tuple[str, int] | None = None  # ("drop" | "code", the indent the block must exceed)
     options_over: int | None = None  # a directive's indent while its option lines may follow
     size = 0
@@ -109,7 +267,19 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
         out.append(piece)
         size += len(piece)
 
+    def shown_table(rows: list[list[str]]) -> str:
+        return markdown_table([[_inline_as_shown(cell, substitutions) for cell in row] for row in rows])
+
+    def emit_table(table: str, indent: str, end: str, after: int) -> None:
+        """Emit a Markdown ``table``, a line a row, a blank line after it where the page has none
+        (line ``after`` is text)."""
+        piece = "".join(indent + row + (end or "\n") for row in table.split("\n"))
+        tables.append((size, size + len(piece)))
+        emit(piece + ("\n" if after < len(lines) and lines[after].strip() else ""))
+
     for k, line in enumerate(lines):
+        if k < skip_to:
+            continue
         end = line_break(line)  # "\n", or a form feed, U+2028...
         body = line[: len(line) - len(end)]
         blank = not body.strip()
@@ -128,6 +298,12 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             emit(line)
             continue
         indent = indent_width(body)
+        if body[indent:indent + 1] in ("+", "=") and (k == 0 or not lines[k - 1].strip()) \
+                and (_GRID_TOP.fullmatch(body.strip()) or _SIMPLE_TOP.fullmatch(body.strip())) \
+                and (drawn := _drawn_table(lines, k, indent, unended)) and (table := shown_table(drawn[0])):
+            emit_table(table, body[:indent], end, drawn[1])
+            skip_to = drawn[1]
+            continue
         if not body.startswith(("..", "__"), indent):  # most lines: no directive, target or comment
             pass
         elif footnote := _FOOTNOTE.match(body):  # shown as its label and text: "[1] A footnote."
@@ -140,6 +316,13 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             name = directive.group(2)
             argument = _inline_as_shown((directive.group(3) or "").strip(), substitutions)
             shown = _directive_line(directive.group(1), name, argument)
+            if name in _TABLE_DIRECTIVES and (read := _directive_table(name, lines, k, indent)) \
+                    and (table := shown_table(read[0])):
+                if shown:  # the table's title, a paragraph of its own
+                    emit(shown + end + (end or "\n"))
+                emit_table(table, directive.group(1), end, read[1])
+                skip_to = read[1]
+                continue
             if shown:
                 emit(shown + end)
             options_over = indent
@@ -160,4 +343,4 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
                 continue
         emit(_inline_as_shown(body, substitutions) + end)
     shown = "".join(out)
-    return shown, rst_elements(shown, code)
+    return shown, rst_elements(shown, code, tables)

@@ -369,18 +369,22 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
 _ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*")  # a line of one punctuation character
 
 
-def rst_elements(text: str, code: Sequence[tuple[int, int]] = ()) -> tuple[Element, ...]:
+def rst_elements(text: str, code: Sequence[tuple[int, int]] = (),
+                 tables: Sequence[tuple[int, int]] = ()) -> tuple[Element, ...]:
     """Blocks of a reStructuredText text: Title (a line under, or between, two adornment lines of
     one character, as long as the title or at least 4; each adornment style a level, in the order
-    the text first uses it), CodeSnippet (a block starting in a ``code`` span: sorted ``(start,
-    end)`` spans of code, as ``rst_as_shown`` finds them, never read for titles), ListItem,
-    NarrativeText. Every element carries the heading path it sits under."""
+    the text first uses it), CodeSnippet and Table (a block starting in a ``code`` or ``tables``
+    span: sorted ``(start, end)`` spans, as ``rst_as_shown`` finds them, never read for titles),
+    ListItem, NarrativeText. Every element carries the heading path it sits under."""
     lines = list(_lines(text))
-    code_starts = [a for a, _ in code]
+    code_starts, table_starts = [a for a, _ in code], [a for a, _ in tables]
 
-    def in_code(pos: int) -> bool:
-        k = bisect_right(code_starts, pos) - 1
-        return k >= 0 and pos < code[k][1]
+    def within(spans: Sequence[tuple[int, int]], starts: list[int], pos: int) -> bool:
+        k = bisect_right(starts, pos) - 1
+        return k >= 0 and pos < spans[k][1]
+
+    def in_span(pos: int) -> bool:
+        return within(code, code_starts, pos) or within(tables, table_starts, pos)
 
     styles: list[tuple[str, bool]] = []
     stack: list[tuple[int, str]] = []
@@ -397,7 +401,8 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = ()) -> tuple[Eleme
     def flush() -> None:
         if block:
             first = block[0][2]
-            kind = "CodeSnippet" if in_code(block[0][0]) else "ListItem" if _LIST.match(first) else "NarrativeText"
+            kind = "Table" if within(tables, table_starts, block[0][0]) else "CodeSnippet" if in_span(block[0][0]) \
+                else "ListItem" if _LIST.match(first) else "NarrativeText"
             start = block[0][0] + len(first) - len(first.lstrip())
             elements.append(Element(start, block[-1][0] + len(block[-1][2].rstrip()), kind,
                                     heading_path=tuple(t for _, t in stack)))
@@ -406,7 +411,7 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = ()) -> tuple[Eleme
     i = 0
     while i < len(lines):
         start, _, line = lines[i]
-        prose = not in_code(start)
+        prose = not in_span(start)
         over = _ADORNMENT.fullmatch(line) if prose else None
         title_at = None
         if not block and over and i + 2 < len(lines) and lines[i + 1][2].strip() and not _ADORNMENT.fullmatch(lines[i + 1][2]) \
@@ -435,6 +440,21 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = ()) -> tuple[Eleme
         i += skip
     flush()
     return tuple(elements)
+
+
+def markdown_table(rows: list[list[str]]) -> str:
+    """Rows of cells as a Markdown table: the first row, a separator, then a line a row (a cell's
+    whitespace collapsed, a "|" in it written as "｜", short rows padded), so the table is cited and
+    chunked row by row with its header. Empty rows and columns are left out (a stray cell in column
+    XFD made 16,384 columns of a sheet of two); "" when none is left."""
+    kept = [cells for cells in ([" ".join(c.split()).replace("|", "｜") for c in row] for row in rows) if any(cells)]
+    if not kept:
+        return ""
+    used = sorted({i for cells in kept for i, cell in enumerate(cells) if cell})
+    kept = [[cells[i] if i < len(cells) else "" for i in used] for cells in kept]
+    width = len(used)
+    lines = ["| " + " | ".join(cells + [""] * (width - len(cells))) + " |" for cells in kept]
+    return "\n".join([lines[0], "|" + " --- |" * width, *lines[1:]])
 
 
 def paragraph_elements(text: str, category: str = "NarrativeText") -> tuple[Element, ...]:
