@@ -1948,6 +1948,37 @@ def test_a_restructuredtext_table_docutils_cannot_read_stays_text(table, kept):
     assert all(e.category != "Table" for e in doc.elements)
 
 
+@pytest.mark.parametrize("page, text", [
+    # a header cell spanning two columns: a simple table's row lists only its cells, so "Output" was
+    # put in the second column
+    ("=====  =====  ======\n   Inputs     Output\n------------  ------\nA      B      A or B\n=====  =====  ======\n"
+     "False  False  False\n=====  =====  ======\n",
+     "| Inputs A | Inputs B | Output A or B |\n| --- | --- | --- |\n| False | False | False |\n"),
+    # text right under the closing rule: docutils ends the table at its second rule
+    ("=====  =====\nName   Max\n=====  =====\nrows   100\n=====  =====\nThe limits apply.\n",
+     "| Name | Max |\n| --- | --- |\n| rows | 100 |\n\nThe limits apply.\n"),
+    # an untitled table under a line that shows text: it joined that paragraph
+    ("Intro.\n\n.. rubric:: Sizes\n.. csv-table::\n\n   a, b\n\nAfter.\n",
+     "Intro.\n\nSizes\n\n| a | b |\n| --- | --- |\n\nAfter.\n"),
+    # East Asian wide characters take two columns
+    ("+------+------+\n| 名前 | 値   |\n+======+======+\n| 東京 | 1    |\n+------+------+\n",
+     "| 名前 | 値 |\n| --- | --- |\n| 東京 | 1 |\n"),
+    ("====  ====\n名前  値\n====  ====\n東京  1\n====  ====\n", "| 名前 | 値 |\n| --- | --- |\n| 東京 | 1 |\n"),
+    # tabs are 8-column stops
+    ("Intro.\n\n\t+---+---+\n\t| a | b |\n\t+---+---+\n", "Intro.\n\n\t| a | b |\n\t| --- | --- |\n"),
+    ("=====\t=====\na\tb\n=====\t=====\n", "| a | b |\n| --- | --- |\n"),
+    # a table of empty cells shows nothing; a table right under a section title is one
+    ("Intro.\n\n+---+---+\n|   |   |\n+---+---+\n\nAfter.\n", "Intro.\n\n\nAfter.\n"),
+    ("Sizes\n=====\n+---+---+\n| a | b |\n+---+---+\n", "Sizes\n=====\n\n| a | b |\n| --- | --- |\n"),
+])
+def test_restructuredtext_tables_read_as_docutils_reads_them(page, text):
+    from rag_assets.core.parsing.rst import rst_as_shown
+
+    shown, elements = rst_as_shown(page)
+    assert shown == text
+    assert [e.category for e in elements if "| --- |" in shown[e.start : e.end]] == ["Table"] * ("| --- |" in shown)
+
+
 def test_a_long_restructuredtext_table_is_chunked_by_rows_under_its_header():
     from rag_assets.core.chunking import ChunkingProfile, chunk_document
     from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter

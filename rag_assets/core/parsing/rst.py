@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import csv
 import re
+from unicodedata import east_asian_width
 
 from rag_assets.core.models import Element
-from rag_assets.core.parsing.structure import indent_width, line_break, markdown_table, rst_elements
+from rag_assets.core.parsing.structure import ADORNMENT, indent_width, line_break, markdown_table, rst_elements
 
 # Patterns are anchored at a line's start and never scan a long line more than once or twice.
 _DIRECTIVE = re.compile(r"([ \t]*)\.\.[ \t]+([\w+.-]+(?::[\w+.-]+)*)::(?:[ \t](.*))?")
@@ -36,7 +37,9 @@ _GRID_BOTTOM = re.compile(r"\+(?:[-=]+\+)+")
 _SIMPLE_TOP = re.compile(r"=+(?:[ \t]+=+)+")
 _SIMPLE_BORDER = re.compile(r"=+(?:[ \t]+=+)*")
 _TABLE_DIRECTIVES = frozenset(("list-table", "csv-table"))
-_BULLET = re.compile(r"[-*+](?:[ \t]+|$)")
+_BULLET = re.compile(r"[-*+\u2022\u2023\u2043](?:[ \t]+|$)")
+_PAD = "\x00"  # docutils' double_width_pad_char
+MAX_TABLE_WIDTH = 2_000  # characters; docutils' parsers take time quadratic in a table's width
 # Inline markup: a role (:ref:`Install <install>`, :func:`~acme.send`), a hyperlink reference
 # (`Docs <https://...>`_, `Install`_) and a substitution (|product|).
 _ROLE = re.compile(r"(?<![\w`]):((?:[\w+.-]{1,40}:){0,2}[\w+.-]{1,40}):`(?>([^`\n]+))`(?!`)")
@@ -95,18 +98,23 @@ def _body(line: str) -> str:
     return line[: len(line) - len(line_break(line))]
 
 
-def _cell_rows(rows: list[list], head: int) -> list[list[str]]:
-    """docutils' parsed rows (a cell ``(morerows, morecols, offset, lines)`` or None where a span
-    covers it) as text rows, a spanning cell's text in every row and column it spans (as HTML
-    tables are read), the ``head`` header rows merged into one."""
-    width = max(len(row) for row in rows)
+def _cell_rows(rows: list[list], head: int, compact: bool) -> list[list[str]]:
+    """docutils' parsed rows as text rows, a spanning cell's text in every row and column it spans
+    (as HTML tables are read), the ``head`` header rows merged into one. A cell is ``(morerows,
+    morecols, offset, lines)``; a grid table's row holds one a column (None where a span covers
+    it), a simple table's row (``compact``) only its cells, each after the columns the one before spans."""
+    width = max(sum(cell[1] + 1 for cell in row) if compact else len(row) for row in rows)
     grid = [[""] * width for _ in rows]
     for r, row in enumerate(rows):
+        column = 0
         for c, cell in enumerate(row):
-            if cell is not None:
-                text = " ".join(" ".join(cell[3]).split())
-                for rr in range(r, min(r + cell[0] + 1, len(rows))):
-                    grid[rr][c : c + cell[1] + 1] = [text] * len(grid[rr][c : c + cell[1] + 1])
+            if cell is None:
+                continue
+            column = column if compact else c
+            text = " ".join(" ".join(cell[3]).split())
+            for covered in grid[r : r + cell[0] + 1]:
+                covered[column : column + cell[1] + 1] = [text] * len(covered[column : column + cell[1] + 1])
+            column += cell[1] + 1
     return _merged_header(grid, head)
 
 
@@ -120,49 +128,60 @@ def _merged_header(rows: list[list[str]], head: int) -> list[list[str]]:
     return [[" ".join(dict.fromkeys(texts)) for texts in columns], *rows[head:]]
 
 
-def _drawn_table(lines: list[str], first: int, indent: int, unended: dict[int, int]) -> tuple[list[list[str]], int] | None:
-    """The grid or simple table whose top border is ``lines[first]`` (at ``indent`` columns, spaces
-    only): its rows as docutils reads them, and the index of the line after it; None where the lines
-    are no well-formed table (docutils would report an error, and the page shows them as text).
-    ``unended`` maps an indent to the line where a simple table's scan for its bottom border ended
-    without one (a line left of it, or the text's end): a table at that indent starting before that
-    line has none either, so no line is scanned twice."""
+def _laid_out(line: str) -> str:
+    """A table line as docutils lays it out: tabs expanded to 8-column stops, a pad (which its
+    parsers drop from cells) after each East Asian wide character, as it takes two columns."""
+    line = line.expandtabs(8)
+    return line if line.isascii() else "".join(c + _PAD if east_asian_width(c) in "WF" else c for c in line)
+
+
+def _drawn_table(lines: list[str], first: int) -> tuple[list[list[str]], int] | None:
+    """The grid or simple table whose top border is ``lines[first]``: its rows as docutils reads
+    them, and the index of the line after it; None where the lines are no well-formed table
+    (docutils reports an error and the page shows them as text). A simple table ends, as docutils
+    ends it, at its second rule after the top border or at a rule before a blank line, so no scan
+    passes more than two rules."""
     # docutils' parser package takes ~170 ms to import: only a page with a table pays it.
     from docutils.parsers.rst.tableparser import GridTableParser, SimpleTableParser, TableMarkupError
     from docutils.statemachine import StringList
 
-    top = _body(lines[first]).strip()
+    top_line = _laid_out(_body(lines[first]))
+    top = top_line.strip()
+    indent = len(top_line) - len(top_line.lstrip(" "))
+    if len(top) > MAX_TABLE_WIDTH:
+        return None
     block = []
     end = first
     if _GRID_TOP.fullmatch(top):
-        while end < len(lines) and (body := _body(lines[end])).strip() and body[:indent] == " " * indent \
+        while end < len(lines) and (body := _laid_out(_body(lines[end]))).strip() and not body[:indent].strip() \
                 and body[indent:indent + 1] in ("+", "|"):
             block.append(body[indent:].rstrip())
             end += 1
         if len(block) < 3 or not _GRID_BOTTOM.fullmatch(block[-1]) or any(len(b) != len(top) for b in block):
             return None
         parser = GridTableParser()
-    elif first < unended.get(indent, -1):
-        return None
     else:
+        rules = 0
         for end in range(first + 1, len(lines)):
-            body = _body(lines[end])
-            if body.strip() and body[:indent] != " " * indent:  # a line left of the table ends it
-                unended[indent] = end
+            body = _laid_out(_body(lines[end]))
+            if body.strip() and body[:indent].strip():  # a line left of the table
                 return None
-            if _SIMPLE_BORDER.fullmatch(body[indent:].rstrip()) and (end + 1 == len(lines) or not lines[end + 1].strip()):
-                break
+            if _SIMPLE_BORDER.fullmatch(body[indent:].rstrip()):
+                rules += 1
+                if len(body.strip()) != len(top):
+                    return None
+                if rules == 2 or end + 1 == len(lines) or not lines[end + 1].strip():
+                    break
         else:
-            unended[indent] = len(lines)
             return None
-        block = [_body(line)[indent:].rstrip() for line in lines[first : end + 1]]
+        block = [_laid_out(_body(line))[indent:].rstrip() for line in lines[first : end + 1]]
         end += 1
         parser = SimpleTableParser()
     try:
         _, head, body = parser.parse(StringList(block))
     except (TableMarkupError, AssertionError):  # docutils asserts that every cell is used once
         return None
-    return _cell_rows(head + body, len(head)), end
+    return _cell_rows(head + body, len(head), isinstance(parser, SimpleTableParser)), end
 
 
 def _directive_table(name: str, lines: list[str], first: int, indent: int) -> tuple[list[list[str]], int] | None:
@@ -255,7 +274,6 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     code: list[tuple[int, int]] = []
     tables: list[tuple[int, int]] = []
     skip_to = 0  # the line after a table read whole
-    unended: dict[int, int] = {}
     swallow: tuple[str, int] | None = None  # ("drop" | "code", the indent the block must exceed)
     options_over: int | None = None  # a directive's indent while its option lines may follow
     size = 0
@@ -271,8 +289,10 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
         return markdown_table([[_inline_as_shown(cell, substitutions) for cell in row] for row in rows])
 
     def emit_table(table: str, indent: str, end: str, after: int) -> None:
-        """Emit a Markdown ``table``, a line a row, a blank line after it where the page has none
-        (line ``after`` is text)."""
+        """Emit a Markdown ``table``, a line a row, a blank line before and after it where the page
+        has none (the line shown before it, or line ``after``, is text)."""
+        if out and out[-1].strip():
+            emit(end or "\n")
         piece = "".join(indent + row + (end or "\n") for row in table.split("\n"))
         tables.append((size, size + len(piece)))
         emit(piece + ("\n" if after < len(lines) and lines[after].strip() else ""))
@@ -298,10 +318,12 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             emit(line)
             continue
         indent = indent_width(body)
-        if body[indent:indent + 1] in ("+", "=") and (k == 0 or not lines[k - 1].strip()) \
+        if body[indent:indent + 1] in ("+", "=") and (k == 0 or not lines[k - 1].strip()
+                                                       or ADORNMENT.fullmatch(_body(lines[k - 1]))) \
                 and (_GRID_TOP.fullmatch(body.strip()) or _SIMPLE_TOP.fullmatch(body.strip())) \
-                and (drawn := _drawn_table(lines, k, indent, unended)) and (table := shown_table(drawn[0])):
-            emit_table(table, body[:indent], end, drawn[1])
+                and (drawn := _drawn_table(lines, k)):
+            if table := shown_table(drawn[0]):  # a table of empty cells shows nothing
+                emit_table(table, body[:indent], end, drawn[1])
             skip_to = drawn[1]
             continue
         if not body.startswith(("..", "__"), indent):  # most lines: no directive, target or comment
@@ -319,7 +341,7 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             if name in _TABLE_DIRECTIVES and (read := _directive_table(name, lines, k, indent)) \
                     and (table := shown_table(read[0])):
                 if shown:  # the table's title, a paragraph of its own
-                    emit(shown + end + (end or "\n"))
+                    emit(shown + end)
                 emit_table(table, directive.group(1), end, read[1])
                 skip_to = read[1]
                 continue

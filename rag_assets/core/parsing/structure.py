@@ -366,7 +366,7 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
     return "".join(out) + text[kept_to:] if out else text
 
 
-_ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*")  # a line of one punctuation character
+ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*")  # a line of one punctuation character
 
 
 def rst_elements(text: str, code: Sequence[tuple[int, int]] = (),
@@ -394,7 +394,7 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = (),
     def adornment(k: int, title: str) -> str | None:
         if k >= len(lines):
             return None
-        match = _ADORNMENT.fullmatch(lines[k][2])
+        match = ADORNMENT.fullmatch(lines[k][2])
         width = len(lines[k][2].rstrip())
         return match.group(1) if match and (width >= len(title.rstrip()) or width >= 4) else None
 
@@ -412,9 +412,9 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = (),
     while i < len(lines):
         start, _, line = lines[i]
         prose = not in_span(start)
-        over = _ADORNMENT.fullmatch(line) if prose else None
+        over = ADORNMENT.fullmatch(line) if prose else None
         title_at = None
-        if not block and over and i + 2 < len(lines) and lines[i + 1][2].strip() and not _ADORNMENT.fullmatch(lines[i + 1][2]) \
+        if not block and over and i + 2 < len(lines) and lines[i + 1][2].strip() and not ADORNMENT.fullmatch(lines[i + 1][2]) \
                 and adornment(i + 2, lines[i + 1][2].strip()) == over.group(1):
             title_at, style, skip = i + 1, (over.group(1), True), 3
         elif prose and not block and line.strip() and line[:1] not in " \t" and not over \
