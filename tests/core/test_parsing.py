@@ -324,7 +324,11 @@ Short
 
 def test_restructuredtext_sections_nest_by_the_order_of_their_adornments():
     doc = parse_document(raw("docs/deploy.rst", RST.encode()))
-    shown = RST.replace("installer::", "installer:")  # as Sphinx shows it: the "::" marks the literal block
+    # as Sphinx shows it: the "::" marks the literal block, a title's adornment lines are its style
+    shown = RST.replace("installer::", "installer:").replace("=================\n", "")
+    for title, line in (("Install", "======="), ("Linux", "-----"), ("Use", "===")):
+        shown = shown.replace(f"\n{title}\n{line}\n", f"\n{title}\n")
+    assert "Short\n===" in shown and "Linux\n\n- Use apt." in shown
     assert (doc.content_type, doc.title, doc.text) == ("rst", "Deployment guide", shown)
     assert [(e.category, e.heading_path, doc.text[e.start:e.end]) for e in doc.elements] == [
         ("Title", ("Deployment guide",), "Deployment guide"),
@@ -346,7 +350,7 @@ def test_restructuredtext_elements_are_ordered_non_empty_spans_of_the_text(text)
     from rag_assets.core.parsing.structure import rst_elements
 
     ends = 0
-    for element in rst_elements(text):
+    for element in rst_elements(text)[0]:
         body = text[element.start:element.end]
         assert ends <= element.start < element.end <= len(text) and body.strip() == body
         assert element.category != "Title" or ("\n" not in body and element.heading_path[-1])
@@ -1716,7 +1720,7 @@ def test_a_long_restructuredtext_line_of_near_markup_is_read_in_one_pass(line):
     """Role, reference and directive patterns are anchored or atomic: a 100 kB line is not scanned
     again from each of its characters (minutes, where it is read in milliseconds)."""
     doc = parse_document(raw("notes.rst", f"Notes\n=====\n\n{line}\n".encode()))
-    assert line.strip()[-1] in doc.text and len(doc.text) > 10
+    assert line.strip()[-1] in doc.text and doc.text.startswith("Notes\n\n")
 
 
 def test_asciidoc_reads_as_asciidoctors_preprocessor_leaves_it():
@@ -1969,7 +1973,7 @@ def test_a_restructuredtext_table_docutils_cannot_read_stays_text(table, kept):
     ("=====\t=====\na\tb\n=====\t=====\n", "| a | b |\n| --- | --- |\n"),
     # a table of empty cells shows nothing; a table right under a section title is one
     ("Intro.\n\n+---+---+\n|   |   |\n+---+---+\n\nAfter.\n", "Intro.\n\n\nAfter.\n"),
-    ("Sizes\n=====\n+---+---+\n| a | b |\n+---+---+\n", "Sizes\n=====\n\n| a | b |\n| --- | --- |\n"),
+    ("Sizes\n=====\n+---+---+\n| a | b |\n+---+---+\n", "Sizes\n\n| a | b |\n| --- | --- |\n"),
 ])
 def test_restructuredtext_tables_read_as_docutils_reads_them(page, text):
     from rag_assets.core.parsing.rst import rst_as_shown

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import csv
 import re
+from bisect import bisect_right
+from dataclasses import replace
+from itertools import accumulate
 from unicodedata import east_asian_width
 
 from rag_assets.core.models import Element
@@ -365,4 +368,22 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
                 continue
         emit(_inline_as_shown(body, substitutions) + end)
     shown = "".join(out)
-    return shown, rst_elements(shown, code, tables)
+    return _without_lines(shown, *rst_elements(shown, code, tables))
+
+
+def _without_lines(text: str, elements: tuple[Element, ...],
+                   cuts: tuple[tuple[int, int], ...]) -> tuple[str, tuple[Element, ...]]:
+    """``text`` without the lines at the sorted ``cuts`` (its titles' adornment lines, which the page
+    shows as a title's style, not as a line of "=" that embedded one token a character), and
+    ``elements``, which hold none of them, moved to match."""
+    if not cuts:
+        return text, elements
+    starts = [a for a, _ in cuts]
+    removed = list(accumulate(b - a for a, b in cuts))  # characters cut up to each cut's end
+
+    def moved(pos: int) -> int:
+        k = bisect_right(starts, pos) - 1
+        return pos - removed[k] if k >= 0 else pos
+
+    kept = "".join(text[b:a] for b, a in zip((0, *(b for _, b in cuts)), (*starts, len(text))))
+    return kept, tuple(replace(e, start=moved(e.start), end=moved(e.end)) for e in elements)

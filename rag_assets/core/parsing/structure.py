@@ -370,12 +370,13 @@ ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*")  # a line of one punctu
 
 
 def rst_elements(text: str, code: Sequence[tuple[int, int]] = (),
-                 tables: Sequence[tuple[int, int]] = ()) -> tuple[Element, ...]:
+                 tables: Sequence[tuple[int, int]] = ()) -> tuple[tuple[Element, ...], tuple[tuple[int, int], ...]]:
     """Blocks of a reStructuredText text: Title (a line under, or between, two adornment lines of
     one character, as long as the title or at least 4; each adornment style a level, in the order
     the text first uses it), CodeSnippet and Table (a block starting in a ``code`` or ``tables``
     span: sorted ``(start, end)`` spans, as ``rst_as_shown`` finds them, never read for titles),
-    ListItem, NarrativeText. Every element carries the heading path it sits under."""
+    ListItem, NarrativeText. Every element carries the heading path it sits under. Also the
+    ``(start, end)`` spans of the titles' adornment lines, their line breaks included."""
     lines = list(_lines(text))
     code_starts, table_starts = [a for a, _ in code], [a for a, _ in tables]
 
@@ -389,6 +390,7 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = (),
     styles: list[tuple[str, bool]] = []
     stack: list[tuple[int, str]] = []
     elements: list[Element] = []
+    adornments: list[tuple[int, int]] = []
     block: list[tuple[int, int, str]] = []
 
     def adornment(k: int, title: str) -> str | None:
@@ -437,9 +439,10 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = (),
         begin = title_start + len(title_line) - len(title_line.lstrip())
         elements.append(Element(begin, title_start + len(title_line.rstrip()), "Title",
                                 heading_path=tuple(t for _, t in stack)))
+        adornments += [lines[k][:2] for k in range(i, i + skip) if k != title_at]
         i += skip
     flush()
-    return tuple(elements)
+    return tuple(elements), tuple(adornments)
 
 
 def markdown_table(rows: list[list[str]]) -> str:
