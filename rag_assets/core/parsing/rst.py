@@ -35,14 +35,14 @@ _CODE = frozenset("code-block code sourcecode code-tab parsed-literal testcode t
                   "jupyter-execute prompt math".split())
 _SHOWN_OPTIONS = ("alt", "caption", "title", "header")
 # Tables: a grid table's top border, a simple table's (two columns or more) and any border line of one.
-_GRID_TOP = re.compile(r"\+(?:-+\+)+")
+_GRID_TOP = re.compile(r"\+-[-+]+-\+")
 _GRID_BOTTOM = re.compile(r"\+(?:[-=]+\+)+")
 _SIMPLE_TOP = re.compile(r"=+(?:[ \t]+=+)+")
 _SIMPLE_BORDER = re.compile(r"=+(?:[ \t]+=+)*")
 _TABLE_DIRECTIVES = frozenset(("list-table", "csv-table"))
 _BULLET = re.compile(r"[-*+\u2022\u2023\u2043](?:[ \t]+|$)")
 _PAD = "\x00"  # docutils' double_width_pad_char
-MAX_TABLE_WIDTH = 2_000  # characters; docutils' parsers take time quadratic in a table's width
+MAX_TABLE_WORK = 20_000_000  # lines x columns x width; docutils parses a table of 10 million in about 2 s
 # Inline markup: a role (:ref:`Install <install>`, :func:`~acme.send`), a hyperlink reference
 # (`Docs <https://...>`_, `Install`_) and a substitution (|product|).
 _ROLE = re.compile(r"(?<![\w`]):((?:[\w+.-]{1,40}:){0,2}[\w+.-]{1,40}):`(?>([^`\n]+))`(?!`)")
@@ -138,64 +138,98 @@ def _laid_out(line: str) -> str:
     return line if line.isascii() else "".join(c + _PAD if east_asian_width(c) in "WF" else c for c in line)
 
 
-def _drawn_table(lines: list[str], first: int) -> tuple[list[list[str]], int] | None:
-    """The grid or simple table whose top border is ``lines[first]``: its rows as docutils reads
-    them, and the index of the line after it; None where the lines are no well-formed table
-    (docutils reports an error and the page shows them as text). A simple table ends, as docutils
-    ends it, at its second rule after the top border or at a rule before a blank line, so no scan
-    passes more than two rules."""
-    # docutils' parser package takes ~170 ms to import: only a page with a table pays it.
-    from docutils.parsers.rst.tableparser import GridTableParser, SimpleTableParser, TableMarkupError
-    from docutils.statemachine import StringList
+def _width(line: str) -> int:
+    """How many columns ``line``'s indentation takes, a tab to the next multiple of 8 (as docutils reads it)."""
+    line = line.expandtabs(8)
+    return len(line) - len(line.lstrip(" "))
 
-    top_line = _laid_out(_body(lines[first]))
-    top = top_line.strip()
-    indent = len(top_line) - len(top_line.lstrip(" "))
-    if len(top) > MAX_TABLE_WIDTH:
-        return None
-    block = []
-    end = first
-    if _GRID_TOP.fullmatch(top):
-        while end < len(lines) and (body := _laid_out(_body(lines[end]))).strip() and not body[:indent].strip() \
-                and body[indent:indent + 1] in ("+", "|"):
-            block.append(body[indent:].rstrip())
-            end += 1
-        if len(block) < 3 or not _GRID_BOTTOM.fullmatch(block[-1]) or any(len(b) != len(top) for b in block):
-            return None
-        parser = GridTableParser()
-    else:
-        rules = 0
-        for end in range(first + 1, len(lines)):
-            body = _laid_out(_body(lines[end]))
-            if body.strip() and body[:indent].strip():  # a line left of the table
+
+class _DrawnTables:
+    """A page's grid and simple tables, read by docutils' parsers within bounds on the whole page:
+    the scans for simple tables' ends pass at most two lines per line of the page (plus 10,000: a
+    top border never closed is scanned to the page's end), and the parsers, whose time grows with a
+    table's lines x columns x width, get ``MAX_TABLE_WORK`` of it. A table past either stays text."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        self.scan = 2 * len(lines) + 10_000
+        self.work = MAX_TABLE_WORK
+
+    def at(self, first: int) -> tuple[list[list[str]], int] | None:
+        """The table whose top border is line ``first``: its rows as docutils reads them, and the
+        index of the line after it; None where the lines are no well-formed table (docutils reports
+        an error, and the page shows them as text). A simple table ends, as docutils ends it, at its
+        second rule after the top border or at a rule before a blank line."""
+        # docutils' parser package takes ~170 ms to import: only a page with a table pays it.
+        from docutils.parsers.rst.tableparser import GridTableParser, SimpleTableParser, TableMarkupError
+        from docutils.statemachine import StringList
+
+        lines = self.lines
+        top_line = _laid_out(_body(lines[first]))
+        top = top_line.strip()
+        indent = len(top_line) - len(top_line.lstrip(" "))
+        block = []
+        end = first
+        if _GRID_TOP.fullmatch(top):
+            while end < len(lines) and (body := _laid_out(_body(lines[end]))).strip() and not body[:indent].strip() \
+                    and body[indent:indent + 1] in ("+", "|"):
+                block.append(body[indent:].rstrip())
+                end += 1
+            self.scan -= end - first
+            if len(block) < 3 or not _GRID_BOTTOM.fullmatch(block[-1]) or any(len(b) != len(top) for b in block):
                 return None
-            if _SIMPLE_BORDER.fullmatch(body[indent:].rstrip()):
-                rules += 1
-                if len(body.strip()) != len(top):
-                    return None
-                if rules == 2 or end + 1 == len(lines) or not lines[end + 1].strip():
-                    break
+            parser, columns = GridTableParser(), top.count("+") - 1
         else:
+            rules, closed = 0, False
+            for end in range(first + 1, min(len(lines), first + 1 + max(self.scan, 0))):
+                body = _laid_out(_body(lines[end]))
+                if body.strip() and body[:indent].strip():  # a line left of the table
+                    break
+                if _SIMPLE_BORDER.fullmatch(body[indent:].rstrip()):
+                    rules += 1
+                    if len(body.strip()) != len(top):  # a rule of another width: malformed
+                        break
+                    if rules == 2 or end + 1 == len(lines) or not lines[end + 1].strip():
+                        closed = True
+                        break
+            self.scan -= end - first
+            if not closed:
+                return None
+            block = [_laid_out(_body(line))[indent:].rstrip() for line in lines[first : end + 1]]
+            end += 1
+            parser, columns = SimpleTableParser(), len(top.split())
+        work = len(block) * columns * len(top)
+        if work > self.work:
             return None
-        block = [_laid_out(_body(line))[indent:].rstrip() for line in lines[first : end + 1]]
-        end += 1
-        parser = SimpleTableParser()
-    try:
-        _, head, body = parser.parse(StringList(block))
-    except (TableMarkupError, AssertionError):  # docutils asserts that every cell is used once
-        return None
-    return _cell_rows(head + body, len(head), isinstance(parser, SimpleTableParser)), end
+        self.work -= work
+        try:
+            _, head, body = parser.parse(StringList(block))
+        except (TableMarkupError, AssertionError, IndexError):  # docutils asserts that every cell is used once,
+            return None  # and a line with combining characters ends before its border where the parser looks
+        return _cell_rows(head + body, len(head), isinstance(parser, SimpleTableParser)), end
 
 
-def _directive_table(name: str, lines: list[str], first: int, indent: int) -> tuple[list[list[str]], int] | None:
+def _under_title(lines: list[str], k: int) -> bool:
+    """Whether line ``k - 1`` is a section title's underline (as ``rst_elements`` reads one: a line
+    of one punctuation character under a line of text that starts a block, as long as the title or
+    at least 4), so a table may start right under it."""
+    if k < 2 or not (under := ADORNMENT.fullmatch(_body(lines[k - 1]))) or not (title := _body(lines[k - 2]).strip()):
+        return False
+    if ADORNMENT.fullmatch(_body(lines[k - 2])) or len(under.group().rstrip()) < min(len(title), 4):
+        return False
+    return k == 2 or not lines[k - 3].strip() or bool(ADORNMENT.fullmatch(_body(lines[k - 3])))
+
+
+def _directive_table(name: str, lines: list[str], first: int) -> tuple[list[list[str]], int] | None:
     """The rows of the ``list-table`` or ``csv-table`` directive at ``lines[first]`` (its ``header``
     and ``header-rows`` options applied) and the index of the line after its content; None where its
     content is no table (a list that is no two-level list, CSV that does not parse, a table read
     from a file)."""
     end = first + 1
+    indent = _width(_body(lines[first]))
     for k in range(first + 1, len(lines)):
         if lines[k].strip():
-            if indent_width(_body(lines[k])) <= indent:
+            if _width(_body(lines[k])) <= indent:
                 break
             end = k + 1
     options: dict[str, str] = {}
@@ -233,7 +267,7 @@ def _list_rows(content: list[str]) -> list[list[str]] | None:
     for line in content:
         if not line.strip():
             continue
-        indent, text = indent_width(line), line.strip()
+        indent, text = _width(line), line.strip()
         base = indent if base is None else base
         if indent == base:
             if not (row := _BULLET.match(text)):
@@ -277,6 +311,7 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     code: list[tuple[int, int]] = []
     tables: list[tuple[int, int]] = []
     skip_to = 0  # the line after a table read whole
+    drawn_tables = _DrawnTables(lines)
     swallow: tuple[str, int] | None = None  # ("drop" | "code", the indent the block must exceed)
     options_over: int | None = None  # a directive's indent while its option lines may follow
     size = 0
@@ -321,10 +356,9 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             emit(line)
             continue
         indent = indent_width(body)
-        if body[indent:indent + 1] in ("+", "=") and (k == 0 or not lines[k - 1].strip()
-                                                       or ADORNMENT.fullmatch(_body(lines[k - 1]))) \
+        if body[indent:indent + 1] in ("+", "=") and (k == 0 or not lines[k - 1].strip() or _under_title(lines, k)) \
                 and (_GRID_TOP.fullmatch(body.strip()) or _SIMPLE_TOP.fullmatch(body.strip())) \
-                and (drawn := _drawn_table(lines, k)):
+                and (drawn := drawn_tables.at(k)):
             if table := shown_table(drawn[0]):  # a table of empty cells shows nothing
                 emit_table(table, body[:indent], end, drawn[1])
             skip_to = drawn[1]
@@ -341,7 +375,7 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             name = directive.group(2)
             argument = _inline_as_shown((directive.group(3) or "").strip(), substitutions)
             shown = _directive_line(directive.group(1), name, argument)
-            if name in _TABLE_DIRECTIVES and (read := _directive_table(name, lines, k, indent)) \
+            if name in _TABLE_DIRECTIVES and (read := _directive_table(name, lines, k)) \
                     and (table := shown_table(read[0])):
                 if shown:  # the table's title, a paragraph of its own
                     emit(shown + end)
