@@ -1992,6 +1992,23 @@ def test_restructuredtext_tables_read_as_docutils_reads_them(page, text):
     assert [e.category for e in elements if "| --- |" in shown[e.start : e.end]] == ["Table"] * ("| --- |" in shown)
 
 
+@pytest.mark.parametrize("page", ['Example:\n\n>>> print("=" * 10)\n==========\n\nText.\n', "* star\n******\n",
+                                  ":Field: value\n--------------\n", "-v  verbose\n-----------\n", "| line\n------\n"])
+def test_a_line_docutils_reads_before_a_title_is_no_title_and_keeps_the_line_under_it(page):
+    """A doctest's output line of "=" was read as its input's title underline, and cut from the text
+    with the titles' adornment lines."""
+    from rag_assets.core.parsing.rst import rst_as_shown
+
+    shown, elements = rst_as_shown(page)
+    assert shown == page and all(e.category != "Title" for e in elements)
+
+
+def test_a_list_table_row_whose_bullet_a_tab_follows_has_its_cells():
+    from rag_assets.core.parsing.rst import rst_as_shown
+
+    assert rst_as_shown(".. list-table::\n\n   *\t- a\n\t- b\n")[0] == "| a | b |\n| --- | --- |\n"  # was "| a - b |"
+
+
 def test_restructuredtext_table_borders_never_closed_are_scanned_once():
     """Each simple table's top border (each indented one column further, so no line ends it) was
     scanned to the page's end: 1,400 of them took 4 s; the page's scans are bounded by its length."""

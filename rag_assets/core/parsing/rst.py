@@ -267,7 +267,8 @@ def _list_rows(content: list[str]) -> list[list[str]] | None:
     for line in content:
         if not line.strip():
             continue
-        indent, text = _width(line), line.strip()
+        line = line.expandtabs(8)  # columns, as docutils counts them
+        indent, text = len(line) - len(line.lstrip()), line.strip()
         base = indent if base is None else base
         if indent == base:
             if not (row := _BULLET.match(text)):
@@ -356,8 +357,8 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             emit(line)
             continue
         indent = indent_width(body)
-        if body[indent:indent + 1] in ("+", "=") and (k == 0 or not lines[k - 1].strip() or _under_title(lines, k)) \
-                and (_GRID_TOP.fullmatch(body.strip()) or _SIMPLE_TOP.fullmatch(body.strip())) \
+        if body[indent:indent + 1] in ("+", "=") and (_GRID_TOP.fullmatch(body.strip()) or _SIMPLE_TOP.fullmatch(body.strip())) \
+                and (k == 0 or not lines[k - 1].strip() or _under_title(lines, k)) \
                 and (drawn := drawn_tables.at(k)):
             if table := shown_table(drawn[0]):  # a table of empty cells shows nothing
                 emit_table(table, body[:indent], end, drawn[1])

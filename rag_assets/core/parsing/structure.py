@@ -366,6 +366,9 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
     return "".join(out) + text[kept_to:] if out else text
 
 
+# What docutils reads before a section title: a line opening a doctest, a bullet list, a line block, a
+# field list or an option list is no title, whatever line of punctuation follows it.
+_NO_TITLE = re.compile(r"(?:>>>|[-*+\u2022\u2023\u2043|]|:[^:\s][^:]*:)(?:[ \t]|$)|--?\w")
 ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*")  # a line of one punctuation character
 
 
@@ -419,7 +422,7 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = (),
         if not block and over and i + 2 < len(lines) and lines[i + 1][2].strip() and not ADORNMENT.fullmatch(lines[i + 1][2]) \
                 and adornment(i + 2, lines[i + 1][2].strip()) == over.group(1):
             title_at, style, skip = i + 1, (over.group(1), True), 3
-        elif prose and not block and line.strip() and line[:1] not in " \t" and not over \
+        elif prose and not block and line.strip() and line[:1] not in " \t" and not over and not _NO_TITLE.match(line) \
                 and (char := adornment(i + 1, line)):
             title_at, style, skip = i, (char, False), 2
         if title_at is None:
