@@ -483,27 +483,6 @@ def test_sentence_window_carries_its_window():
     assert text[spans[2].window[0] : spans[2].window[1]] == "Two follows. Three is here. Four comes next."
 
 
-def test_a_table_row_in_a_sentence_window_is_embedded_under_its_table_header():
-    """A row was embedded with the rows next to it only: "| Team | 5,000/minute | 400 |" said nothing
-    of which column is the burst limit."""
-    rows = "".join(f"| Plan{i} | {i * 100}/minute | {i} |\n" for i in range(12))
-    text = f"# Limits\n\nThe gateway enforces these.\n\n| Plan | Requests | Burst |\n| --- | --- | --- |\n{rows}\nAfter.\n"
-    doc = parse_document(RawDocument("doc.md", "file:///doc.md", content_hash(text.encode()), 1, "v", text.encode()))
-    header = "| Plan | Requests | Burst |\n| --- | --- | --- |\n"
-    profile = ChunkingProfile("sw", strategy="sentence_window", max_tokens=128, window=0, embed_window=1,
-                              contextual_header=False, sentence_weight=0.3)
-    chunks = {c.text: c for c in chunk_document(doc, profile, COUNTERS[MINILM_TOKENIZER], 256).chunks}
-    for i in range(12):
-        row = chunks[f"| Plan{i} | {i * 100}/minute | {i} |"]
-        assert row.embed_text.count(header) == 1 and row.embed_text.startswith(header)  # once, if its window holds it
-        assert row.sentence == header + row.text  # its own embedding too
-    assert chunks[header.rstrip("\n")].sentence == header.rstrip("\n")  # the header row: none
-    assert "| Plan |" not in chunks["After."].embed_text.replace(header, "")  # prose: none
-    narrow = ChunkingProfile("sw", strategy="sentence_window", max_tokens=16, window=0, contextual_header=False)
-    assert all(c.embed_text == c.text for c in chunk_document(doc, narrow, COUNTERS[MINILM_TOKENIZER], 256).chunks
-               if c.text.startswith("| Plan1"))  # header and row over the budget: the row alone
-
-
 def test_sentence_window_splits_a_long_sentence_into_few_pieces_that_window_the_whole_sentence():
     """A sentence over the budget becomes the fewest pieces that fit (not a row per word), and
     each piece's window is the whole sentence when its rest fits one more chunk; a run-on longer

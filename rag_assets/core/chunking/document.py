@@ -169,7 +169,6 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
     own = embed_text if tokens <= limit else header + body  # the sentence alone (the chunker's budget fits it)
     if span.embed_span is not None:  # the sentence in its context, when that fits the model
         context = doc.text[span.embed_span[0] : span.embed_span[1]]
-        context = context if span.context.rstrip("\n") in context else span.context + context  # a row's table header
         wide = header + (clean(context, profile.cleaning, furniture) or context)
         wide_tokens = counter.count(wide)
         if wide_tokens <= limit:

@@ -11,7 +11,7 @@ import numpy as np
 from rag_assets.core.chunking.base import Chunker, Embed
 from rag_assets.core.chunking.engine import Span, TokenIndex, finalize, strip_span
 from rag_assets.core.chunking.packing import Item, finalize_items, merge_small, pack_units, split_units
-from rag_assets.core.chunking.sentences import sentence_spans, table_heads
+from rag_assets.core.chunking.sentences import sentence_spans
 from rag_assets.core.models import Element
 
 
@@ -99,8 +99,7 @@ class SemanticChunker(Chunker):
 class SentenceWindowChunker(Chunker):
     """One sentence per chunk (the retrieval unit), each carrying the span of the ``window``
     sentences around it for expansion at query time; with ``embed_window`` the sentence is
-    embedded together with that many sentences on each side (its meaning in context). A Markdown
-    table's row is a sentence, embedded after its table's header where what it embeds lacks it.
+    embedded together with that many sentences on each side (its meaning in context).
 
     A sentence over the budget is split into the fewest pieces that fit, at its clauses where it
     can (each piece its own chunk, embedded on its own). A piece's window still spans its whole
@@ -132,23 +131,6 @@ class SentenceWindowChunker(Chunker):
             if self.embed_window:
                 embed = (spans[max(0, i - self.embed_window)].start, spans[min(last, i + self.embed_window)].end)
             out.append(Span(span.start, span.end, span.tokens, window=window, embed_span=embed))
-        return self._under_table_heads(index, out) if "|" in text else out
-
-    def _under_table_heads(self, index: TokenIndex, spans: list[Span]) -> list[Span]:
-        """``spans`` with a table row's table header (its header and delimiter rows) as the context
-        embedded before it where the two fit the budget (and before its ``embed_span`` where that
-        does not hold the header): "| Team | 5,000/minute | 400 |" said nothing of which column is
-        the burst limit."""
-        heads = table_heads(index.text)
-        ends = [end for _, end, _ in heads]
-        out = []
-        for span in spans:
-            k = bisect_right(ends, span.start) - 1
-            if k >= 0 and span.start < heads[k][2]:
-                head = index.text[heads[k][0] : heads[k][1]].strip() + "\n"
-                if self.counter.count(head) - self.counter.special_tokens + span.tokens <= self.max_tokens:
-                    span = span._replace(context=head)
-            out.append(span)
         return out
 
     def _own_spans(self, index: TokenIndex, sentences: list[tuple[int, int]],

@@ -24,9 +24,6 @@ _LINE_BREAKS = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:#|[-*+\u2022][ \t]|\d{1,3}[
 # A table row: a line that starts with a pipe, but not a delimiter row (| --- | :-: |).
 _TABLE_ROW = re.compile(r"(?m)^[ \t]*\|(?![ \t:|-]*$).*$")
 _DELIMITER = re.compile(r"\n[ \t]*\|[ \t:|-]*-[ \t:|-]*(?=\n|$)")
-# A table's header row: a row (as above) that a delimiter row follows; and the rows after a line.
-_HEADER_ROW = re.compile(r"(?m)^[ \t]*\|(?![ \t:|-]*$).*(?=\n[ \t]*\|[ \t:|-]*-[ \t:|-]*(?:\n|$))")
-_ROWS = re.compile(r"(?:\n[ \t]*\|.*)*")
 
 
 def _opens_its_line(text: str, mark_start: int) -> bool:
@@ -57,16 +54,6 @@ def _row_end(text: str, line_end: int, end: int) -> int:
     """The end of a table row at ``line_end``, taking the delimiter row that follows a header row."""
     m = _DELIMITER.match(text, line_end, end)
     return m.end() if m else line_end
-
-
-def table_heads(text: str) -> list[tuple[int, int, int]]:
-    """Each Markdown table of ``text``: where its header (header row and delimiter row) starts and
-    ends, and where its rows end."""
-    heads = []
-    for m in _HEADER_ROW.finditer(text):
-        end = _DELIMITER.match(text, m.end()).end()
-        heads.append((m.start(), end, _ROWS.match(text, end).end()))
-    return heads
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
