@@ -2003,6 +2003,15 @@ def test_a_line_docutils_reads_before_a_title_is_no_title_and_keeps_the_line_und
     assert shown == page and all(e.category != "Title" for e in elements)
 
 
+def test_a_restructuredtext_transition_is_left_out_of_the_text():
+    """A transition (a rule between paragraphs) was a chunk of its own: "----------", embedded."""
+    from rag_assets.core.parsing.rst import rst_as_shown
+
+    shown, elements = rst_as_shown("Para one.\n\n----------\n\nPara two.\n\n---\n\nShort.\n")
+    assert shown == "Para one.\n\n\nPara two.\n\n---\n\nShort.\n"  # three characters make no transition
+    assert [shown[e.start : e.end] for e in elements] == ["Para one.", "Para two.", "---", "Short."]
+
+
 def test_a_list_table_row_whose_bullet_a_tab_follows_has_its_cells():
     from rag_assets.core.parsing.rst import rst_as_shown
 

@@ -138,7 +138,8 @@ PARSER_REVISION = "44"
 #:   were embedded: "<TabItem value=\"py\" label=\"Python\">"); notebooks' Markdown cells lose comments too.
 #: - reStructuredText 4: grid and simple tables, ``list-table`` and ``csv-table`` are Markdown tables (a row a
 #:   line under its header, chunked with it; their border lines and list markers were embedded as text); a
-#:   title's adornment lines are left out (MiniLM embedded a 38-character underline as 38 tokens of "-").
+#:   title's adornment lines and transitions are left out (MiniLM embedded a 38-character underline as 38
+#:   tokens of "-"; a transition was a chunk of its own).
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "code", "csv"), "1"), "rst": "4", "notebook": "5", "markdown": "5",
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("xml", "email"), "7"), "asciidoc": "8",

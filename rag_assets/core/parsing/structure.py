@@ -379,7 +379,8 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = (),
     the text first uses it), CodeSnippet and Table (a block starting in a ``code`` or ``tables``
     span: sorted ``(start, end)`` spans, as ``rst_as_shown`` finds them, never read for titles),
     ListItem, NarrativeText. Every element carries the heading path it sits under. Also the
-    ``(start, end)`` spans of the titles' adornment lines, their line breaks included."""
+    ``(start, end)`` spans of the titles' adornment lines and of transitions (a line of one
+    punctuation character, 4 or more, alone between blank lines), their line breaks included."""
     lines = list(_lines(text))
     code_starts, table_starts = [a for a, _ in code], [a for a, _ in tables]
 
@@ -426,7 +427,9 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = (),
                 and (char := adornment(i + 1, line)):
             title_at, style, skip = i, (char, False), 2
         if title_at is None:
-            if line.strip():
+            if over and not block and len(line.rstrip()) >= 4 and (i + 1 == len(lines) or not lines[i + 1][2].strip()):
+                adornments.append(lines[i][:2])  # a transition: the page shows a rule, not a line of "-"
+            elif line.strip():
                 block.append(lines[i])
             else:
                 flush()
