@@ -483,6 +483,21 @@ def test_sentence_window_carries_its_window():
     assert text[spans[2].window[0] : spans[2].window[1]] == "Two follows. Three is here. Four comes next."
 
 
+def test_a_sentence_of_marks_joins_the_sentence_before_it():
+    """A rule ("---"), a signature line of dots or a lone ")" was a sentence, so an index row of
+    punctuation in the sentence strategies."""
+    text = "(\n\nThe tenant signs here.\n\n.................................\n\nThe landlord signs. ---\n\n***\n"
+    for name in ("sentence_window", "sentence"):
+        spans = STRATEGIES[name](64, 0, COUNTERS[MINILM_TOKENIZER]).chunk(text)
+        assert all(any(c.isalnum() for c in text[s.start : s.end]) for s in spans), name
+    spans = STRATEGIES["sentence_window"](64, 0, COUNTERS[MINILM_TOKENIZER]).chunk(text)
+    assert [text[s.start : s.end] for s in spans] == [
+        "(\n\nThe tenant signs here.\n\n.................................", "The landlord signs. ---\n\n***"]
+    marks = "---\n\n***"
+    assert [marks[s.start : s.end] for s in STRATEGIES["sentence_window"](16, 0, COUNTERS[MINILM_TOKENIZER])
+            .chunk(marks)] == [marks]  # marks alone: one chunk
+
+
 def test_sentence_window_splits_a_long_sentence_into_few_pieces_that_window_the_whole_sentence():
     """A sentence over the budget becomes the fewest pieces that fit (not a row per word), and
     each piece's window is the whole sentence when its rest fits one more chunk; a run-on longer
@@ -538,8 +553,10 @@ def test_a_long_code_block_with_lines_of_white_space_is_chunked_without_empty_pi
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=documents, max_tokens=st.integers(16, 96))
 def test_sentence_window_windows_are_the_chunk_or_a_whole_sentence_made_of_chunks(text, max_tokens):
+    from rag_assets.core.chunking.prose import prose_units
+
     spans = STRATEGIES["sentence_window"](max_tokens, 0, COUNTERS[MINILM_TOKENIZER], window=0).chunk(text)
-    sentences = set(sentence_spans(text))
+    sentences = set(prose_units(text))  # its units: sentences, a sentence of marks joined to the one before
     for span in spans:
         assert span.window[0] <= span.start and span.end <= span.window[1]
         if span.window != (span.start, span.end):

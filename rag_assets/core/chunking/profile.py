@@ -17,8 +17,9 @@ CHUNKER_REVISION = "8"  # 8: running headers and footers leave the embedded text
 # markdown 1): small sections merged into a chunk cite the heading all of it lies under (the next
 # section's text was cited under the subsection before it); auto 4 and transcript 1: a turn's speaker may
 # open with any script's capital (Élodie), its stamp run past 99 hours; sentence_window 2, sentence 1,
-# semantic 1 and auto 5: a code block is one unit, never cut into sentences (its lines were units)
-STRATEGY_REVISIONS = {"sentence_window": "2", "sentence": "1", "semantic": "1", "auto": "5", "markdown": "1",
+# semantic 1 and auto 5: a code block is one unit, never cut into sentences (its lines were units); sentence_window 3,
+# sentence 2, semantic 2 and auto 6: a sentence of no letter or digit ("---", a line of dots) joins the one before
+STRATEGY_REVISIONS = {"sentence_window": "3", "sentence": "2", "semantic": "2", "auto": "6", "markdown": "1",
                       "transcript": "1"}
 
 # Settings added later count in the fingerprint only when set, so existing profiles keep theirs.

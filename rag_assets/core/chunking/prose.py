@@ -3,6 +3,7 @@ them, and one sentence per chunk carrying its window."""
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from typing import Sequence
 
@@ -15,9 +16,33 @@ from rag_assets.core.chunking.sentences import sentence_spans
 from rag_assets.core.models import Element
 
 
+_WORD = re.compile(r"[^\W_]")  # a letter or a digit
+
+
 def prose_units(text: str, elements: Sequence[Element] = ()) -> list[tuple[int, int]]:
     """The sentences of ``text``, each code block (a CodeSnippet element) one unit: code has no
-    sentences (its blank-line paragraphs, "# comment" lines and YAML list items were units of their own)."""
+    sentences (its blank-line paragraphs, "# comment" lines and YAML list items were units of their own).
+    A unit of no letter or digit (a rule of "---", a signature line of dots, a lone ")") is joined to
+    the unit before it (the first, to the one after): alone it was an index row of punctuation."""
+    return _marks_joined(text, _units(text, elements))
+
+
+def _marks_joined(text: str, units: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    lead = None  # the start of the marks before the first unit with a word
+    for a, b in units:
+        if not _WORD.search(text, a, b):
+            if out:
+                out[-1] = (out[-1][0], b)
+            elif lead is None:
+                lead = a
+            continue
+        out.append((a if lead is None else lead, b))
+        lead = None
+    return out if lead is None else [(lead, units[-1][1])]  # marks alone: one unit
+
+
+def _units(text: str, elements: Sequence[Element]) -> list[tuple[int, int]]:
     units: list[tuple[int, int]] = []
     pos = 0
     for element in sorted((e for e in elements if e.category == "CodeSnippet"), key=lambda e: e.start):
