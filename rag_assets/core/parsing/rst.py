@@ -12,7 +12,8 @@ from itertools import accumulate
 from unicodedata import east_asian_width
 
 from rag_assets.core.models import Element
-from rag_assets.core.parsing.structure import ADORNMENT, indent_width, line_break, markdown_table, rst_elements
+from rag_assets.core.parsing.structure import (ADORNMENT, indent_width, line_body, line_break, markdown_table,
+                                              rst_elements, rst_underline)
 
 # Patterns are anchored at a line's start and never scan a long line more than once or twice.
 _DIRECTIVE = re.compile(r"([ \t]*)\.\.[ \t]+([\w+.-]+(?::[\w+.-]+)*)::(?:[ \t](.*))?")
@@ -97,10 +98,6 @@ def _directive_line(indent: str, name: str, argument: str) -> str:
     return indent + argument if argument else ""
 
 
-def _body(line: str) -> str:
-    return line[: len(line) - len(line_break(line))]
-
-
 def _cell_rows(rows: list[list], head: int, compact: bool) -> list[list[str]]:
     """docutils' parsed rows as text rows, a spanning cell's text in every row and column it spans
     (as HTML tables are read), the ``head`` header rows merged into one. A cell is ``(morerows,
@@ -165,13 +162,12 @@ class _DrawnTables:
         from docutils.statemachine import StringList
 
         lines = self.lines
-        top_line = _laid_out(_body(lines[first]))
-        top = top_line.strip()
-        indent = len(top_line) - len(top_line.lstrip(" "))
+        top = _laid_out(line_body(lines[first])).strip()
+        indent = _width(line_body(lines[first]))
         block = []
         end = first
         if _GRID_TOP.fullmatch(top):
-            while end < len(lines) and (body := _laid_out(_body(lines[end]))).strip() and not body[:indent].strip() \
+            while end < len(lines) and (body := _laid_out(line_body(lines[end]))).strip() and not body[:indent].strip() \
                     and body[indent:indent + 1] in ("+", "|"):
                 block.append(body[indent:].rstrip())
                 end += 1
@@ -182,7 +178,7 @@ class _DrawnTables:
         else:
             rules, closed = 0, False
             for end in range(first + 1, min(len(lines), first + 1 + max(self.scan, 0))):
-                body = _laid_out(_body(lines[end]))
+                body = _laid_out(line_body(lines[end]))
                 if body.strip() and body[:indent].strip():  # a line left of the table
                     break
                 if _SIMPLE_BORDER.fullmatch(body[indent:].rstrip()):
@@ -195,7 +191,7 @@ class _DrawnTables:
             self.scan -= end - first
             if not closed:
                 return None
-            block = [_laid_out(_body(line))[indent:].rstrip() for line in lines[first : end + 1]]
+            block = [_laid_out(line_body(line))[indent:].rstrip() for line in lines[first : end + 1]]
             end += 1
             parser, columns = SimpleTableParser(), len(top.split())
         work = len(block) * columns * len(top)
@@ -210,14 +206,10 @@ class _DrawnTables:
 
 
 def _under_title(lines: list[str], k: int) -> bool:
-    """Whether line ``k - 1`` is a section title's underline (as ``rst_elements`` reads one: a line
-    of one punctuation character under a line of text that starts a block, as long as the title or
-    at least 4), so a table may start right under it."""
-    if k < 2 or not (under := ADORNMENT.fullmatch(_body(lines[k - 1]))) or not (title := _body(lines[k - 2]).strip()):
-        return False
-    if ADORNMENT.fullmatch(_body(lines[k - 2])) or len(under.group().rstrip()) < min(len(title), 4):
-        return False
-    return k == 2 or not lines[k - 3].strip() or bool(ADORNMENT.fullmatch(_body(lines[k - 3])))
+    """Whether line ``k - 1`` is a section title's underline (``rst_underline``, under a line that
+    starts a block), so a table may start right under it."""
+    return k >= 2 and rst_underline(line_body(lines[k - 2]), line_body(lines[k - 1])) is not None \
+        and (k == 2 or not lines[k - 3].strip() or bool(ADORNMENT.fullmatch(line_body(lines[k - 3]))))
 
 
 def _directive_table(name: str, lines: list[str], first: int) -> tuple[list[list[str]], int] | None:
@@ -226,18 +218,18 @@ def _directive_table(name: str, lines: list[str], first: int) -> tuple[list[list
     content is no table (a list that is no two-level list, CSV that does not parse, a table read
     from a file)."""
     end = first + 1
-    indent = _width(_body(lines[first]))
+    indent = _width(line_body(lines[first]))
     for k in range(first + 1, len(lines)):
         if lines[k].strip():
-            if _width(_body(lines[k])) <= indent:
+            if _width(line_body(lines[k])) <= indent:
                 break
             end = k + 1
     options: dict[str, str] = {}
     content = first + 1
-    while content < end and (option := _OPTION.fullmatch(_body(lines[content]))):
+    while content < end and (option := _OPTION.fullmatch(line_body(lines[content]))):
         options[option.group(1)] = (option.group(2) or "").strip()
         content += 1
-    content = [_body(line) for line in lines[content:end]]
+    content = [line_body(line) for line in lines[content:end]]
     if name == "list-table":
         rows = _list_rows(content)
     else:
@@ -306,7 +298,7 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     lines = text.splitlines(keepends=True)
     substitutions = {}
     for line in lines:
-        if (match := _SUBSTITUTION.fullmatch(line[: len(line) - len(line_break(line))])) and match.group(2) == "replace":
+        if (match := _SUBSTITUTION.fullmatch(line_body(line))) and match.group(2) == "replace":
             substitutions[match.group(1)] = (match.group(3) or "").strip()
     out: list[str] = []
     code: list[tuple[int, int]] = []

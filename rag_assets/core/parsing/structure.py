@@ -316,6 +316,11 @@ def line_break(line: str) -> str:
     return line[len(parts[0]) :] if parts else line
 
 
+def line_body(line: str) -> str:
+    """``line`` without its line break (``line_break``)."""
+    return line[: len(line) - len(line_break(line))]
+
+
 def indent_width(line: str) -> int:
     """How many spaces and tabs open ``line``."""
     return len(line) - len(line.lstrip(" \t"))
@@ -337,7 +342,7 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
         k = 0
         while k < len(lines):
             line = lines[k]
-            body = line[: len(line) - len(line_break(line))]
+            body = line_body(line)
             k += 1
             if fence is not None and body.strip() and indent_width(body) < fence[1]:
                 fence = None  # a line left of the fence ends the tab or admonition holding it
@@ -372,6 +377,22 @@ _NO_TITLE = re.compile(r"(?:>>>|[-*+\u2022\u2023\u2043|]|:[^:\s][^:]*:)(?:[ \t]|
 ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*")  # a line of one punctuation character
 
 
+def _adornment(line: str, title: str) -> str | None:
+    """The character of ``line`` where it adorns ``title``: a line of one punctuation character, as
+    long as the title or at least 4."""
+    match = ADORNMENT.fullmatch(line)
+    width = len(line.rstrip())
+    return match.group(1) if match and (width >= len(title.rstrip()) or width >= 4) else None
+
+
+def rst_underline(title: str, under: str) -> str | None:
+    """The adornment character where line ``under`` underlines line ``title`` as a section title
+    (``title`` unindented text that is no adornment and opens nothing docutils reads first), else None."""
+    if not title.strip() or title[:1] in " \t" or ADORNMENT.fullmatch(title) or _NO_TITLE.match(title):
+        return None
+    return _adornment(under, title)
+
+
 def rst_elements(text: str, code: Sequence[tuple[int, int]] = (),
                  tables: Sequence[tuple[int, int]] = ()) -> tuple[tuple[Element, ...], tuple[tuple[int, int], ...]]:
     """Blocks of a reStructuredText text: Title (a line under, or between, two adornment lines of
@@ -397,13 +418,6 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = (),
     adornments: list[tuple[int, int]] = []
     block: list[tuple[int, int, str]] = []
 
-    def adornment(k: int, title: str) -> str | None:
-        if k >= len(lines):
-            return None
-        match = ADORNMENT.fullmatch(lines[k][2])
-        width = len(lines[k][2].rstrip())
-        return match.group(1) if match and (width >= len(title.rstrip()) or width >= 4) else None
-
     def flush() -> None:
         if block:
             first = block[0][2]
@@ -421,10 +435,9 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = (),
         over = ADORNMENT.fullmatch(line) if prose else None
         title_at = None
         if not block and over and i + 2 < len(lines) and lines[i + 1][2].strip() and not ADORNMENT.fullmatch(lines[i + 1][2]) \
-                and adornment(i + 2, lines[i + 1][2].strip()) == over.group(1):
+                and _adornment(lines[i + 2][2], lines[i + 1][2].strip()) == over.group(1):
             title_at, style, skip = i + 1, (over.group(1), True), 3
-        elif prose and not block and line.strip() and line[:1] not in " \t" and not over and not _NO_TITLE.match(line) \
-                and (char := adornment(i + 1, line)):
+        elif prose and not block and i + 1 < len(lines) and (char := rst_underline(line, lines[i + 1][2])):
             title_at, style, skip = i, (char, False), 2
         if title_at is None:
             if over and not block and len(line.rstrip()) >= 4 and (i + 1 == len(lines) or not lines[i + 1][2].strip()):
