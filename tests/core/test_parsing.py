@@ -123,12 +123,26 @@ def test_setext_headings_are_headings_and_title_the_document():
             "Usage\n-----\n\nUse it.\n\n---\n\nAfter a rule.\n\n- an item\n---\n")
     doc = parse_document(raw("docs/readme.md", text.encode()))
     titles = [(doc.text[e.start:e.end], e.heading_path) for e in doc.elements if e.category == "Title"]
-    assert titles == [("Main Title\n==========", ("Main Title",)),
-                      ("Install\nGuide\n---", ("Main Title", "Install Guide")),  # a paragraph's lines, joined
+    assert titles == [("Main Title", ("Main Title",)),
+                      ("Install\nGuide", ("Main Title", "Install Guide")),  # a paragraph's lines, joined
                       ("### Deep", ("Main Title", "Install Guide", "Deep")),
-                      ("Usage\n-----", ("Main Title", "Usage"))]  # a rule after a blank line or a list item is none
+                      ("Usage", ("Main Title", "Usage"))]  # a rule after a blank line or a list item is none
     assert doc.title == "Main Title"
     assert next(e for e in doc.elements if "After a rule" in doc.text[e.start:e.end]).heading_path == ("Main Title", "Usage")
+    # the page shows underlines as a heading's style and rules as lines, not as "=====" to embed
+    assert "==" not in doc.text and "---" not in doc.text and "- an item" in doc.text
+    assert doc.text.split() == [w for w in text.split() if w.strip("=-") or w == "-"]  # the item's marker stays
+
+
+def test_thematic_breaks_are_left_out_wherever_they_end_a_block():
+    text = ("# Notes\n\nFirst part.\n***\nSecond part.\n\n* * *\n\n- item one\n- item two\n___\n"
+            "| a | b |\n|---|---|\n| 1 | 2 |\n- - -\n```\n---\n```\nEnd.\n")
+    doc = parse_document(raw("notes.md", text.encode()))
+    blocks = [(e.category, doc.text[e.start:e.end]) for e in doc.elements]
+    assert blocks == [("Title", "# Notes"), ("NarrativeText", "First part."), ("NarrativeText", "Second part."),
+                      ("ListItem", "- item one\n- item two"), ("Table", "| a | b |\n|---|---|\n| 1 | 2 |"),
+                      ("CodeSnippet", "```\n---\n```\n"), ("NarrativeText", "End.")]  # a rule in code stays
+    assert "***" not in doc.text and "* * *" not in doc.text and "___" not in doc.text and "- - -" not in doc.text
 
 
 def test_a_fence_closes_only_on_a_line_of_its_character_at_least_as_long():
@@ -236,19 +250,21 @@ def test_a_slide_s_one_heading_is_its_title_and_short_bullets_or_a_subtitle_are_
     assert paths["Churn down to 3.1%"] == paths["Growth came from the Lyon distributor."] == ("Highlights",)
 
 
-@pytest.mark.parametrize("head, title", [
-    ("---\nid: deploy-runbook\ntitle: Deploying the **billing** service\ntags: [billing]\n---\n", "Deploying the billing service"),
-    ("+++\ntitle = \"Deploying billing\"\ndraft = false\n+++\n", "Deploying billing"),  # Hugo's TOML
-    ("---\r\ntitle: Written on Windows\r\n...\r\n", "Written on Windows"),
-    ("---\nid: no-title\n---\n", "Rollback"),  # no title: the sole heading, as without front matter
-    ("---\ntitle: [unclosed\n---\n", "Rollback"),  # not YAML
-    ("---\ntitle: mismatched\n+++\n", "Rollback"),
-    ("---\n\nA rule, then a paragraph with title: in it.\n\n", "Rollback"),  # never closed
+@pytest.mark.parametrize("head, title, shown", [
+    ("---\nid: deploy-runbook\ntitle: Deploying the **billing** service\ntags: [billing]\n---\n", "Deploying the billing service",
+     None),
+    ("+++\ntitle = \"Deploying billing\"\ndraft = false\n+++\n", "Deploying billing", None),  # Hugo's TOML
+    ("---\r\ntitle: Written on Windows\r\n...\r\n", "Written on Windows", "---\ntitle: Written on Windows\n...\n"),
+    ("---\nid: no-title\n---\n", "Rollback", None),  # no title: the sole heading, as without front matter
+    ("---\ntitle: [unclosed\n---\n", "Rollback", None),  # not YAML
+    # no front matter: the page shows its "---" as a rule, which is left out of the text
+    ("---\ntitle: mismatched\n+++\n", "Rollback", "\ntitle: mismatched\n+++\n"),
+    ("---\n\nA rule, then a paragraph with title: in it.\n\n", "Rollback", "\n\nA rule, then a paragraph with title: in it."),
 ])
-def test_a_markdown_files_front_matter_names_it(head, title):
+def test_a_markdown_files_front_matter_names_it(head, title, shown):
     doc = parse_document(raw("docs/deploy-runbook.md", (head + "\nRun the pipeline.\n\n## Rollback\n\nUse the last tag.\n").encode()))
     assert doc.title == title
-    assert doc.text.startswith(head.replace("\r\n", "\n"))  # the text is the file's, front matter included
+    assert doc.text.startswith(shown or head)  # the text is the file's, front matter included
 
 
 @pytest.mark.parametrize("head, tags", [

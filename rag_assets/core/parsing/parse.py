@@ -37,8 +37,8 @@ from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, Par
                                             report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.rst import rst_as_shown
-from rag_assets.core.parsing.structure import (front_matter, markdown_elements, markdown_table, paragraph_elements,
-                                              tag_names, without_site_markup)
+from rag_assets.core.parsing.structure import (front_matter, markdown_blocks, markdown_table, paragraph_elements,
+                                              tag_names, without_lines, without_site_markup)
 from rag_assets.core.parsing.subtitles import subtitle_transcript
 
 # 43: a table's empty columns left out; 42: a slide without a title no longer under the slide
@@ -140,7 +140,10 @@ PARSER_REVISION = "44"
 #:   line under its header, chunked with it; their border lines and list markers were embedded as text); a
 #:   title's adornment lines and transitions are left out (MiniLM embedded a 38-character underline as 38
 #:   tokens of "-"; a transition was a chunk of its own).
-FORMAT_REVISIONS = {**dict.fromkeys(("text", "code", "csv"), "1"), "rst": "4", "notebook": "5", "markdown": "5",
+#: - Markdown and notebooks 6: setext underlines ("=====" under a heading) and thematic breaks ("---", "* * *")
+#:   are left out of the text, as the page shows a heading's style and a rule ("---" was embedded beside its
+#:   paragraph; a heading's element held its underline).
+FORMAT_REVISIONS = {**dict.fromkeys(("text", "code", "csv"), "1"), "rst": "4", "notebook": "6", "markdown": "6",
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("xml", "email"), "7"), "asciidoc": "8",
                     "docx": "9", "pptx": "6", "xlsx": "7", "subtitles": "1", "json": "2"}
@@ -465,15 +468,15 @@ def _parse_text(content_type: str, data: bytes):
 def _markdown_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     """Markdown text as a reader of its rendered page sees it, and its elements: blocks no renderer
     shows (``_COMMENT_BLOCK``) left out, docs-site markup lines replaced by their labels
-    (``without_site_markup``)."""
-    elements = markdown_elements(text)
-    if comments := [el for el in elements if _COMMENT_BLOCK.fullmatch(text[el.start : el.end])]:
+    (``without_site_markup``), setext underlines and thematic breaks left out (``markdown_blocks``)."""
+    blocks = markdown_blocks(text)
+    if comments := [el for el in blocks[0] if _COMMENT_BLOCK.fullmatch(text[el.start : el.end])]:
         text = "".join(text[a:b] for a, b in zip([0] + [el.end for el in comments],
                                                   [el.start for el in comments] + [len(text)]))
-        elements = markdown_elements(text)
-    if (shown := without_site_markup(text, elements)) != text:
-        text, elements = shown, markdown_elements(shown)
-    return text, elements
+        blocks = markdown_blocks(text)
+    if (shown := without_site_markup(text, blocks[0])) != text:
+        text, blocks = shown, markdown_blocks(shown)
+    return without_lines(text, *blocks)
 
 
 def _parse_json(text: str):

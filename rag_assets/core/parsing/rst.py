@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import csv
 import re
-from bisect import bisect_right
-from dataclasses import replace
-from itertools import accumulate
 from unicodedata import east_asian_width
 
 from rag_assets.core.models import Element
 from rag_assets.core.parsing.structure import (ADORNMENT, indent_width, line_body, line_break, markdown_table,
-                                              rst_elements, rst_underline)
+                                              rst_elements, rst_underline, without_lines)
 
 # Patterns are anchored at a line's start and never scan a long line more than once or twice.
 _DIRECTIVE = re.compile(r"([ \t]*)\.\.[ \t]+([\w+.-]+(?::[\w+.-]+)*)::(?:[ \t](.*))?")
@@ -395,22 +392,4 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
                 continue
         emit(_inline_as_shown(body, substitutions) + end)
     shown = "".join(out)
-    return _without_lines(shown, *rst_elements(shown, code, tables))
-
-
-def _without_lines(text: str, elements: tuple[Element, ...],
-                   cuts: tuple[tuple[int, int], ...]) -> tuple[str, tuple[Element, ...]]:
-    """``text`` without the lines at the sorted ``cuts`` (its titles' adornment lines, which the page
-    shows as a title's style, not as a line of "=" that embedded one token a character), and
-    ``elements``, which hold none of them, moved to match."""
-    if not cuts:
-        return text, elements
-    starts = [a for a, _ in cuts]
-    removed = list(accumulate(b - a for a, b in cuts))  # characters cut up to each cut's end
-
-    def moved(pos: int) -> int:
-        k = bisect_right(starts, pos) - 1
-        return pos - removed[k] if k >= 0 else pos
-
-    kept = "".join(text[b:a] for b, a in zip((0, *(b for _, b in cuts)), (*starts, len(text))))
-    return kept, tuple(replace(e, start=moved(e.start), end=moved(e.end)) for e in elements)
+    return without_lines(shown, *rst_elements(shown, code, tables))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from dataclasses import replace
 from functools import lru_cache
+from itertools import accumulate
 from typing import Sequence
 
 from rag_assets.core.models import Element
@@ -23,6 +25,7 @@ _TEMPLATE_CODE = re.compile(r"^ {0,3}(?:\{%-?\s*(highlight|raw)\b|\{\{[<%]\s*(hi
 # An HTML heading alone on its line (a GitHub README's centred <h1 align="center">).
 _HTML_HEADING = re.compile(r"^ {0,3}<h([1-6])(?:\s[^>]*)?>((?:(?!</?h[1-6]\b).)*)</h\1>[ \t]*$", re.I)
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")  # the line under a setext heading: "====" level 1, "----" level 2
+_THEMATIC_BREAK = re.compile(r" {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})")  # "---", "* * *": a rule
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _INLINE = [
     (re.compile(r"<[^<>\n]*>"), ""),  # HTML tags and anchors: "Limits<a name=\"limits\"></a>"
@@ -136,13 +139,21 @@ def _block_end(opening: re.Match) -> str:
 
 
 def markdown_elements(text: str) -> tuple[Element, ...]:
+    """The blocks of ``markdown_blocks``."""
+    return markdown_blocks(text)[0]
+
+
+def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, int], ...]]:
     """Blocks of a markdown text: Title (ATX headings, setext ones: a paragraph over a line of
     "=" or "-", and an HTML <h1>-<h6> alone on its line, outside fences), Table, CodeSnippet (a
     fence closes on a line of its own character at least as long, as CommonMark reads it; an HTML
     <pre>, <script>, <style> or <textarea> block; Jekyll's and Hugo's highlight, raw and code
     blocks), ListItem, NarrativeText (an HTML comment is one, never read for headings); a front
-    matter block is one NarrativeText. Every element carries the heading path it sits under."""
+    matter block is one NarrativeText. Every element carries the heading path it sits under. Also
+    the ``(start, end)`` spans of the lines a page shows as no text: setext underlines and thematic
+    breaks ("---", "* * *"), their line breaks not included; no element holds one."""
     elements: list[Element] = []
+    rules: list[tuple[int, int]] = []
     stack: list[tuple[int, str]] = []
     block_start: int | None = None
     block_end = 0
@@ -210,8 +221,13 @@ def markdown_elements(text: str) -> tuple[Element, ...]:
         underline = _SETEXT.match(line)
         if underline and block_start is not None and block_kind == "NarrativeText":
             open_section(1 if underline.group(1)[0] == "=" else 2, text[block_start:block_end])
-            elements.append(Element(block_start, start + len(line), "Title", heading_path=path()))
+            elements.append(Element(block_start, block_end, "Title", heading_path=path()))
+            rules.append((start, start + len(line)))
             block_start = None
+            continue
+        if _THEMATIC_BREAK.fullmatch(line):
+            flush()
+            rules.append((start, start + len(line)))
             continue
         if not line.strip():
             flush()
@@ -223,7 +239,7 @@ def markdown_elements(text: str) -> tuple[Element, ...]:
             block_start, block_kind = start, kind
         block_end = start + len(line)
     flush()
-    return tuple(elements)
+    return tuple(elements), tuple(rules)
 
 
 # A docs site's markup line, which its renderer turns into a label or nothing: a container fence
@@ -462,6 +478,23 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = (),
         i += skip
     flush()
     return tuple(elements), tuple(adornments)
+
+
+def without_lines(text: str, elements: tuple[Element, ...],
+                  cuts: tuple[tuple[int, int], ...]) -> tuple[str, tuple[Element, ...]]:
+    """``text`` without the sorted ``cuts`` (lines a page shows as a title's style or a rule, not as
+    a line of "=" that embeds a token a character), and ``elements``, which hold none of them,
+    moved to match."""
+    if not cuts:
+        return text, elements
+    ends = [b for _, b in cuts]
+    removed = [0, *accumulate(b - a for a, b in cuts)]  # characters cut before the k-th cut's end
+
+    def moved(pos: int) -> int:
+        return pos - removed[bisect_right(ends, pos)]
+
+    kept = "".join(text[b:a] for b, a in zip((0, *ends), (*(a for a, _ in cuts), len(text))))
+    return kept, tuple(replace(e, start=moved(e.start), end=moved(e.end)) for e in elements)
 
 
 def markdown_table(rows: list[list[str]]) -> str:
