@@ -63,7 +63,7 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
     if source is not None:
         refs, read = source.list_documents(), source.read
     elif corpus.source.kind == "disk":
-        refs = list_disk(corpus.source_root, corpus.source.include, corpus.source.exclude)
+        refs = list_disk(corpus.source_root, corpus.source.include, corpus.source.exclude, corpus.source_env)
         read = partial(read_disk, corpus.source_root)
     else:
         raise UsageError(f"corpus {corpus.name!r} reads {corpus.source.kind}: pass its source resource to evaluate")

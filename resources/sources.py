@@ -16,9 +16,11 @@ class DiskSourceResource(dg.ConfigurableResource):
     include: list[str] = Field(default_factory=lambda: ["**/*"], description="Globs of documents to index.")
     exclude: list[str] = Field(default_factory=list, description="Globs to leave out.")
     max_document_bytes: int | None = Field(None, description="Larger documents are refused, never read.")
+    root_env: list[str] = Field(default_factory=list, description="Environment variables sources.yml reads the "
+                                "root from (named when the folder is missing).")
 
     def list_documents(self) -> list[DocumentRef]:
-        return list_disk(self.root, tuple(self.include), tuple(self.exclude))
+        return list_disk(self.root, tuple(self.include), tuple(self.exclude), tuple(self.root_env))
 
     def read(self, doc_id: str) -> RawDocument:
         return read_disk(self.root, doc_id, self.max_document_bytes)

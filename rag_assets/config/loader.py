@@ -43,18 +43,21 @@ def project_dir_from_env() -> Path:
     return Path(os.environ.get("RAG_PROJECT_DIR") or DEFAULT_PROJECT_DIR).resolve()
 
 
-def _render(value, file: Path, key: str, variables: dict):
+def _render(value, file: Path, key: str, variables: dict, env_read: dict[str, list[str]]):
     """Render strings as dbt does, with Jinja: ``{{ env_var('NAME', 'default') }}`` and
-    ``{{ var('name', 'default') }}`` (either quotes; an unset name without a default is a ConfigError)."""
+    ``{{ var('name', 'default') }}`` (either quotes; an unset name without a default is a ConfigError).
+    ``env_read`` gets, per key, the environment variables its value read."""
     if isinstance(value, dict):
-        return {k: _render(v, file, f"{key}.{k}" if key else str(k), variables) for k, v in value.items()}
+        return {k: _render(v, file, f"{key}.{k}" if key else str(k), variables, env_read) for k, v in value.items()}
     if isinstance(value, list):
-        return [_render(v, file, f"{key}[{i}]", variables) for i, v in enumerate(value)]
+        return [_render(v, file, f"{key}[{i}]", variables, env_read) for i, v in enumerate(value)]
     if not isinstance(value, str) or "{" not in value:
         return value
 
     def lookup(func: str, source):
         def get(name: str, default: str | None = None) -> str:
+            if func == "env_var":
+                env_read.setdefault(key, []).append(name)
             if name in source:
                 return str(source[name])
             if default is not None:
@@ -91,7 +94,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
-def _read_yaml(path: Path, variables: dict) -> dict:
+def _read_yaml(path: Path, variables: dict, env_read: dict[str, list[str]] | None = None) -> dict:
     if not path.exists():
         raise ConfigError(path, "(file)", "file is missing", f"create {path.name} (see the README's config section)")
     try:
@@ -105,7 +108,7 @@ def _read_yaml(path: Path, variables: dict) -> dict:
                           "save the file as UTF-8") from exc
     if not isinstance(data, dict):
         raise ConfigError(path, "(top level)", "expected a mapping", "start the file with its top-level keys")
-    return _render(data, path, "", variables)
+    return _render(data, path, "", variables, {} if env_read is None else env_read)
 
 
 def _validate(model: type[BaseModel], data: dict, path: Path):
@@ -237,9 +240,13 @@ def load_project(project_dir: str | Path | None = None) -> Project:
         "indexes": (root / "profiles" / "indexes.yml", IndexesFile),
     }
     loaded = {}
+    env_read: dict[str, list[str]] = {}  # sources.yml's keys and the environment variables they read
     for key, (path, model) in files.items():
-        parsed = _validate(model, _read_yaml(path, variables), path)
+        parsed = _validate(model, _read_yaml(path, variables, env_read if key == "sources" else None), path)
         loaded[key] = (path, _by_name(getattr(parsed, key), path, key))
+    location_env = {source.name: tuple(dict.fromkeys(name for field in ("path", "bucket", "prefix", "endpoint_url")
+                                                     for name in env_read.get(f"sources[{i}].{field}", ())))
+                    for i, source in enumerate(loaded["sources"][1].values())}
 
     data_dir = _resolve_path(root, project.data_dir)
     dagster_home = (root.parent / project.dagster_home).resolve()
@@ -300,6 +307,7 @@ def load_project(project_dir: str | Path | None = None) -> Project:
                 embedding_model=merged["embedding_model"],
                 index=merged["index"],
                 source_root=_resolve_path(root, source.path) if source.kind == "disk" else None,
+                source_env=location_env[source.name],
                 index_uri=_resolve_path(root, merged["index"].uri),
                 stage_store=(f"{data_dir.rstrip('/')}/stages/{name}" if data_dir.startswith("s3://")
                              else str(Path(data_dir) / "stages" / name)),

@@ -12,7 +12,7 @@ from rag_assets.core.chunking import STRATEGY_NAMES
 from rag_assets.core.chunking.profile import check_overlap
 from rag_assets.core.embed_cache import CACHE_PREFIX
 from rag_assets.core.embedding import LOCAL_MODELS
-from rag_assets.core.errors import UsageError
+from rag_assets.core.errors import UsageError, env_origin
 from rag_assets.core.hashing import settings_hash
 from rag_assets.core.parsing import CONTENT_TYPE_NAMES
 from rag_assets.core.parsing.limits import ParseLimits
@@ -632,6 +632,8 @@ class Corpus(_Strict):
     embedding_model: EmbeddingModelConfig
     index: IndexConfig
     source_root: str | None = Field(None, description="Absolute folder of a disk source.")
+    source_env: tuple[str, ...] = Field((), description="Environment variables the source's location (path, "
+                                        "bucket, prefix, endpoint_url) reads in sources.yml.")
     index_uri: str = Field(description="Absolute LanceDB URI.")
     stage_store: str = Field(description="Absolute folder or s3://bucket/prefix of the corpus' stage outputs.")
     stage_store_s3: ObjectStoreConfig = Field(default_factory=ObjectStoreConfig,
@@ -654,9 +656,11 @@ class Corpus(_Strict):
 
     @property
     def source_location(self) -> str:
-        """The source as an operator finds it: its name and folder, or its bucket and prefix."""
+        """The source as an operator finds it: its name and folder, or its bucket and prefix, and the
+        environment variables that location reads (``source_env``)."""
         where = self.source_root if self.source.kind == "disk" else f"s3://{self.source.bucket}/{self.source.prefix}"
-        return f"{self.source.name!r} ({where})"
+        origin = env_origin(self.source_env)
+        return f"{self.source.name!r} ({where}{', ' + origin if origin else ''})"
 
 
 class Project(_Strict):

@@ -4,6 +4,7 @@ project does not declare, and failures of the machine rather than of a document.
 from __future__ import annotations
 
 import errno
+import os
 import re
 from typing import Callable, Iterator
 
@@ -11,6 +12,14 @@ from typing import Callable, Iterator
 class UsageError(Exception):
     """A name the user gave that the project does not declare (a corpus, a profile); the message
     lists what is declared. `rag` exits 2 with it."""
+
+
+def env_origin(names: tuple[str, ...] | list[str]) -> str:
+    """How a config value came from the environment variables ``names``, for an error message:
+    "from $NAME" for one set now, "the default of $NAME, which is not set" for one that is not;
+    "" for none."""
+    return ", ".join(f"from ${name}" if name in os.environ else f"the default of ${name}, which is not set"
+                     for name in names)
 
 
 def _chain(exc: BaseException | None) -> Iterator[BaseException]:

@@ -137,8 +137,9 @@ def guard_deletes(plan: Plan, max_fraction: float, corpus: str, source: str, all
     reason = "all of them" if deleted == known else f"over +max_delete_fraction {max_fraction:g}"
     raise MassDeleteRefused(
         f"refusing to delete {deleted} of the {known} documents of corpus {corpus!r} ({deleted / known:.0%}, "
-        f"{reason}): source {source} lists {len(plan.listed)} documents. If the source is wrong, fix it in "
-        "sources.yml; if the deletions are intended, run `rag ingest --allow-mass-delete`. Nothing was deleted.")
+        f"{reason}): source {source} lists {len(plan.listed)} documents. If the source is wrong, fix its location "
+        "in sources.yml or the environment variable it reads; if the deletions are intended, run `rag ingest "
+        "--allow-mass-delete`. Nothing was deleted.")
 
 
 def plan_sweep(

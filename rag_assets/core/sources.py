@@ -14,6 +14,7 @@ from urllib.parse import quote_from_bytes
 
 import regex
 
+from rag_assets.core.errors import env_origin
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError
@@ -105,18 +106,21 @@ def _folder_filter(include: tuple[str, ...], exclude: tuple[str, ...]):
                            and not any(pattern.match(prefix) for pattern in whole))
 
 
-def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ...]) -> list[DocumentRef]:
+def list_disk(root: str | Path, include: tuple[str, ...], exclude: tuple[str, ...],
+              root_env: tuple[str, ...] = ()) -> list[DocumentRef]:
     """Regular files under ``root`` matching the globs, sorted by id. A symlink that resolves
     outside ``root`` is listed as refused (never followed out of the source), and so is a file
     whose metadata cannot be read (its cause given), and a dangling or looping link (its rows
     stay until it is fixed or removed); files that vanish while listing are left out. Raises
     SourceFolderUnreadable for a folder that cannot be listed and holds files the globs may want:
-    its documents would read as deleted."""
+    its documents would read as deleted; SourceFolderMissing naming the environment variables
+    ``root_env`` the folder's path was read from."""
     base = Path(root).resolve()
     if not base.is_dir():
         what = "is a file, not a folder" if base.exists() else "does not exist"
-        raise SourceFolderMissing(f"source folder {base} {what}; fix the source's 'path' in sources.yml "
-                                  "(or the environment variable it reads, e.g. RAG_SAMPLE_DOCS)")
+        origin = f" ({env_origin(root_env)})" if root_env else ""
+        fix = " or the environment variable it reads" if root_env else ""
+        raise SourceFolderMissing(f"source folder {base}{origin} {what}; fix the source's 'path' in sources.yml{fix}")
     wanted = _matcher(include, exclude)
     refs = []
     for doc_id, entry in _entries(str(base), _folder_filter(include, exclude)):

@@ -65,7 +65,8 @@ def source_resource(corpus: Corpus) -> DiskSourceResource | S3SourceResource:
     source = corpus.source
     if source.kind == "disk":
         return DiskSourceResource(root=corpus.source_root or "", include=list(source.include),
-                                  exclude=list(source.exclude), max_document_bytes=source.max_document_bytes)
+                                  exclude=list(source.exclude), max_document_bytes=source.max_document_bytes,
+                                  root_env=list(corpus.source_env))
     return S3SourceResource(
         s3=S3Resource(endpoint_url=source.endpoint_url, region_name=source.region,
                       aws_access_key_id=dg.EnvVar(source.access_key_env),

@@ -75,6 +75,33 @@ def test_env_var_template_overrides_the_default(project, monkeypatch, tmp_path):
     assert load_project(project).corpus("sample").index_uri == str(tmp_path / "elsewhere")
 
 
+def test_errors_about_a_sources_location_name_the_environment_variable_it_came_from(project, monkeypatch, tmp_path):
+    """A source emptied or missing because an environment variable points elsewhere (or is unset
+    where it should be set) is the usual cause of a refused mass delete: the message names it."""
+    from rag_assets.core.sources import SourceFolderMissing
+    from rag_assets.defs.resources import source_resource
+
+    monkeypatch.delenv("RAG_SAMPLE_DOCS", raising=False)
+    monkeypatch.setenv("DOCS_ROOT", str(tmp_path))
+    edit(project / "sources.yml",
+         lambda d: d["sources"][0].update(path="{{ env_var('DOCS_ROOT') }}/{{ env_var('RAG_SAMPLE_DOCS', 'gone') }}"))
+    corpus = load_project(project).corpus("sample")
+    assert corpus.source_env == ("DOCS_ROOT", "RAG_SAMPLE_DOCS")
+    assert corpus.source_location == (f"'sample_docs' ({tmp_path / 'gone'}, from $DOCS_ROOT, "
+                                      "the default of $RAG_SAMPLE_DOCS, which is not set)")
+    with pytest.raises(SourceFolderMissing) as missing:
+        source_resource(corpus).list_documents()
+    assert str(missing.value) == (f"source folder {tmp_path / 'gone'} (from $DOCS_ROOT, the default of $RAG_SAMPLE_DOCS, "
+                                  "which is not set) does not exist; fix the source's 'path' in sources.yml or the "
+                                  "environment variable it reads")
+    # a literal path reads no variable, and its message names none
+    edit(project / "sources.yml", lambda d: d["sources"][0].update(path=str(tmp_path / "gone")))
+    corpus = load_project(project).corpus("sample")
+    assert corpus.source_env == () and corpus.source_location == f"'sample_docs' ({tmp_path / 'gone'})"
+    with pytest.raises(SourceFolderMissing, match=r"gone does not exist; fix the source's 'path' in sources.yml$"):
+        source_resource(corpus).list_documents()
+
+
 @pytest.mark.parametrize("file, change, key, fix", MISTAKES)
 def test_config_mistakes_name_file_key_and_fix(project, file, change, key, fix):
     edit(project / file, change)

@@ -21,8 +21,8 @@ def test_missing_source_folder_is_one_line_and_exit_2_and_debug_shows_the_traceb
     with env(**values):
         assert main(["ingest"]) == 2
         err = capsys.readouterr().err
-        assert err == (f"rag: source folder {tmp_path / 'gone'} does not exist; fix the source's 'path' in "
-                       "sources.yml (or the environment variable it reads, e.g. RAG_SAMPLE_DOCS)\n")
+        assert err == (f"rag: source folder {tmp_path / 'gone'} (from $RAG_SAMPLE_DOCS) does not exist; fix the "
+                       "source's 'path' in sources.yml or the environment variable it reads\n")
         with pytest.raises(FileNotFoundError):
             main(["--debug", "ingest"])
 
@@ -32,7 +32,8 @@ def test_a_source_path_naming_a_file_says_so(tmp_path, capsys):
     values = {**make_project(tmp_path, docs=tmp_path / "docs.md"), "DAGSTER_HOME": str(tmp_path / ".dagster_home")}
     with env(**values):
         assert main(["ingest"]) == 2
-        assert f"source folder {tmp_path / 'docs.md'} is a file, not a folder; fix" in capsys.readouterr().err
+        assert f"source folder {tmp_path / 'docs.md'} (from $RAG_SAMPLE_DOCS) is a file, not a folder; fix" \
+            in capsys.readouterr().err
 
 
 # What lancedb 0.40 raised writing to a full 200 kB tmpfs (the path is lance's own source file).
