@@ -145,6 +145,84 @@ def test_thematic_breaks_are_left_out_wherever_they_end_a_block():
     assert "***" not in doc.text and "* * *" not in doc.text and "___" not in doc.text and "- - -" not in doc.text
 
 
+def _titles(doc) -> list[tuple[str, ...]]:
+    return [e.heading_path for e in doc.elements if e.category == "Title"]
+
+
+def test_a_fence_line_indented_past_its_text_is_code_and_one_in_a_list_item_opens_there():
+    # a YAML block scalar holding a fence, indented 4 columns: lines of the code, not its end (the real end then
+    # opened a fence that swallowed the rest of the page)
+    inner = parse_document(raw("ci.md", b"# CI\n\n```yaml\nbody: |\n    ```\n    npm test\n    ```\n```\n\n"
+                                        b"## Permissions\n\nGrant write access.\n"))
+    assert _titles(inner) == [("CI",), ("CI", "Permissions")]
+    code = next(e for e in inner.elements if e.category == "CodeSnippet")
+    assert inner.text[code.start : code.end].rstrip().endswith("    ```\n```")
+    # a fence in a list item's text, indented 4 columns under "* ", closes 3 columns in: then the page goes on
+    listed = parse_document(raw("setup.md", b"# Setup\n\n* Install:\n\n    ```bash\n    # as root\n    npm i\n   ```\n\n"
+                                           b"## Usage\n\nRun it.\n"))
+    assert _titles(listed) == [("Setup",), ("Setup", "Usage")]  # "# as root" is code
+    assert [listed.text[e.start : e.end] for e in listed.elements if e.category == "CodeSnippet"] \
+        == ["    ```bash\n    # as root\n    npm i\n   ```\n"]
+
+
+def test_hugo_and_jekyll_code_blocks_end_at_their_own_closing_tag():
+    text = ("# Build\n\n{{< code-toggle config=build />}}\n\n## Options\n\n"  # another shortcode, closed on its line
+            "{{< code >}}\ncd /code/app\n# a comment\n{{< /code >}}\n\n## Paths\n\n"  # "/code/app" ends nothing
+            "{{< highlight go >}}\n# another\n{{</ highlight >}}\n\n## Go\n\n"  # spaces in the closing tag
+            "{%- highlight ruby -%}\n# ruby\n{%- endhighlight -%}\n\n## Ruby\n\ntext\n")
+    doc = parse_document(raw("build.md", text.encode()))
+    assert _titles(doc) == [("Build",), ("Build", "Options"), ("Build", "Paths"), ("Build", "Go"), ("Build", "Ruby")]
+    assert [doc.text[e.start : e.end].splitlines()[1] for e in doc.elements if e.category == "CodeSnippet"] \
+        == ["cd /code/app", "# another", "# ruby"]
+
+
+def test_an_atx_headings_closing_hashes_need_a_space_and_a_hash_alone_is_no_heading():
+    doc = parse_document(raw("csharp.md", b"# Guide ##\n\n## Example in C#\n\ntext\n\n#\n\n#hashtag\n\n### F# ###\n\nx\n"))
+    assert _titles(doc) == [("Guide",), ("Guide", "Example in C#"), ("Guide", "Example in C#", "F#")]
+    assert doc.title == "Guide"
+
+
+@pytest.mark.parametrize("text", ["# a" + " " * 20_000 + "b\n", "# a" + "\t" * 20_000 + "x #\n",
+                                  "[" * 200_000 + "\n---\n", "# " + "`a " * 60_000 + "\n"])
+def test_a_long_heading_line_is_read_in_one_pass(text):
+    """The heading pattern matched a run of spaces every way it could be cut (20,000: hours), and
+    inline markup was matched from each unclosed "[" or "`" (200 kB: minutes): a heading's text is its
+    first 1,000 characters."""
+    doc = parse_document(raw("long.md", text.encode()))
+    assert 0 < len(doc.title) <= 1_000 and text.split("\n")[0].strip() in doc.text
+
+
+def test_a_gfm_table_without_outer_pipes_is_a_table():
+    text = ("# Formats\n\nThe formats we read:\nName | Value\n:--- | ---:\nfoo | 1\nbar | 2\n---\n\n"
+            "Prose | with a pipe\nand no delimiter row.\n")
+    doc = parse_document(raw("formats.md", text.encode()))
+    blocks = [(e.category, doc.text[e.start : e.end]) for e in doc.elements]
+    assert blocks == [("Title", "# Formats"), ("NarrativeText", "The formats we read:"),
+                      ("Table", "Name | Value\n:--- | ---:\nfoo | 1\nbar | 2"),  # under it a rule, not a heading
+                      ("NarrativeText", "Prose | with a pipe\nand no delimiter row.")]
+    assert _titles(doc) == [("Formats",)]
+
+
+def test_a_quote_or_indented_code_over_a_line_of_dashes_is_no_heading():
+    doc = parse_document(raw("notes.md", b"# Notes\n\n> Note: see below.\n---\n\nText.\n\n    code\n    ---\n\nEnd.\n"))
+    assert _titles(doc) == [("Notes",)]
+    assert "> Note: see below." in doc.text and "    ---" in doc.text  # the rule goes; the code's line stays
+
+
+def test_markdown_lines_end_at_newlines_only_and_notebooks_crlf_cells_read_as_lines():
+    doc = parse_document(raw("form.md", "# Form\n\npara\u2028# not a heading\x0cstill the paragraph\n".encode()))
+    assert _titles(doc) == [("Form",)]
+    cells = [{"cell_type": "markdown", "source": ["# Title\r\n", "```bash\r\n", "x\r\n", "```\r\n"]},
+             {"cell_type": "markdown", "source": ["## Next\r\n", "\r\n", "text\r\n"]}]
+    notebook = parse_document(raw("nb.ipynb", json.dumps({"cells": cells, "metadata": {}, "nbformat": 4}).encode()))
+    assert _titles(notebook) == [("Title",), ("Title", "Next")] and "\r" not in notebook.text
+
+
+def test_lines_of_indented_code_are_kept_though_they_look_like_comments_or_imports():
+    doc = parse_document(raw("usage.md", b'# Usage\n\nUsage:\n\n    import foo from "foo";\n\n    <!-- TODO -->\n\nDone.\n'))
+    assert 'import foo from "foo";' in doc.text and "<!-- TODO -->" in doc.text
+
+
 def test_a_fence_closes_only_on_a_line_of_its_character_at_least_as_long():
     text = ("# Writing Guide\n\n````markdown\n```yaml\n# this is YAML\n```\n````\n\n~~~\n```\n# still code\n~~~~\n\n"
             "## Review process\n\nText.\n")

@@ -11,17 +11,22 @@ from typing import Sequence
 
 from rag_assets.core.models import Element
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t](.*))?")  # fullmatch; its text is _atx_text(group 2)
 # A fence, perhaps opening a list item's text ("- ```bash"; indented 4 columns or more it is code,
 # not a fence); a backtick fence's info string holds no backtick ("```x```" is inline code).
 _FENCE = re.compile(r"^ {0,3}(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*(`{3,}(?=[^`]*$)|~{3,})")
+_LIST_FENCE = re.compile(r"[ \t]*(`{3,}(?=[^`]*$)|~{3,})")  # in a list item: indented past its marker
 # HTML blocks whose lines are never Markdown (CommonMark's kinds 1 and 2): raw text and comments,
 # each up to the line holding its end.
 _RAW_BLOCK = re.compile(r"^ {0,3}<(pre|script|style|textarea|!--)(?=[\s>]|$|(?<=!--))", re.I)
 _RAW_END = {"pre": "</pre>", "script": "</script>", "style": "</style>", "textarea": "</textarea>", "!--": "-->"}
 # A static site generator's code block: Jekyll's {% highlight %} and {% raw %}, Hugo's {{< highlight >}}
-# and {{< code >}} (their "# comment" lines are no headings), each up to its closing tag.
-_TEMPLATE_CODE = re.compile(r"^ {0,3}(?:\{%-?\s*(highlight|raw)\b|\{\{[<%]\s*(highlight|code)\b)", re.I)
+# and {{< code >}} (their "# comment" lines are no headings), each up to its closing tag; a name
+# goes on past a hyphen ({{< code-toggle >}} is another shortcode).
+_TEMPLATE_CODE = re.compile(r"^ {0,3}(?:\{%-?\s*(highlight|raw)|\{\{[<%]\s*(highlight|code))(?!-*\w)", re.I)
+_SELF_CLOSED = re.compile(r"/\s*[>%]\}\}")  # Hugo's {{< name ... />}}: no content to close
+# A GFM table's delimiter row ("--- | :---:"), under its header row; a pipe at least.
+_DELIMITER_ROW = re.compile(r" {0,3}(?=[^|\n]*\|)\|?(?:[ \t]*:?-+:?[ \t]*\|)*[ \t]*:?-+:?[ \t]*\|?[ \t]*")
 # An HTML heading alone on its line (a GitHub README's centred <h1 align="center">).
 _HTML_HEADING = re.compile(r"^ {0,3}<h([1-6])(?:\s[^>]*)?>((?:(?!</?h[1-6]\b).)*)</h\1>[ \t]*$", re.I)
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")  # the line under a setext heading: "====" level 1, "----" level 2
@@ -35,8 +40,13 @@ _INLINE = [
 ]
 
 
+MAX_HEADING_CHARS = 1_000  # a heading's text read (no page's heading is longer; the patterns are quadratic)
+
+
 def heading_text(raw: str) -> str:
-    """A Markdown heading's text as a reader sees it: inline markup, links and escapes rendered."""
+    """A Markdown heading's text as a reader sees it: inline markup, links and escapes rendered; of
+    its first ``MAX_HEADING_CHARS`` characters."""
+    raw = raw[:MAX_HEADING_CHARS]
     for pattern, replacement in _INLINE:
         raw = pattern.sub(replacement, raw)
     return " ".join(raw.split())
@@ -117,25 +127,53 @@ def tag_names(values) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for name in names if 0 < len(name) <= 100))[:MAX_TAGS]
 
 
-def _lines(text: str):
+def _lines(text: str, markdown: bool = False):
+    """(start, end, the line without its break) of each line of ``text``, split where Python splits
+    lines (as docutils reads them), or at "\n" alone (``markdown``: CommonMark's line ends; a form
+    feed or U+2028 is no line end there)."""
     pos = 0
-    for line in text.splitlines(keepends=True):
-        yield pos, pos + len(line), line.rstrip("\n")
-        pos += len(line)
+    for line in text.split("\n") if markdown else text.splitlines(keepends=True):
+        size = len(line) + markdown
+        yield pos, min(pos + size, len(text)), line.rstrip("\n")
+        pos += size
 
 
-def _closes(line: str, fence: str) -> bool:
+def _closes(line: str, fence: str, max_indent: int | None = None) -> bool:
     """Whether ``line`` closes the code block ``fence`` ("```", "~~~~") opened: a line of its own
-    character alone, at least as long, as CommonMark reads it."""
-    return re.fullmatch(rf"[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line) is not None
+    character alone, at least as long, as CommonMark reads it; indented ``max_indent`` columns at
+    most, when given (deeper, it is a line of the code)."""
+    closing = re.fullmatch(rf"[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line) is not None
+    return closing and (max_indent is None or _columns(line) <= max_indent)
 
 
-def _block_end(opening: re.Match) -> str:
+def _columns(line: str) -> int:
+    """The columns ``line``'s indentation takes, a tab to the next multiple of 4 (CommonMark)."""
+    return len(line[: indent_width(line)].expandtabs(4))
+
+
+def _block_end(opening: re.Match) -> re.Pattern:
     """What closes the raw HTML or template code block ``opening`` opened (Jekyll's {% endname %},
-    Hugo's {{< /name >}})."""
+    Hugo's {{< /name >}}, spaces allowed inside the tags)."""
     if opening.re is _TEMPLATE_CODE:
-        return "end" + opening.group(1).lower() if opening.group(1) else "/" + opening.group(2).lower()
-    return _RAW_END[opening.group(1).lower()]
+        if opening.group(1):
+            return re.compile(rf"\{{%-?\s*end{opening.group(1)}\s*-?%\}}", re.I)
+        return re.compile(rf"\{{\{{[<%]\s*/\s*{opening.group(2)}\s*[>%]\}}\}}", re.I)
+    return re.compile(re.escape(_RAW_END[opening.group(1).lower()]), re.I)
+
+
+def _atx_text(rest: str | None) -> str:
+    """An ATX heading's text from what follows its "#"s: without a closing run of "#"s that a
+    space or tab opens ("# Title ##"; "## Example in C#" keeps its "#")."""
+    rest = (rest or "").strip(" \t")
+    bare = rest.rstrip("#")
+    return bare.rstrip(" \t") if not bare or bare[-1] in " \t" else rest
+
+
+def _cells(row: str) -> int:
+    """How many cells a GFM table row holds: its unescaped pipes, less a leading and a trailing one."""
+    row = row.strip()
+    pipes = len(re.findall(r"(?<!\\)\|", row))
+    return pipes + 1 - row.startswith("|") - (row.endswith("|") and not row.endswith("\\|") and len(row) > 1)
 
 
 def markdown_elements(text: str) -> tuple[Element, ...]:
@@ -145,21 +183,28 @@ def markdown_elements(text: str) -> tuple[Element, ...]:
 
 def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, int], ...]]:
     """Blocks of a markdown text: Title (ATX headings, setext ones: a paragraph over a line of
-    "=" or "-", and an HTML <h1>-<h6> alone on its line, outside fences), Table, CodeSnippet (a
-    fence closes on a line of its own character at least as long, as CommonMark reads it; an HTML
-    <pre>, <script>, <style> or <textarea> block; Jekyll's and Hugo's highlight, raw and code
-    blocks), ListItem, NarrativeText (an HTML comment is one, never read for headings); a front
-    matter block is one NarrativeText. Every element carries the heading path it sits under. Also
-    the ``(start, end)`` spans of the lines a page shows as no text: setext underlines and thematic
-    breaks ("---", "* * *"), their line breaks not included; no element holds one."""
+    "=" or "-", and an HTML <h1>-<h6> alone on its line, outside fences), Table (rows opening with
+    a pipe, or a GFM table: a header row over a delimiter row, its rows up to a line without a
+    pipe), CodeSnippet (a fence, also one indented past a list item's marker, closes on a line of
+    its own character at least as long and indented at most 3 columns past the fence, as
+    CommonMark reads it; an HTML <pre>, <script>, <style> or <textarea> block; Jekyll's and Hugo's
+    highlight, raw and code blocks), ListItem, NarrativeText (an HTML comment is one, never read for
+    headings); a front matter block is one NarrativeText. Every element carries the heading path it
+    sits under. Also the ``(start, end)`` spans of the lines a page shows as no text: setext
+    underlines and thematic breaks ("---", "* * *"), their line breaks not included; no element
+    holds one."""
     elements: list[Element] = []
     rules: list[tuple[int, int]] = []
     stack: list[tuple[int, str]] = []
     block_start: int | None = None
     block_end = 0
     block_kind = ""
-    fence: str | None = None
-    raw_end: str | None = None  # the end of the HTML raw block or comment the lines are in
+    first_line = ""  # the open block's first line
+    last_line = (0, "")  # and its last line's start and text
+    fence: tuple[str, int] | None = None  # the open fence and the deepest indent of its closing line
+    raw_end: re.Pattern | None = None  # what ends the HTML raw block, comment or template code the lines are in
+    list_column: int | None = None  # where the text of the list item the lines are in starts
+    after_blank = True
 
     def path() -> tuple[str, ...]:
         return tuple(title for _, title in stack)
@@ -178,65 +223,91 @@ def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, in
     matter_end = _front_matter_end(text)
     if matter_end:
         elements.append(Element(0, len(text[:matter_end].rstrip()), "NarrativeText"))
-    for start, end, line in _lines(text):
+    for start, end, line in _lines(text, markdown=True):
         if start < matter_end:
             continue
         if fence is not None:
             block_end = end
-            if _closes(line, fence):
+            if _closes(line, fence[0], fence[1]):
                 fence = None
                 flush()
             continue
         if raw_end is not None:
             block_end = start + len(line)
-            if raw_end in line.lower():
+            if raw_end.search(line):
                 raw_end = None
                 flush()
             continue
+        blank = not line.strip()
+        if not blank and list_column is not None and (after_blank or block_start is None) \
+                and _columns(line) < list_column and not _LIST.match(line):
+            list_column = None  # a line left of the item's text, not continuing its paragraph: the list ended
+        after_blank = blank
         fence_match = _FENCE.match(line)
+        if fence_match is None and list_column is not None and list_column <= _columns(line) < list_column + 4:
+            fence_match = _LIST_FENCE.match(line)
         if fence_match:
             flush()
-            fence = fence_match.group(1)
+            before = line[: fence_match.start(1)]
+            column = len(before.expandtabs(4))
+            # a closing line may be indented 3 columns past the text holding the fence: a list item's or the page's
+            text_column = column if before.strip() else list_column if list_column is not None and column >= list_column \
+                else 0
+            fence = (fence_match.group(1), text_column + 3)
             block_start, block_end, block_kind = start, end, "CodeSnippet"
             continue
         raw = _RAW_BLOCK.match(line) or _TEMPLATE_CODE.match(line)
-        if raw:
+        if raw and not (raw.re is _TEMPLATE_CODE and raw.group(2) and _SELF_CLOSED.search(line, raw.end())):
             flush()
             block_start, block_end = start, start + len(line)
             block_kind = "NarrativeText" if raw.group(1) == "!--" else "CodeSnippet"
-            if _block_end(raw) in line[raw.end():].lower():
+            if _block_end(raw).search(line, raw.end()):
                 flush()
             else:
                 raw_end = _block_end(raw)
             continue
-        heading = _HEADING.match(line) or _HTML_HEADING.match(line)
-        if heading and heading.re is _HTML_HEADING and not heading_text(heading.group(2)):
-            heading = None  # a logo in an <h1>: no heading
+        heading = _HEADING.fullmatch(line) or _HTML_HEADING.match(line)
+        if heading and not (_atx_text(heading.group(2)) if heading.re is _HEADING else heading_text(heading.group(2))):
+            heading = None  # a "#" alone, a logo in an <h1>: no heading
         if heading:
             flush()
-            level = len(heading.group(1)) if heading.re is _HEADING else int(heading.group(1))
-            open_section(level, heading.group(2))
+            atx = heading.re is _HEADING
+            open_section(len(heading.group(1)) if atx else int(heading.group(1)),
+                         _atx_text(heading.group(2)) if atx else heading.group(2))
             elements.append(Element(start, start + len(line), "Title", heading_path=path()))
             continue
         underline = _SETEXT.match(line)
-        if underline and block_start is not None and block_kind == "NarrativeText":
+        # a paragraph's underline; not a quote's, nor indented code's (4 columns or more)
+        if underline and block_start is not None and block_kind == "NarrativeText" \
+                and _columns(first_line) < 4 and not first_line.lstrip().startswith(">"):
             open_section(1 if underline.group(1)[0] == "=" else 2, text[block_start:block_end])
             elements.append(Element(block_start, block_end, "Title", heading_path=path()))
             rules.append((start, start + len(line)))
             block_start = None
             continue
+        if block_start is not None and block_kind == "NarrativeText" and _DELIMITER_ROW.fullmatch(line) \
+                and _cells(last_line[1]) == _cells(line):
+            if last_line[0] > block_start:  # a table interrupts the paragraph: its last line is the header
+                block_end = last_line[0] - 1
+                flush()
+            block_start, block_end, block_kind = last_line[0], start + len(line), "Table"
+            continue
         if _THEMATIC_BREAK.fullmatch(line):
             flush()
             rules.append((start, start + len(line)))
             continue
-        if not line.strip():
+        if blank:
             flush()
             continue
-        kind = "Table" if line.lstrip().startswith("|") else "ListItem" if _LIST.match(line) else "NarrativeText"
+        if _LIST.match(line):
+            list_column = len(_LIST.match(line).group(0).expandtabs(4))
+        kind = "Table" if line.lstrip().startswith("|") or (block_start is not None and block_kind == "Table" and "|" in line) \
+            else "ListItem" if _LIST.match(line) else "NarrativeText"
         if block_start is not None and kind != block_kind and not (block_kind == "ListItem" and kind == "NarrativeText"):
             flush()
         if block_start is None:
-            block_start, block_kind = start, kind
+            block_start, block_kind, first_line = start, kind, line
+        last_line = (start, line)
         block_end = start + len(line)
     flush()
     return tuple(elements), tuple(rules)
