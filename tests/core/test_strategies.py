@@ -216,6 +216,26 @@ def test_big_table_splits_by_rows_with_the_header_repeated():
     assert records[0].embed_override.splitlines()[0] == "sku: NW-1; name: Brush"
 
 
+def test_a_table_without_outer_pipes_is_chunked_by_rows_like_one_with_them():
+    """GFM tables need no outer pipes ("sku | name" over "--- | ---"): such a table was read as a
+    comma-delimited one (its delimiter row a data row) and cut into sentences across its rows."""
+    rows = "".join(f"NW-{i:05d} | Part number {i}. Spare | {i}.50\n" for i in range(300))
+    text = "# Parts\n\nsku | name | price\n--- | --- | ---:\n" + rows
+    doc = parse_document(RawDocument("parts.md", "file:///parts.md", content_hash(text.encode()), 1, "v", text.encode()))
+    counter = COUNTERS["cl100k_base"]
+    spans = STRATEGIES["markdown"](200, 0, counter).chunk(doc.text, doc.elements)
+    assert doc.text[spans[1].start : spans[1].end].startswith("sku | name | price\n--- | --- | ---:\nNW-00000 |")
+    assert len(spans) > 10 and all(s.context == "sku | name | price\n--- | --- | ---:\n" for s in spans[2:])
+    assert all(doc.text[s.start : s.end].startswith("NW-") for s in spans[2:])  # whole rows only
+    records = STRATEGIES["table"](200, 0, counter, records=True).chunk(doc.text, doc.elements)
+    assert records[1].embed_override.splitlines()[0] == "sku: NW-00000; name: Part number 0. Spare; price: 0.50"
+    for strategy in ("sentence", "sentence_window"):
+        units = STRATEGIES[strategy](24, 0, counter).chunk(doc.text, doc.elements)
+        texts = [doc.text[s.start : s.end] for s in units]
+        assert any(t.endswith("sku | name | price\n--- | --- | ---:") for t in texts)  # the header with its delimiter row
+        assert all(t.count("NW-") == t.count("\n") + 1 for t in texts if "NW-" in t)  # whole rows, "Part number 7." in one
+
+
 cells = st.text(alphabet="abcdefgh 0123456789.-", min_size=1, max_size=60).map(str.strip).filter(bool)
 
 

@@ -14,6 +14,7 @@ from rag_assets.core.chunking.engine import Span, TokenIndex, finalize, strip_sp
 from rag_assets.core.chunking.packing import Item, finalize_items, merge_small, pack_units, split_units
 from rag_assets.core.chunking.sentences import sentence_spans
 from rag_assets.core.models import Element
+from rag_assets.core.parsing.structure import gfm_header
 
 
 _WORD = re.compile(r"[^\W_]")  # a letter or a digit
@@ -43,17 +44,29 @@ def _marks_joined(text: str, units: list[tuple[int, int]]) -> list[tuple[int, in
 
 
 def _units(text: str, elements: Sequence[Element]) -> list[tuple[int, int]]:
+    """Sentences, a code block whole, a table without outer pipes a unit a row (``_pipeless_rows``)."""
+    whole = [(e, [span] if (span := strip_span(text, e.start, e.end))[0] < span[1] else [])
+             for e in elements if e.category == "CodeSnippet"]
+    rows = [(e, found) for e in elements if e.category == "Table" and (found := _pipeless_rows(text, e))]
     units: list[tuple[int, int]] = []
     pos = 0
-    for element in sorted((e for e in elements if e.category == "CodeSnippet"), key=lambda e: e.start):
+    for element, own in sorted(whole + rows, key=lambda pair: pair[0].start):
         if element.start < pos:
             continue
-        units += sentence_spans(text, pos, element.start)
-        a, b = strip_span(text, element.start, element.end)
-        if a < b:
-            units.append((a, b))
+        units += sentence_spans(text, pos, element.start) + own
         pos = element.end
     return units + sentence_spans(text, pos)
+
+
+def _pipeless_rows(text: str, table: Element) -> list[tuple[int, int]]:
+    """A GFM table without outer pipes ("Name | Value" over "--- | ---"; ``sentence_spans`` reads rows
+    by their opening pipe): its header and delimiter rows as one unit, then each row a unit; [] for any
+    other table."""
+    rows = [(table.start + m.start(), table.start + m.end())
+            for m in re.finditer(r"\S(?:[^\n]*\S)?", text[table.start : table.end])]
+    if len(rows) < 2 or text[rows[0][0]] == "|" or not gfm_header(text[slice(*rows[0])], text[slice(*rows[1])]):
+        return []
+    return [(rows[0][0], rows[1][1]), *rows[2:]]
 
 
 class SentenceChunker(Chunker):

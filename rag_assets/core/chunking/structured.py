@@ -10,7 +10,7 @@ from rag_assets.core.chunking.base import Chunker
 from rag_assets.core.chunking.engine import Span, TokenIndex, strip_span
 from rag_assets.core.chunking.packing import Item, finalize_items, merge_small, pack_units
 from rag_assets.core.models import Element
-from rag_assets.core.parsing.structure import markdown_elements
+from rag_assets.core.parsing.structure import gfm_header, markdown_elements
 
 
 def _sections(text: str, elements: Sequence[Element]) -> list[tuple[int, int, tuple[str, ...], list[Element]]]:
@@ -114,10 +114,11 @@ class TableChunker(Chunker):
         the first group); a row too long to sit under it becomes pieces of its own (``row_pieces``),
         never packed with another row's text."""
         text = index.text
-        first = re.search(r"[^\n]*\S[^\n]*", text[start:end])
+        lines = re.finditer(r"[^\n]*\S[^\n]*", text[start:end])
+        first, second = next(lines, None), next(lines, None)
         if first is None:
             return []
-        is_md = first.group().lstrip().startswith("|")
+        is_md = first.group().lstrip().startswith("|") or gfm_header(first.group(), second and second.group())
         sep = "|" if is_md else _delimiter(first.group())
         rows = _rows(text, start, end, sep)
         n_header = 2 if is_md and len(rows) > 1 and re.fullmatch(r"\s*\|?[\s:|-]+\|?\s*", text[rows[1][0] : rows[1][1]]) else 1

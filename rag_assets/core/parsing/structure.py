@@ -169,6 +169,12 @@ def _atx_text(rest: str | None) -> str:
     return bare.rstrip(" \t") if not bare or bare[-1] in " \t" else rest
 
 
+def gfm_header(header: str, under: str | None) -> bool:
+    """Whether line ``header`` heads a GFM table: line ``under`` is a delimiter row ("--- | :---:", a
+    pipe at least) of as many cells."""
+    return under is not None and _DELIMITER_ROW.fullmatch(under) is not None and _cells(header) == _cells(under)
+
+
 def _cells(row: str) -> int:
     """How many cells a GFM table row holds: its unescaped pipes, less a leading and a trailing one."""
     row = row.strip()
@@ -285,8 +291,7 @@ def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, in
             rules.append((start, start + len(line)))
             block_start = None
             continue
-        if block_start is not None and block_kind == "NarrativeText" and _DELIMITER_ROW.fullmatch(line) \
-                and _cells(last_line[1]) == _cells(line):
+        if block_start is not None and block_kind == "NarrativeText" and gfm_header(last_line[1], line):
             if last_line[0] > block_start:  # a table interrupts the paragraph: its last line is the header
                 block_end = last_line[0] - 1
                 flush()
