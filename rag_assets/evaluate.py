@@ -22,13 +22,14 @@ from rag_assets.core.chunking import chunk_document
 from rag_assets.core.embed_cache import SLICE, EmbeddingCache
 from rag_assets.core.embedding import chunk_inputs, chunk_vectors
 from rag_assets.core.errors import UsageError
-from rag_assets.core.evaluation import (RECALL_AT, Question, Retrieved, Scores, brings_its_texts, load_questions,
-                                        precision_omega, question_set_corpus)
+from rag_assets.core.evaluation import (RECALL_AT, Question, Retrieved, Scores, brings_its_texts, in_shown_text,
+                                        load_questions, precision_omega, question_set_corpus, shown_offsets)
 from rag_assets.core.hashing import content_hash, text_hash
 from rag_assets.core.index import LanceIndex
 from rag_assets.core.lance_connect import connect
 from rag_assets.core.models import EmbeddedDocument, RawDocument
 from rag_assets.core.parsing import DocumentError, parse_document
+from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.retrieval import MAX_RESULTS, Filters
 from rag_assets.core.sources import list_disk, read_disk, tenant_folders_only, tenant_of
 from rag_assets.core.tokens import get_token_counter
@@ -37,9 +38,11 @@ from rag_assets.query import retrieve
 
 
 def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
-               corpora: Path | None, source=None) -> tuple[dict, dict[str, str]]:
-    """doc id -> parsed document, for the corpora the questions are about; and doc id -> cause
-    for the corpus' documents that cannot be parsed (left out, as an ingest leaves them out)."""
+               corpora: Path | None, source=None) -> tuple[dict, dict[str, str], list[Question]]:
+    """doc id -> parsed document, for the corpora the questions are about; doc id -> cause for the
+    corpus' documents that cannot be parsed (left out, as an ingest leaves them out); and the
+    questions, a Chroma-format set's references moved from its corpus files' text into their parsed
+    text (which leaves out what a page does not show: a Markdown rule, a comment)."""
     if brings_its_texts(questions_path):
         folder = corpora or questions_path.parent / "corpora"
         docs = {}
@@ -52,14 +55,15 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
             parsed = parse_document(RawDocument(path.name, path.resolve().as_uri(), content_hash(data), len(data), "eval",
                                                  data))
             docs[corpus_id] = replace(parsed, doc_id=corpus_id)
-        for question in questions:  # a span past the text would score as a miss, silently
-            size = len(docs[question.corpus_id].text)
-            for ref in question.references:
-                if ref.end > size:
-                    raise ValueError(f"{questions_path}: question {question.question[:80]!r} references characters "
-                                     f"{ref.start}-{ref.end} of {question.corpus_id!r}, whose text has {size}: the "
-                                     "spans must index that corpus file's text (is it the right file?)")
-        return docs, {}
+            text = decode_text(data)[0]
+            for question in questions:  # a span past the text would score as a miss, silently
+                for ref in question.references if question.corpus_id == corpus_id else ():
+                    if ref.end > len(text):
+                        raise ValueError(f"{questions_path}: question {question.question[:80]!r} references characters "
+                                         f"{ref.start}-{ref.end} of {corpus_id!r}, whose text has {len(text)}: the "
+                                         "spans must index that corpus file's text (is it the right file?)")
+            questions = in_shown_text(questions, corpus_id, shown_offsets(text, parsed.text))
+        return docs, {}, questions
     if source is not None:
         refs, read = source.list_documents(), source.read
     elif corpus.source.kind == "disk":
@@ -77,7 +81,7 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
             docs[ref.doc_id] = parse_document(read(ref.doc_id))
         except DocumentError as exc:
             failed[ref.doc_id] = exc.cause
-    return docs, failed
+    return docs, failed, questions
 
 
 @contextmanager
@@ -133,7 +137,7 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     if embedder and embedder not in models:
         raise UsageError(f"unknown embedding model {embedder!r}; declared: {sorted(models)}")
     model = models[embedder] if embedder else corpus.embedding_model
-    docs, failed = _documents(corpus, questions, questions_path, Path(corpora) if corpora else None, source)
+    docs, failed, questions = _documents(corpus, questions, questions_path, Path(corpora) if corpora else None, source)
     # A question about a document the corpus no longer has (renamed, deleted) scores as a miss.
     not_found = sorted({q.corpus_id for q in questions} - set(docs) - set(failed))
     if warnings:

@@ -29,8 +29,8 @@ def test_a_markdown_corpus_is_parsed_as_markdown_and_named_by_its_corpus_id(tmp_
                                                "end_index": start + len(content)}]), corpus_id])
     project = load_project()
     monkeypatch.chdir(tmp_path)  # paths as a caller may give them: relative to the working directory
-    docs, _ = _documents(project.corpora[0], load_questions(questions), questions.relative_to(tmp_path),
-                         corpora.relative_to(tmp_path))
+    docs, _, _ = _documents(project.corpora[0], load_questions(questions), questions.relative_to(tmp_path),
+                            corpora.relative_to(tmp_path))
     assert {d: doc.doc_id for d, doc in docs.items()} == {"manual": "manual", "notes": "notes"}
     assert (docs["manual"].content_type, docs["notes"].content_type) == ("markdown", "text")
     assert docs["manual"].title == "Sound settings"
@@ -38,6 +38,31 @@ def test_a_markdown_corpus_is_parsed_as_markdown_and_named_by_its_corpus_id(tmp_
         [("Sound settings",), ("Sound settings", "Equalizer")]
     assert all(not e.heading_path for e in docs["notes"].elements)
     assert docs["manual"].uri == (corpora / "manual.md").as_uri()
+
+
+def test_references_index_the_corpus_files_text_and_are_moved_to_what_parsing_leaves_of_it(tmp_path):
+    """A Markdown corpus' rules, setext underlines and comments are left out of its parsed text: the
+    references, spans of the file's text, must move with it (every span after a "---" pointed 3
+    characters past its answer, and every profile's recall fell)."""
+    corpora = tmp_path / "corpora"
+    corpora.mkdir()
+    text = ("Guide\n=====\n\n<!-- licence header -->\n\nIntro text.\n\n---\n\nThe burst limit is 400 requests.\n\n"
+            "***\n\nThe daily limit is 5,000 requests.\n")
+    (corpora / "guide.md").write_text(text)
+    answers = ["The burst limit is 400 requests.", "limit is 400 requests.\n\n***\n\nThe daily"]
+    questions = tmp_path / "questions.csv"
+    with questions.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["question", "references", "corpus_id"])
+        for content in answers:
+            start = text.index(content)
+            writer.writerow(["q", json.dumps([{"content": content, "start_index": start,
+                                               "end_index": start + len(content)}]), "guide"])
+    docs, _, moved = _documents(load_project().corpora[0], load_questions(questions), questions, corpora)
+    shown = docs["guide"].text
+    assert "---" not in shown and "<!--" not in shown and "=====" not in shown
+    spans = [shown[q.references[0].start : q.references[0].end] for q in moved]
+    assert spans == ["The burst limit is 400 requests.", "limit is 400 requests.\n\n\n\nThe daily"]
 
 
 def test_a_scoped_question_is_asked_of_its_own_corpus_only(tmp_path):

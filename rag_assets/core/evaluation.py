@@ -8,10 +8,14 @@ as there); precision-omega uses every chunk of the corpus that touches a referen
 from __future__ import annotations
 
 import csv
+import difflib
 import json
 import statistics
-from dataclasses import dataclass, field
+from bisect import bisect_right
+from dataclasses import dataclass, field, replace
+from itertools import accumulate
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import yaml
@@ -274,6 +278,82 @@ def _yaml_questions(path: Path) -> list[Question]:
                              "as text")
         out.append(Question(values["question"], values["document"], expected_doc=values["document"],
                             expected_section=values["section"]))
+    return out
+
+
+def shown_offsets(source: str, shown: str) -> Callable[[int], int]:
+    """Where each character offset of ``source`` lies in ``shown``, a reading of it with lines left
+    out or replaced (a parsed Markdown file without its rules and comments): an offset in a kept
+    line moves with it, one in a replaced line goes to its replacement's column (at most its end),
+    one in a line left out to where that line was (``_matched_lines`` pairs the lines)."""
+    if source == shown:
+        return lambda pos: pos
+    source_lines, shown_lines = source.splitlines(keepends=True), shown.splitlines(keepends=True)
+    source_starts = [0, *accumulate(map(len, source_lines))]
+    shown_starts = [0, *accumulate(map(len, shown_lines))]
+    # per source line: the shown line it reads as, and whether it is that line (else its replacement)
+    target: list[tuple[int, bool | None]] = []
+    previous = (-1, -1)
+    for i, j in [*_matched_lines(source_lines, shown_lines), (len(source_lines), len(shown_lines))]:
+        gap, shown_gap = i - previous[0] - 1, j - previous[1] - 1
+        for k in range(gap):  # replaced one for one, else left out (all go to where the gap is shown)
+            target.append((previous[1] + 1 + k, False) if gap == shown_gap else (previous[1] + 1, None))
+        target.append((j, True))
+        previous = (i, j)
+
+    def moved(pos: int) -> int:
+        line = bisect_right(source_starts, pos) - 1
+        j, same = target[line]
+        column = pos - source_starts[line]
+        if same is None or j == len(shown_lines):
+            return shown_starts[j]
+        return shown_starts[j] + (column if same else min(column, len(shown_lines[j].rstrip("\n"))))
+
+    return moved
+
+
+def _matched_lines(a: list[str], b: list[str]) -> list[tuple[int, int]]:
+    """The pairs of equal lines of ``a`` and ``b``, in order in both: anchored on lines found once in
+    each (their longest run in order, as patience diff anchors), difflib matching the lines between
+    two anchors. Near linear where lines are mostly unique, as a document's are; difflib alone on a
+    whole document is quadratic in its changes."""
+    from collections import Counter
+
+    in_a, in_b = Counter(a), Counter(b)
+    where_b = {line: j for j, line in enumerate(b) if in_b[line] == 1}
+    candidates = [(i, where_b[line]) for i, line in enumerate(a) if in_a[line] == 1 and line in where_b]
+    tails: list[int] = []  # per length of a run increasing in b, the candidate ending one with the least b
+    tail_js: list[int] = []
+    parent = [-1] * len(candidates)
+    for k, (_, j) in enumerate(candidates):
+        at = bisect_right(tail_js, j)
+        parent[k] = tails[at - 1] if at else -1
+        tails[at:at + 1], tail_js[at:at + 1] = [k], [j]
+    anchors, k = [], tails[-1] if tails else -1
+    while k >= 0:
+        anchors.append(candidates[k])
+        k = parent[k]
+    pairs, previous = [], (-1, -1)
+    for i, j in [*reversed(anchors), (len(a), len(b))]:
+        if i - previous[0] > 1 and j - previous[1] > 1:
+            gap = difflib.SequenceMatcher(None, a[previous[0] + 1 : i], b[previous[1] + 1 : j])
+            pairs += [(previous[0] + 1 + x + n, previous[1] + 1 + y + n)
+                      for x, y, size in gap.get_matching_blocks() for n in range(size)]
+        if i < len(a):
+            pairs.append((i, j))
+        previous = (i, j)
+    return pairs
+
+
+def in_shown_text(questions: list[Question], corpus_id: str, moved: Callable[[int], int]) -> list[Question]:
+    """``questions`` with the references of those about ``corpus_id`` moved from its file's text into
+    the text it reads as (``shown_offsets``); a reference whose text was left out whole is dropped."""
+    out = []
+    for question in questions:
+        if question.corpus_id == corpus_id:
+            spans = (Reference(moved(ref.start), moved(ref.end)) for ref in question.references)
+            question = replace(question, references=tuple(ref for ref in spans if ref.start < ref.end))
+        out.append(question)
     return out
 
 

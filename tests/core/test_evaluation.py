@@ -1,9 +1,11 @@
 """The report's token-level metrics on hand-computed cases, and chunk-level hits."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rag_assets.core.evaluation import (Question, Reference, Retrieved, Scores, bootstrap_ci, is_hit, precision_omega,
-                                        token_scores)
+                                        shown_offsets, token_scores)
 
 
 def q(*refs, corpus="c"):
@@ -101,3 +103,22 @@ def test_a_golden_set_without_answer_spans_measures_hits_but_no_token_metrics():
     summary = scores.summary()
     assert summary["recall_at_1"] == 100.0 and summary["mrr"] == 100.0
     assert (summary["recall"], summary["iou"], summary["recall_ci"]) == (None, None, None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(st.tuples(st.sampled_from(["keep", "drop", "blank", "replace"]),
+                                st.text(alphabet="ab -#", min_size=1, max_size=12)), max_size=40))
+def test_offsets_of_kept_lines_move_with_them_and_never_go_back(lines):
+    """A file's text read with lines left out (a rule), emptied or replaced (a markup line read as
+    its label): each character of a kept line maps to the same character, and offsets stay in order."""
+    source = "".join(f"{line}\n" if kind != "blank" else "\n" for kind, line in lines)
+    shown = "".join("" if kind == "drop" else "\n" if kind == "blank" else f"{line}\n" if kind == "keep"
+                    else f"label {line}\n" for kind, line in lines)
+    moved = shown_offsets(source, shown)
+    positions = [moved(pos) for pos in range(len(source) + 1)]
+    assert positions == sorted(positions) and positions[-1] == len(shown)
+    pos = 0
+    for kind, line in lines:
+        if kind == "keep" and [other for _, other in lines].count(line) == 1:  # one place it can be
+            assert shown[moved(pos) : moved(pos + len(line))] == line
+        pos += len(line) + 1 if kind != "blank" else 1
