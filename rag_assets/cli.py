@@ -441,6 +441,12 @@ def cmd_tables(args) -> int:
     project = load_project(args.project)
     roles = tuple(r for r, asked in (("unused", args.drop_unused), ("previous", args.drop_previous)) if asked)
     listed = []
+    folders = {}  # a damaged table's folder, to move aside
+
+    def listing(corpus, tables, dropped):
+        folders.update({t.table: f"{corpus.index_uri.rstrip('/')}/{t.table}.lance" for t in tables if t.damaged})
+        return [{**t.to_dict(), "dropped": t.table in dropped} for t in tables]
+
     corpora = [project.corpus(name) for name in args.corpus] if args.corpus else project.corpora
     for corpus in corpora:
         db = connect_index(corpus)
@@ -448,7 +454,7 @@ def cmd_tables(args) -> int:
         with ingest_lock(corpus.lock_dir, corpus.name) if roles else nullcontext():
             tables = corpus_tables(project, corpus, db)
             dropped = {t.table for t in drop_tables(db, tables, roles)}
-        listed += [{**t.to_dict(), "dropped": t.table in dropped} for t in tables]
+        listed += listing(corpus, tables, dropped)
     lancedbs = {c.index_uri: c for c in corpora}.values()
     undeclared = {c.index_uri: undeclared_tables(project, connect_index(c)) for c in lancedbs} \
         if not args.corpus or args.drop_undeclared else {}
@@ -461,17 +467,17 @@ def cmd_tables(args) -> int:
         db = connect_index(corpus)
         tables = undeclared.get(corpus.index_uri, [])
         dropped = {t.table for name in args.drop_undeclared or [] for t in drop_undeclared(db, tables, name)}
-        listed += [{**t.to_dict(), "dropped": t.table in dropped} for t in tables]
+        listed += listing(corpus, tables, dropped)
     for corpus in lancedbs:  # each LanceDB's caches once
         db = connect_index(corpus)
         caches = cache_tables(project, db)
         dropped = {t.table for t in drop_unused_caches(db, caches)} if args.drop_unused else set()
-        listed += [{**t.to_dict(), "dropped": t.table in dropped} for t in caches]
+        listed += listing(corpus, caches, dropped)
     if args.json:
         print(json.dumps(listed, indent=2))
         return 0
     columns = ["corpus", "table", "role", "model", "profile", "rows", "completed_at"] + (
-        ["dropped"] if roles or args.drop_undeclared else [])
+        ["dropped"] if roles or args.drop_undeclared else []) + (["damaged"] if folders else [])
 
     def shown(value):
         return "-" if value is None else ("yes" if value else "no") if isinstance(value, bool) else value
@@ -481,6 +487,11 @@ def cmd_tables(args) -> int:
     if left := sorted({t["corpus"] for t in listed if t["role"] == "undeclared" and not t["dropped"]}):
         print(f"undeclared: {', '.join(left)} (no longer in rag_project.yml; their tables are kept: "
               f"`rag tables --drop-undeclared {left[0]}` drops them)")
+    for t in listed:
+        if t["damaged"] and not t["dropped"]:
+            print(f"damaged: {t['table']} cannot be read (a data file is lost or cut; queries and ingests that read "
+                  f"it fail): move it aside (mv {folders[t['table']]} {folders[t['table']]}.damaged): the next "
+                  "`rag ingest` recreates it")
     return 0
 
 

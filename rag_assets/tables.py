@@ -8,7 +8,8 @@ profile still declared: switching back to them re-embeds nothing) and ``unused``
 longer declared, a table never completed, or a table an earlier version of rag_assets named
 ``<corpus>__<model>``). Manifests and the corpus' registry go with their tables. The embedding
 caches (``embcache__<model>``, one per model in a LanceDB, shared by its corpora) are ``cache``
-for a declared model and ``unused`` for one no longer declared.
+for a declared model and ``unused`` for one no longer declared. Each table is read through (one
+column) to mark a ``damaged`` one, whose manifest opens and counts its rows while its data is lost.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from rag_assets.clients import own_table
 from rag_assets.config import Corpus, Project
 from rag_assets.core.embed_cache import CACHE_PREFIX, cache_name
 from rag_assets.core.index import (MANIFEST_SUFFIX, active_entries, active_table, drop_table, open_tables,
-                                   table_name, table_prefix)
+                                   reads_through, table_name, table_prefix)
 from rag_assets.query import serving, unserved
 
 DROPPABLE = ("previous", "unused")
@@ -34,6 +35,7 @@ class TableInfo:
     profile: str | None
     rows: int
     completed_at: str | None
+    damaged: bool = False  # a data file lost or cut: queries on it fail until it is moved aside
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -70,7 +72,8 @@ def corpus_tables(project: Project, corpus: Corpus, db) -> list[TableInfo]:
             role = "unused"
         model, profile = declared.get(name, (entry["model"], entry["profile"]) if entry else (None, None))
         out.append(TableInfo(corpus.name, name, role, model, profile, opened[name].count_rows(),
-                             entry["completed_at"].isoformat(timespec="seconds") if entry else None))
+                             entry["completed_at"].isoformat(timespec="seconds") if entry else None,
+                             damaged=not reads_through(opened[name])))
     return sorted(out, key=lambda t: (t.role != "serving", t.role != "configured", t.role != "last_served", t.table))
 
 
@@ -107,7 +110,8 @@ def undeclared_tables(project: Project, db) -> list[TableInfo]:
             entry = entries.get(name)
             out.append(TableInfo(prefix[:-2], name, "undeclared", entry["model"] if entry else None,
                                  entry["profile"] if entry else None, opened[name].count_rows(),
-                                 entry["completed_at"].isoformat(timespec="seconds") if entry else None))
+                                 entry["completed_at"].isoformat(timespec="seconds") if entry else None,
+                                 damaged=not reads_through(opened[name])))
     return out
 
 
@@ -126,7 +130,8 @@ def cache_tables(project: Project, db) -> list[TableInfo]:
     one it does not (no table that queries may use reads it)."""
     declared = {cache_name(m.name): m.name for m in project.embedding_models}
     return [TableInfo(None, name, "cache" if name in declared else "unused",
-                      declared.get(name, name[len(CACHE_PREFIX):]), None, table.count_rows(), None)
+                      declared.get(name, name[len(CACHE_PREFIX):]), None, table.count_rows(), None,
+                      damaged=not reads_through(table))
             for name, table in sorted(open_tables(db, CACHE_PREFIX).items())]
 
 

@@ -2,6 +2,7 @@
 exit code, and the traceback only with --debug."""
 
 import errno
+import json
 import shutil
 from pathlib import Path
 
@@ -106,6 +107,13 @@ def test_a_damaged_table_a_query_reads_is_named_with_the_fix_that_works(tmp_path
         err = capsys.readouterr().err
         assert err.startswith(f"rag: cannot read the LanceDB table {lance} (lance error") and "\n" not in err.rstrip()
         assert f"mv {lance} {lance}.damaged" in err and ".rs:" not in err
+        # `rag tables` reads each table through: the serving one is damaged (its manifest still counts its rows)
+        assert main(["tables", "--json"]) == 0
+        listed = {t["table"]: t for t in json.loads(capsys.readouterr().out)}
+        assert listed[lance.name[:-len(".lance")]]["damaged"] and listed[lance.name[:-len(".lance")]]["role"] == "serving"
+        assert not any(t["damaged"] for name, t in listed.items() if name != lance.name[:-len(".lance")])
+        assert main(["tables"]) == 0
+        assert f"(mv {lance} {lance}.damaged)" in capsys.readouterr().out
         lance.rename(f"{lance}.damaged")  # the advice, followed
         assert main(["ingest"]) == 0
         for index in (lance / "_indices").iterdir():  # a search index lost: the data reads, the query does not
