@@ -137,7 +137,11 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     if embedder and embedder not in models:
         raise UsageError(f"unknown embedding model {embedder!r}; declared: {sorted(models)}")
     model = models[embedder] if embedder else corpus.embedding_model
+    asked = len(questions)
     docs, failed, questions = _documents(corpus, questions, questions_path, Path(corpora) if corpora else None, source)
+    if warnings and len(questions) < asked:
+        print(f"[eval] left out {asked - len(questions)} question(s) whose references lie wholly in text the parsed "
+              "page does not show (a comment, a rule, a title's underline)", file=warnings, flush=True)
     # A question about a document the corpus no longer has (renamed, deleted) scores as a miss.
     not_found = sorted({q.corpus_id for q in questions} - set(docs) - set(failed))
     if warnings:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import difflib
 import json
+import os
 import statistics
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
@@ -284,8 +285,8 @@ def _yaml_questions(path: Path) -> list[Question]:
 def shown_offsets(source: str, shown: str) -> Callable[[int], int]:
     """Where each character offset of ``source`` lies in ``shown``, a reading of it with lines left
     out or replaced (a parsed Markdown file without its rules and comments): an offset in a kept
-    line moves with it, one in a replaced line goes to its replacement's column (at most its end),
-    one in a line left out to where that line was (``_matched_lines`` pairs the lines)."""
+    line moves with it, one in a replaced line to the same place in its replacement (``_in_line``), one
+    in a line left out to where that line was (``_matched_lines`` pairs the lines)."""
     if source == shown:
         return lambda pos: pos
     source_lines, shown_lines = source.splitlines(keepends=True), shown.splitlines(keepends=True)
@@ -307,9 +308,20 @@ def shown_offsets(source: str, shown: str) -> Callable[[int], int]:
         column = pos - source_starts[line]
         if same is None or j == len(shown_lines):
             return shown_starts[j]
-        return shown_starts[j] + (column if same else min(column, len(shown_lines[j].rstrip("\n"))))
+        return shown_starts[j] + (column if same else _in_line(source_lines[line], shown_lines[j], column))
 
     return moved
+
+
+def _in_line(source: str, shown: str, column: int) -> int:
+    """Where ``column`` of line ``source`` lies in ``shown``, the line it reads as: the same column in
+    their common start, as far from the end in their common end (text after an elided image), else
+    where the two part."""
+    common = len(os.path.commonprefix([source, shown]))
+    if column <= common:
+        return column
+    tail = len(os.path.commonprefix([source[common:][::-1], shown[common:][::-1]]))
+    return len(shown) - (len(source) - column) if column >= len(source) - tail else common
 
 
 def _matched_lines(a: list[str], b: list[str]) -> list[tuple[int, int]]:
@@ -347,12 +359,15 @@ def _matched_lines(a: list[str], b: list[str]) -> list[tuple[int, int]]:
 
 def in_shown_text(questions: list[Question], corpus_id: str, moved: Callable[[int], int]) -> list[Question]:
     """``questions`` with the references of those about ``corpus_id`` moved from its file's text into
-    the text it reads as (``shown_offsets``); a reference whose text was left out whole is dropped."""
+    the text it reads as (``shown_offsets``); a reference whose text was left out whole is dropped, and
+    so is a question left without one (nothing the index holds could answer it)."""
     out = []
     for question in questions:
-        if question.corpus_id == corpus_id:
+        if question.corpus_id == corpus_id and question.references:
             spans = (Reference(moved(ref.start), moved(ref.end)) for ref in question.references)
             question = replace(question, references=tuple(ref for ref in spans if ref.start < ref.end))
+            if not question.references:
+                continue
         out.append(question)
     return out
 

@@ -163,17 +163,24 @@ def test_a_fence_line_indented_past_its_text_is_code_and_one_in_a_list_item_open
     assert _titles(listed) == [("Setup",), ("Setup", "Usage")]  # "# as root" is code
     assert [listed.text[e.start : e.end] for e in listed.elements if e.category == "CodeSnippet"] \
         == ["    ```bash\n    # as root\n    npm i\n   ```\n"]
+    # a heading ends the list: a fence indented under it after the heading is indented code, which opens nothing
+    ended = parse_document(raw("ended.md", b"- a\n## H\n    ```\n    code\n\nText\n\n## Next\n\nmore\n"))
+    assert _titles(ended) == [("H",), ("Next",)]
+    # back in the outer item's text after a nested item: the fence there closes within 3 columns of that text
+    nested = parse_document(raw("nested.md", b"1. a\n   - b\n\n   ```\n   x\n    ```\n\n# After\n\ntext\n"))
+    assert _titles(nested) == [("After",)]
 
 
 def test_hugo_and_jekyll_code_blocks_end_at_their_own_closing_tag():
     text = ("# Build\n\n{{< code-toggle config=build />}}\n\n## Options\n\n"  # another shortcode, closed on its line
             "{{< code >}}\ncd /code/app\n# a comment\n{{< /code >}}\n\n## Paths\n\n"  # "/code/app" ends nothing
             "{{< highlight go >}}\n# another\n{{</ highlight >}}\n\n## Go\n\n"  # spaces in the closing tag
-            "{%- highlight ruby -%}\n# ruby\n{%- endhighlight -%}\n\n## Ruby\n\ntext\n")
+            "{%- highlight ruby -%}\n# ruby\n{%- endhighlight -%}\n\n## Ruby\n\n"
+            "{{< code-toggle file=hugo >}}\n# Site settings\nbaseURL = 1\n{{< /code-toggle >}}\n\ntext\n")  # paired: code
     doc = parse_document(raw("build.md", text.encode()))
     assert _titles(doc) == [("Build",), ("Build", "Options"), ("Build", "Paths"), ("Build", "Go"), ("Build", "Ruby")]
     assert [doc.text[e.start : e.end].splitlines()[1] for e in doc.elements if e.category == "CodeSnippet"] \
-        == ["cd /code/app", "# another", "# ruby"]
+        == ["cd /code/app", "# another", "# ruby", "# Site settings"]
 
 
 def test_an_atx_headings_closing_hashes_need_a_space_and_a_hash_alone_is_no_heading():
@@ -183,7 +190,8 @@ def test_an_atx_headings_closing_hashes_need_a_space_and_a_hash_alone_is_no_head
 
 
 @pytest.mark.parametrize("text", ["# a" + " " * 20_000 + "b\n", "# a" + "\t" * 20_000 + "x #\n",
-                                  "[" * 200_000 + "\n---\n", "# " + "`a " * 60_000 + "\n"])
+                                  "[" * 200_000 + "\n---\n", "# " + "`a " * 60_000 + "\n",
+                                  "# Some paragraph\n-" + " " * 80_000 + "|x\n"])
 def test_a_long_heading_line_is_read_in_one_pass(text):
     """The heading pattern matched a run of spaces every way it could be cut (20,000: hours), and
     inline markup was matched from each unclosed "[" or "`" (200 kB: minutes): a heading's text is its
@@ -201,7 +209,10 @@ def test_a_gfm_table_without_outer_pipes_is_a_table():
                       ("Table", "Name | Value\n:--- | ---:\nfoo | 1\nbar | 2"),  # under it a rule, not a heading
                       ("NarrativeText", "Prose | with a pipe\nand no delimiter row.")]
     assert _titles(doc) == [("Formats",)]
-
+    after = parse_document(raw("after.md", b"a | b\n--|--\nx | y\n- list | item\n\n    c | d\n--|--\n"))
+    assert [(e.category, after.text[e.start : e.end]) for e in after.elements][:2] == \
+        [("Table", "a | b\n--|--\nx | y"), ("ListItem", "- list | item")]  # a list item ends the table
+    assert all(e.category != "Table" or "c | d" not in after.text[e.start : e.end] for e in after.elements)  # code
 
 def test_a_quote_or_indented_code_over_a_line_of_dashes_is_no_heading():
     doc = parse_document(raw("notes.md", b"# Notes\n\n> Note: see below.\n---\n\nText.\n\n    code\n    ---\n\nEnd.\n"))

@@ -16,17 +16,19 @@ _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t](.*))?")  # fullmatch; its text is
 # not a fence); a backtick fence's info string holds no backtick ("```x```" is inline code).
 _FENCE = re.compile(r"^ {0,3}(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*(`{3,}(?=[^`]*$)|~{3,})")
 _LIST_FENCE = re.compile(r"[ \t]*(`{3,}(?=[^`]*$)|~{3,})")  # in a list item: indented past its marker
+# A line that opens a block of its own (a heading, a rule, a fence, HTML): never a paragraph's lazy line.
+_OPENS_BLOCK = re.compile(r" {0,3}(?:#{1,6}(?:[ \t]|$)|(?:[-*_][ \t]*){3,}$|`{3,}|~{3,}|<|\{[{%])")
 # HTML blocks whose lines are never Markdown (CommonMark's kinds 1 and 2): raw text and comments,
 # each up to the line holding its end.
 _RAW_BLOCK = re.compile(r"^ {0,3}<(pre|script|style|textarea|!--)(?=[\s>]|$|(?<=!--))", re.I)
 _RAW_END = {"pre": "</pre>", "script": "</script>", "style": "</style>", "textarea": "</textarea>", "!--": "-->"}
 # A static site generator's code block: Jekyll's {% highlight %} and {% raw %}, Hugo's {{< highlight >}}
 # and {{< code >}} (their "# comment" lines are no headings), each up to its closing tag; a name
-# goes on past a hyphen ({{< code-toggle >}} is another shortcode).
-_TEMPLATE_CODE = re.compile(r"^ {0,3}(?:\{%-?\s*(highlight|raw)|\{\{[<%]\s*(highlight|code))(?!-*\w)", re.I)
+# goes on past a hyphen ({{< code-toggle >}}, its config in several formats, is code too; {{< code-x >}} is not).
+_TEMPLATE_CODE = re.compile(r"^ {0,3}(?:\{%-?\s*(highlight|raw)|\{\{[<%]\s*(highlight|code(?:-toggle)?))(?!-*\w)", re.I)
 _SELF_CLOSED = re.compile(r"/\s*[>%]\}\}")  # Hugo's {{< name ... />}}: no content to close
 # A GFM table's delimiter row ("--- | :---:"), under its header row; a pipe at least.
-_DELIMITER_ROW = re.compile(r" {0,3}(?=[^|\n]*\|)\|?(?:[ \t]*:?-+:?[ \t]*\|)*[ \t]*:?-+:?[ \t]*\|?[ \t]*")
+_DELIMITER_ROW = re.compile(r" {0,3}(?=[^|\n]*\|)\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*(?:\|[ \t]*)?")
 # An HTML heading alone on its line (a GitHub README's centred <h1 align="center">).
 _HTML_HEADING = re.compile(r"^ {0,3}<h([1-6])(?:\s[^>]*)?>((?:(?!</?h[1-6]\b).)*)</h\1>[ \t]*$", re.I)
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")  # the line under a setext heading: "====" level 1, "----" level 2
@@ -157,8 +159,16 @@ def _block_end(opening: re.Match) -> re.Pattern:
     if opening.re is _TEMPLATE_CODE:
         if opening.group(1):
             return re.compile(rf"\{{%-?\s*end{opening.group(1)}\s*-?%\}}", re.I)
-        return re.compile(rf"\{{\{{[<%]\s*/\s*{opening.group(2)}\s*[>%]\}}\}}", re.I)
+        return re.compile(rf"\{{\{{[<%]\s*/\s*{re.escape(opening.group(2))}\s*[>%]\}}\}}", re.I)
     return re.compile(re.escape(_RAW_END[opening.group(1).lower()]), re.I)
+
+
+def _open_item(items: list[int], marker: int, text: int) -> None:
+    """A list item whose marker is at column ``marker`` and text at column ``text`` opens: the items
+    whose text starts right of its marker have ended (it is their sibling or an outer one)."""
+    while items and items[-1] > marker:
+        items.pop()
+    items.append(text)
 
 
 def _atx_text(rest: str | None) -> str:
@@ -172,7 +182,8 @@ def _atx_text(rest: str | None) -> str:
 def gfm_header(header: str, under: str | None) -> bool:
     """Whether line ``header`` heads a GFM table: line ``under`` is a delimiter row ("--- | :---:", a
     pipe at least) of as many cells."""
-    return under is not None and _DELIMITER_ROW.fullmatch(under) is not None and _cells(header) == _cells(under)
+    return under is not None and _columns(header) < 4 and _DELIMITER_ROW.fullmatch(under) is not None \
+        and _cells(header) == _cells(under)
 
 
 def _cells(row: str) -> int:
@@ -209,7 +220,7 @@ def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, in
     last_line = (0, "")  # and its last line's start and text
     fence: tuple[str, int] | None = None  # the open fence and the deepest indent of its closing line
     raw_end: re.Pattern | None = None  # what ends the HTML raw block, comment or template code the lines are in
-    list_column: int | None = None  # where the text of the list item the lines are in starts
+    items: list[int] = []  # where the text of each list item the lines are in starts, the innermost last
     after_blank = True
 
     def path() -> tuple[str, ...]:
@@ -245,21 +256,26 @@ def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, in
                 flush()
             continue
         blank = not line.strip()
-        if not blank and list_column is not None and (after_blank or block_start is None) \
-                and _columns(line) < list_column and not _LIST.match(line):
-            list_column = None  # a line left of the item's text, not continuing its paragraph: the list ended
+        indent = _columns(line)
+        if items and not blank and indent < items[-1] and not _LIST.match(line) and (
+                after_blank or block_start is None or block_kind not in ("ListItem", "NarrativeText")
+                or _OPENS_BLOCK.match(line)):  # not a paragraph's lazy line: the items right of it ended
+            while items and indent < items[-1]:
+                items.pop()
         after_blank = blank
+        owner = next((column for column in reversed(items) if column <= indent), None)  # the item holding the line
         fence_match = _FENCE.match(line)
-        if fence_match is None and list_column is not None and list_column <= _columns(line) < list_column + 4:
+        if fence_match is None and owner is not None and indent < owner + 4:
             fence_match = _LIST_FENCE.match(line)
         if fence_match:
             flush()
             before = line[: fence_match.start(1)]
             column = len(before.expandtabs(4))
+            if before.strip():  # a list item opening with the fence: its text starts at the fence
+                _open_item(items, indent, column)
+                owner = column
             # a closing line may be indented 3 columns past the text holding the fence: a list item's or the page's
-            text_column = column if before.strip() else list_column if list_column is not None and column >= list_column \
-                else 0
-            fence = (fence_match.group(1), text_column + 3)
+            fence = (fence_match.group(1), (owner or 0) + 3)
             block_start, block_end, block_kind = start, end, "CodeSnippet"
             continue
         raw = _RAW_BLOCK.match(line) or _TEMPLATE_CODE.match(line)
@@ -304,10 +320,12 @@ def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, in
         if blank:
             flush()
             continue
-        if _LIST.match(line):
-            list_column = len(_LIST.match(line).group(0).expandtabs(4))
-        kind = "Table" if line.lstrip().startswith("|") or (block_start is not None and block_kind == "Table" and "|" in line) \
-            else "ListItem" if _LIST.match(line) else "NarrativeText"
+        marker = _LIST.match(line)
+        if marker:
+            _open_item(items, indent, len(marker.group(0).expandtabs(4)))
+        kind = "Table" if line.lstrip().startswith("|") or (
+            block_start is not None and block_kind == "Table" and "|" in line and not marker) \
+            else "ListItem" if marker else "NarrativeText"
         if block_start is not None and kind != block_kind and not (block_kind == "ListItem" and kind == "NarrativeText"):
             flush()
         if block_start is None:
@@ -430,11 +448,12 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
         if element.category not in ("NarrativeText", "ListItem", "Table") or element.start < matter_end:
             continue
         pos = element.start
-        lines = text[pos : element.end + text.startswith("\n", element.end)].splitlines(keepends=True)
+        lines = text[pos : element.end + text.startswith("\n", element.end)].split("\n")
+        lines = [line + "\n" for line in lines[:-1]] + [lines[-1]] * bool(lines[-1])  # Markdown's lines end at "\n" only
         k = 0
         while k < len(lines):
             line = lines[k]
-            body = line_body(line)
+            body = line.removesuffix("\n")
             k += 1
             if fence is not None and body.strip() and indent_width(body) < fence[1]:
                 fence = None  # a line left of the fence ends the tab or admonition holding it
@@ -453,7 +472,7 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
                     and (last := _tag_end(lines, k - 1)) is not None:
                 tag = "".join(lines[k - 1 : last + 1])
                 shown = _shown(tag)
-                line, body, k = tag, tag[: len(tag) - len(line_break(lines[last]))], last + 1
+                line, body, k = tag, tag.removesuffix("\n"), last + 1
             if shown is not None:
                 out.append(text[kept_to:pos])
                 if shown:
