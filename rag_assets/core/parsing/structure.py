@@ -202,10 +202,11 @@ def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, in
     """Blocks of a markdown text: Title (ATX headings, setext ones: a paragraph over a line of
     "=" or "-", and an HTML <h1>-<h6> alone on its line, outside fences), Table (rows opening with
     a pipe, or a GFM table: a header row over a delimiter row, its rows up to a line without a
-    pipe), CodeSnippet (a fence, also one indented past a list item's marker, closes on a line of
-    its own character at least as long and indented at most 3 columns past the fence, as
-    CommonMark reads it; an HTML <pre>, <script>, <style> or <textarea> block; Jekyll's and Hugo's
-    highlight, raw and code blocks), ListItem, NarrativeText (an HTML comment is one, never read for
+    pipe or a list item), CodeSnippet (a fence, also one indented past a list item's marker, closes
+    on a line of its own character at least as long and indented at most 3 columns past the text
+    holding the fence, the page's or a list item's, as CommonMark reads it; an HTML <pre>, <script>,
+    <style> or <textarea> block; Jekyll's and Hugo's highlight, raw, code and code-toggle blocks),
+    ListItem, NarrativeText (an HTML comment is one, never read for
     headings); a front matter block is one NarrativeText. Every element carries the heading path it
     sits under. Also the ``(start, end)`` spans of the lines a page shows as no text: setext
     underlines and thematic breaks ("---", "* * *"), their line breaks not included; no element
