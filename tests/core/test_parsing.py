@@ -1811,7 +1811,8 @@ def test_markup_reading_keeps_code_tables_and_prose_and_reads_tags_over_lines(pa
     assert parse_document(raw("docs/page.md", page.encode())).text == text
 
 
-@pytest.mark.parametrize("line", ["{{< a >}}" * 60 + "x", "{% ab %}" * 60 + "x", "<a>" * 60 + "x", "<a" + " " * 50_000])
+@pytest.mark.parametrize("line", ["{{< a >}}" * 60 + "x", "{% ab %}" * 60 + "x", "<a>" * 60 + "x", "<a" + " " * 50_000,
+                                  "{{< " + " " * 50_000 + "x", "{{< " + "a" * 50_000, "{% " + "a" * 50_000])
 def test_a_long_line_of_near_markup_is_read_as_text(line):
     """Each markup tag is matched once to its first end: a line of many tags that is not markup after
     all (its last character) is text, found without trying every way of cutting it into tags

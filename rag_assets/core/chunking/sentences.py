@@ -18,7 +18,10 @@ ABBREVIATIONS = frozenset(
 )
 
 # A candidate end: end marks, then closing quotes/brackets, then whitespace.
-_END = re.compile(r"([.!?\u2026]+|[\u3002\uff01\uff1f]+)(['\"\u2019\u201d)\]]*)(\s+|(?<=[\u3002\uff01\uff1f])(?=\S))")
+# (A run of marks is matched once, from its first mark: a run of 100,000 dots with no space after it was tried
+# from each of its marks.)
+_END = re.compile(r"((?<![.!?\u2026])[.!?\u2026]++|(?<![\u3002\uff01\uff1f])[\u3002\uff01\uff1f]+)(['\"\u2019\u201d)\]]*)"
+                  r"(\s+|(?<=[\u3002\uff01\uff1f])(?=\S))")
 _LIST_ITEM = re.compile(r"(?:^|\n)[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+")
 _LINE_BREAKS = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:#|[-*+\u2022][ \t]|\d{1,3}[.)][ \t]))")
 # A table row: a line that starts with a pipe, but not a delimiter row (| --- | :-: |).

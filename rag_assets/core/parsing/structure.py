@@ -351,8 +351,8 @@ _MKDOCS = re.compile(r"(?: {4})*(?:(?:!!!|\?\?\?\+?)[ \t]+([a-z][\w-]*)(?:[ \t]+
 _ALERT = re.compile(r"( {0,3}>[ \t]*)\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*", re.I)
 # Each tag is matched once, atomically, to its first possible end: no backtracking over a long line.
 _TAGS_ALONE = re.compile(r" {0,3}(?:(?>(?:</?[A-Za-z][\w.:-]*(?:[ \t][^<>\n]*)?/?>"
-                         r"|\{\{[<%][ \t]*/?[ \t]*[\w./-]+(?:[^>%\n]|[>%](?!\}\}))*[>%]\}\}"
-                         r"|\{%-?[ \t]*[\w-]+(?:[^%\n]|%(?!\}))*%\})[ \t]*))+")
+                         r"|\{\{[<%][ \t]*+/?[ \t]*+[\w./-]++(?:[^>%\n]|[>%](?!\}\}))*+[>%]\}\}"
+                         r"|\{%-?[ \t]*+[\w-]++(?:[^%\n]|%(?!\}))*+%\})[ \t]*))+")
 _TAG_NAME = re.compile(r"</?([A-Za-z][\w.:-]*)")
 _TABLE_TAGS = frozenset("table thead tbody tfoot tr th td caption colgroup col".split())
 _SHOWN_ATTRIBUTE = re.compile(r"(?<![\w-])(?:label|title|caption|alt|content)=\{?(?:\"([^\"\n]*)\"|'([^'\n]*)')"
