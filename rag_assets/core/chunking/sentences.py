@@ -26,7 +26,7 @@ _LIST_ITEM = re.compile(r"(?:^|\n)[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+")
 _LINE_BREAKS = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:#|[-*+\u2022][ \t]|\d{1,3}[.)][ \t]))")
 # A table row: a line that starts with a pipe, but not a delimiter row (| --- | :-: |).
 _TABLE_ROW = re.compile(r"(?m)^[ \t]*\|(?![ \t:|-]*$).*$")
-_DELIMITER = re.compile(r"\n[ \t]*\|[ \t:|-]*-[ \t:|-]*(?=\n|$)")
+_DELIMITER = re.compile(r"\n[ \t]*\|(?=[ \t:|-]*-)[ \t:|-]*+(?=\n|$)")
 
 
 def _opens_its_line(text: str, mark_start: int) -> bool:

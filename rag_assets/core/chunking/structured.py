@@ -114,14 +114,14 @@ class TableChunker(Chunker):
         the first group); a row too long to sit under it becomes pieces of its own (``row_pieces``),
         never packed with another row's text."""
         text = index.text
-        lines = re.finditer(r"[^\n]*\S[^\n]*", text[start:end])
+        lines = re.finditer(r"(?m)^[^\n]*\S[^\n]*", text[start:end])
         first, second = next(lines, None), next(lines, None)
         if first is None:
             return []
         is_md = first.group().lstrip().startswith("|") or gfm_header(first.group(), second and second.group())
         sep = "|" if is_md else _delimiter(first.group())
         rows = _rows(text, start, end, sep)
-        n_header = 2 if is_md and len(rows) > 1 and re.fullmatch(r"\s*\|?[\s:|-]+\|?\s*", text[rows[1][0] : rows[1][1]]) else 1
+        n_header = 2 if is_md and len(rows) > 1 and re.fullmatch(r"[\s:|-]+", text[rows[1][0] : rows[1][1]]) else 1
         header = text[rows[0][0] : rows[n_header - 1][1]]
         columns = _values(text, *rows[0], sep)
         if not self.records and index.count(start, end) <= self.budget:
@@ -230,7 +230,7 @@ def _rows(text: str, start: int, end: int, sep: str) -> list[tuple[int, int]]:
     """The non-blank rows of the table ``text[start:end]``, whitespace trimmed: its lines, where a
     delimited (CSV) table's quoted cell may hold line breaks, as csv reads it."""
     if sep == "|":
-        return [(start + m.start(), start + m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", text[start:end])]
+        return [(start + m.start(), start + m.end()) for m in re.finditer(r"(?m)^[^\n]*\S[^\n]*", text[start:end])]
     if '"' not in text[start:end]:  # no quoted cell: its lines, trimmed, found by the regex engine
         return [(start + m.start(), start + m.end()) for m in re.finditer(r"\S(?:[^\n]*\S)?", text[start:end])]
     rows, row, quoted = [], start, False

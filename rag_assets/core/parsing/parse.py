@@ -447,8 +447,8 @@ def _office_package(data: bytes) -> str | None:
 _COMMENT_BLOCK = re.compile(
     r"[ \t]*(?:<!--(?:(?!-->).)*-->|\{/\*(?:(?!\*/\}).)*\*/\}"
     r"|\{%-?\s*comment\s*-?%\}(?:(?!\{%-?\s*endcomment).)*\{%-?\s*endcomment\s*-?%\})[ \t]*"
-    r"|(?:[ \t]*(?:import\s[^\n]*?\bfrom\s+['\"][^'\"\n]+['\"]|import\s+['\"][^'\"\n]+['\"]"
-    r"|export\s+(?:const|let|default|function)\b[^\n]*);?[ \t]*(?:\n|$))+", re.S)
+    r"|(?:[ \t]*(?:import\s[^\n]*?\bfrom\s+['\"][^'\"\n]+['\"];?[ \t]*|import\s+['\"][^'\"\n]+['\"];?[ \t]*"
+    r"|export\s+(?:const|let|default|function)\b[^\n]*)(?:\n|$))+", re.S)  # (an export line's tail read one way only)
 
 
 def _parse_text(content_type: str, data: bytes):
@@ -823,7 +823,7 @@ def _parse_pandoc(content_type: str, data: bytes):
     return text, elements, (_odt_title(data) if content_type == "odt" else "") or title
 
 
-_ASCIIDOC_INCLUDE = re.compile(r"(?m)^include::[^\n]*\[[^\n]*\][ \t]*$")
+_ASCIIDOC_INCLUDE = re.compile(r"(?m)^include::[^\[\n]*\[[^\n]*\][ \t]*$")
 _ASCIIDOC_CONDITION = re.compile(r"(ifdef|ifndef|ifeval|endif)::([^\[\n]*)\[(.*)\][ \t]*")
 _ASCIIDOC_VERBATIM = re.compile(r"-{4,}|\.{4,}|\+{4,}|```.*")  # listing, literal, passthrough, fenced
 _ASCIIDOC_ATTRIBUTE = re.compile(r":(!?)([\w-]+?)(!?):(?:[ \t]|$)")

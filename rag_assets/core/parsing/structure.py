@@ -364,8 +364,8 @@ _NESTED_FENCE = re.compile(r"[ \t]*(`{3,}(?=[^`]*$)|~{3,})")
 # line, then lines of attributes (name, name="...", name={...), or of an open brace's content, up
 # to the line closing it.
 _TAG_OPENS = re.compile(r" {0,3}<([A-Za-z][\w.:-]*)(?:[ \t][^<>\n]*)?")
-_ATTRIBUTES = re.compile(r"(?:[ \t]+[A-Za-z_:][\w.:-]*(?:=(?:\"[^\"\n]*\"|'[^'\n]*'|\{.*|[^\s>]+))?)+[ \t]*/?>?[ \t]*"
-                         r"|[ \t]*[\]})]*[ \t]*/?>[ \t]*")
+_ATTRIBUTES = re.compile(r"(?:[ \t]+[A-Za-z_:][\w.:-]*(?:=(?:\"[^\"\n]*\"|'[^'\n]*'|\{.*|[^\s>]+))?)+[ \t]*+/?>?[ \t]*"
+                         r"|[ \t]*+[\]})]*+[ \t]*+/?>[ \t]*")
 MAX_TAG_LINES = 30
 
 

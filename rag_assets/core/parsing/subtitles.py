@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 _TIMING = re.compile(r"^[ \t]*((?:\d+:)?\d{1,2}:\d{2}[.,]\d{1,3})[ \t]*-->[ \t]*((?:\d+:)?\d{1,2}:\d{2}[.,]\d{1,3})")
-_VOICE = re.compile(r"<v(?:\.[\w.-]+)*[ \t]+([^>\n]+)>")
+_VOICE = re.compile(r"<v(?:\.[\w.-]+)?[ \t]([^>\n]+)>")  # classes read one way (a run of dots split every way)
 _MARKUP = re.compile(r"<[^>\n]*>|\{\\[^}\n]*\}")  # WebVTT and SubRip tags, ASS overrides ({\an8})
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*$")
 GAP_SECONDS = 2.0  # a pause this long starts a paragraph
@@ -57,7 +57,7 @@ def _lines(text: str) -> list[_Line]:
             continue  # a cue number, the WEBVTT header, a NOTE, STYLE or REGION block
         start, end, speaker = _seconds(timing[1]), _seconds(timing[2]), ""
         while i < len(lines) and not _ends_cue(lines, i) and not _TIMING.match(lines[i]):
-            if voice := _VOICE.search(lines[i]):
+            if voice := _VOICE.search(lines[i], 0, lines[i].rfind(">") + 1):
                 speaker = voice[1].strip()
             if plain := " ".join(html.unescape(_MARKUP.sub("", lines[i])).split()):
                 out.append(_Line(start, end, speaker, plain))
