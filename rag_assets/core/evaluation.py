@@ -13,6 +13,7 @@ import json
 import os
 import statistics
 from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from itertools import accumulate
 from pathlib import Path
@@ -329,8 +330,6 @@ def _matched_lines(a: list[str], b: list[str]) -> list[tuple[int, int]]:
     each (their longest run in order, as patience diff anchors), difflib matching the lines between
     two anchors. Near linear where lines are mostly unique, as a document's are; difflib alone on a
     whole document is quadratic in its changes."""
-    from collections import Counter
-
     in_a, in_b = Counter(a), Counter(b)
     where_b = {line: j for j, line in enumerate(b) if in_b[line] == 1}
     candidates = [(i, where_b[line]) for i, line in enumerate(a) if in_a[line] == 1 and line in where_b]

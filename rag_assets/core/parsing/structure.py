@@ -258,7 +258,8 @@ def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, in
             continue
         blank = not line.strip()
         indent = _columns(line)
-        if items and not blank and indent < items[-1] and not _LIST.match(line) and (
+        marker = _LIST.match(line)
+        if items and not blank and indent < items[-1] and not marker and (
                 after_blank or block_start is None or block_kind not in ("ListItem", "NarrativeText")
                 or _OPENS_BLOCK.match(line)):  # not a paragraph's lazy line: the items right of it ended
             while items and indent < items[-1]:
@@ -284,10 +285,11 @@ def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, in
             flush()
             block_start, block_end = start, start + len(line)
             block_kind = "NarrativeText" if raw.group(1) == "!--" else "CodeSnippet"
-            if _block_end(raw).search(line, raw.end()):
+            closing = _block_end(raw)
+            if closing.search(line, raw.end()):
                 flush()
             else:
-                raw_end = _block_end(raw)
+                raw_end = closing
             continue
         heading = _HEADING.fullmatch(line) or _HTML_HEADING.match(line)
         if heading and not (_atx_text(heading.group(2)) if heading.re is _HEADING else heading_text(heading.group(2))):
@@ -321,7 +323,6 @@ def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, in
         if blank:
             flush()
             continue
-        marker = _LIST.match(line)
         if marker:
             _open_item(items, indent, len(marker.group(0).expandtabs(4)))
         kind = "Table" if line.lstrip().startswith("|") or (
