@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError, ParseLimits, parse_document
+from rag_assets.core.parsing.subtitles import _unmarked
 from rag_assets.core.sources import list_disk, read_disk
 from tests.support.bad_inputs import (email_message, encrypted_docx, expanding_docx, legacy_workbook, notebook,
                                       outlook_message, pandoc_document, png, slide_deck, workbook)
@@ -1200,6 +1201,19 @@ def test_subtitles_read_as_their_transcript_stamped_with_start_times():
                         for i in range(0, 150))
     stamps = re.findall(r"^\[(\S+)\]", parse_document(raw("talk.vtt", ("WEBVTT\n\n" + long_talk).encode())).text, re.M)
     assert stamps == ["00:00:00", "00:01:00", "00:02:00"]  # a minute's talk, ended at a sentence's end
+
+
+@given(st.text(alphabet="<>{}\\ab", max_size=16))
+def test_a_subtitle_line_loses_each_tag_up_to_its_first_closer(line):
+    """Each ``<`` up to the next ``>`` and each ``{\\`` up to the next ``}`` go, left to right."""
+    assert _unmarked(line) == re.sub(r"<[^>]*>|\{\\[^}]*\}", "", line)
+
+
+def test_a_cue_line_of_unclosed_angle_brackets_is_read_as_its_text():
+    """Tags were searched from each ``<`` to the line's end (20 kB of unclosed ``<``: 1.6 s, 200 kB: minutes)."""
+    line = "<i>Loud</i> " + "<" * 200_000 + " {\\an8}end"
+    text = parse_document(raw("noise.srt", f"1\n00:00:01,000 --> 00:00:02,000\n{line}\n".encode())).text
+    assert text == "[00:00:01] Loud " + "<" * 200_000 + " end\n"
 
 
 def test_json_records_read_as_a_table_and_other_json_pretty_printed():

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 _TIMING = re.compile(r"^[ \t]*((?:\d+:)?\d{1,2}:\d{2}[.,]\d{1,3})[ \t]*-->[ \t]*((?:\d+:)?\d{1,2}:\d{2}[.,]\d{1,3})")
 _VOICE = re.compile(r"<v(?:\.[\w.-]+)?[ \t]([^>\n]+)>")  # classes read one way (a run of dots split every way)
-_MARKUP = re.compile(r"<[^>\n]*>|\{\\[^}\n]*\}")  # WebVTT and SubRip tags, ASS overrides ({\an8})
+_OPENER = re.compile(r"<|\{\\")  # a WebVTT or SubRip tag (<i>), an ASS override ({\an8})
+_CLOSER = {"<": ">", "{": "}"}
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*$")
 GAP_SECONDS = 2.0  # a pause this long starts a paragraph
 PARAGRAPH_SECONDS = 60.0  # a paragraph this long ends at its next sentence end...
@@ -24,6 +25,25 @@ class _Line:
     end: float
     speaker: str
     text: str
+
+
+def _unmarked(line: str) -> str:
+    """``line`` without its tags: each ``<`` up to the next ``>``, each ``{\\`` up to the next ``}``,
+    read left to right in one pass (a pattern searched from each unclosed ``<`` to the line's end:
+    quadratic)."""
+    kept, pos, closer_at = [], 0, {">": -1, "}": -1}
+    for opener in _OPENER.finditer(line):
+        if opener.start() < pos:
+            continue
+        closer = _CLOSER[opener[0][0]]
+        if closer_at[closer] is not None and closer_at[closer] < opener.end():
+            found = line.find(closer, opener.end())
+            closer_at[closer] = found if found >= 0 else None  # None: no closer after here
+        if closer_at[closer] is not None:
+            kept.append(line[pos : opener.start()])
+            pos = closer_at[closer] + 1
+    kept.append(line[pos:])
+    return "".join(kept)
 
 
 def _seconds(stamp: str) -> float:
@@ -59,7 +79,7 @@ def _lines(text: str) -> list[_Line]:
         while i < len(lines) and not _ends_cue(lines, i) and not _TIMING.match(lines[i]):
             if voice := _VOICE.search(lines[i], 0, lines[i].rfind(">") + 1):
                 speaker = voice[1].strip()
-            if plain := " ".join(html.unescape(_MARKUP.sub("", lines[i])).split()):
+            if plain := " ".join(html.unescape(_unmarked(lines[i])).split()):
                 out.append(_Line(start, end, speaker, plain))
             i += 1
     return out
