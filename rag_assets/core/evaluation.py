@@ -325,14 +325,56 @@ def _in_line(source: str, shown: str, column: int) -> int:
     return len(shown) - (len(source) - column) if column >= len(source) - tail else common
 
 
+_DIFFLIB_CELLS = 1_000_000  # difflib on ranges up to this many line pairs (it is quadratic)
+_LOOK_AHEAD = 100  # lines of a searched for a line of b on a range too long for difflib
+
+
 def _matched_lines(a: list[str], b: list[str]) -> list[tuple[int, int]]:
-    """The pairs of equal lines of ``a`` and ``b``, in order in both: anchored on lines found once in
-    each (their longest run in order, as patience diff anchors), difflib matching the lines between
-    two anchors. Near linear where lines are mostly unique, as a document's are; difflib alone on a
-    whole document is quadratic in its changes."""
-    in_a, in_b = Counter(a), Counter(b)
-    where_b = {line: j for j, line in enumerate(b) if in_b[line] == 1}
-    candidates = [(i, where_b[line]) for i, line in enumerate(a) if in_a[line] == 1 and line in where_b]
+    """The pairs of equal lines of ``a`` and ``b``, in order in both, as patience diff finds them: a
+    range's common start and end, then its lines found once in each side of it (their longest run in
+    order) as anchors, the ranges between them matched the same way; a range with no such line (every
+    line of it repeated) by difflib, or, too long for it, each line of ``b`` paired with the next
+    equal line of ``a`` at most ``_LOOK_AHEAD`` lines on. Near linear where lines are mostly unique, as a
+    document's are; difflib alone on a whole document is quadratic in its changes."""
+    pairs: list[tuple[int, int]] = []
+    ranges = [(0, len(a), 0, len(b))]
+    while ranges:
+        a_lo, a_hi, b_lo, b_hi = ranges.pop()
+        while a_lo < a_hi and b_lo < b_hi and a[a_lo] == b[b_lo]:
+            pairs.append((a_lo, b_lo))
+            a_lo, b_lo = a_lo + 1, b_lo + 1
+        while a_lo < a_hi and b_lo < b_hi and a[a_hi - 1] == b[b_hi - 1]:
+            a_hi, b_hi = a_hi - 1, b_hi - 1
+            pairs.append((a_hi, b_hi))
+        if a_lo == a_hi or b_lo == b_hi:
+            continue
+        anchors = _anchors(a, b, a_lo, a_hi, b_lo, b_hi)
+        if not anchors and (a_hi - a_lo) * (b_hi - b_lo) <= _DIFFLIB_CELLS:
+            gap = difflib.SequenceMatcher(None, a[a_lo:a_hi], b[b_lo:b_hi], autojunk=False)
+            pairs += [(a_lo + x + n, b_lo + y + n) for x, y, size in gap.get_matching_blocks() for n in range(size)]
+            continue
+        if not anchors:  # too long for difflib: each line of b to the next equal line of a close ahead
+            for j in range(b_lo, b_hi):
+                i = next((i for i in range(a_lo, min(a_hi, a_lo + _LOOK_AHEAD)) if a[i] == b[j]), None)
+                if i is not None:
+                    pairs.append((i, j))
+                    a_lo = i + 1
+            continue
+        previous = (a_lo - 1, b_lo - 1)
+        for i, j in [*anchors, (a_hi, b_hi)]:
+            ranges.append((previous[0] + 1, i, previous[1] + 1, j))
+            if i < a_hi:
+                pairs.append((i, j))
+            previous = (i, j)
+    return sorted(pairs)
+
+
+def _anchors(a: list[str], b: list[str], a_lo: int, a_hi: int, b_lo: int, b_hi: int) -> list[tuple[int, int]]:
+    """The longest run, in order in both, of the lines found once in ``a[a_lo:a_hi]`` and once in
+    ``b[b_lo:b_hi]``, as (index in ``a``, index in ``b``) pairs."""
+    in_a, in_b = Counter(a[a_lo:a_hi]), Counter(b[b_lo:b_hi])
+    where_b = {b[j]: j for j in range(b_lo, b_hi) if in_b[b[j]] == 1}
+    candidates = [(i, where_b[a[i]]) for i in range(a_lo, a_hi) if in_a[a[i]] == 1 and a[i] in where_b]
     tails: list[int] = []  # per length of a run increasing in b, the candidate ending one with the least b
     tail_js: list[int] = []
     parent = [-1] * len(candidates)
@@ -344,16 +386,7 @@ def _matched_lines(a: list[str], b: list[str]) -> list[tuple[int, int]]:
     while k >= 0:
         anchors.append(candidates[k])
         k = parent[k]
-    pairs, previous = [], (-1, -1)
-    for i, j in [*reversed(anchors), (len(a), len(b))]:
-        if i - previous[0] > 1 and j - previous[1] > 1:
-            gap = difflib.SequenceMatcher(None, a[previous[0] + 1 : i], b[previous[1] + 1 : j])
-            pairs += [(previous[0] + 1 + x + n, previous[1] + 1 + y + n)
-                      for x, y, size in gap.get_matching_blocks() for n in range(size)]
-        if i < len(a):
-            pairs.append((i, j))
-        previous = (i, j)
-    return pairs
+    return anchors[::-1]
 
 
 def in_shown_text(questions: list[Question], corpus_id: str, moved: Callable[[int], int]) -> list[Question]:
