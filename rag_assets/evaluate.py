@@ -7,6 +7,7 @@ comparing profiles re-embeds only the chunks that differ between them.
 
 from __future__ import annotations
 
+import codecs
 import statistics
 import tempfile
 from contextlib import contextmanager
@@ -55,7 +56,8 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
             parsed = parse_document(RawDocument(path.name, path.resolve().as_uri(), content_hash(data), len(data), "eval",
                                                  data))
             docs[corpus_id] = replace(parsed, doc_id=corpus_id)
-            text = decode_text(data)[0]
+            # the spans index the file's text as Python reads it: its UTF-8 BOM is a character there
+            text = "\ufeff" * data.startswith(codecs.BOM_UTF8) + decode_text(data)[0]
             for question in questions:  # a span past the text would score as a miss, silently
                 for ref in question.references if question.corpus_id == corpus_id else ():
                     if ref.end > len(text):

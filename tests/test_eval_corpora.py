@@ -66,6 +66,28 @@ def test_references_index_the_corpus_files_text_and_are_moved_to_what_parsing_le
     assert spans == ["The burst limit is 400 requests.", "limit is 400 requests.\n\n\n\nThe daily"]
 
 
+def test_references_count_a_byte_order_mark_as_python_reads_the_file(tmp_path):
+    """Python's UTF-8 codec keeps a file's BOM as a character, so a set's spans count it; the parsed
+    text has none. Every span was one character late (its answer's first letter lost)."""
+    corpora = tmp_path / "corpora"
+    corpora.mkdir()
+    (corpora / "faq.txt").write_bytes("\ufeffRefunds take five days.\nShipping is free over 50 euros.\n".encode())
+    text = (corpora / "faq.txt").read_text(encoding="utf-8")
+    assert text.startswith("\ufeff")
+    questions = tmp_path / "questions.csv"
+    with questions.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["question", "references", "corpus_id"])
+        for content in ("Refunds take five days.", "Shipping is free"):
+            start = text.index(content)
+            writer.writerow(["q", json.dumps([{"content": content, "start_index": start,
+                                               "end_index": start + len(content)}]), "faq"])
+    docs, _, moved = _documents(load_project().corpora[0], load_questions(questions), questions, corpora)
+    shown = docs["faq"].text
+    assert [shown[q.references[0].start : q.references[0].end] for q in moved] == ["Refunds take five days.",
+                                                                                "Shipping is free"]
+
+
 def test_a_scoped_question_is_asked_of_its_own_corpus_only(tmp_path):
     """The same clause in two contracts: unscoped, the closer wording in the other contract wins;
     scoped to its corpus (``scope`` = ``corpus``), the question is searched there only."""
