@@ -312,7 +312,7 @@ class LanceIndex:
         filters on (a result's sentences, section or whole document; upserts and deletes); an ANN
         vector index once the table has ``ann_min_rows`` rows (exact search below that). Returns
         what was built."""
-        from lancedb.index import FTS, IvfPq
+        from lancedb.index import FTS, BTree, IvfPq
 
         table = self.table()
         existing = {tuple(i.columns) for i in table.list_indices()}
@@ -322,7 +322,7 @@ class LanceIndex:
             table.create_index("text", config=FTS())
             built.append("fts:text")
         if rows and ("doc_id",) not in existing:
-            table.create_scalar_index("doc_id", index_type="BTREE")
+            table.create_index("doc_id", config=BTree())
             built.append("btree:doc_id")
         if rows >= ann_min_rows and ("vector",) not in existing:
             partitions = max(1, int(rows ** 0.5) // 4)
@@ -648,10 +648,20 @@ def unreadable_tables(db) -> list[str]:
 
 
 def reads_through(table) -> bool:
-    """Whether every fragment of ``table`` reads (its first column, scanned): a data file lost or
-    cut fails it, though the manifest still opens and counts the rows."""
+    """Whether every fragment of ``table`` reads (its first column, scanned) and each of its search
+    indexes answers a one-row query: a data or index file lost or cut fails it, though the manifest
+    still opens and counts the rows."""
     try:
         table.search().select(table.schema.names[:1]).limit(None).to_arrow()
+        for index in table.list_indices():
+            column = index.columns[0]
+            if index.index_type == "FTS":
+                query = table.search("index", query_type="fts", fts_columns=column)
+            elif index.index_type in ("BTree", "Bitmap", "LabelList"):
+                query = table.search().where(f"{column} IS NOT NULL")
+            else:  # a vector index
+                query = table.search([0.0] * table.schema.field(column).type.list_size, vector_column_name=column)
+            query.select([column]).limit(1).to_arrow()
     except Exception:  # lance raises RuntimeError/OSError for damaged data
         return False
     return True

@@ -121,6 +121,8 @@ def test_a_damaged_table_a_query_reads_is_named_with_the_fix_that_works(tmp_path
         capsys.readouterr()
         assert main(["query", "vacation days"]) == 1  # the table is named from lance's own message
         assert capsys.readouterr().err.startswith(f"rag: cannot read the LanceDB table {lance} (lance error")
+        assert main(["tables", "--json"]) == 0  # each index is asked a query too: it was listed as serving
+        assert {t["table"]: t["damaged"] for t in json.loads(capsys.readouterr().out)}[lance.name[:-len(".lance")]]
         lance.rename(f"{lance}.damaged2")
         assert main(["ingest"]) == 0 and main(["query", "vacation days"]) == 0
         assert "27 days" in capsys.readouterr().out
