@@ -393,11 +393,10 @@ def build_table_asset(project: Project, corpus: Corpus):
 
 def build_corpus_jobs(corpus: Corpus, run_config: dict) -> list:
     """The corpus' ingest and maintenance jobs, starting from ``run_config``."""
-    partitions = dg.DynamicPartitionsDefinition(name=partitions_name(corpus.name))
     stages = [asset_key(corpus.name, s) for s in STAGES]
     return [
         dg.define_asset_job(ingest_job_name(corpus.name), selection=dg.AssetSelection.assets(*stages),
-                            partitions_def=partitions, config=run_config or None,
+                            config=run_config or None,
                             description=f"Parse, chunk, embed and index documents of corpus {corpus.name!r}."),
         dg.define_asset_job(maintenance_job_name(corpus.name),
                             selection=dg.AssetSelection.assets(asset_key(corpus.name, "lancedb_table")),
