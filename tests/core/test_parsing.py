@@ -235,6 +235,47 @@ def test_lines_of_indented_code_are_kept_though_they_look_like_comments_or_impor
     assert 'import foo from "foo";' in doc.text and "<!-- TODO -->" in doc.text
 
 
+def _blocks(doc) -> list[tuple[str, str]]:
+    return [(e.category, doc.text[e.start : e.end]) for e in doc.elements]
+
+
+def test_indented_code_is_one_code_block_whose_markers_and_pipes_are_code():
+    """Indented code read as prose: its "- " line a list item, its "|" line a table row, each comment a
+    sentence. CommonMark: lines indented 4 columns past their text, blank lines within, not a paragraph's."""
+    text = ("# Config\n\nWrite this:\n\n    # workers\n    - name: a\n\n    | not | a table |\n\nThen restart.\n"
+            "A paragraph goes on\n    on an indented line.\n\n- An item:\n\n      item code\n\n  Item text.\n")
+    doc = parse_document(raw("config.md", text.encode()))
+    assert _blocks(doc) == [("Title", "# Config"), ("NarrativeText", "Write this:"),
+                            ("CodeSnippet", "    # workers\n    - name: a\n\n    | not | a table |"),
+                            ("NarrativeText", "Then restart.\nA paragraph goes on\n    on an indented line."),
+                            ("ListItem", "- An item:"), ("CodeSnippet", "      item code"),  # 4 past the item's text
+                            ("NarrativeText", "  Item text.")]
+    assert all(e.heading_path == ("Config",) for e in doc.elements)
+
+
+def test_an_unclosed_fence_in_a_list_item_ends_with_the_item():
+    text = "# Steps\n\n1. Run:\n   ```bash\n   make\n\n## Verify\n\nCheck the logs.\n\n- ```\n  x\ny\n"
+    doc = parse_document(raw("steps.md", text.encode()))
+    assert _titles(doc) == [("Steps",), ("Steps", "Verify")]
+    assert [t for kind, t in _blocks(doc) if kind == "CodeSnippet"] == ["   ```bash\n   make", "- ```\n  x"]
+    assert _blocks(doc)[-1] == ("NarrativeText", "y")  # left of the item's text: the item and its fence end
+
+
+def test_an_mkdocs_admonitions_content_is_text_and_a_fence_in_it_code():
+    text = ('# Setup\n\n!!! note "Heads up"\n\n    Back up first.\n\n    ```yaml\n    # keep\n    - a\n    ```\n\n'
+            '=== "Linux"\n\n    Run the script.\n\n        ./install.sh\n\nDone.\n')
+    doc = parse_document(raw("docs/setup.md", text.encode()))
+    assert _blocks(doc) == [("Title", "# Setup"), ("NarrativeText", "Heads up"), ("NarrativeText", "    Back up first."),
+                            ("CodeSnippet", "    ```yaml\n    # keep\n    - a\n    ```\n"), ("NarrativeText", "Linux"),
+                            ("NarrativeText", "    Run the script."), ("CodeSnippet", "        ./install.sh"),
+                            ("NarrativeText", "Done.")]
+    # a definition's text (Python-Markdown's ":   ") holds its indented lines as a list item does
+    listed = parse_document(raw("docs/options.md", b'`mode`\n\n:   How to read it:\n\n    === "View"\n\n'
+                                                   b'        ```yaml\n        mode: view\n        ```\n'))
+    assert _blocks(listed)[2:] == [("NarrativeText", "    View"),
+                                   ("CodeSnippet", "        ```yaml\n        mode: view\n        ```\n")]
+
+
 def test_a_fence_closes_only_on_a_line_of_its_character_at_least_as_long():
     text = ("# Writing Guide\n\n````markdown\n```yaml\n# this is YAML\n```\n````\n\n~~~\n```\n# still code\n~~~~\n\n"
             "## Review process\n\nText.\n")

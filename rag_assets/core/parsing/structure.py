@@ -7,7 +7,7 @@ from bisect import bisect_right
 from dataclasses import replace
 from functools import lru_cache
 from itertools import accumulate
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from rag_assets.core.models import Element
 
@@ -34,6 +34,7 @@ _HTML_HEADING = re.compile(r"^ {0,3}<h([1-6])(?:\s[^>]*)?>((?:(?!</?h[1-6]\b).)*
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")  # the line under a setext heading: "====" level 1, "----" level 2
 _THEMATIC_BREAK = re.compile(r" {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})")  # "---", "* * *": a rule
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_DEFINITION = re.compile(r" {0,3}:[ \t]+(?=\S)")  # a definition list's ":   text" (Python-Markdown, Pandoc, MkDocs)
 _INLINE = [
     (re.compile(r"<[^<>\n]*>"), ""),  # HTML tags and anchors: "Limits<a name=\"limits\"></a>"
     (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),  # links and images: their text
@@ -198,19 +199,23 @@ def markdown_elements(text: str) -> tuple[Element, ...]:
     return markdown_blocks(text)[0]
 
 
-def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, int], ...]]:
+def markdown_blocks(text: str, containers: Mapping[int, int] | None = None
+                    ) -> tuple[tuple[Element, ...], tuple[tuple[int, int], ...]]:
     """Blocks of a markdown text: Title (ATX headings, setext ones: a paragraph over a line of
     "=" or "-", and an HTML <h1>-<h6> alone on its line, outside fences), Table (rows opening with
     a pipe, or a GFM table: a header row over a delimiter row, its rows up to a line without a
     pipe or a list item), CodeSnippet (a fence, also one indented past a list item's marker, closes
     on a line of its own character at least as long and indented at most 3 columns past the text
-    holding the fence, the page's or a list item's, as CommonMark reads it; an HTML <pre>, <script>,
-    <style> or <textarea> block; Jekyll's and Hugo's highlight, raw, code and code-toggle blocks),
-    ListItem, NarrativeText (an HTML comment is one, never read for
+    holding the fence, the page's or a list item's, as CommonMark reads it, or where that item ends;
+    indented code: lines indented 4 columns past that text, opening no paragraph's line, up to a
+    line indented less; an HTML <pre>, <script>, <style> or <textarea> block; Jekyll's and Hugo's
+    highlight, raw, code and code-toggle blocks), ListItem, NarrativeText (an HTML comment is one, never read for
     headings); a front matter block is one NarrativeText. Every element carries the heading path it
-    sits under. Also the ``(start, end)`` spans of the lines a page shows as no text: setext
-    underlines and thematic breaks ("---", "* * *"), their line breaks not included; no element
-    holds one."""
+    sits under. A definition (":   text") holds its lines as a list item does, and so does an MkDocs
+    admonition or tab, its text 4 columns past its marker (Python-Markdown's), also one whose marker
+    line is gone: ``containers`` maps the offset of the line after it to the marker's column. Also
+    the ``(start, end)`` spans of the lines a page shows as no text: setext underlines and thematic
+    breaks ("---", "* * *"), their line breaks not included; no element holds one."""
     elements: list[Element] = []
     rules: list[tuple[int, int]] = []
     stack: list[tuple[int, str]] = []
@@ -219,7 +224,10 @@ def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, in
     block_kind = ""
     first_line = ""  # the open block's first line
     last_line = (0, "")  # and its last line's start and text
-    fence: tuple[str, int] | None = None  # the open fence and the deepest indent of its closing line
+    # the open fence, the deepest indent of its closing line, and the column of the list item's (or
+    # MkDocs block's) text holding it (0: the page's)
+    fence: tuple[str, int, int] | None = None
+    code_column: int | None = None  # the indent that keeps a line in the open indented code block
     raw_end: re.Pattern | None = None  # what ends the HTML raw block, comment or template code the lines are in
     items: list[int] = []  # where the text of each list item the lines are in starts, the innermost last
     after_blank = True
@@ -244,6 +252,13 @@ def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, in
     for start, end, line in _lines(text, markdown=True):
         if start < matter_end:
             continue
+        if containers and start in containers:
+            _open_item(items, containers[start], containers[start] + 4)
+        if fence is not None and line.strip() and _columns(line) < fence[2]:  # its item ended: so did the fence
+            fence = None
+            while text[block_end - 1].isspace():
+                block_end -= 1
+            flush()
         if fence is not None:
             block_end = end
             if _closes(line, fence[0], fence[1]):
@@ -258,6 +273,14 @@ def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, in
             continue
         blank = not line.strip()
         indent = _columns(line)
+        if code_column is not None:  # blank lines and lines indented to its column are the code's
+            if blank or indent >= code_column:
+                if not blank:
+                    block_end = start + len(line)
+                after_blank = blank
+                continue
+            code_column = None
+            flush()
         marker = _LIST.match(line)
         if items and not blank and indent < items[-1] and not marker and (
                 after_blank or block_start is None or block_kind not in ("ListItem", "NarrativeText")
@@ -266,6 +289,10 @@ def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, in
                 items.pop()
         after_blank = blank
         owner = next((column for column in reversed(items) if column <= indent), None)  # the item holding the line
+        if not blank and block_start is None and indent >= (owner or 0) + 4:  # indented code (no paragraph's line)
+            code_column = (owner or 0) + 4
+            block_start, block_end, block_kind = start, start + len(line), "CodeSnippet"
+            continue
         fence_match = _FENCE.match(line)
         if fence_match is None and owner is not None and indent < owner + 4:
             fence_match = _LIST_FENCE.match(line)
@@ -277,7 +304,7 @@ def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, in
                 _open_item(items, indent, column)
                 owner = column
             # a closing line may be indented 3 columns past the text holding the fence: a list item's or the page's
-            fence = (fence_match.group(1), (owner or 0) + 3)
+            fence = (fence_match.group(1), (owner or 0) + 3, owner or 0)
             block_start, block_end, block_kind = start, end, "CodeSnippet"
             continue
         raw = _RAW_BLOCK.match(line) or _TEMPLATE_CODE.match(line)
@@ -325,6 +352,10 @@ def markdown_blocks(text: str) -> tuple[tuple[Element, ...], tuple[tuple[int, in
             continue
         if marker:
             _open_item(items, indent, len(marker.group(0).expandtabs(4)))
+        elif line.lstrip(" \t")[:1] in "!?=" and _mkdocs_marker(line):  # its content is indented 4 columns past it
+            _open_item(items, indent, indent + 4)
+        elif definition := _DEFINITION.match(line):
+            _open_item(items, indent, len(definition.group(0).expandtabs(4)))
         kind = "Table" if line.lstrip().startswith("|") or (
             block_start is not None and block_kind == "Table" and "|" in line and not marker) \
             else "ListItem" if marker else "NarrativeText"
@@ -358,9 +389,7 @@ _TAG_NAME = re.compile(r"</?([A-Za-z][\w.:-]*)")
 _TABLE_TAGS = frozenset("table thead tbody tfoot tr th td caption colgroup col".split())
 _SHOWN_ATTRIBUTE = re.compile(r"(?<![\w-])(?:label|title|caption|alt|content)=\{?(?:\"([^\"\n]*)\"|'([^'\n]*)')"
                               r"|(?<![\w-])label:[ \t]*(?:\"([^\"\n]*)\"|'([^'\n]*)')")  # values={[{label: 'macOS'}]}
-_MARKUP_STARTS = frozenset(":!?=<>{`~")  # what a markup line or a nested fence opens with
-# A fence indented under an MkDocs tab or admonition (a backtick fence's info string holds no backtick).
-_NESTED_FENCE = re.compile(r"[ \t]*(`{3,}(?=[^`]*$)|~{3,})")
+_MARKUP_STARTS = frozenset(":!?=<>{")  # what a markup line opens with
 # A JSX tag whose attributes run over lines, as prettier writes it ("<Tabs" ... "]}>"): its first
 # line, then lines of attributes (name, name="...", name={...), or of an open brace's content, up
 # to the line closing it.
@@ -397,6 +426,12 @@ def _tag_end(lines: list[str], first: int) -> int | None:
     return None
 
 
+def _mkdocs_marker(line: str) -> re.Match | None:
+    """An MkDocs admonition's or tab's opening line (``_MKDOCS``; Python-Markdown: a tab is 4 columns)."""
+    lead = indent_width(line)
+    return _MKDOCS.fullmatch(line[:lead].expandtabs(4) + line[lead:])
+
+
 def _rendered_line(line: str) -> str | None:
     """What a renderer shows for a docs-site markup line (its label, title, caption, alt text or
     content, "" for none); None for a line that is no such markup."""
@@ -407,8 +442,8 @@ def _rendered_line(line: str) -> str | None:
         if rest.startswith("[") and rest.endswith("]"):
             rest = rest[1:-1].strip()
         return rest or (kind.capitalize() if kind else "")
-    lead = len(line) - len(line.lstrip(" \t"))
-    if match := _MKDOCS.fullmatch(line[:lead].expandtabs(4) + line[lead:]):  # Python-Markdown: a tab is 4 columns
+    lead = indent_width(line)
+    if match := _mkdocs_marker(line):
         title = match.group(2) if match.group(3) is None else match.group(3)
         label = title if title is not None else match.group(1).capitalize()
         return line[:lead] + label if label.strip() else ""
@@ -438,14 +473,15 @@ def indent_width(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
-def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
+def without_site_markup(text: str, elements: tuple[Element, ...]) -> tuple[str, dict[int, int]]:
     """``text`` with each docs-site markup line of its prose, list and table blocks replaced by
     what a renderer shows for it (``_rendered_line``; a line that shows nothing is left out with
-    its line end): code blocks (a fence nested under an MkDocs tab too), headings and a front
-    matter keep theirs."""
+    its line end): code blocks, headings and a front matter keep theirs. Also, for each MkDocs
+    admonition or tab marker replaced, the offset in the new text of the line after it and the
+    marker's column (``markdown_blocks``' ``containers``)."""
     matter_end = _front_matter_end(text)
-    out, kept_to = [], 0
-    fence = None  # the nested fence the lines are in
+    out, kept_to, size = [], 0, 0
+    containers: dict[int, int] = {}
     for element in elements:
         if element.category not in ("NarrativeText", "ListItem", "Table") or element.start < matter_end:
             continue
@@ -457,16 +493,7 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
             line = lines[k]
             body = line.removesuffix("\n")
             k += 1
-            if fence is not None and body.strip() and indent_width(body) < fence[1]:
-                fence = None  # a line left of the fence ends the tab or admonition holding it
-            if fence is None and body.lstrip(" \t")[:1] not in _MARKUP_STARTS:  # most lines: prose
-                pos += len(line)
-                continue
-            if fence is not None or (opening := _NESTED_FENCE.match(body)):
-                if fence is None:
-                    fence = (opening.group(1), indent_width(body))
-                elif _closes(body, fence[0]):
-                    fence = None
+            if body.lstrip(" \t")[:1] not in _MARKUP_STARTS:  # most lines: prose
                 pos += len(line)
                 continue
             shown = _rendered_line(body)
@@ -476,12 +503,13 @@ def without_site_markup(text: str, elements: tuple[Element, ...]) -> str:
                 shown = _shown(tag)
                 line, body, k = tag, tag.removesuffix("\n"), last + 1
             if shown is not None:
-                out.append(text[kept_to:pos])
-                if shown:
-                    out.append(shown + line[len(body):])
+                out += [text[kept_to:pos], shown + line[len(body):] if shown else ""]
+                size += len(out[-2]) + len(out[-1])
+                if _mkdocs_marker(body):
+                    containers[size] = _columns(body)
                 kept_to = pos + len(line)
             pos += len(line)
-    return "".join(out) + text[kept_to:] if out else text
+    return ("".join(out) + text[kept_to:], containers) if out else (text, containers)
 
 
 # What docutils reads before a section title: a line opening a doctest, a bullet list, a line block, a
