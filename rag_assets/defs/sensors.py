@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass, field
 
 import dagster as dg
+from dagster._core.execution.backfill import BulkActionStatus  # get_backfills' status (no public name)
 
 from rag_assets.config.schema import Corpus
 from rag_assets.core.hashing import settings_hash
@@ -147,10 +148,12 @@ def in_flight(instance: dg.DagsterInstance, corpus: Corpus, order: list[str]) ->
     """Partition keys that a queued or running run indexing the corpus' documents covers: its ingest
     job's, or one the UI or the automation conditions launched over its stages up to the index (a
     "Materialize" or a backfill runs the assets it selects as __ASSET_JOB: unseen, its documents
-    were ingested twice). A run of earlier stages alone leaves its documents unindexed: not held."""
+    were ingested twice). A run of earlier stages alone leaves its documents unindexed: not held.
+    So are the documents of a backfill still being submitted whose runs are not created yet (the
+    daemon creates them over its next ticks)."""
     position = {pk: i for i, pk in enumerate(order)}
     index = asset_key(corpus.name, STAGES[-1])
-    busy: set[str] = set()
+    busy = _awaiting_backfill(instance, corpus, index)
     for run in instance.get_runs(dg.RunsFilter(statuses=IN_FLIGHT)):
         if run.job_name != ingest_job_name(corpus.name) and index not in (run.asset_selection or ()):
             continue
@@ -160,6 +163,24 @@ def in_flight(instance: dg.DagsterInstance, corpus: Corpus, order: list[str]) ->
         elif tags.get(RANGE_START) in position and tags.get(RANGE_END) in position:
             busy.update(order[position[tags[RANGE_START]]:position[tags[RANGE_END]] + 1])
     return busy
+
+
+def _awaiting_backfill(instance: dg.DagsterInstance, corpus: Corpus, index: dg.AssetKey) -> set[str]:
+    """Partition keys that a requested backfill will index and has no run for yet: an asset
+    backfill's target partitions of the index not yet requested, or an ingest job backfill's
+    partitions after the last one it submitted."""
+    waiting: set[str] = set()
+    for backfill in instance.get_backfills(status=BulkActionStatus.REQUESTED):
+        if (data := backfill.asset_backfill_data) is not None:
+            target = data.target_subset.partitions_subsets_by_asset_key.get(index)
+            requested = data.requested_subset.partitions_subsets_by_asset_key.get(index)
+            if target is not None:
+                waiting.update(set(target.get_partition_keys()) - set(requested.get_partition_keys() if requested else ()))
+        elif backfill.job_name == ingest_job_name(corpus.name) and backfill.partition_names:
+            names = list(backfill.partition_names)
+            last = backfill.last_submitted_partition_name
+            waiting.update(names[names.index(last) + 1:] if last in names else names)
+    return waiting
 
 
 def run_request(corpus: Corpus, first: str, last: str, run_key: str | None = None) -> dg.RunRequest:

@@ -3,12 +3,16 @@ four stages and nowhere else, config changes mark exactly the stages they redo, 
 runs are real runs with the code location's origin, a dry run writes nothing, and the source
 sensor neither requests work twice nor changes anything when only previewed."""
 
+import time
 from pathlib import Path
 
 import dagster as dg
 import lancedb
 import pytest
 import yaml
+
+from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
+from dagster._core.remote_origin import RemotePartitionSetOrigin
 
 from rag_assets.config import load_project
 from rag_assets.core.keys import doc_id_for, partition_key_for
@@ -193,10 +197,32 @@ def test_sensor_preview_changes_nothing_and_queued_work_is_not_requested_twice(p
         third, cursor = tick(defs, sensor, instance, cursor)
         assert sorted(e.partition for e in third.asset_events) == sorted(others)  # observed, not requested
         assert not third.run_requests
+
+        # A backfill launched in the UI whose runs the daemon has not created yet holds its documents
+        # too: an asset backfill's partitions not yet requested, a job backfill's after its last submitted.
+        rest = [pk for pk in instance.get_dynamic_partitions("sample_documents") if pk != partition_key_for(DOC)][3:]
+        for pk in rest[:5]:
+            other = Path(values["RAG_SAMPLE_DOCS"]) / doc_id_for(pk)
+            other.write_bytes(other.read_bytes() + b"\n\nEdited before its backfill's runs exist.\n")
+        asset_backfill = PartitionBackfill.from_asset_partitions(
+            backfill_id="assets", asset_graph=defs.resolve_asset_graph(), partition_names=rest[:2],
+            asset_selection=[dg.AssetKey(["sample", stage]) for stage in STAGES], backfill_timestamp=time.time(),
+            tags={}, dynamic_partitions_store=instance, all_partitions=False, title=None, description=None,
+            run_config=None)
+        instance.add_backfill(asset_backfill)
+        instance.add_backfill(PartitionBackfill(
+            backfill_id="job", status=BulkActionStatus.REQUESTED, from_failure=False, tags={},
+            backfill_timestamp=time.time(), partition_names=rest[2:5], last_submitted_partition_name=rest[2],
+            partition_set_origin=RemotePartitionSetOrigin(repository_origin=remote_origin("ingest_sample").repository_origin,
+                                                          partition_set_name="ingest_sample_partition_set")))
+        fourth, cursor = tick(defs, sensor, instance, cursor)
+        assert sorted(e.partition for e in fourth.asset_events) == sorted(rest[:5])
+        assert [r.partition_key for r in fourth.run_requests] == [rest[2]]  # the job backfill's submitted run is done
     # `rag ingest` leaves them to those runs too, and says so.
     report = ingest_project(project)["corpora"]["sample"]
-    assert report["documents_in_flight"] == sorted([DOC, *map(doc_id_for, others)])
-    assert report["runs"] == 0 and report["documents_parsed"] == 0
+    assert report["documents_in_flight"] == sorted([DOC, *map(doc_id_for, others + rest[:2] + rest[3:5])])
+    # rest[2] only (its backfill run is not in flight here), then the table's maintenance
+    assert report["runs"] == 2 and report["documents_parsed"] == 1
 
 
 def test_a_partition_under_an_old_key_format_is_rekeyed_without_losing_rows(tmp_path):
