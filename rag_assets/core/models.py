@@ -104,6 +104,3 @@ class EmbeddedDocument:
     chunked: ChunkedDocument
     model: str
     vectors: tuple[tuple[float, ...], ...] = field(default_factory=tuple)
-    embedded_count: int = 0
-    cached_count: int = 0
-    embed_tokens: int = 0

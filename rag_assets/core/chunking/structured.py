@@ -376,7 +376,7 @@ class CodeChunker(Chunker):
         # Imports and module docstring never stand alone: they join the first definition.
         if len(units) > 1 and units[0][2]["heading_path"] == () and "context" not in units[1][2]:
             a, _, _ = units[0]
-            b_start, b_end, b_meta = units[1]
+            _, b_end, b_meta = units[1]
             if index.count(a, b_end) <= self.budget:
                 units[:2] = [(a, b_end, b_meta)]
         return units
