@@ -105,7 +105,7 @@ def as_scan(markdown: str) -> bytes:
         return scanned(path.read_bytes())
 
 
-def expected_chunks(texts: dict[str, str], project, prefix_model: str) -> dict[str, list[str]]:
+def expected_chunks(texts: dict[str, str], project) -> dict[str, list[str]]:
     """Embedded texts of every live document, chunked directly with the corpus' profile."""
     corpus = project.corpus("bench")
     model = corpus.embedding_model
@@ -174,7 +174,7 @@ def main(argv=None) -> int:
     def step(name: str) -> None:
         project = load_project()
         model = project.corpus("bench").embedding_model.name
-        live = expected_chunks(texts, project, model)
+        live = expected_chunks(texts, project)
         seen = embedded_before.setdefault(model, set())
         expected = len({h for hashes in live.values() for h in hashes} - seen)
         start = time.perf_counter()
