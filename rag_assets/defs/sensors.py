@@ -149,8 +149,8 @@ def in_flight(instance: dg.DagsterInstance, corpus: Corpus, order: list[str]) ->
     job's, or one the UI or the automation conditions launched over its stages up to the index (a
     "Materialize" or a backfill runs the assets it selects as __ASSET_JOB: unseen, its documents
     were ingested twice). A run of earlier stages alone leaves its documents unindexed: not held.
-    So are the documents of a backfill still being submitted whose runs are not created yet (the
-    daemon creates them over its next ticks)."""
+    Held too: the documents that a backfill still being submitted will index, whose runs the daemon
+    has not created yet (``_awaiting_backfill``)."""
     position = {pk: i for i, pk in enumerate(order)}
     index = asset_key(corpus.name, STAGES[-1])
     busy = _awaiting_backfill(instance, corpus, index)

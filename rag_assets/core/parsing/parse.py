@@ -155,9 +155,9 @@ PARSER_REVISION = "44"
 #: - Markdown and notebooks 7: indented code blocks are code (they were prose: a "- " or "|" line in one read as
 #:   a list item or a table row, each comment line a sentence), a fence in a list item ends with its item
 #:   (unclosed, it ran to the page's end), an MkDocs admonition's or tab's content (indented 4 columns) is its
-#:   text, not code, and a fence in it is code. markdown-it-py as the oracle over 2,321 real pages (those docs repositories, Node.js and npm) and 113
-#:   packages' Markdown descriptions: code lines read otherwise 7,263 -> 3,670 and 226 -> 6, the rest MkDocs
-#:   admonitions, Hugo shortcodes and fences in quotes.
+#:   text, not code, and a fence in it is code (a definition's too). markdown-it-py as the oracle over 2,321
+#:   real pages (docs repositories, Node.js and npm) and 113 packages' Markdown descriptions: code lines read
+#:   otherwise 7,263 -> 3,670 and 226 -> 6, the rest MkDocs blocks, Hugo shortcodes and fences in quotes.
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "code", "csv"), "1"), "rst": "4", "notebook": "7", "markdown": "7",
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("xml", "email"), "7"), "asciidoc": "8",
