@@ -276,6 +276,22 @@ def test_an_mkdocs_admonitions_content_is_text_and_a_fence_in_it_code():
                                    ("CodeSnippet", "        ```yaml\n        mode: view\n        ```\n")]
 
 
+def test_link_reference_definitions_are_left_out_as_the_page_shows_none():
+    """A page's "[label]: url" lines were indexed as text: in mkdocs-material's docs 8.9% of the indexed
+    characters, 131 of 2,219 rows mostly URLs."""
+    text = ('# Guide\n\nSee the [docs] and the [API][api].\n\n[docs]: https://example.com/docs "Docs"\n'
+            "  [api]: <https://example.com/api>\n[^1]: A footnote, which the page shows.\n\n"
+            "[Note]: this line is prose, not a definition.\n\n[a]: /x\nText after a definition.\n\n"
+            "A paragraph\n[b]: /in-a-paragraph\n")
+    doc = parse_document(raw("guide.md", text.encode()))
+    assert "example.com" not in doc.text and "/x" not in doc.text
+    assert _blocks(doc) == [("Title", "# Guide"), ("NarrativeText", "See the [docs] and the [API][api]."),
+                            ("NarrativeText", "[^1]: A footnote, which the page shows."),
+                            ("NarrativeText", "[Note]: this line is prose, not a definition."),
+                            ("NarrativeText", "Text after a definition."),
+                            ("NarrativeText", "A paragraph\n[b]: /in-a-paragraph")]  # no definition interrupts one
+
+
 def test_a_fence_closes_only_on_a_line_of_its_character_at_least_as_long():
     text = ("# Writing Guide\n\n````markdown\n```yaml\n# this is YAML\n```\n````\n\n~~~\n```\n# still code\n~~~~\n\n"
             "## Review process\n\nText.\n")
