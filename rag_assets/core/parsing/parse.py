@@ -158,9 +158,10 @@ PARSER_REVISION = "44"
 #:   text, not code, and a fence in it is code (a definition's too). markdown-it-py as the oracle over 2,321
 #:   real pages (docs repositories, Node.js and npm) and 113 packages' Markdown descriptions: code lines read
 #:   otherwise 7,263 -> 3,670 and 226 -> 6, the rest MkDocs blocks, Hugo shortcodes and fences in quotes.
-#: - Markdown and notebooks 8: link reference definitions ("[docs]: https://...") are left out, as the page shows none (mkdocs-material's docs:
-#:   8.9% of the indexed characters; over the 2,117 pages, 6,036 lines left out, each a definition to
-#:   markdown-it but one "javascript:" link it refuses, and of its 6,018 only mdBook's footnote "[^x]:" kept).
+#: - Markdown and notebooks 8: link reference definitions ("[docs]: https://...") are left out, as the page
+#:   shows none (mkdocs-material's docs: 8.9% of the indexed characters); over the 2,117 pages, 6,036 lines left
+#:   out, each a definition to markdown-it but one "javascript:" link it refuses; of its 6,018, only mdBook's
+#:   footnotes ("[^x]:") stay.
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "code", "csv"), "1"), "rst": "4", "notebook": "8", "markdown": "8",
                     **dict.fromkeys(("html", "odt", "rtf", "epub", "latex", "org"), "6"),
                     **dict.fromkeys(("xml", "email"), "7"), "asciidoc": "8",
