@@ -276,6 +276,16 @@ def test_an_mkdocs_admonitions_content_is_text_and_a_fence_in_it_code():
                                    ("CodeSnippet", "        ```yaml\n        mode: view\n        ```\n")]
 
 
+def test_a_fence_in_a_block_quote_is_code_up_to_its_closing_line_or_the_quote_s_end():
+    text = ("# Build\n\n> [!TIP]\n> Cross-compile it:\n> ```bash\n> # the toolchain first\n> - make\n> ```\n> Done.\n\n"
+            "> > ```\n> > nested\n> > ```\n\n> ```\n> never closed\n\nAfter.\n\n## Next\n\ntext\n")
+    doc = parse_document(raw("build.md", text.encode()))
+    assert _titles(doc) == [("Build",), ("Build", "Next")]
+    assert [t for kind, t in _blocks(doc) if kind == "CodeSnippet"] == [
+        "> ```bash\n> # the toolchain first\n> - make\n> ```\n", "> > ```\n> > nested\n> > ```\n", "> ```\n> never closed"]
+    assert ("NarrativeText", "> Done.") in _blocks(doc) and ("NarrativeText", "After.") in _blocks(doc)
+
+
 def test_link_reference_definitions_are_left_out_as_the_page_shows_none():
     """A page's "[label]: url" lines were indexed as text: in mkdocs-material's docs 8.9% of the indexed
     characters, 131 of 2,219 rows mostly URLs."""

@@ -34,6 +34,7 @@ _HTML_HEADING = re.compile(r"^ {0,3}<h([1-6])(?:\s[^>]*)?>((?:(?!</?h[1-6]\b).)*
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")  # the line under a setext heading: "====" level 1, "----" level 2
 _THEMATIC_BREAK = re.compile(r" {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})")  # "---", "* * *": a rule
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_QUOTE_MARKS = re.compile(r"(?:[ \t]*>)+[ \t]?")  # a block quote's markers, "> " or "> > " (nested)
 _DEFINITION = re.compile(r" {0,3}:[ \t]+(?=\S)")  # a definition list's ":   text" (Python-Markdown, Pandoc, MkDocs)
 _INLINE = [
     (re.compile(r"<[^<>\n]*>"), ""),  # HTML tags and anchors: "Limits<a name=\"limits\"></a>"
@@ -209,7 +210,8 @@ def markdown_blocks(text: str, containers: Mapping[int, int] | None = None
     holding the fence, the page's or a list item's, as CommonMark reads it, or where that item ends;
     indented code: lines indented 4 columns past that text, opening no paragraph's line, up to a
     line indented less; an HTML <pre>, <script>, <style> or <textarea> block; Jekyll's and Hugo's
-    highlight, raw, code and code-toggle blocks), ListItem, NarrativeText (an HTML comment is one, never read for
+    highlight, raw, code and code-toggle blocks; a fence in a block quote, up to its closing line
+    or the quote's end), ListItem, NarrativeText (an HTML comment is one, never read for
     headings); a front matter block is one NarrativeText. Every element carries the heading path it
     sits under. A definition (":   text") holds its lines as a list item does, and so does an MkDocs
     admonition or tab, its text 4 columns past its marker (Python-Markdown's), also one whose marker
@@ -228,6 +230,7 @@ def markdown_blocks(text: str, containers: Mapping[int, int] | None = None
     # MkDocs block's) text holding it (0: the page's)
     fence: tuple[str, int, int] | None = None
     code_column: int | None = None  # the indent that keeps a line in the open indented code block
+    quoted: tuple[str, int] | None = None  # the open fence in a block quote and the quote's depth
     raw_end: re.Pattern | None = None  # what ends the HTML raw block, comment or template code the lines are in
     items: list[int] = []  # where the text of each list item the lines are in starts, the innermost last
     after_blank = True
@@ -265,6 +268,19 @@ def markdown_blocks(text: str, containers: Mapping[int, int] | None = None
                 fence = None
                 flush()
             continue
+        if quoted is not None:  # a fence in a block quote: its lines keep the quote's depth
+            marks = _QUOTE_MARKS.match(line)
+            if marks is None or marks.group().count(">") < quoted[1]:  # the quote ended: so did the fence
+                quoted = None
+                while text[block_end - 1].isspace():
+                    block_end -= 1
+                flush()
+            else:
+                block_end = end
+                if _closes(line[marks.end():], quoted[0], 3):
+                    quoted = None
+                    flush()
+                continue
         if raw_end is not None:
             block_end = start + len(line)
             if raw_end.search(line):
@@ -305,6 +321,11 @@ def markdown_blocks(text: str, containers: Mapping[int, int] | None = None
                 owner = column
             # a closing line may be indented 3 columns past the text holding the fence: a list item's or the page's
             fence = (fence_match.group(1), (owner or 0) + 3, owner or 0)
+            block_start, block_end, block_kind = start, end, "CodeSnippet"
+            continue
+        if (marks := _QUOTE_MARKS.match(line)) and (opening := _FENCE.match(line[marks.end():])):
+            flush()
+            quoted = (opening.group(1), marks.group().count(">"))
             block_start, block_end, block_kind = start, end, "CodeSnippet"
             continue
         raw = _RAW_BLOCK.match(line) or _TEMPLATE_CODE.match(line)
