@@ -300,6 +300,8 @@ def test_link_reference_definitions_are_left_out_as_the_page_shows_none():
                             ("NarrativeText", "[Note]: this line is prose, not a definition."),
                             ("NarrativeText", "Text after a definition."),
                             ("NarrativeText", "A paragraph\n[b]: /in-a-paragraph")]  # no definition interrupts one
+    with pytest.raises(DocumentError, match="links.md: the page shows no text .* exclude globs"):
+        parse_document(raw("links.md", b"  [docs]: https://example.com/docs\n<!-- shared by every page -->\n"))
 
 
 def test_a_fence_closes_only_on_a_line_of_its_character_at_least_as_long():

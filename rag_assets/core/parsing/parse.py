@@ -288,6 +288,10 @@ _NOT_A_ZIP = re.compile(r"BadZipFile|not a ZIP archive|not a zip file", re.I)  #
 _DAMAGED_PDF = re.compile(r"PSEOF|Unexpected EOF|No /Root object|PDFSyntaxError|startxref")  # pdfminer's words for it
 
 
+_SHOWS_NOTHING = ("the page shows no text (only comments, link definitions or markup lines); if other pages "
+                  "include it as a snippet, leave it out with the source's exclude globs")
+
+
 def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits(),
                    ocr_languages: tuple[str, ...] = DEFAULT_LANGUAGES) -> ParsedDocument:
     """Parse ``raw`` within ``limits``, reading its pictures that OCR reads in ``ocr_languages``
@@ -331,7 +335,9 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits(),
                                         f"{_OBJECT_REPR.sub('the file', str(exc))}") from exc
     if not text.strip():
         raise DocumentError(raw.doc_id, "OCR found no text in the image (a photograph or a drawing?)"
-                            if content_type == "image" else "document has no text (empty, or nothing extractable)")
+                            if content_type == "image" else _SHOWS_NOTHING
+                            if content_type == "markdown" and raw.data.strip() else
+                            "document has no text (empty, or nothing extractable)")
     matter_title, matter_tags = front_matter(text) if content_type == "markdown" else ("", ())
     return ParsedDocument(
         doc_id=raw.doc_id,
