@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from squad_devset import write_corpus, write_questions  # noqa: E402
+from squad_devset import merged_references, write_corpus, write_questions  # noqa: E402
 
 
 def corpus_id(document: dict) -> str:
@@ -33,17 +33,7 @@ def corpus_id(document: dict) -> str:
 
 def references(text: str, spans: list[list[int]], chosen: list[int]) -> list[dict]:
     """The chosen evidence spans, whitespace-trimmed, touching ones merged, in document order."""
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans[i] for i in chosen):
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        if merged and not text[merged[-1][1]:start].strip():
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        elif start < end:
-            merged.append((start, end))
-    return [{"content": text[a:b], "start_index": a, "end_index": b} for a, b in merged]
+    return merged_references(text, [spans[i] for i in chosen])
 
 
 def main(argv=None) -> int:

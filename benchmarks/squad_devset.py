@@ -144,6 +144,22 @@ def build(source: Path, titles: list[str], max_chars: int, answer_sentences: boo
     return "".join(pieces), questions, dropped
 
 
+def merged_references(text: str, spans) -> list[dict]:
+    """The ``(start, end)`` spans of ``text`` as references: whitespace-trimmed, touching ones (only
+    whitespace between them) merged, empty ones left out, in document order."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if merged and not text[merged[-1][1]:start].strip():
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        elif start < end:
+            merged.append((start, end))
+    return [{"content": text[a:b], "start_index": a, "end_index": b} for a, b in merged]
+
+
 def write_corpus(out: Path, corpus_id: str, text: str, suffix: str = ".md") -> str:
     """Write ``out/corpora/<corpus_id><suffix>``; returns the file as read back (the text spans
     index), refusing one that does not read back as written."""

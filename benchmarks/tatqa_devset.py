@@ -35,7 +35,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from squad_devset import _clean, _sentence_splitter, _widen, write_corpus, write_questions  # noqa: E402
+from squad_devset import (_clean, _sentence_splitter, _widen, merged_references, write_corpus,  # noqa: E402
+                          write_questions)
 
 
 def corpus_id(index: int, context: dict) -> str:
@@ -123,14 +124,7 @@ def main(argv=None) -> int:
                 while end > start and paragraphs[key][end - 1].isspace():
                     end -= 1
                 spans.append((offsets[key] + start, offsets[key] + end))
-            merged: list[list[int]] = []
-            for start, end in sorted(spans):
-                if merged and not text[merged[-1][1]:start].strip():
-                    merged[-1][1] = max(end, merged[-1][1])
-                else:
-                    merged.append([start, end])
-            refs = [{"content": text[a:b], "start_index": a, "end_index": b} for a, b in merged]
-            kept.append((" ".join(question["question"].split()), refs))
+            kept.append((" ".join(question["question"].split()), merged_references(text, spans)))
         if not kept:
             continue
         if len(rows) + len(kept) > args.max_questions:
