@@ -244,6 +244,12 @@ def markdown_blocks(text: str, containers: Mapping[int, int] | None = None
             elements.append(Element(block_start, block_end, block_kind, heading_path=path()))
             block_start = None
 
+    def flush_unclosed() -> None:  # a fence its container ended: its code up to its last character
+        nonlocal block_end
+        while text[block_end - 1].isspace():
+            block_end -= 1
+        flush()
+
     def open_section(level: int, title: str) -> None:
         while stack and stack[-1][0] >= level:
             stack.pop()
@@ -259,9 +265,7 @@ def markdown_blocks(text: str, containers: Mapping[int, int] | None = None
             _open_item(items, containers[start], containers[start] + 4)
         if fence is not None and line.strip() and _columns(line) < fence[2]:  # its item ended: so did the fence
             fence = None
-            while text[block_end - 1].isspace():
-                block_end -= 1
-            flush()
+            flush_unclosed()
         if fence is not None:
             block_end = end
             if _closes(line, fence[0], fence[1]):
@@ -272,9 +276,7 @@ def markdown_blocks(text: str, containers: Mapping[int, int] | None = None
             marks = _QUOTE_MARKS.match(line)
             if marks is None or marks.group().count(">") < quoted[1]:  # the quote ended: so did the fence
                 quoted = None
-                while text[block_end - 1].isspace():
-                    block_end -= 1
-                flush()
+                flush_unclosed()
             else:
                 block_end = end
                 if _closes(line[marks.end():], quoted[0], 3):
