@@ -2054,6 +2054,47 @@ def test_restructuredtext_inline_markup_reads_as_sphinx_shows_it(page, text):
     assert parse_document(raw("docs/page.rst", page.encode())).text == text
 
 
+WRAPPED_RST = """Build
+=====
+
+The property is a :ref:`semicolon-separated list <CMake
+Language Lists>` of values; see `the guide
+   <https://acme.example/guide>`_ and :variable:`CMAKE_X
+<CMAKE_X\\<N\\>>`.
+
+* .. versionadded:: 3.6
+     The target is cross-compiled.
+
+* An item with `a stray backquote and
+  line two
+  line three
+  line four.
+
+.. parsed-literal::
+
+   string(`FIND`_ <string>)
+   string(:ref:`LENGTH <JSONLENGTH>` <s>)
+
+.. cmake-module:: ../../Modules/FindBoost.cmake
+"""
+
+
+def test_restructuredtext_wrapped_roles_list_directives_and_parsed_literals_read_as_shown():
+    """CMake's help: a role wrapped over two lines was embedded whole (":ref:`semicolon-separated list
+    <CMake" and "Language Lists>`"), "* .. versionadded:: 3.6" kept its markup, a parsed-literal's
+    references their backquotes, and ".. cmake-module:: <path>" made the path a chunk."""
+    doc = parse_document(raw("docs/build.rst", WRAPPED_RST.encode()))
+    assert "The property is a semicolon-separated list of values; see the guide and CMAKE_X.\n" in doc.text
+    assert "* Added in version 3.6\n     The target is cross-compiled." in doc.text
+    # a backquote no line within three closes is left as written, its lines unjoined
+    assert "* An item with `a stray backquote and\n  line two\n" in doc.text
+    code = [doc.text[e.start : e.end] for e in doc.elements if e.category == "CodeSnippet"]
+    assert code == ["string(FIND <string>)\n   string(LENGTH <s>)"]
+    assert "Modules" not in doc.text and "FindBoost" not in doc.text
+    with pytest.raises(DocumentError, match="FindBoost.rst: the page shows no text .*includes.* exclude globs"):
+        parse_document(raw("module/FindBoost.rst", b".. cmake-module:: ../../Modules/FindBoost.cmake\n"))
+
+
 def test_many_restructuredtext_substitutions_are_put_in_one_pass():
     """Each definition was searched for in every line holding a bar: 8,000 took 17 s; one pass over
     the text finds every |name|."""

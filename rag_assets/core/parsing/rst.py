@@ -31,6 +31,11 @@ _SILENT = frozenset("module contents highlight include literalinclude image figu
 _HIDDEN = frozenset("toctree index meta raw testsetup testcleanup".split())
 _CODE = frozenset("code-block code sourcecode code-tab parsed-literal testcode testoutput doctest ipython "
                   "jupyter-execute prompt math".split())
+_PARSED = "parsed-literal"  # code whose inline markup (roles, references, substitutions) is read as shown
+# Another directive's argument that is a file path ("../../Modules/FindBoost.cmake"): the page pulls
+# that file in (an include of a Sphinx extension's), shown as nothing, as ``include`` is.
+_PATH_ARGUMENT = re.compile(r"(?:\.{1,2}/|/)?(?:[\w.+-]+/)+[\w.+-]+\.\w{1,10}")
+_MAX_JOINED = 3  # the most lines after a role or reference's first one that may close it
 _SHOWN_OPTIONS = ("alt", "caption", "title", "header")
 # Tables: a grid table's top border, a simple table's (two columns or more) and any border line of one.
 _GRID_TOP = re.compile(r"\+-[-+]+-\+")
@@ -46,18 +51,20 @@ MAX_TABLE_WORK = 20_000_000  # lines x columns x width; docutils parses a table 
 _ROLE = re.compile(r"(?<![\w`]):((?:[\w+.-]{1,40}:){0,2}[\w+.-]{1,40}):`(?>([^`\n]+))`(?!`)")
 _LITERAL = re.compile(r"(``(?>[^`\n]+)``)")
 _SUBSTITUTION_USE = re.compile(r"\|(?![ \t])([^|\n]*[^|\s])\|(?:__?)?")  # |name|, no space inside its bars
+_TARGET_OPEN = re.compile(r"(?<!\\)<")
 _PYTHON_ROLES = frozenset("class meth func attr obj exc data mod const".split())
 _FOOTNOTE_REFERENCE = re.compile(r"\[(#?[\w-]*|\*)\]_(?!\w)")  # "[1]_", "[#note]_": shown as the label
 _REFERENCE = re.compile(r"(?<![\w`])`(?>([^`<\n]*))(?>(<[^<>`\n]*>)?)`__?(?!\w)")
 
 
 def _role_text(role: str, body: str) -> str:
-    """What Sphinx shows for ``:role:`body```: a title before its <target>, a ~path's last part,
+    """What Sphinx shows for ``:role:`body```: a title before its <target> (opened by the first "<"
+    not escaped with a backslash, as Sphinx's explicit_title_re reads it), a ~path's last part,
     a Python object's .path without its leading dots."""
     if role == "math":
         return body
-    if body.endswith(">") and "<" in body and body.index("<") > 0:
-        return body[: body.rindex("<")].rstrip()
+    if body.endswith(">") and (target := _TARGET_OPEN.search(body, 1)):
+        return body[: target.start()].rstrip()
     if body.startswith("!") and len(body) > 1:  # "!" only suppresses the link
         body = body[1:]
     if role in _PYTHON_ROLES:
@@ -90,9 +97,15 @@ def _directive_line(indent: str, name: str, argument: str) -> str:
     if name in _VERSIONS:
         version, _, rest = argument.partition(" ")
         return f"{indent}{_VERSIONS[name]} {version}" + (f": {rest.strip()}" if rest.strip() else "")
-    if name in _SILENT or name in _HIDDEN or name in _CODE:
+    if name in _SILENT or name in _HIDDEN or name in _CODE or _PATH_ARGUMENT.fullmatch(argument):
         return ""
     return indent + argument if argument else ""
+
+
+def _opens_inline(line: str) -> bool:
+    """Whether ``line`` leaves a role or reference open (an odd number of backquotes outside its
+    literals): its text or target goes on in the next line."""
+    return "`" in line and _LITERAL.sub("", line).count("`") % 2 == 1
 
 
 def _cell_rows(rows: list[list], head: int, compact: bool) -> list[list[str]]:
@@ -302,7 +315,7 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     tables: list[tuple[int, int]] = []
     skip_to = 0  # the line after a table read whole
     drawn_tables = _DrawnTables(lines)
-    swallow: tuple[str, int] | None = None  # ("drop" | "code", the indent the block must exceed)
+    swallow: tuple[str, int] | None = None  # ("drop" | "code" | _PARSED, the indent the block must exceed)
     options_over: int | None = None  # a directive's indent while its option lines may follow
     size = 0
 
@@ -338,13 +351,19 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             continue
         options_over = None
         if swallow is not None and (blank or indent_width(body) > swallow[1]):
-            if swallow[0] == "code" or blank:  # blank lines still part paragraphs
-                emit(line, is_code=swallow[0] == "code")
+            if swallow[0] == _PARSED and not blank:
+                emit(_inline_as_shown(body, substitutions) + end, is_code=True)
+            elif swallow[0] != "drop" or blank:  # blank lines still part paragraphs
+                emit(line, is_code=swallow[0] != "drop")
             continue
         swallow = None
         if blank:
             emit(line)
             continue
+        marker = ""  # a list item's bullet or number when a directive opens the item ("* .. versionadded:: 3.6")
+        if (item := _LIST_ITEM.match(body)) and body.startswith("..", item.end()) and "\t" not in item.group() \
+                and _DIRECTIVE.fullmatch(body, item.end()):
+            marker, body = item.group(), " " * item.end() + body[item.end():]
         indent = indent_width(body)
         if body[indent:indent + 1] in ("+", "=") and (_GRID_TOP.fullmatch(body.strip()) or _SIMPLE_TOP.fullmatch(body.strip())) \
                 and (k == 0 or not lines[k - 1].strip() or _under_title(lines, k)) \
@@ -368,21 +387,30 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             if name in _TABLE_DIRECTIVES and (read := _directive_table(name, lines, k)) \
                     and (table := shown_table(read[0])):
                 if shown:  # the table's title, a paragraph of its own
-                    emit(shown + end)
+                    emit(marker + shown[len(marker):] + end)
                 emit_table(table, directive.group(1), end, read[1])
                 skip_to = read[1]
                 continue
             if shown:
-                emit(shown + end)
+                emit(marker + shown[len(marker):] + end)
             options_over = indent
             if name in _HIDDEN or name in _CODE:
-                swallow = ("drop" if name in _HIDDEN else "code", indent)
+                swallow = ("drop" if name in _HIDDEN else _PARSED if name == _PARSED else "code", indent)
             continue
         elif body.lstrip().startswith("..") and body.lstrip()[2:3] in ("", " ", "\t"):  # a comment
             empty = not body.lstrip()[2:].strip()
             if not (empty and (k + 1 == len(lines) or not lines[k + 1].strip())):
                 swallow = ("drop", indent)  # an empty comment before a blank line ends there: a quote follows
             continue
+        if _opens_inline(body):  # a role or reference that the paragraph's next lines close is read whole
+            joined = body
+            for j in range(k + 1, min(k + 1 + _MAX_JOINED, len(lines))):
+                if not lines[j].strip():
+                    break
+                joined += " " + line_body(lines[j]).strip()
+                if not _opens_inline(joined):
+                    body, end, skip_to = joined, line_break(lines[j]), j + 1
+                    break
         if body.rstrip().endswith("::"):  # a literal block follows, indented past the paragraph's text
             item = _LIST_ITEM.match(body)
             swallow = ("code", item.end() if item else indent)
