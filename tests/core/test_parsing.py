@@ -649,6 +649,28 @@ def test_a_word_table_of_contents_is_left_out():
     assert (doc.title, doc.text) == ("Travel", "Travel\n\nBook flights early.")
 
 
+def test_headings_that_start_below_the_top_level_are_siblings_not_nested():
+    """A web page or Word document whose headings start at h2 ("Heading 2"), as an mdBook page under
+    its book's title: each h2 was nested under the first, each h3 under the one before it (a tenth of
+    the Rust book's pages cited "Ownership Rules" under "The Stack and the Heap")."""
+    from docx import Document
+
+    sections = ((2, "Alpha", "One."), (2, "Beta", "Two."), (3, "Gamma", "Three."), (3, "Delta", "Four."),
+                (2, "Epsilon", "Five."))
+    page = "".join(f"<h{level}>{heading}</h{level}><p>{body}</p>" for level, heading, body in sections)
+    word = Document()
+    for level, heading, body in sections:
+        word.add_heading(heading, level)
+        word.add_paragraph(body)
+    out = io.BytesIO()
+    word.save(out)
+    for doc in (parse_document(raw("page.html", f"<html><body>{page}</body></html>".encode())),
+                parse_document(raw("notes.docx", out.getvalue()))):
+        paths = {doc.text[e.start : e.end]: e.heading_path for e in doc.elements}
+        assert [paths[body] for _, _, body in sections] == [
+            ("Alpha",), ("Beta",), ("Beta", "Gamma"), ("Beta", "Delta"), ("Epsilon",)], doc.content_type
+
+
 def test_a_word_97_document_is_read_with_its_headings_and_exact_spans():
     german = parse_document(raw("archive/harmless-clean.doc", (OFFICE97 / "harmless-clean.doc").read_bytes()))
     assert (german.content_type, german.title) == ("docx", "Test")  # its "Überschrift 1" paragraph
