@@ -335,6 +335,29 @@ def test_a_web_page_s_faq_details_and_figure_captions_are_read():
         assert element.heading_path[:1] == ("Support FAQ",)
 
 
+def test_a_web_page_s_aria_navigation_and_heading_permalinks_are_left_out():
+    """Node.js' API pages: every page's first chunks were its sidebar of 60 links, version picker and
+    table of contents (marked role="navigation", its content role="main"), its headings "Path#"; a
+    Sphinx page's read "Install¶", rustdoc's "§Examples"."""
+    page = ("<html><head><title>Path | Node.js</title></head><body><a href='#apicontent'>Skip to content</a>"
+            "<div role='navigation' id='column2'><ul><li><a href='fs.html'>File system</a></li></ul></div>"
+            "<div id='column1'><header><h1>Node.js v20 documentation</h1><a href='v18/'>Other versions</a></header>"
+            "<details ROLE='doc-toc navigation' open><summary>Table of contents</summary><a href='#sep'>path.sep</a>"
+            "</details><div role='main' id='apicontent'><h2>Path<a class='mark' href='#path'>#</a></h2>"
+            "<p>Utilities for file paths.</p><h3>path.sep<a class='headerlink' href='#sep' title='Link'>&para;</a></h3>"
+            "<p>The segment separator.</p><h3><a href='#ex' class='doc-anchor'>§</a>Examples</h3><p>Use it.</p>"
+            "<p>Issue <a href='#n3'>#3</a> and <a href='https://acme.example/#x'>#</a> stay.</p></div></div></body></html>")
+    doc = parse_document(raw("api/path.html", page.encode()))
+    assert doc.text == ("Path\n\nUtilities for file paths.\n\npath.sep\n\nThe segment separator.\n\nExamples\n\n"
+                        "Use it.\n\nIssue #3 and # stay.")
+    assert [e.heading_path for e in doc.elements if e.category == "Title"] == [
+        ("Path",), ("Path", "path.sep"), ("Path", "Examples")]
+    # no main landmark: the navigation alone goes; a role on a wrapper of the main content keeps it
+    for body, kept in (("<div role=search><p>Search the docs</p></div><p>Body text.</p>", "Body text."),
+                       ("<div role=navigation><main><p>Main text.</p></main></div>", "Main text.")):
+        assert parse_document(raw("a.html", f"<html><body>{body}</body></html>".encode())).text == kept
+
+
 def test_a_page_nested_past_the_html_parser_s_depth_is_read_whole_or_refused():
     """lxml's HTML parser stops at 255 levels: a page of unclosed <font> tags (old or generated
     HTML) lost everything after part 126, a tail after 300 nested divs too, with no error."""
