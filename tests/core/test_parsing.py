@@ -354,6 +354,8 @@ def test_a_web_page_s_aria_navigation_and_heading_permalinks_are_left_out():
         ("Path",), ("Path", "path.sep"), ("Path", "Examples")]
     # no main landmark: the navigation alone goes; a role on a wrapper of the main content keeps it
     for body, kept in (("<div role=search><p>Search the docs</p></div><p>Body text.</p>", "Body text."),
+                       ("<table summary='Navigation header'><tr><td><a href=p.html>Prev</a></td><td>Next</td></tr>"
+                        "</table><p>Chapter text.</p>", "Chapter text."),  # DocBook's Prev/Up/Next bar
                        ("<div role=navigation><main><p>Main text.</p></main></div>", "Main text.")):
         assert parse_document(raw("a.html", f"<html><body>{body}</body></html>".encode())).text == kept
 
