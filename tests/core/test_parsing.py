@@ -338,14 +338,15 @@ def test_a_web_page_s_faq_details_and_figure_captions_are_read():
 def test_a_web_page_s_aria_navigation_and_heading_permalinks_are_left_out():
     """Node.js' API pages: every page's first chunks were its sidebar of 60 links, version picker and
     table of contents (marked role="navigation", its content role="main"), its headings "Path#"; a
-    Sphinx page's read "Install¶", rustdoc's "§Examples"."""
+    Sphinx page's read "Install¶", rustdoc's "§Examples", Docusaurus' ended in a zero-width space."""
     page = ("<html><head><title>Path | Node.js</title></head><body><a href='#apicontent'>Skip to content</a>"
             "<div role='navigation' id='column2'><ul><li><a href='fs.html'>File system</a></li></ul></div>"
             "<div id='column1'><header><h1>Node.js v20 documentation</h1><a href='v18/'>Other versions</a></header>"
             "<details ROLE='doc-toc navigation' open><summary>Table of contents</summary><a href='#sep'>path.sep</a>"
             "</details><div role='main' id='apicontent'><h2>Path<a class='mark' href='#path'>#</a></h2>"
             "<p>Utilities for file paths.</p><h3>path.sep<a class='headerlink' href='#sep' title='Link'>&para;</a></h3>"
-            "<p>The segment separator.</p><h3><a href='#ex' class='doc-anchor'>§</a>Examples</h3><p>Use it.</p>"
+            "<p>The segment separator.</p><h3><a href='#ex' class='doc-anchor'>§</a>Examples<a href='#ex' "
+            "class='hash-link'>\u200b</a></h3><p>Use it.</p>"
             "<p>Issue <a href='#n3'>#3</a> and <a href='https://acme.example/#x'>#</a> stay.</p></div></div></body></html>")
     doc = parse_document(raw("api/path.html", page.encode()))
     assert doc.text == ("Path\n\nUtilities for file paths.\n\npath.sep\n\nThe segment separator.\n\nExamples\n\n"

@@ -11,9 +11,10 @@ import re
 _LANDMARK = re.compile(r"""\b(?:role\s*=\s*["']?[^"'>]*\b(?:navigation|search|main)|summary\s*=\s*["']?navigation)\b""",
                        re.I)
 # A link to a place on the same page whose text is a permalink sign alone: Sphinx's and MkDocs' "¶",
-# rustdoc's "§", Node.js' and Docusaurus' "#".
+# rustdoc's "§", Node.js' "#", Docusaurus' zero-width space.
 _PERMALINK = re.compile(r"""<a\b[^<>]*\bhref\s*=\s*["']#[^"'<>]*["'][^<>]*>"""
-                        r"""\s*(?:#|¶|§|🔗|&(?:para|sect|num|#182|#167|#35);)\s*</a\s*>""", re.I)
+                        r"""\s*(?:#|¶|§|🔗|\u200b|&(?:para|sect|num|ZeroWidthSpace|#182|#167|#35|#8203|#x200b);)\s*</a\s*>""",
+                        re.I)
 
 
 def _lower(attribute: str) -> str:
