@@ -675,6 +675,27 @@ def test_a_word_table_of_contents_is_left_out():
     assert (doc.title, doc.text) == ("Travel", "Travel\n\nBook flights early.")
 
 
+def test_a_word_document_s_code_styled_paragraphs_are_one_code_block():
+    """Code in a code style (a runbook's "Code" paragraphs, a line each; pandoc's "Source Code") was
+    prose: the sentence strategies cut it into "sentences" between its lines."""
+    from docx import Document
+    from docx.enum.style import WD_STYLE_TYPE
+
+    word = Document()
+    word.styles.add_style("Code", WD_STYLE_TYPE.PARAGRAPH)
+    word.add_heading("Deploy", 1)
+    word.add_paragraph("Run these commands.")
+    for line in ("make build", "  # then push it.", "make deploy"):
+        word.add_paragraph(line, style="Code")
+    word.add_paragraph("Done. Check the logs.")
+    out = io.BytesIO()
+    word.save(out)
+    doc = parse_document(raw("runbook.docx", out.getvalue()))
+    assert [(e.category, doc.text[e.start : e.end]) for e in doc.elements] == [
+        ("Title", "Deploy"), ("NarrativeText", "Run these commands."),
+        ("CodeSnippet", "make build\n  # then push it.\nmake deploy"), ("NarrativeText", "Done. Check the logs.")]
+
+
 def test_headings_that_start_below_the_top_level_are_siblings_not_nested():
     """A web page or Word document whose headings start at h2 ("Heading 2"), as an mdBook page under
     its book's title: each h2 was nested under the first, each h3 under the one before it (a tenth of

@@ -176,7 +176,9 @@ PARSER_REVISION = "44"
 #:   (their first revision of their own): a heading is under the headings before it of higher levels only
 #:   (a page whose headings start at h2, a Word document at "Heading 2", a PDF whose largest heading comes
 #:   late: each h2 was nested under the first, each h3 under the one before it; 31 of 326 pages of the Rust
-#:   books and API docs read otherwise, each now as the page's outline).
+#:   books and API docs read otherwise, each now as the page's outline). Word 10 also: paragraphs in a code
+#:   style ("Code", pandoc's "Source Code", "HTML Preformatted") are code, a run of them one block (they
+#:   were prose, cut between lines by the sentence strategies).
 #: - Web pages 8 (and so e-mail): what ARIA roles mark as navigation or search is left out, as <nav> is, and
 #:   a page's one role="main" read alone, as its <main> is (Node.js' API pages: their first chunks were a
 #:   sidebar of 60 links, a version picker and a table of contents), and a table summarised as navigation
@@ -689,11 +691,12 @@ def _join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
     return "".join(parts), tuple(elements)
 
 
-def _unstructured_items(elements, page: int | None = None, under: int = 0,
-                        outline: dict[str, int] | None = None) -> list[tuple[str, str, int | None, int]]:
+def _unstructured_items(elements, page: int | None = None, under: int = 0, outline: dict[str, int] | None = None,
+                        code: re.Pattern | None = None) -> list[tuple[str, str, int | None, int]]:
     """unstructured's elements as items for ``_join_elements``: a title at the level its depth
     gives (an HTML h2 or a Word "Heading 2" under the h1 before it), ``under`` levels down; a
-    paragraph whose style ``outline`` names (style name -> 0-based level) is a title of that level."""
+    paragraph whose style ``outline`` names (style name -> 0-based level) is a title of that level,
+    one whose style ``code`` matches a CodeSnippet."""
     items = []
     for el in elements:
         if el.category in ("PageBreak", "Image"):
@@ -701,6 +704,8 @@ def _unstructured_items(elements, page: int | None = None, under: int = 0,
         category, depth = el.category, el.metadata.category_depth or 0
         if outline and category != "Table" and (level := outline.get(el.metadata.style_name or "")) is not None:
             category, depth = "Title", level
+        elif code and category != "Table" and code.fullmatch(el.metadata.style_name or ""):
+            category = "CodeSnippet"
         where = (page if page is not None else el.metadata.page_number, under + depth + 1)
         if category != "Table":
             items.append((category, str(el), *where))
@@ -1034,7 +1039,7 @@ def _parse_docx(data: bytes):
     # part can be 350 kB: read only then)
     own = {"Normal", *STYLE_TO_ELEMENT_MAPPING}
     outline = _outline_levels(data) if any((el.metadata.style_name or "Normal") not in own for el in elements) else {}
-    items = _unstructured_items(elements, outline=outline)
+    items = _code_blocks(_unstructured_items(elements, outline=outline, code=_CODE_STYLE))
     if sum(len(item[1].strip()) for item in items) <= SCANNED_MAX_CHARS:  # pictures of pages ("Scan to Word")
         items += _pictures_text(_word_pictures(data), None)
     title = next((item[1].strip()[:200] for item in items if item[0] == "Title" and item[1].strip()), "")
@@ -1077,6 +1082,22 @@ def _word_notes(data: bytes) -> list[tuple[str, list[str]]]:
 # A table of contents' entries and heading (Word stores built-in style names in English, whatever the
 # language it shows them in): page numbers of the headings the document holds anyway, left out
 _TOC_STYLE = re.compile(r"toc (?:\d|heading)", re.I)
+# Code's paragraph styles: pandoc's "Source Code", Word's "HTML Preformatted" and "Macro Text", a
+# template's "Code", "Code Block", "Listing" or "Preformatted Text"
+_CODE_STYLE = re.compile(r"(?:source )?code(?: block)?|html preformatted|macro text|preformatted(?: text)?|"
+                         r"listing|verbatim", re.I)
+
+
+def _code_blocks(items: list[tuple]) -> list[tuple]:
+    """``items`` with each run of CodeSnippet items on one page (a code block written a paragraph a
+    line, as Word users write one) one item, a line under the other as the page shows them."""
+    out: list[tuple] = []
+    for item in items:
+        if item[0] == "CodeSnippet" and out and out[-1][0] == "CodeSnippet" and out[-1][2:] == item[2:]:
+            out[-1] = (item[0], out[-1][1].rstrip("\n") + "\n" + item[1].strip("\n"), *item[2:])
+        else:
+            out.append(item)
+    return out
 _WRAPPERS = ("ins", "moveTo", "sdt", "customXml", "smartTag")  # w: elements whose text python-docx skips
 
 
