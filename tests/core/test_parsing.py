@@ -337,7 +337,8 @@ def test_a_web_page_s_faq_details_and_figure_captions_are_read():
 
 def test_a_web_page_s_aria_navigation_and_heading_permalinks_are_left_out():
     """Node.js' API pages: every page's first chunks were its sidebar of 60 links, version picker and
-    table of contents (marked role="navigation", its content role="main"), its headings "Path#"; a
+    table of contents (marked role="navigation", its content role="main"), its headings "Path#"; the
+    Rust book's pages ended in the site's copyright footer; a
     Sphinx page's read "Install¶", rustdoc's "§Examples", Docusaurus' ended in a zero-width space."""
     page = ("<html><head><title>Path | Node.js</title></head><body><a href='#apicontent'>Skip to content</a>"
             "<div role='navigation' id='column2'><ul><li><a href='fs.html'>File system</a></li></ul></div>"
@@ -357,6 +358,9 @@ def test_a_web_page_s_aria_navigation_and_heading_permalinks_are_left_out():
     for body, kept in (("<div role=search><p>Search the docs</p></div><p>Body text.</p>", "Body text."),
                        ("<table summary='Navigation header'><tr><td><a href=p.html>Prev</a></td><td>Next</td></tr>"
                         "</table><p>Chapter text.</p>", "Chapter text."),  # DocBook's Prev/Up/Next bar
+                       ("<div role=banner><p>Acme Docs</p></div><p>Page text.</p><footer><p>(c) 2026 Acme.</p></footer>"
+                        "<article><p>Post.</p><footer><p>By Ann.</p></footer></article>",
+                        "Page text.\n\nPost.\n\nBy Ann."),  # the site's banner and footer; an article's footer stays
                        ("<div role=navigation><main><p>Main text.</p></main></div>", "Main text.")):
         assert parse_document(raw("a.html", f"<html><body>{body}</body></html>".encode())).text == kept
 

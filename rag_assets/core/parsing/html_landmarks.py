@@ -1,15 +1,17 @@
 """A web page's landmarks and heading permalinks read as a reader sees the page: what the page marks
-as navigation (``role="navigation"``: a site's menu, a table of contents; ``role="search"``; a table
-summarised as navigation: DocBook's Prev/Up/Next bar) is left out, as unstructured leaves out
-``<nav>``; what it marks as its main content (``role="main"``) is read alone, as unstructured reads a
-``<main>`` alone; a heading's permalink ("#", "¶", "§") is no part of its text."""
+as the site's chrome around its content (``role="navigation"``: a menu, a table of contents;
+``role="search"``; ``role="banner"``; ``role="contentinfo"`` or a page-level ``<footer>``: the
+site's footer; a table summarised as navigation: DocBook's Prev/Up/Next bar) is left out, as
+unstructured leaves out ``<nav>``; what it marks as its main content (``role="main"``) is read
+alone, as unstructured reads a ``<main>`` alone; a heading's permalink ("#", "¶", "§") is no part
+of its text."""
 
 from __future__ import annotations
 
 import re
 
-_LANDMARK = re.compile(r"""\b(?:role\s*=\s*["']?[^"'>]*\b(?:navigation|search|main)|summary\s*=\s*["']?navigation)\b""",
-                       re.I)
+_LANDMARK = re.compile(r"""\b(?:role\s*=\s*["']?[^"'>]*\b(?:navigation|search|banner|contentinfo|main)|"""
+                       r"""summary\s*=\s*["']?navigation)\b|<footer\b""", re.I)
 # A link to a place on the same page whose text is a permalink sign alone: Sphinx's and MkDocs' "¶",
 # rustdoc's "§", Node.js' "#", Docusaurus' zero-width space.
 _PERMALINK = re.compile(r"""<a\b[^<>]*\bhref\s*=\s*["']#[^"'<>]*["'][^<>]*>"""
@@ -27,13 +29,18 @@ def _has_role(name: str) -> str:
 
 # DocBook XSL's (Valgrind's, PostgreSQL's manuals) Prev/Up/Next bar: a table summarised as navigation
 _NAVIGATION_TABLE = f"self::table[starts-with(normalize-space({_lower('@summary')}), 'navigation')]"
+# A page's own footer (HTML-AAM's contentinfo: a <footer> in no article, aside, main, nav or section)
+_PAGE_FOOTER = "self::footer[not(ancestor::article or ancestor::aside or ancestor::main or ancestor::nav " \
+               "or ancestor::section)]"
+_CHROME = " or ".join([*(_has_role(name) for name in ("navigation", "search", "banner", "contentinfo")),
+                       _NAVIGATION_TABLE, _PAGE_FOOTER])
 
 
 def readable_landmarks(page: str) -> str:
-    """``page`` without its permalinks and, where it marks landmarks, each navigation or search
-    landmark and navigation table a ``<nav>`` (but one holding the main content: a role set on a
-    wrapper), its one main landmark a ``<main>`` where it has no ``<main>`` of its own; ``page``
-    itself where that changes nothing."""
+    """``page`` without its permalinks and, where it marks landmarks, each piece of chrome (see the
+    module) a ``<nav>`` (but one holding the main content: a role set on a wrapper), its one main
+    landmark a ``<main>`` where it has no ``<main>`` of its own; ``page`` itself where that changes
+    nothing."""
     page = _PERMALINK.sub("", page)
     if not _LANDMARK.search(page):
         return page
@@ -42,9 +49,7 @@ def readable_landmarks(page: str) -> str:
     root = html.document_fromstring(page.encode("utf-8"), parser=html.HTMLParser(encoding="utf-8", huge_tree=True))
     mains = root.xpath(f"//*[{_has_role('main')}]")
     main_inside = f".//main or .//*[{_has_role('main')}]"
-    navigation = [element for element in root.xpath(f"//*[{_has_role('navigation')} or {_has_role('search')} "
-                                                     f"or {_NAVIGATION_TABLE}]")
-                  if not element.xpath(main_inside)]
+    navigation = [element for element in root.xpath(f"//*[{_CHROME}]") if not element.xpath(main_inside)]
     changed = False
     if len(mains) == 1 and not root.xpath("//main") and mains[0].tag != "main":
         mains[0].tag, changed = "main", True

@@ -181,10 +181,12 @@ PARSER_REVISION = "44"
 #:   were prose, cut between lines by the sentence strategies).
 #: - Web pages 8 (and so e-mail): what ARIA roles mark as navigation or search is left out, as <nav> is, and
 #:   a page's one role="main" read alone, as its <main> is (Node.js' API pages: their first chunks were a
-#:   sidebar of 60 links, a version picker and a table of contents), and a table summarised as navigation
-#:   (DocBook's Prev/Up/Next bar atop and below every page); a heading's permalink ("#", "¶", "§" linking
-#:   to the heading) is no part of its text. 208 of 732 pages (Node.js, rustdoc, libffi, Valgrind,
-#:   libxslt) read otherwise, 13.7 -> 13.2 M characters.
+#:   sidebar of 60 links, a version picker and a table of contents), so are the site's banner and footer
+#:   (role="banner", role="contentinfo", a <footer> in no article, aside, main, nav or section: a copyright
+#:   line closing every page) and a table summarised as navigation (DocBook's Prev/Up/Next bar atop and
+#:   below every page); a heading's permalink ("#", "¶", "§" linking to the heading) is no part of its
+#:   text. 221 of 732 pages (Node.js, rustdoc, the Rust book, libffi, Valgrind, libxslt) read otherwise,
+#:   13.7 -> 13.2 M characters.
 FORMAT_REVISIONS = {**dict.fromkeys(("text", "code", "csv"), "1"), "rst": "5", "notebook": "9", "markdown": "9",
                     "html": "8", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "7"),
                     **dict.fromkeys(("xml", "email"), "8"), "asciidoc": "9",
