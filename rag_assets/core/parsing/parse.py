@@ -659,8 +659,9 @@ _UNTITLED = "Untitled"  # the category of an item that ends the heading path bef
 
 def _join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
     """Join (category, text, page) items with blank lines. A Title item starts the heading path
-    of the items after it, under the titles before it of lower levels (an h2 after an h2 is its
-    sibling where the page has no h1): its level is a fourth field, 1 when absent (top level); a
+    of the items after it, under the titles before it of smaller level numbers only (an h2 under an
+    h1; an h2 after an h2 is its sibling where the page has no h1): its level is a fourth field, 1
+    when absent (top level); a
     fifth, True, marks an item OCR read (``Element.ocr``); a sixth names a Title's heading where
     its text is markup (a Markdown attachment's "# Notes"). An ``_UNTITLED`` item ends the heading
     path (a slide without a title is not under the slide before it)."""
@@ -773,9 +774,10 @@ def _parse_html(data: bytes, untitled: str = ""):
 
 def _readable_html(page: str) -> str:
     """A page (or an e-mail's HTML body) as unstructured should read it: no deeper than it can
-    (``_shallow_html``), its navigation left out and its main content alone where ARIA roles mark
-    them, without heading permalinks (``readable_landmarks``), the blocks it would drop shown
-    (``_SHOWN_AS``), layout tables read as their blocks and merged cells repeated (``readable_tables``)."""
+    (``_shallow_html``), the site's navigation, banner and footer left out and its main content
+    read alone where the page marks them, without heading permalinks (``readable_landmarks``), the
+    blocks it would drop shown (``_SHOWN_AS``), layout tables read as their blocks and merged cells
+    repeated (``readable_tables``)."""
     page = readable_landmarks(_shallow_html(page))
     page = _SHOWN_BLOCKS.sub(lambda m: f"<{m.group(1)}{_SHOWN_AS[m.group(2).lower()]}", page)
     return readable_tables(page)
