@@ -2149,6 +2149,8 @@ Language Lists>` of values; see `the guide
    string(:ref:`LENGTH <JSONLENGTH>` <s>)
 
 .. cmake-module:: ../../Modules/FindBoost.cmake
+
+.. describe:: /etc/acme.conf
 """
 
 
@@ -2164,6 +2166,7 @@ def test_restructuredtext_wrapped_roles_list_directives_and_parsed_literals_read
     code = [doc.text[e.start : e.end] for e in doc.elements if e.category == "CodeSnippet"]
     assert code == ["string(FIND <string>)\n   string(LENGTH <s>)"]
     assert "Modules" not in doc.text and "FindBoost" not in doc.text
+    assert doc.text.endswith("\n/etc/acme.conf\n")  # an absolute path is what the directive describes
     with pytest.raises(DocumentError, match="FindBoost.rst: the page shows no text .*includes.* exclude globs"):
         parse_document(raw("module/FindBoost.rst", b".. cmake-module:: ../../Modules/FindBoost.cmake\n"))
 

@@ -32,9 +32,10 @@ _HIDDEN = frozenset("toctree index meta raw testsetup testcleanup".split())
 _CODE = frozenset("code-block code sourcecode code-tab parsed-literal testcode testoutput doctest ipython "
                   "jupyter-execute prompt math".split())
 _PARSED = "parsed-literal"  # code whose inline markup (roles, references, substitutions) is read as shown
-# Another directive's argument that is a file path ("../../Modules/FindBoost.cmake"): the page pulls
-# that file in (an include of a Sphinx extension's), shown as nothing, as ``include`` is.
-_PATH_ARGUMENT = re.compile(r"(?:\.{1,2}/|/)?(?:[\w.+-]+/)+[\w.+-]+\.\w{1,10}")
+# Another directive's argument that is a relative file path ("../../Modules/FindBoost.cmake"): the page
+# pulls that file in (an include of a Sphinx extension's), shown as nothing, as ``include`` is; an
+# absolute one may be what the directive describes (".. describe:: /etc/acme.conf") and shows.
+_PATH_ARGUMENT = re.compile(r"\.{1,2}/(?:[\w.+-]+/)*[\w.+-]+\.\w{1,10}")
 _MAX_JOINED = 3  # the most lines after a role or reference's first one that may close it
 _SHOWN_OPTIONS = ("alt", "caption", "title", "header")
 # Tables: a grid table's top border, a simple table's (two columns or more) and any border line of one.
