@@ -472,6 +472,24 @@ def test_a_markdown_files_front_matter_tags_it(head, tags):
     assert parse_document(raw("docs/deploy.txt", (head + "\nRun the pipeline.\n").encode())).tags == ()  # not Markdown
 
 
+def test_a_plain_text_s_underlined_titles_are_its_headings():
+    """Release notes, specs and READMEs in plain text underline their titles (346 of 739 such files
+    here: git's release notes, dpkg's specs): they were read as paragraphs, under no heading, each
+    underline embedded as a token a "="."""
+    notes = ("Acme 2.0 Release Notes\n======================\n\nUpdates since 1.9\n-----------------\n\n"
+             " * Faster sync.\n\nFixes since 1.9\n---------------\n\nThe crash on exit is gone.\n\n----\n\n"
+             "Thanks,\nBob\n-----\n")
+    doc = parse_document(raw("notes/2.0.txt", notes.encode()))
+    assert doc.text == ("Acme 2.0 Release Notes\n\nUpdates since 1.9\n\n * Faster sync.\n\nFixes since 1.9\n\n"
+                        "The crash on exit is gone.\n\n\nThanks,\nBob\n-----\n")  # a signature's rule is no underline
+    paths = {doc.text[e.start : e.end]: e.heading_path for e in doc.elements}
+    assert paths["* Faster sync."] == ("Acme 2.0 Release Notes", "Updates since 1.9")
+    assert paths["Thanks,\nBob\n-----"] == ("Acme 2.0 Release Notes", "Fixes since 1.9")
+    assert doc.title == "Acme 2.0 Release Notes"
+    plain = "Notes\nfrom Monday.\n\n---\n\nMore notes.\n"  # no title: read as it was, rule and all
+    assert parse_document(raw("notes/monday.txt", plain.encode())).text == plain
+
+
 MDX = """---
 title: Install the CLI
 ---

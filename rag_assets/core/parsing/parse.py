@@ -39,7 +39,8 @@ from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, Par
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.rst import rst_as_shown
 from rag_assets.core.parsing.structure import (front_matter, indent_width, markdown_blocks, markdown_table,
-                                              paragraph_elements, tag_names, without_lines, without_site_markup)
+                                              paragraph_elements, rst_elements, tag_names, without_lines,
+                                              without_site_markup)
 from rag_assets.core.parsing.subtitles import subtitle_transcript
 
 # 43: a table's empty columns left out; 42: a slide without a title no longer under the slide
@@ -187,7 +188,11 @@ PARSER_REVISION = "44"
 #:   below every page); a heading's permalink ("#", "¶", "§" linking to the heading) is no part of its
 #:   text. 221 of 732 pages (Node.js, rustdoc, the Rust book, libffi, Valgrind, libxslt) read otherwise,
 #:   13.7 -> 13.2 M characters.
-FORMAT_REVISIONS = {**dict.fromkeys(("text", "code", "csv"), "1"), "rst": "5", "notebook": "9", "markdown": "9",
+#: - Text 2: a plain text that underlines its titles (a line of "=", "-", "~"... as long as the title, as
+#:   release notes, specs and READMEs do) has them as its headings, read as reStructuredText reads titles,
+#:   the underlines and lone rules left out (it was paragraphs under no heading; 346 of 739 text files here,
+#:   git's release notes and dpkg's specs among them). A text without one reads as before.
+FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "5", "notebook": "9", "markdown": "9",
                     "html": "8", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "7"),
                     **dict.fromkeys(("xml", "email"), "8"), "asciidoc": "9",
                     "docx": "10", "pptx": "7", "xlsx": "7", "subtitles": "1", "json": "2",
@@ -512,10 +517,22 @@ def _parse_text(content_type: str, data: bytes):
         elements = (Element(0, len(text.rstrip()), "Table"),) if text.strip() else ()
     elif content_type == "code":
         elements = (Element(0, len(text.rstrip()), "CodeSnippet"),) if text.strip() else ()
+    elif content_type == "text" and (titled := _underlined_titles(text)):
+        text, elements = titled
     else:
         elements = paragraph_elements(text)
     return text, elements, _sole_top_heading(text, elements)
 
+
+def _underlined_titles(text: str) -> tuple[str, tuple[Element, ...]] | None:
+    """A plain text's blocks where it underlines (or over- and underlines) its titles with a line of
+    "=", "-", "~"... as long as the title, as release notes, specs and READMEs do: read as
+    reStructuredText reads titles (``rst_elements``: each style a level in the order the text first
+    uses it, the adornment lines and lone rules left out of the text); None for a text without."""
+    elements, adornments = rst_elements(text)
+    if not any(e.category == "Title" for e in elements):
+        return None
+    return without_lines(text, elements, adornments)
 
 # A link reference definition ('[docs]: https://example.com "Title"'), which no renderer shows (a link
 # using it shows its own text); "[^1]: ..." is a footnote, which the page shows.
