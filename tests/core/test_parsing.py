@@ -954,6 +954,18 @@ def test_a_pdf_s_larger_font_lines_are_its_headings_nested_by_size(tmp_path):
         "Robot Maintenance Guide", "Monthly tasks", "Battery care"]
 
 
+def test_a_pdf_s_contents_leaders_are_one_ellipsis(tmp_path):
+    """libtasn1's manual: each contents and index entry's leader dots were 30 tokens of "." to MiniLM,
+    its contents and index 15 of 134 chunks."""
+    from tests.support.make_sample_binaries import write_pdf
+
+    write_pdf(tmp_path / "dock.pdf", [["Contents", "1 Setup . . . . . . . . . . . . . 2", "2 Charging ............ 3",
+                                       "Wait... the dock beeps. Version 1.2.3.4.5 fixes it."]])
+    doc = parse_document(raw("manuals/dock.pdf", (tmp_path / "dock.pdf").read_bytes()))
+    assert "1 Setup … 2" in doc.text and "2 Charging … 3" in doc.text and ". ." not in doc.text
+    assert "Wait... the dock beeps. Version 1.2.3.4.5 fixes it." in doc.text  # an ellipsis and a version stay
+
+
 def test_a_pdf_headed_by_its_font_sizes_is_read_without_unstructured_s_narrative_text_test(tmp_path, monkeypatch):
     """Its title guesses give way to the size headings, so the test that tells narrative text
     from titles (spaCy's tagger on each paragraph: half a PDF's parse) is not run; a PDF in one

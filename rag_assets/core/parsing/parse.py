@@ -179,7 +179,8 @@ PARSER_REVISION = "44"
 #:   late: each h2 was nested under the first, each h3 under the one before it; 31 of 326 pages of the Rust
 #:   books and API docs read otherwise, each now as the page's outline). Word 10 also: paragraphs in a code
 #:   style ("Code", pandoc's "Source Code", "HTML Preformatted") are code, a run of them one block (they
-#:   were prose, cut between lines by the sentence strategies).
+#:   were prose, cut between lines by the sentence strategies). PDF and images 1 also: a contents or index line's leader
+#:   dots (five or more) are one "…" (libtasn1's manual: 30 tokens of "." an entry, 134 -> 119 chunks).
 #: - Web pages 8 (and so e-mail): what ARIA roles mark as navigation or search is left out, as <nav> is, and
 #:   a page's one role="main" read alone, as its <main> is (Node.js' API pages: their first chunks were a
 #:   sidebar of 60 links, a version picker and a table of contents), so are the site's banner and footer
@@ -2054,8 +2055,18 @@ def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
             if _line_keys(item[1], page_number) & edges[page_number - 1] & running:
                 continue
             items.append(("UncategorizedText", *item[1:]) if headed and item[0] == "Title" else item)
-    text, elements = _join_elements(items)
+    text, elements = _join_elements([(category, _without_leaders(item_text), *rest)
+                                     for category, item_text, *rest in items])
     return text, elements, _first_title(text, elements)
+
+
+_LEADER = re.compile(r"[ \t]*(?:\.[ \t]?){5,}")  # a contents or index line's dots: "Setup . . . . . . 12"
+
+
+def _without_leaders(text: str) -> str:
+    """``text`` with each run of five dots or more (a leader to a page number in a table of contents
+    or an index: MiniLM embedded each dot as a token, 30 to an entry) one "…"."""
+    return _LEADER.sub(lambda m: " …" if m.end() == len(text) or text[m.end()] == "\n" else " … ", text)
 
 
 class _PdfRenderer:
