@@ -49,11 +49,11 @@ def readable_landmarks(page: str) -> str:
     root = html.document_fromstring(page.encode("utf-8"), parser=html.HTMLParser(encoding="utf-8", huge_tree=True))
     mains = root.xpath(f"//*[{_has_role('main')}]")
     main_inside = f".//main or .//*[{_has_role('main')}]"
-    navigation = [element for element in root.xpath(f"//*[{_CHROME}]") if not element.xpath(main_inside)]
+    chrome = [element for element in root.xpath(f"//*[{_CHROME}]") if not element.xpath(main_inside)]
     changed = False
     if len(mains) == 1 and not root.xpath("//main") and mains[0].tag != "main":
         mains[0].tag, changed = "main", True
-    for element in navigation:
+    for element in chrome:
         if element.tag != "nav":
             element.tag, changed = "nav", True
     return html.tostring(root, encoding="unicode") if changed else page
