@@ -191,7 +191,7 @@ PARSER_REVISION = "44"
 #:   13.7 -> 13.2 M characters.
 #: - Text 2: a plain text that underlines its titles (a line of "=", "-", "~"... as long as the title, as
 #:   release notes, specs and READMEs do) has them as its headings, read as reStructuredText reads titles,
-#:   the underlines and lone rules left out (it was paragraphs under no heading; 346 of 739 text files here,
+#:   the underlines and lone rules left out (it was paragraphs under no heading; 338 of 739 text files here,
 #:   git's release notes and dpkg's specs among them). A text without one reads as before.
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "5", "notebook": "9", "markdown": "9",
                     "html": "8", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "7"),
@@ -529,8 +529,9 @@ def _underlined_titles(text: str) -> tuple[str, tuple[Element, ...]] | None:
     """A plain text's blocks where it underlines (or over- and underlines) its titles with a line of
     "=", "-", "~"... as long as the title, as release notes, specs and READMEs do: read as
     reStructuredText reads titles (``rst_elements``: each style a level in the order the text first
-    uses it, the adornment lines and lone rules left out of the text); None for a text without."""
-    elements, adornments = rst_elements(text)
+    uses it, the adornment lines and lone rules left out of the text), but a shorter line is no
+    underline (a one-line paragraph over a "-----" rule); None for a text without."""
+    elements, adornments = rst_elements(text, whole=True)
     if not any(e.category == "Title" for e in elements):
         return None
     return without_lines(text, elements, adornments)

@@ -541,26 +541,27 @@ _NO_TITLE = re.compile(r"(?:>>>|[-*+\u2022\u2023\u2043|]|:[^:\s][^:]*:)(?:[ \t]|
 ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*")  # a line of one punctuation character
 
 
-def _adornment(line: str, title: str) -> str | None:
+def _adornment(line: str, title: str, whole: bool = False) -> str | None:
     """The character of ``line`` where it adorns ``title``: a line of one punctuation character, as
-    long as the title or at least 4."""
+    long as the title or (not ``whole``) at least 4."""
     match = ADORNMENT.fullmatch(line)
     width = len(line.rstrip())
-    return match.group(1) if match and (width >= len(title.rstrip()) or width >= 4) else None
+    return match.group(1) if match and (width >= len(title.rstrip()) or (width >= 4 and not whole)) else None
 
 
-def rst_underline(title: str, under: str) -> str | None:
+def rst_underline(title: str, under: str, whole: bool = False) -> str | None:
     """The adornment character where line ``under`` underlines line ``title`` as a section title
-    (``title`` unindented text that is no adornment and opens nothing docutils reads first), else None."""
+    (``title`` unindented text that is no adornment and opens nothing docutils reads first; ``whole``:
+    ``under`` as long as it), else None."""
     if not title.strip() or title[:1] in " \t" or ADORNMENT.fullmatch(title) or _NO_TITLE.match(title):
         return None
-    return _adornment(under, title)
+    return _adornment(under, title, whole)
 
 
-def rst_elements(text: str, code: Sequence[tuple[int, int]] = (),
-                 tables: Sequence[tuple[int, int]] = ()) -> tuple[tuple[Element, ...], tuple[tuple[int, int], ...]]:
+def rst_elements(text: str, code: Sequence[tuple[int, int]] = (), tables: Sequence[tuple[int, int]] = (),
+                 whole: bool = False) -> tuple[tuple[Element, ...], tuple[tuple[int, int], ...]]:
     """Blocks of a reStructuredText text: Title (a line under, or between, two adornment lines of
-    one character, as long as the title or at least 4; each adornment style a level, in the order
+    one character, as long as the title or, but with ``whole``, at least 4; each adornment style a level, in the order
     the text first uses it), CodeSnippet and Table (a block starting in a ``code`` or ``tables``
     span: sorted ``(start, end)`` spans, as ``rst_as_shown`` finds them, never read for titles),
     ListItem, NarrativeText. Every element carries the heading path it sits under. Also the
@@ -599,9 +600,9 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = (),
         over = ADORNMENT.fullmatch(line) if prose else None
         title_at = None
         if not block and over and i + 2 < len(lines) and lines[i + 1][2].strip() and not ADORNMENT.fullmatch(lines[i + 1][2]) \
-                and _adornment(lines[i + 2][2], lines[i + 1][2].strip()) == over.group(1):
+                and _adornment(lines[i + 2][2], lines[i + 1][2].strip(), whole) == over.group(1):
             title_at, style, skip = i + 1, (over.group(1), True), 3
-        elif prose and not block and i + 1 < len(lines) and (char := rst_underline(line, lines[i + 1][2])):
+        elif prose and not block and i + 1 < len(lines) and (char := rst_underline(line, lines[i + 1][2], whole)):
             title_at, style, skip = i, (char, False), 2
         if title_at is None:
             if over and not block and len(line.rstrip()) >= 4 and (i + 1 == len(lines) or not lines[i + 1][2].strip()):
