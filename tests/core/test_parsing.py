@@ -345,6 +345,8 @@ def test_a_web_page_s_aria_navigation_and_heading_permalinks_are_left_out():
             "<div id='column1'><header><h1>Node.js v20 documentation</h1><a href='v18/'>Other versions</a></header>"
             "<details ROLE='doc-toc navigation' open><summary>Table of contents</summary><a href='#sep'>path.sep</a>"
             "</details><div role='main' id='apicontent'><h2>Path<a class='mark' href='#path'>#</a></h2>"
+            "<nav class='contents' role='doc-toc'><p>Contents: path.sep, Examples</p></nav>"
+            "<div role='doc-toc'><p>On this page: path.sep</p></div>"
             "<p>Utilities for file paths.</p><h3>path.sep<a class='headerlink' href='#sep' title='Link'>&para;</a></h3>"
             "<p>The segment separator.</p><h3><a href='#ex' class='doc-anchor'>§</a>Examples<a href='#ex' "
             "class='hash-link'>\u200b</a></h3><p>Use it.</p>"

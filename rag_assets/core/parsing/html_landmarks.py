@@ -1,22 +1,22 @@
 """A web page's landmarks and heading permalinks read as a reader sees the page: what the page marks
 as the site's chrome around its content (``role="navigation"``: a menu, a table of contents;
-``role="search"``; ``role="banner"``; ``role="contentinfo"`` or a page-level ``<footer>``: the
-site's footer; a table summarised as navigation: DocBook's Prev/Up/Next bar) is left out, as
-unstructured leaves out ``<nav>``; what it marks as its main content (``role="main"``) is read
-alone, as unstructured reads a ``<main>`` alone; a heading's permalink ("#", "¶", "§") is no part
-of its text."""
+``role="doc-toc"``: docutils' ``.. contents::``; ``role="search"``; ``role="banner"``;
+``role="contentinfo"`` or a page-level ``<footer>``: the site's footer; a table summarised as
+navigation: DocBook's Prev/Up/Next bar) is left out, as unstructured leaves out ``<nav>``; what it
+marks as its main content (``role="main"``) is read alone, as unstructured reads a ``<main>`` alone;
+a heading's permalink ("#", "¶", "§") is no part of its text."""
 
 from __future__ import annotations
 
 import re
 
-_LANDMARK = re.compile(r"""\b(?:role\s*=\s*["']?[^"'>]*\b(?:navigation|search|banner|contentinfo|main)|"""
+_LANDMARK = re.compile(r"""\b(?:role\s*=\s*["']?[^"'>]*\b(?:navigation|search|banner|contentinfo|doc-toc|main)|"""
                        r"""summary\s*=\s*["']?navigation)\b|<footer\b""", re.I)
 # A link to a place on the same page whose text is a permalink sign alone: Sphinx's and MkDocs' "¶",
 # rustdoc's "§", Node.js' "#", Docusaurus' zero-width space.
-_PERMALINK = re.compile(r"""<a\b[^<>]*\bhref\s*=\s*["']#[^"'<>]*["'][^<>]*>"""
-                        r"""\s*(?:#|¶|§|🔗|\u200b|&(?:para|sect|num|ZeroWidthSpace|#182|#167|#35|#8203|#x200b);)\s*</a\s*>""",
-                        re.I)
+_PERMALINK = re.compile(r"""<a\b[^<>]*\bhref\s*=\s*["']#[^"'<>]*["'][^<>]*>\s*"""
+                        r"""(?:#|¶|§|🔗|\u200b|&(?:para|sect|num|ZeroWidthSpace|#182|#167|#35|#8203|#x200b);)"""
+                        r"""\s*</a\s*>""", re.I)
 
 
 def _lower(attribute: str) -> str:
@@ -32,7 +32,7 @@ _NAVIGATION_TABLE = f"self::table[starts-with(normalize-space({_lower('@summary'
 # A page's own footer (HTML-AAM's contentinfo: a <footer> in no article, aside, main, nav or section)
 _PAGE_FOOTER = "self::footer[not(ancestor::article or ancestor::aside or ancestor::main or ancestor::nav " \
                "or ancestor::section)]"
-_CHROME = " or ".join([*(_has_role(name) for name in ("navigation", "search", "banner", "contentinfo")),
+_CHROME = " or ".join([*(_has_role(name) for name in ("navigation", "search", "banner", "contentinfo", "doc-toc")),
                        _NAVIGATION_TABLE, _PAGE_FOOTER])
 
 

@@ -181,7 +181,8 @@ PARSER_REVISION = "44"
 #:   style ("Code", pandoc's "Source Code", "HTML Preformatted") are code, a run of them one block (they
 #:   were prose, cut between lines by the sentence strategies). PDF and images 1 also: a contents or index line's leader
 #:   dots (five or more) are one "…" (libtasn1's manual: 30 tokens of "." an entry, 134 -> 119 chunks).
-#: - Web pages 8 (and so e-mail): what ARIA roles mark as navigation or search is left out, as <nav> is, and
+#: - Web pages 8 (and so e-mail): what ARIA roles mark as navigation, a table of contents (doc-toc: docutils'
+#:   ".. contents::") or search is left out, as <nav> is, and
 #:   a page's one role="main" read alone, as its <main> is (Node.js' API pages: their first chunks were a
 #:   sidebar of 60 links, a version picker and a table of contents), so are the site's banner and footer
 #:   (role="banner", role="contentinfo", a <footer> in no article, aside, main, nav or section: a copyright
