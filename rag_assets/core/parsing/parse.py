@@ -179,17 +179,17 @@ PARSER_REVISION = "44"
 #:   late: each h2 was nested under the first, each h3 under the one before it; 31 of 326 pages of the Rust
 #:   books and API docs read otherwise, each now as the page's outline). Word 10 also: paragraphs in a code
 #:   style ("Code", pandoc's "Source Code", "HTML Preformatted") are code, a run of them one block (they
-#:   were prose, cut between lines by the sentence strategies). PDF and images 1 also: a contents or index line's leader
-#:   dots (five or more) are one "…" (libtasn1's manual: 30 tokens of "." an entry, 134 -> 119 chunks).
+#:   were prose, cut between lines by the sentence strategies). PDF and images 1 also: a contents or index
+#:   line's leader dots (five or more) are one "…" (libtasn1's manual: 30 tokens of "." an entry; 134 -> 119
+#:   chunks).
 #: - Web pages 8 (and so e-mail): what ARIA roles mark as navigation, a table of contents (doc-toc: docutils'
-#:   ".. contents::") or search is left out, as <nav> is, and
-#:   a page's one role="main" read alone, as its <main> is (Node.js' API pages: their first chunks were a
-#:   sidebar of 60 links, a version picker and a table of contents), so are the site's banner and footer
-#:   (role="banner", role="contentinfo", a <footer> in no article, aside, main, nav or section: a copyright
-#:   line closing every page) and a table summarised as navigation (DocBook's Prev/Up/Next bar atop and
-#:   below every page); a heading's permalink ("#", "¶", "§" linking to the heading) is no part of its
-#:   text. 221 of 732 pages (Node.js, rustdoc, the Rust book, libffi, Valgrind, libxslt) read otherwise,
-#:   13.7 -> 13.2 M characters.
+#:   ".. contents::") or search is left out, as <nav> is, and a page's one role="main" read alone, as its
+#:   <main> is (Node.js' API pages: their first chunks were a sidebar of 60 links, a version picker and a
+#:   table of contents); so are the site's banner and footer (role="banner", role="contentinfo", a <footer>
+#:   in no article, aside, main, nav or section: a copyright line closing every page) and a table summarised
+#:   as navigation (DocBook's Prev/Up/Next bar atop and below every page); a heading's permalink ("#", "¶",
+#:   "§" linking to the heading) is no part of its text. 221 of 732 pages (Node.js, rustdoc, the Rust book,
+#:   libffi, Valgrind, libxslt) read otherwise, 13.7 -> 13.2 M characters.
 #: - Text 2: a plain text that underlines its titles (a line of "=", "-", "~"... as long as the title, as
 #:   release notes, specs and READMEs do) has them as its headings, read as reStructuredText reads titles,
 #:   the underlines and lone rules left out (it was paragraphs under no heading; 338 of 739 text files here,
