@@ -2,9 +2,10 @@
 as the site's chrome around its content (``role="navigation"``: a menu, a table of contents;
 ``role="doc-toc"``: docutils' ``.. contents::``; ``role="search"``; ``role="banner"``;
 ``role="contentinfo"`` or a page-level ``<footer>``: the site's footer; a table summarised as
-navigation: DocBook's Prev/Up/Next bar) is left out, as unstructured leaves out ``<nav>``; what it
-marks as its main content (``role="main"``) is read alone, as unstructured reads a ``<main>`` alone;
-a heading's permalink ("#", "¶", "§") is no part of its text."""
+navigation: DocBook's Prev/Up/Next bar), and a list of nothing but links to the page's own places (a
+table of contents no role marks), is left out, as unstructured leaves out ``<nav>``; what it marks
+as its main content (``role="main"``) is read alone, as unstructured reads a ``<main>`` alone; a
+heading's permalink ("#", "¶", "§") is no part of its text."""
 
 from __future__ import annotations
 
@@ -36,13 +37,46 @@ _CHROME = " or ".join([*(_has_role(name) for name in ("navigation", "search", "b
                        _NAVIGATION_TABLE, _PAGE_FOOTER])
 
 
+_ANCHOR_LINK = re.compile(r"""<a\b[^<>]*\bhref\s*=\s*["']#""", re.I)
+MIN_CONTENTS_ENTRIES = 3  # a list of fewer links to the page's own headings is text ("see Setup and Usage")
+
+
+def _contents_lists(root) -> list:
+    """The page's own tables of contents, unmarked (npm's docs, a Confluence "Table of Contents"
+    macro, an exported README's): the outermost lists of ``MIN_CONTENTS_ENTRIES`` items or more
+    whose every item shows nothing but links to places on the page (and lists nested in it)."""
+    found: list = []
+    for listing in root.iter("ul", "ol"):
+        if any(outer in found for outer in listing.iterancestors("ul", "ol")):
+            continue
+        items = list(listing.iter("li"))
+        if len(items) >= MIN_CONTENTS_ENTRIES and all(_WORD.search(item.text_content()) and not _WORD.search(
+                _unlinked(item)) for item in items):
+            found.append(listing)
+    return found
+
+
+_WORD = re.compile(r"[^\W_]")
+
+
+def _unlinked(element) -> str:
+    """``element``'s text but its links to places on the page and its nested lists."""
+    out = [element.text or ""]
+    for child in element:
+        if isinstance(child.tag, str) and child.tag not in ("ul", "ol") and not (
+                child.tag == "a" and (child.get("href") or "").startswith("#")):
+            out.append(_unlinked(child))
+        out.append(child.tail or "")
+    return "".join(out)
+
+
 def readable_landmarks(page: str) -> str:
     """``page`` without its permalinks and, where it marks landmarks, each piece of chrome (see the
-    module) a ``<nav>`` (but one holding the main content: a role set on a wrapper), its one main
-    landmark a ``<main>`` where it has no ``<main>`` of its own; ``page`` itself where that changes
-    nothing."""
+    module) a ``<nav>`` (but one holding the main content: a role set on a wrapper), and so its
+    unmarked tables of contents (``_contents_lists``), its one main landmark a ``<main>`` where it
+    has no ``<main>`` of its own; ``page`` itself where that changes nothing."""
     page = _PERMALINK.sub("", page)
-    if not _LANDMARK.search(page):
+    if not _LANDMARK.search(page) and not _ANCHOR_LINK.search(page):
         return page
     from lxml import html
 
@@ -50,6 +84,7 @@ def readable_landmarks(page: str) -> str:
     mains = root.xpath(f"//*[{_has_role('main')}]")
     main_inside = f".//main or .//*[{_has_role('main')}]"
     chrome = [element for element in root.xpath(f"//*[{_CHROME}]") if not element.xpath(main_inside)]
+    chrome += _contents_lists(root)
     changed = False
     if len(mains) == 1 and not root.xpath("//main") and mains[0].tag != "main":
         mains[0].tag, changed = "main", True
