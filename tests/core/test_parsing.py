@@ -370,10 +370,10 @@ def test_a_web_page_s_aria_navigation_and_heading_permalinks_are_left_out():
 def test_a_web_page_s_unmarked_table_of_contents_is_left_out():
     """npm's docs (and a Confluence page's Table of Contents macro) list every section as a link to its
     place on the page with no role: 86 of 93 npm pages began with a chunk of section names."""
-    page = ("<html><body><h1>npm-install</h1><h2>Table of contents</h2><ul><li><a href='#synopsis'>Synopsis</a></li>"
-            "<li><a href='#config'>Configuration</a></li><ul><li><a href='#save'><code>save</code></a></li>"
+    page = ("<html><body><h1>npm-install</h1><section><h2>Table of contents</h2><ul><li><a href='#synopsis'>Synopsis"
+            "</a></li><li><a href='#config'>Configuration</a></li><ul><li><a href='#save'><code>save</code></a></li>"
             "<li><a href='#global'><code>global</code></a></li></ul><li><a href='#see-also'>See Also</a></li></ul>"
-            "<h2 id='synopsis'>Synopsis</h2><p>Run it. See <a href='#config'>Configuration</a>.</p>"
+            "</section><h3 id='synopsis'>Synopsis</h3><p>Run it. See <a href='#config'>Configuration</a>.</p>"
             "<ul><li><a href='#save'>save</a> keeps it</li><li><a href='#global'>global</a> installs it</li>"
             "<li><a href='#x'>x</a> and more</li></ul><ul><li><a href='#a'>Setup</a></li><li><a href='#b'>Usage</a>"
             "</li></ul><ol><li>A note. <a href='#r1'>↩</a></li><li>B note. <a href='#r2'>↩</a></li>"
@@ -382,6 +382,10 @@ def test_a_web_page_s_unmarked_table_of_contents_is_left_out():
     assert "See Also" not in doc.text and "Configuration\n" not in doc.text and "global\n" not in doc.text
     for kept in ("Run it. See Configuration.", "save keeps it", "Setup", "Usage", "A note. ↩"):
         assert kept in doc.text, kept  # items with text of their own, a list of two links, footnotes
+    # the contents' own title goes with them: it headed the page's (h3) sections after it
+    assert "Table of contents" not in doc.text
+    assert next(e for e in doc.elements if doc.text[e.start : e.end] == "Run it. See Configuration.").heading_path == (
+        "npm-install", "Synopsis")
 
 
 def test_a_page_nested_past_the_html_parser_s_depth_is_read_whole_or_refused():

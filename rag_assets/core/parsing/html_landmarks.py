@@ -53,7 +53,27 @@ def _contents_lists(root) -> list:
         if len(items) >= MIN_CONTENTS_ENTRIES and all(_WORD.search(item.text_content()) and not _WORD.search(
                 _unlinked(item)) for item in items):
             found.append(listing)
-    return found
+    return [_titled(listing) for listing in found]
+
+
+_TITLES = ("h2", "h3", "h4", "h5", "h6", "summary", "p")  # what may title a table of contents (a page's h1 never)
+
+
+def _titled(listing):
+    """The block that holds ``listing`` and its title alone (npm's <section> of an h2 "Table of
+    contents" and the list, whose heading headed the page's h3 sections after it; never an h1),
+    else ``listing``."""
+    block = listing
+    for _ in range(2):
+        parent = block.getparent()
+        if parent is None or parent.tag not in ("section", "div", "aside", "details"):
+            break
+        titles = [child for child in parent if isinstance(child.tag, str) and child is not block]
+        if not all(title.tag in _TITLES and len(title.text_content()) <= 40 for title in titles) \
+                or _WORD.search((parent.text or "") + "".join(child.tail or "" for child in parent)):
+            break
+        block = parent
+    return block
 
 
 _WORD = re.compile(r"[^\W_]")
