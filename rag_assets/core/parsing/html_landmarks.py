@@ -18,6 +18,10 @@ _LANDMARK = re.compile(r"""\b(?:role\s*=\s*["']?[^"'>]*\b(?:navigation|search|ba
 _PERMALINK = re.compile(r"""<a\b[^<>]*\bhref\s*=\s*["']#[^"'<>]*["'][^<>]*>\s*"""
                         r"""(?:#|¶|§|🔗|\u200b|&(?:para|sect|num|ZeroWidthSpace|#182|#167|#35|#8203|#x200b);)"""
                         r"""\s*</a\s*>""", re.I)
+_ANCHOR_LINK = re.compile(r"""<a\b[^<>]*\bhref\s*=\s*["']#""", re.I)  # a link to a place on the page
+_WORD = re.compile(r"[^\W_]")  # a letter or a digit
+MIN_CONTENTS_ENTRIES = 3  # a list of fewer links to the page's own headings is text ("see Setup and Usage")
+_TITLES = ("h2", "h3", "h4", "h5", "h6", "summary", "p")  # what may title a table of contents (a page's h1 never)
 
 
 def _lower(attribute: str) -> str:
@@ -37,10 +41,6 @@ _CHROME = " or ".join([*(_has_role(name) for name in ("navigation", "search", "b
                        _NAVIGATION_TABLE, _PAGE_FOOTER])
 
 
-_ANCHOR_LINK = re.compile(r"""<a\b[^<>]*\bhref\s*=\s*["']#""", re.I)
-MIN_CONTENTS_ENTRIES = 3  # a list of fewer links to the page's own headings is text ("see Setup and Usage")
-
-
 def _contents_lists(root) -> list:
     """The page's own tables of contents, unmarked (npm's docs, a Confluence "Table of Contents"
     macro, an exported README's): the outermost lists of ``MIN_CONTENTS_ENTRIES`` items or more
@@ -54,9 +54,6 @@ def _contents_lists(root) -> list:
                 _unlinked(item)) for item in items):
             found.append(listing)
     return [_titled(listing) for listing in found]
-
-
-_TITLES = ("h2", "h3", "h4", "h5", "h6", "summary", "p")  # what may title a table of contents (a page's h1 never)
 
 
 def _titled(listing):
@@ -74,9 +71,6 @@ def _titled(listing):
             break
         block = parent
     return block
-
-
-_WORD = re.compile(r"[^\W_]")
 
 
 def _unlinked(element) -> str:
