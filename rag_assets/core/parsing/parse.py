@@ -539,6 +539,7 @@ def _underlined_titles(text: str) -> tuple[str, tuple[Element, ...]] | None:
         return None
     return without_lines(text, elements, adornments)
 
+
 # A link reference definition ('[docs]: https://example.com "Title"'), which no renderer shows (a link
 # using it shows its own text); "[^1]: ..." is a footnote, which the page shows.
 _LINK_DEFINITION = re.compile(r" {0,3}\[(?!\^)(?:[^\[\]\\\n]|\\.){1,999}\]:[ \t]*(?:<[^<>\n]*>|[^\s<]\S*)"
@@ -551,7 +552,7 @@ def _markdown_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     (``without_site_markup``), setext underlines and thematic breaks left out (``markdown_blocks``)."""
     blocks = markdown_blocks(text)
     if cuts := _unshown(text, blocks[0]):
-        text = "".join(text[a:b] for a, b in zip([0] + [end for _, end in cuts], [start for start, _ in cuts] + [len(text)]))
+        text = without_lines(text, (), tuple(cuts))[0]
         blocks = markdown_blocks(text)
     shown, containers = without_site_markup(text, blocks[0])
     if shown != text:
@@ -683,10 +684,10 @@ def _join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
     """Join (category, text, page) items with blank lines. A Title item starts the heading path
     of the items after it, under the titles before it of smaller level numbers only (an h2 under an
     h1; an h2 after an h2 is its sibling where the page has no h1): its level is a fourth field, 1
-    when absent (top level); a
-    fifth, True, marks an item OCR read (``Element.ocr``); a sixth names a Title's heading where
-    its text is markup (a Markdown attachment's "# Notes"). An ``_UNTITLED`` item ends the heading
-    path (a slide without a title is not under the slide before it)."""
+    when absent (top level); a fifth, True, marks an item OCR read (``Element.ocr``); a sixth names
+    a Title's heading where its text is markup (a Markdown attachment's "# Notes"). An
+    ``_UNTITLED`` item ends the heading path (a slide without a title is not under the slide
+    before it)."""
     parts: list[str] = []
     elements: list[Element] = []
     pos = 0
@@ -1124,6 +1125,8 @@ def _code_blocks(items: list[tuple]) -> list[tuple]:
         else:
             out.append(item)
     return out
+
+
 _WRAPPERS = ("ins", "moveTo", "sdt", "customXml", "smartTag")  # w: elements whose text python-docx skips
 
 

@@ -561,10 +561,10 @@ def rst_underline(title: str, under: str, whole: bool = False) -> str | None:
 def rst_elements(text: str, code: Sequence[tuple[int, int]] = (), tables: Sequence[tuple[int, int]] = (),
                  whole: bool = False) -> tuple[tuple[Element, ...], tuple[tuple[int, int], ...]]:
     """Blocks of a reStructuredText text: Title (a line under, or between, two adornment lines of
-    one character, as long as the title or, but with ``whole``, at least 4; each adornment style a level, in the order
-    the text first uses it), CodeSnippet and Table (a block starting in a ``code`` or ``tables``
-    span: sorted ``(start, end)`` spans, as ``rst_as_shown`` finds them, never read for titles),
-    ListItem, NarrativeText. Every element carries the heading path it sits under. Also the
+    one character, as long as the title or, but with ``whole``, at least 4; each adornment style a
+    level, in the order the text first uses it), CodeSnippet and Table (a block starting in a
+    ``code`` or ``tables`` span: sorted ``(start, end)`` spans, as ``rst_as_shown`` finds them,
+    never read for titles), ListItem, NarrativeText. Every element carries the heading path it sits under. Also the
     ``(start, end)`` spans of the titles' adornment lines and of transitions (a line of one
     punctuation character, 4 or more, alone between blank lines), their line breaks included."""
     lines = list(_lines(text))
