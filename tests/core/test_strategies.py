@@ -1,5 +1,6 @@
 """Invariants of every chunking strategy (hypothesis) and the behaviour each one promises."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -245,6 +246,35 @@ def test_a_table_without_outer_pipes_is_chunked_by_rows_like_one_with_them():
         assert all(t.count("NW-") == t.count("\n") + 1 for t in texts if "NW-" in t)  # whole rows, "Part number 7." in one
 
 
+@pytest.mark.parametrize("columns", [6, 12, 20])
+def test_a_records_chunk_embeds_the_rows_it_cites(columns):
+    """Rows were grouped by their records' tokens alone: a sparse row's record ("c0: r5; c11: v5")
+    is shorter than its cited line of empty cells, so a group's text outgrew the limit, was cut,
+    and every piece embedded the whole group's records (64 of 66 chunks at 12 columns)."""
+    table = "| " + " | ".join(f"c{j}" for j in range(columns)) + " |\n|" + " --- |" * columns + "\n" + "".join(
+        f"| r{i} |" + " |" * (columns - 2) + f" v{i} |\n" for i in range(300))
+    counter = get_token_counter(MINILM_TOKENIZER)
+    spans = STRATEGIES["table"](256, 0, counter, records=True).chunk(table)
+    assert len(spans) > 10
+    for span in spans:
+        cited = re.findall(r"\| (r\d+) \|", table[span.start : span.end])
+        assert cited and re.findall(r"c0: (r\d+)", span.embed_override) == cited
+
+
+def test_a_markdown_table_without_a_delimiter_row_has_no_header_to_repeat():
+    """GFM reads pipe lines with no delimiter row under the first as no header; the first line was
+    the context of every group of lines after it."""
+    text = "".join(f"| param{i}: | the value of parameter {i} |\n" for i in range(300))
+    counter = get_token_counter(MINILM_TOKENIZER)
+    for strategy in ("table", "markdown"):
+        spans = STRATEGIES[strategy](128, 0, counter).chunk(text, markdown_elements(text))
+        assert len(spans) > 10 and all(not span.context for span in spans), strategy
+        assert "".join(text[span.start : span.end] + "\n" for span in spans) == text  # whole rows, each once
+    headed = "| Name | Meaning |\n| --- | --- |\n" + text
+    spans = STRATEGIES["table"](128, 0, counter).chunk(headed)
+    assert all(span.context == "| Name | Meaning |\n| --- | --- |\n" for span in spans[1:])
+
+
 cells = st.text(alphabet="abcdefgh 0123456789.-", min_size=1, max_size=60).map(str.strip).filter(bool)
 
 
@@ -286,6 +316,28 @@ def test_a_row_too_long_for_its_header_is_cut_alone_and_its_pieces_name_their_ow
                 name, _, value = pair.partition(": ")
                 column = int(name.removeprefix("column_"))
                 assert value == row[column] or row[column].startswith(value) or value in row[column], (pair, row)
+    assert all(covered[i] or ch.isspace() for i, ch in enumerate(text))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.lists(cells, min_size=1, max_size=12), min_size=1, max_size=30), records=st.booleans(),
+       max_tokens=st.sampled_from([48, 96, 200]))
+def test_a_table_without_a_header_is_chunked_by_whole_rows_within_the_limit(rows, records, max_tokens):
+    """Pipe rows with no delimiter row: no span repeats a row as context, every span fits the limit,
+    together they cover the table, and a group of whole rows embeds (``records``) just its rows."""
+    lines = ["| " + " | ".join(row) + " |" for row in rows]
+    text = "\n".join(lines) + "\n"
+    counter = COUNTERS["cl100k_base"]
+    spans = STRATEGIES["table"](max_tokens, 0, counter, records=records).chunk(text)
+    covered = bytearray(len(text))
+    for span in spans:
+        assert not span.context
+        assert counter.count(text[span.start : span.end]) <= max_tokens + counter.special_tokens
+        covered[span.start : span.end] = b"\x01" * (span.end - span.start)
+        whole = text[span.start : span.end].split("\n")
+        if records and span.embed_override is not None and all(line in lines for line in whole):
+            cited = [rows[lines.index(line)] for line in whole]
+            assert re.sub(r"[;\s]", "", span.embed_override) == re.sub(r"\s", "", "".join(map("".join, cited)))
     assert all(covered[i] or ch.isspace() for i, ch in enumerate(text))
 
 

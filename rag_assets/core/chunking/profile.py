@@ -18,9 +18,11 @@ CHUNKER_REVISION = "8"  # 8: running headers and footers leave the embedded text
 # section's text was cited under the subsection before it); auto 4 and transcript 1: a turn's speaker may
 # open with any script's capital (Élodie), its stamp run past 99 hours; sentence_window 2, sentence 1,
 # semantic 1 and auto 5: a code block is one unit, never cut into sentences (its lines were units); sentence_window 3,
-# sentence 2, semantic 2 and auto 6: a sentence of no letter or digit ("---", a line of dots) joins the one before
-STRATEGY_REVISIONS = {"sentence_window": "3", "sentence": "2", "semantic": "2", "auto": "6", "markdown": "1",
-                      "transcript": "1"}
+# sentence 2, semantic 2 and auto 6: a sentence of no letter or digit ("---", a line of dots) joins the one before;
+# table 1, markdown 2 and auto 7: a Markdown table with no delimiter row has no header (its first row was
+# repeated before every group of rows after the first)
+STRATEGY_REVISIONS = {"sentence_window": "3", "sentence": "2", "semantic": "2", "auto": "7", "markdown": "2",
+                      "transcript": "1", "table": "1"}
 
 # Settings added later count in the fingerprint only when set, so existing profiles keep theirs.
 OMITTED_WHEN_UNSET = ("header_weight", "sentence_weight")

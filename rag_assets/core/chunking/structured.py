@@ -112,7 +112,8 @@ class TableChunker(Chunker):
     def table_items(self, index: TokenIndex, start: int, end: int, meta: dict) -> list[Item]:
         """The table's items: whole rows grouped under the header row (repeated as context after
         the first group); a row too long to sit under it becomes pieces of its own (``row_pieces``),
-        never packed with another row's text."""
+        never packed with another row's text. A Markdown table without a delimiter row under its
+        first row has no header (as GFM reads it): its groups repeat no row."""
         text = index.text
         lines = re.finditer(r"(?m)^[^\n]*\S[^\n]*", text[start:end])
         first, second = next(lines, None), next(lines, None)
@@ -121,16 +122,17 @@ class TableChunker(Chunker):
         is_md = first.group().lstrip().startswith("|") or gfm_header(first.group(), second and second.group())
         sep = "|" if is_md else _delimiter(first.group())
         rows = _rows(text, start, end, sep)
-        n_header = 2 if is_md and len(rows) > 1 and re.fullmatch(r"[\s:|-]+", text[rows[1][0] : rows[1][1]]) else 1
-        header = text[rows[0][0] : rows[n_header - 1][1]]
-        columns = _values(text, *rows[0], sep)
+        delimited = len(rows) > 1 and re.fullmatch(r"[\s:|-]+", text[rows[1][0] : rows[1][1]])
+        n_header = (2 if delimited else 0) if is_md else 1
+        header = text[rows[0][0] : rows[n_header - 1][1]] if n_header else ""
+        columns = _values(text, *rows[0], sep) if n_header else []
         if not self.records and index.count(start, end) <= self.budget:
             return [Item(start, end, dict(meta))]
         body = rows[n_header:]
         if not body:  # a header alone is no data: plain text
             return [Item(a, b, dict(meta)) for a, b in pack_units(index, [(start, end)], self.budget)]
-        context = header + "\n"
-        context_tokens = self.counter.count(context) - self.counter.special_tokens
+        context = header + "\n" if header else ""
+        context_tokens = self.counter.count(context) - self.counter.special_tokens if context else 0
         room = self.budget - context_tokens
         items: list[Item] = []
         group: list[tuple[int, int]] = []
@@ -146,16 +148,17 @@ class TableChunker(Chunker):
                 item_meta["embed_override"] = "\n".join(
                     _record(columns, _values(text, a, b, sep)) for a, b in group
                 )
-            if header_out:  # later groups repeat the header row as context
+            if header_out and context:  # later groups repeat the header row as context
                 item_meta["context"] = context
                 items.append(Item(group[0][0], group[-1][1], item_meta, self.max_tokens - context_tokens))
-            else:  # the first group holds the header row itself, and no context
-                items.append(Item(start, group[-1][1], item_meta))
+            else:  # the first group holds the header row itself (a later one of a headerless table, none)
+                items.append(Item(start if not header_out else group[0][0], group[-1][1], item_meta))
                 header_out = True
 
         for a, b in body:
-            row_text = _record(columns, _values(text, a, b, sep)) if self.records else text[a:b]
-            n = self.counter.count(row_text) - self.counter.special_tokens + 1
+            n = self.counter.count(text[a:b]) - self.counter.special_tokens + 1
+            if self.records:  # a group's rows must fit as they are cited and as they are embedded
+                n = max(n, self.counter.count(_record(columns, _values(text, a, b, sep))) - self.counter.special_tokens + 1)
             if room >= 8 and n <= room:
                 if group and group_tokens + n > room:
                     flush()
