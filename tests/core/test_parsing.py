@@ -2323,23 +2323,26 @@ def test_a_restructuredtext_table_docutils_cannot_read_stays_text(table, kept):
      "| Name | Max |\n| --- | --- |\n| rows | 100 |\n\nThe limits apply.\n"),
     # an untitled table under a line that shows text: it joined that paragraph
     ("Intro.\n\n.. rubric:: Sizes\n.. csv-table::\n\n   a, b\n\nAfter.\n",
-     "Intro.\n\nSizes\n\n| a | b |\n| --- | --- |\n\nAfter.\n"),
+     "Intro.\n\nSizes\n\n| a | b |\n\nAfter.\n"),
     # East Asian wide characters take two columns
     ("+------+------+\n| 名前 | 値   |\n+======+======+\n| 東京 | 1    |\n+------+------+\n",
      "| 名前 | 値 |\n| --- | --- |\n| 東京 | 1 |\n"),
     ("====  ====\n名前  値\n====  ====\n東京  1\n====  ====\n", "| 名前 | 値 |\n| --- | --- |\n| 東京 | 1 |\n"),
     # tabs are 8-column stops
-    ("Intro.\n\n\t+---+---+\n\t| a | b |\n\t+---+---+\n", "Intro.\n\n\t| a | b |\n\t| --- | --- |\n"),
-    ("=====\t=====\na\tb\n=====\t=====\n", "| a | b |\n| --- | --- |\n"),
+    ("Intro.\n\n\t+---+---+\n\t| a | b |\n\t+---+---+\n", "Intro.\n\n\t| a | b |\n"),
+    ("=====\t=====\na\tb\n=====\t=====\n", "| a | b |\n"),
     # a table of empty cells shows nothing; a table right under a section title is one
     ("Intro.\n\n+---+---+\n|   |   |\n+---+---+\n\nAfter.\n", "Intro.\n\n\nAfter.\n"),
-    ("Sizes\n=====\n+---+---+\n| a | b |\n+---+---+\n", "Sizes\n\n| a | b |\n| --- | --- |\n"),
+    ("Sizes\n=====\n+---+---+\n| a | b |\n+---+---+\n", "Sizes\n\n| a | b |\n"),
     # ... but not under a line too short to underline a title, nor under a paragraph ending in one
     ("Usage\n---\n+-------+\n| a b c |\n+-------+\n", "Usage\n---\n+-------+\n| a b c |\n+-------+\n"),
     ("Some text\nmore text\n---------\n=== ===\na   b\n=== ===\n", "Some text\nmore text\n---------\n=== ===\na   b\n=== ===\n"),
     # a directive table indented by tabs: its content ends where the indentation (8 columns a tab) does
-    ("Para.\n\n\t.. csv-table::\n\n\t   a, b\n\n    Quoted.\n", "Para.\n\n\t| a | b |\n\t| --- | --- |\n\n    Quoted.\n"),
-    ("\t.. list-table::\n\n\t   * - a\n\t     - b\n\n  - item\n", "\t| a | b |\n\t| --- | --- |\n\n  - item\n"),
+    ("Para.\n\n\t.. csv-table::\n\n\t   a, b\n\n    Quoted.\n", "Para.\n\n\t| a | b |\n\n    Quoted.\n"),
+    ("\t.. list-table::\n\n\t   * - a\n\t     - b\n\n  - item\n", "\t| a | b |\n\n  - item\n"),
+    # a simple table's first row underlined column by column is its header; one underline across is a span
+    ("=====  =====\nName   Old\n-----  -----\na      b\n=====  =====\n", "| Name | Old |\n| --- | --- |\n| a | b |\n"),
+    ("=====  =====\nName   Old\n------------\na      b\n=====  =====\n", "| Name Old | Name Old |\n| a | b |\n"),
     # a combining accent makes a line one character longer than it shows: docutils' parser failed on it
     # (IndexError: the page failed); docutils shows the lines as text
     ("+----+\n| e\u0301 |\n+----+\n", "+----+\n| e\u0301 |\n+----+\n"),
@@ -2375,7 +2378,7 @@ def test_a_restructuredtext_transition_is_left_out_of_the_text():
 def test_a_list_table_row_whose_bullet_a_tab_follows_has_its_cells():
     from rag_assets.core.parsing.rst import rst_as_shown
 
-    assert rst_as_shown(".. list-table::\n\n   *\t- a\n\t- b\n")[0] == "| a | b |\n| --- | --- |\n"  # was "| a - b |"
+    assert rst_as_shown(".. list-table::\n\n   *\t- a\n\t- b\n")[0] == "| a | b |\n"  # was "| a - b |"
 
 
 def test_restructuredtext_table_borders_never_closed_are_scanned_once():
@@ -2404,6 +2407,64 @@ def test_a_long_restructuredtext_table_is_chunked_by_rows_under_its_header():
         assert chunk.text.startswith("| NW-") and chunk.text.endswith(" for the dock |")  # whole rows
         assert "| SKU | Name |\n| --- | --- |" in chunk.embed_text  # the header embedded with every group
     assert "| NW-01999 | Part number 1999 for the dock |" in chunks[-1].text
+
+
+def _table_lines(doc_id: str, data: bytes) -> list[str]:
+    return [line for line in parse_document(raw(doc_id, data)).text.splitlines() if line.startswith("|")]
+
+
+def test_a_table_is_headed_by_the_row_its_markup_marks_as_header():
+    """Where the format marks header rows (<th> or <thead> on a web page, Org's rule, JATS' <thead>), a
+    table without one has no header: a parameter table's first parameter was the header of the rest."""
+    params = "<tr><td>ctxt:</td><td>a transformation context</td></tr><tr><td>node:</td><td>the input node</td></tr>"
+    page = "<html><body><h1>xsltApply</h1><table>{}</table></body></html>"
+    assert _table_lines("api.html", page.format(params).encode()) == [
+        "| ctxt: | a transformation context |", "| node: | the input node |"]
+    row_headed = "<tr><th>Version</th><td>1.2</td></tr><tr><th>License</th><td>MIT</td></tr>"  # a row header each
+    assert _table_lines("about.html", page.format(row_headed).encode()) == ["| Version | 1.2 |", "| License | MIT |"]
+    for headed in ("<thead><tr><td>Name</td><td>Meaning</td></tr></thead>", "<tr><td></td><th>Meaning</th></tr>",
+                   "<tr><td><b>Name</b></td><td><strong> Meaning </strong></td></tr>"):  # a hand-written header
+        assert _table_lines("h.html", page.format(headed + params).encode())[1] == "| --- | --- |", headed
+    assert _table_lines("h.html", page.format("<tr><td><b>Name</b> of it</td><td><b>x</b></td></tr>" + params)
+                        .encode())[1] != "| --- | --- |"  # bold in part: data
+    org = "* Limits\n\n| rows | 100 |\n| cols | 20 |\n\n| Name | Max |\n|------+-----|\n| rows | 100 |\n"
+    assert _table_lines("limits.org", org.encode()) == [
+        "| rows | 100 |", "| cols | 20 |", "| Name | Max |", "| --- | --- |", "| rows | 100 |"]
+    from docx import Document
+
+    word = Document()  # Word, like ODT, RTF and spreadsheets, rarely marks its header row: the first row is it
+    word.add_heading("Limits", 1)
+    table = word.add_table(rows=2, cols=2)
+    for r, row in enumerate([("Name", "Max"), ("rows", "100")]):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    out = io.BytesIO()
+    word.save(out)
+    assert _table_lines("limits.docx", out.getvalue()) == ["| Name | Max |", "| --- | --- |", "| rows | 100 |"]
+    export = b"<html><body><table><tr><td>Name</td><td>Max</td></tr><tr><td>rows</td><td>100</td></tr></table></body></html>"
+    assert _table_lines("export.xlsx", export)[1] == "| --- | --- |"  # a web application's Excel export
+
+
+def test_a_long_table_without_a_header_row_repeats_none_of_its_rows():
+    from rag_assets.core.chunking import ChunkingProfile, chunk_document
+    from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter
+
+    rows = "".join(f"<tr><td>param{i}:</td><td>the value of parameter {i} for the call</td></tr>" for i in range(400))
+    headed = "<tr><th>Name</th><th>Meaning</th></tr>" + rows
+    counter = get_token_counter(MINILM_TOKENIZER)
+    for body, context in ((rows, None), (headed, "| Name | Meaning |\n| --- | --- |\n")):
+        doc = parse_document(raw("api.html", f"<html><body><h1>Call</h1><table>{body}</table></body></html>".encode()))
+        for strategy in ("markdown", "table", "auto"):
+            chunks = chunk_document(doc, ChunkingProfile("p", strategy=strategy), counter, 256).chunks
+            later = chunks[next(i for i, chunk in enumerate(chunks) if "| param0: |" in chunk.text) + 1 :]
+            assert len(later) > 10 and all(chunk.text.startswith("| param") for chunk in later)  # whole rows
+            assert sum(chunk.embed_text.count("| param0: |") for chunk in chunks) == 1, strategy
+            assert all(context in chunk.embed_text if context else "Name" not in chunk.embed_text
+                       for chunk in later), strategy
+        records = "".join(chunk.embed_text for chunk in chunk_document(
+            doc, ChunkingProfile("p", strategy="table", table_records=True), counter, 256).chunks)
+        assert ("Name: param7:; Meaning: the value" if context else "\nparam7: the value of parameter 7") in records
+        assert records.count("param0:") == 1  # no row names the others' columns
 
 
 @given(st.text(alphabet="ab .:|`_<>=-+*\n", max_size=160))

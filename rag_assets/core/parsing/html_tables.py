@@ -18,8 +18,9 @@ _TABLE = re.compile(r"<table\b", re.I)
 
 def readable_tables(page: str) -> str:
     """``page`` with its layout tables turned into plain blocks (``is_layout``), its other tables'
-    merged cells repeated (``expand_spans``) and each table's caption a paragraph before it;
-    ``page`` itself where that changes nothing."""
+    merged cells repeated (``expand_spans``), a header row written in bold <th> cells
+    (``bold_header``) and each table's caption a paragraph before it; ``page`` itself where that
+    changes nothing."""
     if not _TABLE.search(page):
         return page
     from lxml import html
@@ -29,8 +30,11 @@ def readable_tables(page: str) -> str:
     layout = [table for table in tables if is_layout(table)]  # decided before any table changes
     merged = [table for table in set(tables) - set(layout) if table.xpath(".//*[@colspan or @rowspan]")]
     captions = [caption for table in tables for caption in table if caption.tag == "caption"]
-    if not layout and not merged and not captions:
+    bold = [cell for table in tables if table not in layout for cell in bold_header(table)]
+    if not layout and not merged and not captions and not bold:
         return page
+    for cell in bold:
+        cell.tag = "th"
     for caption in captions:  # a paragraph before its table (unstructured drops a <caption>)
         table = caption.getparent()
         table.remove(caption)
@@ -57,6 +61,29 @@ def is_layout(table) -> bool:
         return True
     headed = any(sum(cell.tag == "th" for cell in _cells(row)) >= 2 for row in rows[:1])
     return not headed and any(True for _ in table.iterdescendants("table"))
+
+
+def bold_header(table) -> list:
+    """The <td> cells of ``table``'s first row where that row is a header written without <th>:
+    it has no <th>, and each of its cells holding text is bold throughout (<b> or <strong>), as
+    hand-written pages and word processors' exports mark one. [] otherwise."""
+    rows = _rows(table)
+    cells = _cells(rows[0]) if rows else []
+    filled = [cell for cell in cells if cell.text_content().strip()]
+    if not filled or any(cell.tag == "th" for cell in cells):
+        return []
+    return [cell for cell in cells if cell.tag == "td"] if all(map(_bold_throughout, filled)) else []
+
+
+def _bold_throughout(cell) -> bool:
+    """Whether all of ``cell``'s text is in <b> or <strong> elements."""
+    if not any(True for _ in cell.iter("b", "strong")):
+        return False
+    plain = _copy(cell)
+    for bold in list(plain.iter("b", "strong")):
+        if bold.getparent() is not None:
+            bold.drop_tree()  # its tail, the text after it, stays
+    return not plain.text_content().strip()
 
 
 def expand_spans(table) -> None:

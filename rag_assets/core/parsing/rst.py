@@ -43,6 +43,7 @@ _GRID_TOP = re.compile(r"\+-[-+]+-\+")
 _GRID_BOTTOM = re.compile(r"\+(?:[-=]+\+)+")
 _SIMPLE_TOP = re.compile(r"=+(?:[ \t]+=+)+")
 _SIMPLE_BORDER = re.compile(r"=+(?:[ \t]+=+)*")
+_UNDERLINE = re.compile(r"-+")
 _TABLE_DIRECTIVES = frozenset(("list-table", "csv-table"))
 _BULLET = re.compile(r"[-*+\u2022\u2023\u2043](?:[ \t]+|$)")
 _PAD = "\x00"  # docutils' double_width_pad_char
@@ -163,9 +164,9 @@ class _DrawnTables:
         self.scan = 2 * len(lines) + 10_000
         self.work = MAX_TABLE_WORK
 
-    def at(self, first: int) -> tuple[list[list[str]], int] | None:
-        """The table whose top border is line ``first``: its rows as docutils reads them, and the
-        index of the line after it; None where the lines are no well-formed table (docutils reports
+    def at(self, first: int) -> tuple[list[list[str]], bool, int] | None:
+        """The table whose top border is line ``first``: its rows as docutils reads them, whether
+        it has a header row, and the index of the line after it; None where the lines are no well-formed table (docutils reports
         an error, and the page shows them as text). A simple table ends, as docutils ends it, at its
         second rule after the top border or at a rule before a blank line."""
         # docutils' parser package takes ~170 ms to import: only a page with a table pays it.
@@ -213,7 +214,12 @@ class _DrawnTables:
             _, head, body = parser.parse(StringList(block))
         except (TableMarkupError, AssertionError, IndexError):  # docutils asserts that every cell is used once,
             return None  # and a line with combining characters ends before its border where the parser looks
-        return _cell_rows(head + body, len(head), isinstance(parser, SimpleTableParser)), end
+        simple = isinstance(parser, SimpleTableParser)
+        # a simple table's first row underlined column by column ("----  ----", no span) is its header as
+        # its author drew it, though docutils reads a header only above a "=" rule (pyparsing's docs)
+        n_head = len(head) or int(simple and len(body) > 1 and len(block) > 2
+                                  and len(_UNDERLINE.findall(block[2])) == columns and not block[2].strip("- \t"))
+        return _cell_rows(head + body, n_head, simple), bool(n_head), end
 
 
 def _under_title(lines: list[str], k: int) -> bool:
@@ -223,9 +229,10 @@ def _under_title(lines: list[str], k: int) -> bool:
         and (k == 2 or not lines[k - 3].strip() or bool(ADORNMENT.fullmatch(line_body(lines[k - 3]))))
 
 
-def _directive_table(name: str, lines: list[str], first: int) -> tuple[list[list[str]], int] | None:
+def _directive_table(name: str, lines: list[str], first: int) -> tuple[list[list[str]], bool, int] | None:
     """The rows of the ``list-table`` or ``csv-table`` directive at ``lines[first]`` (its ``header``
-    and ``header-rows`` options applied) and the index of the line after its content; None where its
+    and ``header-rows`` options applied), whether it has a header row, and the index of the line
+    after its content; None where its
     content is no table (a list that is no two-level list, CSV that does not parse, a table read
     from a file)."""
     end = first + 1
@@ -259,7 +266,7 @@ def _directive_table(name: str, lines: list[str], first: int) -> tuple[list[list
         head = int(options.get("header-rows") or 0) + ("header" in options)
     except ValueError:
         head = 0
-    return _merged_header(rows, head), end
+    return _merged_header(rows, head), head > 0, end
 
 
 def _list_rows(content: list[str]) -> list[list[str]] | None:
@@ -305,7 +312,7 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     ``title``, a ``toctree``'s, ``index``'s, ``meta``'s or ``raw``'s content left out, roles and
     hyperlink references read as their text. Code (a literal block after "::", a code directive's
     content, math) is kept as written and is a CodeSnippet. A table (grid, simple, ``list-table``,
-    ``csv-table``) is a Markdown table, a Table: a row a line under its header row."""
+    ``csv-table``) is a Markdown table, a Table: a row a line under its header row, if it has one."""
     lines = text.splitlines(keepends=True)
     substitutions = {}
     for line in lines:
@@ -327,8 +334,11 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
         out.append(piece)
         size += len(piece)
 
-    def shown_table(rows: list[list[str]]) -> str:
-        return markdown_table([[_inline_as_shown(cell, substitutions) for cell in row] for row in rows])
+    def shown_table(rows: list[list[str]], headed: bool) -> str:
+        """The rows as a Markdown table, headed by the first where the table has a header row (one
+        holding text: a blank header row is none)."""
+        shown = [[_inline_as_shown(cell, substitutions) for cell in row] for row in rows]
+        return markdown_table(shown, header=headed and any(cell.strip() for cell in shown[0]))
 
     def emit_table(table: str, indent: str, end: str, after: int) -> None:
         """Emit a Markdown ``table``, a line a row, a blank line before and after it where the page
@@ -369,9 +379,9 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
         if body[indent:indent + 1] in ("+", "=") and (_GRID_TOP.fullmatch(body.strip()) or _SIMPLE_TOP.fullmatch(body.strip())) \
                 and (k == 0 or not lines[k - 1].strip() or _under_title(lines, k)) \
                 and (drawn := drawn_tables.at(k)):
-            if table := shown_table(drawn[0]):  # a table of empty cells shows nothing
-                emit_table(table, body[:indent], end, drawn[1])
-            skip_to = drawn[1]
+            if table := shown_table(*drawn[:2]):  # a table of empty cells shows nothing
+                emit_table(table, body[:indent], end, drawn[2])
+            skip_to = drawn[2]
             continue
         if not body.startswith(("..", "__"), indent):  # most lines: no directive, target or comment
             pass
@@ -386,11 +396,11 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             argument = _inline_as_shown((directive.group(3) or "").strip(), substitutions)
             shown = _directive_line(directive.group(1), name, argument)
             if name in _TABLE_DIRECTIVES and (read := _directive_table(name, lines, k)) \
-                    and (table := shown_table(read[0])):
+                    and (table := shown_table(*read[:2])):
                 if shown:  # the table's title, a paragraph of its own
                     emit(marker + shown[len(marker):] + end)
-                emit_table(table, directive.group(1), end, read[1])
-                skip_to = read[1]
+                emit_table(table, directive.group(1), end, read[2])
+                skip_to = read[2]
                 continue
             if shown:
                 emit(marker + shown[len(marker):] + end)

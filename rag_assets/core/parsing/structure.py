@@ -646,11 +646,12 @@ def without_lines(text: str, elements: tuple[Element, ...],
     return kept, tuple(replace(e, start=moved(e.start), end=moved(e.end)) for e in elements)
 
 
-def markdown_table(rows: list[list[str]]) -> str:
+def markdown_table(rows: list[list[str]], header: bool = True) -> str:
     """Rows of cells as a Markdown table: the first row, a separator, then a line a row (a cell's
     whitespace collapsed, a "|" in it written as "｜", short rows padded), so the table is cited and
-    chunked row by row with its header. Empty rows and columns are left out (a stray cell in column
-    XFD made 16,384 columns of a sheet of two); "" when none is left."""
+    chunked row by row with its header; with ``header`` false (a table whose markup marks no header
+    row) no separator, so no row is read as the header. Empty rows and columns are left out (a stray
+    cell in column XFD made 16,384 columns of a sheet of two); "" when none is left."""
     kept = [cells for cells in ([" ".join(c.split()).replace("|", "｜") for c in row] for row in rows) if any(cells)]
     if not kept:
         return ""
@@ -658,7 +659,7 @@ def markdown_table(rows: list[list[str]]) -> str:
     kept = [[cells[i] if i < len(cells) else "" for i in used] for cells in kept]
     width = len(used)
     lines = ["| " + " | ".join(cells + [""] * (width - len(cells))) + " |" for cells in kept]
-    return "\n".join([lines[0], "|" + " --- |" * width, *lines[1:]])
+    return "\n".join([lines[0], "|" + " --- |" * width, *lines[1:]] if header else lines)
 
 
 def paragraph_elements(text: str, category: str = "NarrativeText") -> tuple[Element, ...]:
