@@ -1606,17 +1606,7 @@ def test_web_page_and_word_tables_keep_their_rows():
     assert html.text == ("Limits\n\n| City | Nightly limit |\n| --- | --- |\n| London | 240 EUR |\n"
                          "| Other ｜ cities | 180 EUR |\n\nBook early.")
     assert [e.category for e in html.elements][:2] == ["Title", "Table"]
-    from docx import Document
-
-    word = Document()
-    word.add_heading("Hotel limits", 1)
-    cells = word.add_table(rows=2, cols=2)
-    for r, row in enumerate([("City", "Limit"), ("Paris", "240 EUR")]):
-        for c, value in enumerate(row):
-            cells.cell(r, c).text = value
-    out = io.BytesIO()
-    word.save(out)
-    doc = parse_document(raw("limits.docx", out.getvalue()))
+    doc = parse_document(raw("limits.docx", _word_table("Hotel limits", [("City", "Limit"), ("Paris", "240 EUR")])))
     assert "| City | Limit |\n| --- | --- |\n| Paris | 240 EUR |" in doc.text
 
 
@@ -2409,6 +2399,21 @@ def test_a_long_restructuredtext_table_is_chunked_by_rows_under_its_header():
     assert "| NW-01999 | Part number 1999 for the dock |" in chunks[-1].text
 
 
+def _word_table(heading: str, rows: list[tuple[str, ...]]) -> bytes:
+    """A Word document of ``heading`` and a table of ``rows``."""
+    from docx import Document
+
+    word = Document()
+    word.add_heading(heading, 1)
+    table = word.add_table(rows=len(rows), cols=len(rows[0]))
+    for r, row in enumerate(rows):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    out = io.BytesIO()
+    word.save(out)
+    return out.getvalue()
+
+
 def _table_lines(doc_id: str, data: bytes) -> list[str]:
     return [line for line in parse_document(raw(doc_id, data)).text.splitlines() if line.startswith("|")]
 
@@ -2430,17 +2435,9 @@ def test_a_table_is_headed_by_the_row_its_markup_marks_as_header():
     org = "* Limits\n\n| rows | 100 |\n| cols | 20 |\n\n| Name | Max |\n|------+-----|\n| rows | 100 |\n"
     assert _table_lines("limits.org", org.encode()) == [
         "| rows | 100 |", "| cols | 20 |", "| Name | Max |", "| --- | --- |", "| rows | 100 |"]
-    from docx import Document
-
-    word = Document()  # Word, like ODT, RTF and spreadsheets, rarely marks its header row: the first row is it
-    word.add_heading("Limits", 1)
-    table = word.add_table(rows=2, cols=2)
-    for r, row in enumerate([("Name", "Max"), ("rows", "100")]):
-        for c, value in enumerate(row):
-            table.cell(r, c).text = value
-    out = io.BytesIO()
-    word.save(out)
-    assert _table_lines("limits.docx", out.getvalue()) == ["| Name | Max |", "| --- | --- |", "| rows | 100 |"]
+    # Word, like ODT, RTF and spreadsheets, rarely marks its header row: the first row is it
+    assert _table_lines("limits.docx", _word_table("Limits", [("Name", "Max"), ("rows", "100")])) == [
+        "| Name | Max |", "| --- | --- |", "| rows | 100 |"]
     export = b"<html><body><table><tr><td>Name</td><td>Max</td></tr><tr><td>rows</td><td>100</td></tr></table></body></html>"
     assert _table_lines("export.xlsx", export)[1] == "| --- | --- |"  # a web application's Excel export
 
