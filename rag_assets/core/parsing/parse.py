@@ -34,6 +34,7 @@ from rag_assets.core.models import Element, ParsedDocument, RawDocument
 from rag_assets.core.parsing.decode import decode_text, elide_inline_data
 from rag_assets.core.parsing.html_landmarks import readable_landmarks
 from rag_assets.core.parsing.html_tables import expand_spans, readable_tables
+from rag_assets.core.parsing.hyphens import Hyphens, joined_lines
 from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, ParserFailed, ocr_pages_reported,
                                             report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
@@ -204,11 +205,15 @@ PARSER_REVISION = "44"
 #:   ".. list-table::" without :header-rows:). Word, ODT, RTF, EPUB, PowerPoint, spreadsheets and PDFs rarely
 #:   mark a header row: their tables keep their first row as header. 54 of 732 real web pages and 2 of 8,082
 #:   reStructuredText pages read otherwise, a delimiter row fewer each; no other line changes.
+#: - PDF and images 2 (and so e-mail): a word hyphenated over a line break is read whole ("mainte-" over
+#:   "nance" was "mainte- nance", a word no keyword search or tokenizer knows), a compound keeps its hyphen
+#:   ("self-test" where the document writes it so, "Franco-Prussian", "COVID-19") and a suspended one stays
+#:   ("pre- and post-"); ``hyphens.joined_lines``. libtasn1's manual: 28 words, each checked.
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "9", "markdown": "9",
                     "html": "9", **dict.fromkeys(("odt", "rtf", "epub"), "7"), **dict.fromkeys(("latex", "org"), "8"),
                     "xml": "9", "email": "8", "asciidoc": "9",
                     "docx": "10", "pptx": "7", "xlsx": "7", "subtitles": "1", "json": "2",
-                    **dict.fromkeys(("pdf", "image"), "1")}
+                    **dict.fromkeys(("pdf", "image"), "2")}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")
@@ -2048,7 +2053,9 @@ def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
     outlined = False  # whether a line so far is a heading the outline names
     plain_runs: list[int] = []  # the runs classified ``plainly``, the document looking headed so far
     edges: list[set[str]] = []  # per page, the keys (``_line_keys``) of its top and bottom lines
+    hyphens = Hyphens()  # the words of the pages so far, to read a word hyphenated over a line break
     for page_number, (lines, page_edges, entries) in enumerate(pages, start=1):
+        lines = joined_lines(lines, hyphens)
         edges.append(page_edges)
         page_runs = _size_runs(lines, _outline_lines(lines, entries, page_edges, page_number))
         page_chars: Counter = Counter()

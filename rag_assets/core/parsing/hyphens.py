@@ -1,0 +1,69 @@
+"""Words a printed page hyphenates across a line break, read whole: a justified PDF's (or scan's)
+"mainte-" over "nance" is "maintenance", as its reader reads it, not "mainte- nance" (a word no
+keyword search and no tokenizer knows). A compound's own hyphen stays ("self-test", "Franco-Prussian"),
+and so does a suspended one ("pre- and post-processing")."""
+
+from __future__ import annotations
+
+import re
+
+_HYPHENS = "-\u00ad\u2010"  # ASCII, soft and Unicode
+#: a line's end that is a word and a hyphen; the word may be a compound ("end-to-")
+_BROKEN = re.compile(r"([^\W\d_]+(?:-[^\W\d_]+)*)[-\u00ad\u2010]\Z")
+_LONGEST = 100  # the most characters of a line's end read for its last word (a 100 kB line is read in no time)
+_FIRST_WORD = re.compile(r"[ \t]*([^\W_]+)")
+_COMPOUND = re.compile(r"(?<![^\W\d_])[^\W\d_]+(?:-[^\W\d_]+)+")  # from a word's start only: linear time
+_WORD = re.compile(r"[^\W\d_]+")
+#: words after which a hyphen is suspended: "pre- and post-processing", "short- or long-term", "one- to two-day"
+_SUSPENDED = frozenset(("and", "or", "nor", "to", "vs", "versus"))
+
+
+class Hyphens:
+    """What a document's lines read so far say of its words: the compounds it writes with a
+    hyphen within a line ("self-test") and the words it writes whole."""
+
+    def __init__(self) -> None:
+        self.compounds: set[str] = set()
+        self.words: set[str] = set()
+
+    def learn(self, texts) -> None:
+        """Take in the words and hyphenated compounds of ``texts`` (lines)."""
+        for text in texts:
+            if "-" in text:
+                self.compounds.update(compound.lower() for compound in _COMPOUND.findall(text))
+            self.words.update(word.lower() for word in _WORD.findall(text))
+
+    def joiner(self, left: str, hyphen: str, right: str) -> str | None:
+        """How ``left`` (the word before a line-end ``hyphen``) and ``right`` (the next line's first
+        word) read joined: "" where the document writes the word whole; else the hyphen where it is a
+        compound's (the word before is itself a compound; the next starts with a digit or a capital,
+        "Franco-Prussian", unless both are capitals, "OP-TIONAL"), None where it is suspended ("pre-
+        and"), the hyphen where the document writes the compound, "" for an ordinary word
+        ("mainte-nance", "Docu-ment") and the hyphen for any other (a format's "hhmm-hh")."""
+        if hyphen == "\u00ad" or "-" not in left and (left + right).lower() in self.words:
+            return ""  # a soft hyphen only ever breaks a word
+        if "-" in left or not right[0].isalpha() or right[0].isupper() and not (left.isupper() and right.isupper()):
+            return hyphen
+        if right.lower() in _SUSPENDED:
+            return None
+        if f"{left}-{right}".lower() in self.compounds:
+            return hyphen
+        return "" if left.islower() or left.istitle() else hyphen
+
+
+def joined_lines(lines: list[tuple[int, str, float]], hyphens: Hyphens) -> list[tuple[int, str, float]]:
+    """A page's lines (box number, text with its line end, font size) with each line that ends in
+    a hyphenated word joined to the next line of its box and size (``Hyphens.joiner``), the pair
+    one line; ``hyphens`` learns the page's words first."""
+    hyphens.learn(text for _, text, _ in lines)
+    out: list[tuple[int, str, float]] = []
+    for box, text, size in lines:
+        end = out[-1][1].rstrip() if out and out[-1][0] == box and out[-1][2] == size else ""
+        if end[-1:] and end[-1] in _HYPHENS and (broken := _BROKEN.search(end[-_LONGEST:])) \
+                and (first := _FIRST_WORD.match(text)):
+            joiner = hyphens.joiner(broken.group(1), end[-1], first.group(1))
+            if joiner is not None:
+                out[-1] = (box, end[:-1] + joiner + text[first.start(1):], size)
+                continue
+        out.append((box, text, size))
+    return out
