@@ -21,15 +21,16 @@ def test_a_word_broken_over_a_line_is_read_whole():
     assert _joined("Docu-", "ment, replace-", "ment date") == ["Document, replacement date\n"]
     assert _joined("Ver\u00ad", "sicherung") == ["Versicherung\n"]  # a soft hyphen
     assert _joined("OP-", "TIONAL", known="The field is optional.") == ["OPTIONAL\n"]  # capitals, written whole elsewhere
+    assert _joined("the intercept-deploy-", "ment flag", known="a deployment") == ["the intercept-deployment flag\n"]
+    assert _joined("XftDrawCre-", "ate") == ["XftDrawCreate\n"]
 
 
 def test_a_compound_s_hyphen_and_a_suspended_one_stay():
     assert _joined("a self-", "test", known="Each self-test is logged.") == ["a self-test\n"]
     assert _joined("the Franco-", "Prussian war") == ["the Franco-Prussian war\n"]
-    assert _joined("an end-to-", "end test") == ["an end-to-end test\n"]
+    assert _joined("an end-to-", "end test", known="each end-to-end run") == ["an end-to-end test\n"]
     assert _joined("COVID-", "19 rules") == ["COVID-19 rules\n"]
     assert _joined("pre-", "and post-processing") == ["pre-\n", "and post-processing\n"]
-    assert _joined("YYMMDDhhmm-", "hh") == ["YYMMDDhhmm-hh\n"]  # a format, no ordinary word
     assert _joined("good -", "but") == ["good -\n", "but\n"]  # a dash, no hyphen
 
 

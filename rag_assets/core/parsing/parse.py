@@ -208,7 +208,8 @@ PARSER_REVISION = "44"
 #: - PDF and images 2 (and so e-mail): a word hyphenated over a line break is read whole ("mainte-" over
 #:   "nance" was "mainte- nance", a word no keyword search or tokenizer knows), a compound keeps its hyphen
 #:   ("self-test" where the document writes it so, "Franco-Prussian", "COVID-19") and a suspended one stays
-#:   ("pre- and post-"); ``hyphens.joined_lines``. libtasn1's manual: 28 words, each checked.
+#:   ("pre- and post-"); ``hyphens.joined_lines``. libtasn1's manual: 28 words, 27 now read as written (a
+#:   time format's "hhmm-hh" loses its minus); 99.9% of 8,739 breaks in 700 man pages set justified by groff.
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "9", "markdown": "9",
                     "html": "9", **dict.fromkeys(("odt", "rtf", "epub"), "7"), **dict.fromkeys(("latex", "org"), "8"),
                     "xml": "9", "email": "8", "asciidoc": "9",
