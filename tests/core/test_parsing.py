@@ -1130,6 +1130,46 @@ def test_a_pdf_s_running_headers_footers_and_page_numbers_are_left_out(tmp_path)
     assert "Confidential" in parse_document(raw("manuals/short.pdf", (tmp_path / "short.pdf").read_bytes())).text
 
 
+def test_a_chapter_s_running_header_over_its_pages_is_left_out(tmp_path):
+    """A book's running header names the chapter over its pages (libtasn1's manual: "Chapter 4:
+    Function reference" over 15 of 36 pages, "Chapter 3: Utilities" over 2): fewer than half the
+    pages each, they were read into the text at every page's top."""
+    from tests.support.make_sample_binaries import write_pdf
+
+    pages = [[f"Chapter {1 + n // 3}: {'Setup' if n < 3 else 'Charging'}", "", f"Step {n}: the dock works {n} hours.",
+              "", "Wear gloves."] for n in range(7)]
+    pages[0][0:1] = [("Chapter 1: Setup", 18)]  # the chapter's heading: kept
+    write_pdf(tmp_path / "book.pdf", pages + [["Notes"]])
+    doc = parse_document(raw("manuals/book.pdf", (tmp_path / "book.pdf").read_bytes()))
+    assert "Chapter 2" not in doc.text and doc.text.count("Chapter 1: Setup") == 1
+    assert [e.page for e in doc.elements if "the dock works" in doc.text[e.start:e.end]] == list(range(1, 8))
+    odd = [["Intro text."], ["Body A.", "", "", "", "Item 2"], ["Body B.", "", "", "", "Item 3"], ["End."]]
+    write_pdf(tmp_path / "items.pdf", odd)  # numbered like the pages on two of them only: no running line
+    items = parse_document(raw("manuals/items.pdf", (tmp_path / "items.pdf").read_bytes()))
+    assert "Item 2" in items.text and "Item 3" in items.text
+
+
+def test_a_sentence_a_page_break_cuts_reads_as_one(tmp_path):
+    """A paragraph that runs over a page break was two, the sentence cut in two units (and a word
+    hyphenated over the break two words); it reads as one, each part cited on its own page."""
+    from rag_assets.core.chunking import ChunkingProfile, chunk_document
+    from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter
+    from tests.support.make_sample_binaries import write_pdf
+
+    write_pdf(tmp_path / "dock.pdf", [["Clean the dock.", "", "Its contacts must be wiped every"],
+                                      ["week with a dry cloth. Replace the mainte-"], ["nance kit yearly."],
+                                      ["Then stop.", "", "The end"], ["Afterword in lower case."]])
+    doc = parse_document(raw("manuals/dock.pdf", (tmp_path / "dock.pdf").read_bytes()))
+    assert doc.text == ("Clean the dock.\n\nIts contacts must be wiped every week with a dry cloth. Replace the "
+                        "maintenance kit yearly.\n\nThen stop.\n\nThe end\n\nAfterword in lower case.")
+    assert [e.page for e in doc.elements if e.category != "Title"][:4] == [1, 1, 2, 3]
+    chunks = chunk_document(doc, ChunkingProfile("p", strategy="sentence", max_tokens=24, min_tokens=0,
+                                                           contextual_header=False),
+                            get_token_counter(MINILM_TOKENIZER), 256).chunks
+    wiped = next(chunk for chunk in chunks if "Its contacts must be wiped every week with a dry cloth." in chunk.text)
+    assert (wiped.page, wiped.page_end) == (1, 3 if "kit yearly" in wiped.text else 2)
+
+
 def test_an_email_is_its_subject_senders_body_and_attachments():
     mail = parse_document(raw("support/dock firmware.eml", email_message()))
     assert (mail.content_type, mail.title) == ("email", "Dock firmware 2.4 stops R4 docks charging")

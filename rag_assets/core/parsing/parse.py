@@ -210,6 +210,11 @@ PARSER_REVISION = "44"
 #:   ("self-test" where the document writes it so, "Franco-Prussian", "COVID-19") and a suspended one stays
 #:   ("pre- and post-"); ``hyphens.joined_lines``. libtasn1's manual: 28 words, 27 now read as written (a
 #:   time format's "hhmm-hh" loses its minus); 99.9% of 8,739 breaks in 700 man pages set justified by groff.
+#:   A sentence a page break cuts (prose ending in a word or a comma, the next page's first text in lower
+#:   case) is one paragraph, each part an element of its own page (``_page_joint``; a word the break cut,
+#:   read whole); and a line at the top or bottom of pages at most two apart is a running header too (a
+#:   book's chapter title over its pages: libtasn1's "Chapter 4: Function reference" over 15 of 36 pages,
+#:   "Chapter 3: Utilities" over 2, were read at each page's top, under half of the pages each).
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "9", "markdown": "9",
                     "html": "9", **dict.fromkeys(("odt", "rtf", "epub"), "7"), **dict.fromkeys(("latex", "org"), "8"),
                     "xml": "9", "email": "8", "asciidoc": "9",
@@ -692,6 +697,7 @@ def _title_from_path(doc_id: str) -> str:
 
 
 _UNTITLED = "Untitled"  # the category of an item that ends the heading path before it (no text)
+_CONTINUED = "Continued"  # the category of an item whose text joins the next item to the one before
 
 
 def _join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
@@ -701,23 +707,29 @@ def _join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
     when absent (top level); a fifth, True, marks an item OCR read (``Element.ocr``); a sixth names
     a Title's heading where its text is markup (a Markdown attachment's "# Notes"). An
     ``_UNTITLED`` item ends the heading path (a slide without a title is not under the slide
-    before it)."""
+    before it); a ``_CONTINUED`` item's text (" " or "") joins the items around it in place of the
+    blank lines (a paragraph that a page break cuts mid-sentence)."""
     parts: list[str] = []
     elements: list[Element] = []
     pos = 0
     heading: tuple[str, ...] = ()
     levels: list[int] = []  # each heading's level: a title closes those at its level or below
+    joint = "\n\n"  # what joins the next item to the one before
     for category, item_text, page, *more in items:
         if category == _UNTITLED:  # a part without a heading: nothing before it heads it
             heading = ()
             levels.clear()
             continue
+        if category == _CONTINUED:
+            joint = item_text
+            continue
         item_text = item_text.strip()
         if not item_text:
             continue
         if parts:
-            parts.append("\n\n")
-            pos += 2
+            parts.append(joint)
+            pos += len(joint)
+        joint = "\n\n"
         if category == "Title":  # under the headings of higher levels only, however many levels it skips
             level = more[0] if more else 1
             while levels and levels[-1] >= level:
@@ -2098,10 +2110,35 @@ def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
         for item in classify(boxes, page_number) if found is None else found:
             if _line_keys(item[1], page_number) & edges[page_number - 1] & running:
                 continue
-            items.append(("UncategorizedText", *item[1:]) if headed and item[0] == "Title" else item)
+            item = ("UncategorizedText", *item[1:]) if headed and item[0] == "Title" else item
+            if items and items[-1][2] != page_number and (joint := _page_joint(items[-1], item, hyphens)) is not None:
+                items[-1], joiner = joint
+                items.append((_CONTINUED, joiner, page_number))
+                item = ("NarrativeText", *item[1:]) if item[0] == "Title" else item  # no title goes on a sentence
+            items.append(item)
     text, elements = _join_elements([(category, _without_leaders(item_text), *rest)
                                      for category, item_text, *rest in items])
     return text, elements, _first_title(text, elements)
+
+
+_PROSE = ("NarrativeText", "UncategorizedText", "ListItem")
+_CUT_SENTENCE = re.compile(r"(?:[^\W_]|[,;(\u2010-])\Z")  # a paragraph's end that is no sentence's end
+
+
+def _page_joint(before: tuple, after: tuple, hyphens: Hyphens) -> tuple[tuple, str] | None:
+    """Where a page's first item ``after`` goes on with the sentence the item ``before`` (the last
+    of an earlier page) leaves unfinished (prose that ends in a word or a comma, then text in lower
+    case that is no list item: unstructured takes a short one for a title): ``before`` (its hyphen
+    dropped where the page break cut a word, ``Hyphens.joiner``) and what joins them (" ", or "" for
+    a cut word, or the hyphen kept). None where they are apart."""
+    text, first = before[1].rstrip(), after[1].lstrip()
+    if before[0] not in _PROSE or after[0] not in ("NarrativeText", "UncategorizedText", "Title") \
+            or not first[:1].islower() or not _CUT_SENTENCE.search(text):
+        return None
+    if (cut := re.search(r"([^\W\d_]+(?:-[^\W\d_]+)*)[-\u2010]\Z", text[-100:])) and \
+            (joiner := hyphens.joiner(cut.group(1), text[-1], re.match(r"[^\W_]+", first).group())) is not None:
+        return (before[0], text[:-1], *before[2:]), joiner
+    return before, " "
 
 
 _LEADER = re.compile(r"[ \t]*(?:\.[ \t]?){5,}")  # a contents or index line's dots: "Setup . . . . . . 12"
@@ -2381,11 +2418,16 @@ def _outline_levels_by_depth(headings: list[tuple[int, int | None]]) -> dict[int
 
 def _running_lines(edges: list[set[str]]) -> set[str]:
     """The keys of a PDF's running headers and footers: lines at the top or bottom of at least
-    half its pages, and of three, alike but for a number that counts the pages."""
-    from collections import Counter
-
-    counts = Counter(key for page in edges for key in page)
-    return {key for key, pages in counts.items() if pages >= max(3, len(edges) / 2)}
+    half its pages, and of three, alike but for a number that counts the pages; and in a document
+    of three pages or more, a line at the top or bottom of pages at most two apart (a chapter's
+    title over each of its pages, or over every other one: a book's or manual's), of two such
+    pages written alike, of three alike but for such a number."""
+    pages_of: dict[str, list[int]] = {}
+    for number, page in enumerate(edges):
+        for key in page:
+            pages_of.setdefault(key, []).append(number)
+    return {key for key, pages in pages_of.items() if len(pages) >= max(3, len(edges) / 2) or len(edges) >= 3
+            and sum(b - a <= 2 for a, b in zip(pages, pages[1:])) >= (2 if "#" in key else 1)}
 
 
 def _edge_keys(blocks: list, slack: float, page: int, text=str) -> set[str]:
