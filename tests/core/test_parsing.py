@@ -1168,6 +1168,13 @@ def test_a_sentence_a_page_break_cuts_reads_as_one(tmp_path):
                             get_token_counter(MINILM_TOKENIZER), 256).chunks
     wiped = next(chunk for chunk in chunks if "Its contacts must be wiped every week with a dry cloth." in chunk.text)
     assert (wiped.page, wiped.page_end) == (1, 3 if "kit yearly" in wiped.text else 2)
+    # within a page: a list item's lines read apart, a box that ends in a cut word; a box of code lines stays
+    write_pdf(tmp_path / "list.pdf", [["Clean the dock.", "", "- Wipe the contacts with a dry cloth, and", "",
+                                       "the charging plate too.", "", "It writes the DER en-", "", "coding of it.", "",
+                                       "Code", "", "value1 INTEGER", "", "value2 BOOLEAN"]])
+    listed = parse_document(raw("manuals/list.pdf", (tmp_path / "list.pdf").read_bytes()))
+    assert listed.text == ("Clean the dock.\n\nWipe the contacts with a dry cloth, and the charging plate too.\n\n"
+                           "It writes the DER encoding of it.\n\nCode\n\nvalue1 INTEGER\n\nvalue2 BOOLEAN")
 
 
 def test_an_email_is_its_subject_senders_body_and_attachments():

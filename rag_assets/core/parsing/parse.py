@@ -212,7 +212,7 @@ PARSER_REVISION = "44"
 #:   time format's "hhmm-hh" loses its minus); 99.9% of 8,739 breaks in 700 man pages set justified by groff.
 #:   A sentence a page break cuts (prose ending in a word or a comma, the next page's first text in lower
 #:   case) is one paragraph, each part an element of its own page (``_page_joint``; a word the break cut,
-#:   read whole); and a line at the top or bottom of pages at most two apart is a running header too (a
+#:   read whole), and so is a list item whose lines pdfminer reads apart, or a box ending in a cut word; and a line at the top or bottom of pages at most two apart is a running header too (a
 #:   book's chapter title over its pages: libtasn1's "Chapter 4: Function reference" over 15 of 36 pages,
 #:   "Chapter 3: Utilities" over 2, were read at each page's top, under half of the pages each).
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "9", "markdown": "9",
@@ -2111,7 +2111,9 @@ def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
             if _line_keys(item[1], page_number) & edges[page_number - 1] & running:
                 continue
             item = ("UncategorizedText", *item[1:]) if headed and item[0] == "Title" else item
-            if items and items[-1][2] != page_number and (joint := _page_joint(items[-1], item, hyphens)) is not None:
+            if items and (items[-1][2] != page_number or items[-1][0] == "ListItem"
+                          or _CUT_WORD.search(items[-1][1].rstrip()[-100:])) \
+                    and (joint := _page_joint(items[-1], item, hyphens)) is not None:
                 items[-1], joiner = joint
                 items.append((_CONTINUED, joiner, page_number))
                 item = ("NarrativeText", *item[1:]) if item[0] == "Title" else item  # no title goes on a sentence
@@ -2123,19 +2125,21 @@ def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
 
 _PROSE = ("NarrativeText", "UncategorizedText", "ListItem")
 _CUT_SENTENCE = re.compile(r"(?:[^\W_]|[,;(\u2010-])\Z")  # a paragraph's end that is no sentence's end
+_CUT_WORD = re.compile(r"([^\W\d_]+(?:-[^\W\d_]+)*)[-\u2010]\Z")  # a word cut at a line's end (read 100 chars back)
 
 
 def _page_joint(before: tuple, after: tuple, hyphens: Hyphens) -> tuple[tuple, str] | None:
-    """Where a page's first item ``after`` goes on with the sentence the item ``before`` (the last
-    of an earlier page) leaves unfinished (prose that ends in a word or a comma, then text in lower
-    case that is no list item: unstructured takes a short one for a title): ``before`` (its hyphen
-    dropped where the page break cut a word, ``Hyphens.joiner``) and what joins them (" ", or "" for
-    a cut word, or the hyphen kept). None where they are apart."""
+    """Where the item ``after`` goes on with the sentence the item ``before`` leaves unfinished
+    (prose that ends in a word or a comma, then text in lower case that is no list item:
+    unstructured takes a short one for a title), as after a page break, a list item's lines read
+    apart or a box ending in a cut word: ``before`` (its hyphen dropped where the break cut a word,
+    ``Hyphens.joiner``) and what joins them (" ", or "" for a cut word, or the hyphen kept). None
+    where they are apart."""
     text, first = before[1].rstrip(), after[1].lstrip()
     if before[0] not in _PROSE or after[0] not in ("NarrativeText", "UncategorizedText", "Title") \
             or not first[:1].islower() or not _CUT_SENTENCE.search(text):
         return None
-    if (cut := re.search(r"([^\W\d_]+(?:-[^\W\d_]+)*)[-\u2010]\Z", text[-100:])) and \
+    if (cut := _CUT_WORD.search(text[-100:])) and \
             (joiner := hyphens.joiner(cut.group(1), text[-1], re.match(r"[^\W_]+", first).group())) is not None:
         return (before[0], text[:-1], *before[2:]), joiner
     return before, " "
