@@ -1130,6 +1130,23 @@ def test_a_pdf_s_running_headers_footers_and_page_numbers_are_left_out(tmp_path)
     assert "Confidential" in parse_document(raw("manuals/short.pdf", (tmp_path / "short.pdf").read_bytes())).text
 
 
+def test_a_pdf_s_ligatures_read_as_their_letters(tmp_path):
+    """A font that maps its ligature glyphs to U+FB01 "ﬁ" and the like (matplotlib's TrueType
+    embedding does, as LaTeX's often do): "ﬁle" matched no keyword search for "file"."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with matplotlib.rc_context({"pdf.fonttype": 42}):
+        figure = plt.figure(figsize=(6, 4))
+        figure.text(0.1, 0.8, "The \ufb01le \ufb02ows into the o\ufb03ce.", fontsize=12)
+        figure.savefig(tmp_path / "office.pdf")
+        plt.close(figure)
+    doc = parse_document(raw("office.pdf", (tmp_path / "office.pdf").read_bytes()))
+    assert doc.text == "The file flows into the office."
+
+
 def test_a_chapter_s_running_header_over_its_pages_is_left_out(tmp_path):
     """A book's running header names the chapter over its pages (libtasn1's manual: "Chapter 4:
     Function reference" over 15 of 36 pages, "Chapter 3: Utilities" over 2): fewer than half the

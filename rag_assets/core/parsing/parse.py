@@ -214,7 +214,8 @@ PARSER_REVISION = "44"
 #:   case) is one paragraph, each part an element of its own page (``_page_joint``; a word the break cut,
 #:   read whole), and so is a list item whose lines pdfminer reads apart, or a box ending in a cut word; and a line at the top or bottom of pages at most two apart is a running header too (a
 #:   book's chapter title over its pages: libtasn1's "Chapter 4: Function reference" over 15 of 36 pages,
-#:   "Chapter 3: Utilities" over 2, were read at each page's top, under half of the pages each).
+#:   "Chapter 3: Utilities" over 2, were read at each page's top, under half of the pages each). Ligature
+#:   glyphs (U+FB00-FB06, "ﬁ") read as their letters.
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "9", "markdown": "9",
                     "html": "9", **dict.fromkeys(("odt", "rtf", "epub"), "7"), **dict.fromkeys(("latex", "org"), "8"),
                     "xml": "9", "email": "8", "asciidoc": "9",
@@ -2068,7 +2069,7 @@ def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
     edges: list[set[str]] = []  # per page, the keys (``_line_keys``) of its top and bottom lines
     hyphens = Hyphens()  # the words of the pages so far, to read a word hyphenated over a line break
     for page_number, (lines, page_edges, entries) in enumerate(pages, start=1):
-        lines = joined_lines(lines, hyphens)
+        lines = joined_lines([(box, line.translate(_LIGATURES), size) for box, line, size in lines], hyphens)
         edges.append(page_edges)
         page_runs = _size_runs(lines, _outline_lines(lines, entries, page_edges, page_number))
         page_chars: Counter = Counter()
@@ -2123,6 +2124,10 @@ def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
     return text, elements, _first_title(text, elements)
 
 
+# Typographic ligatures as their letters: many PDFs (LaTeX's among them) map their glyphs to U+FB01 "ﬁ" and
+# the like, which no keyword search matches to "fi" and MiniLM reads apart ("ﬁle" as "ﬁ", "##le"; "ﬃ" unknown).
+_LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
+                            "\ufb05": "st", "\ufb06": "st"})
 _PROSE = ("NarrativeText", "UncategorizedText", "ListItem")
 _CUT_SENTENCE = re.compile(r"(?:[^\W_]|[,;(\u2010-])\Z")  # a paragraph's end that is no sentence's end
 _CUT_WORD = re.compile(r"([^\W\d_]+(?:-[^\W\d_]+)*)[-\u2010]\Z")  # a word cut at a line's end (read 100 chars back)
