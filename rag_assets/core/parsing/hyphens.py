@@ -53,20 +53,27 @@ class Hyphens:
             return hyphen
         return ""
 
+    def cut(self, before: str, after: str) -> tuple[str, str] | None:
+        """Where ``before`` ends in a word a line break cut with a hyphen and ``after`` opens with the
+        rest of it: ``before`` trimmed and without that hyphen, and what joins the two (``joiner``).
+        None where ``before`` ends in no such word, or its hyphen is suspended."""
+        end = before.rstrip()
+        if not end or end[-1] not in _HYPHENS or not (broken := _BROKEN.search(end[-_LONGEST:])) \
+                or not (first := _FIRST_WORD.match(after)):
+            return None
+        joiner = self.joiner(broken.group(1), end[-1], first.group(1))
+        return None if joiner is None else (end[:-1], joiner)
+
 
 def joined_lines(lines: list[tuple[int, str, float]], hyphens: Hyphens) -> list[tuple[int, str, float]]:
     """A page's lines (box number, text with its line end, font size) with each line that ends in
-    a hyphenated word joined to the next line of its box and size (``Hyphens.joiner``), the pair
-    one line; ``hyphens`` learns the page's words first."""
+    a hyphenated word joined to the next line of its box and size (``Hyphens.cut``), the pair one
+    line; ``hyphens`` learns the page's words first."""
     hyphens.learn(text for _, text, _ in lines)
     out: list[tuple[int, str, float]] = []
     for box, text, size in lines:
-        end = out[-1][1].rstrip() if out and out[-1][0] == box and out[-1][2] == size else ""
-        if end[-1:] and end[-1] in _HYPHENS and (broken := _BROKEN.search(end[-_LONGEST:])) \
-                and (first := _FIRST_WORD.match(text)):
-            joiner = hyphens.joiner(broken.group(1), end[-1], first.group(1))
-            if joiner is not None:
-                out[-1] = (box, end[:-1] + joiner + text[first.start(1):], size)
-                continue
+        if out and out[-1][0] == box and out[-1][2] == size and (cut := hyphens.cut(out[-1][1], text)):
+            out[-1] = (box, cut[0] + cut[1] + text.lstrip(" \t"), size)
+            continue
         out.append((box, text, size))
     return out

@@ -2112,8 +2112,7 @@ def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
             if _line_keys(item[1], page_number) & edges[page_number - 1] & running:
                 continue
             item = ("UncategorizedText", *item[1:]) if headed and item[0] == "Title" else item
-            if items and (items[-1][2] != page_number or items[-1][0] == "ListItem"
-                          or _CUT_WORD.search(items[-1][1].rstrip()[-100:])) \
+            if items and (items[-1][2] != page_number or items[-1][0] == "ListItem" or hyphens.cut(items[-1][1], item[1])) \
                     and (joint := _page_joint(items[-1], item, hyphens)) is not None:
                 items[-1], joiner = joint
                 items.append((_CONTINUED, joiner, page_number))
@@ -2130,7 +2129,6 @@ _LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\uf
                             "\ufb05": "st", "\ufb06": "st"})
 _PROSE = ("NarrativeText", "UncategorizedText", "ListItem")
 _CUT_SENTENCE = re.compile(r"(?:[^\W_]|[,;(\u2010-])\Z")  # a paragraph's end that is no sentence's end
-_CUT_WORD = re.compile(r"([^\W\d_]+(?:-[^\W\d_]+)*)[-\u2010]\Z")  # a word cut at a line's end (read 100 chars back)
 
 
 def _page_joint(before: tuple, after: tuple, hyphens: Hyphens) -> tuple[tuple, str] | None:
@@ -2138,15 +2136,14 @@ def _page_joint(before: tuple, after: tuple, hyphens: Hyphens) -> tuple[tuple, s
     (prose that ends in a word or a comma, then text in lower case that is no list item:
     unstructured takes a short one for a title), as after a page break, a list item's lines read
     apart or a box ending in a cut word: ``before`` (its hyphen dropped where the break cut a word,
-    ``Hyphens.joiner``) and what joins them (" ", or "" for a cut word, or the hyphen kept). None
+    ``Hyphens.cut``) and what joins them (" ", or "" for a cut word, or the hyphen kept). None
     where they are apart."""
     text, first = before[1].rstrip(), after[1].lstrip()
     if before[0] not in _PROSE or after[0] not in ("NarrativeText", "UncategorizedText", "Title") \
             or not first[:1].islower() or not _CUT_SENTENCE.search(text):
         return None
-    if (cut := _CUT_WORD.search(text[-100:])) and \
-            (joiner := hyphens.joiner(cut.group(1), text[-1], re.match(r"[^\W_]+", first).group())) is not None:
-        return (before[0], text[:-1], *before[2:]), joiner
+    if cut := hyphens.cut(text, first):
+        return (before[0], cut[0], *before[2:]), cut[1]
     return before, " "
 
 
