@@ -105,6 +105,40 @@ def test_only_a_pdf_s_scanned_pages_are_read_by_ocr(guide, monkeypatch):
     assert {e.page for e in elements if e.ocr} == {2, 3} and {e.page for e in elements if not e.ocr} == {1}
 
 
+def _unmapped_pdf(lines: list[tuple[str, str]], unmapped: str) -> bytes:
+    """A page of ``lines`` ((font family, text)) in matplotlib's embedded TrueType fonts, the ToUnicode
+    map of the font of family ``unmapped`` renamed away, as a PDF whose font maps its glyphs to no
+    characters has it: pdfminer reads each such glyph as "(cid:82)"; pdfium still draws it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with matplotlib.rc_context({"pdf.fonttype": 42}):
+        figure = plt.figure(figsize=(8.5, 11))
+        for n, (family, line) in enumerate(lines):
+            figure.text(0.1, 0.9 - n * 0.04, line, fontsize=14 if n == 0 else 11, family=family)
+        out = io.BytesIO()
+        figure.savefig(out, format="pdf")
+        plt.close(figure)
+    data = out.getvalue()
+    font = re.search(rb"/BaseFont /\w+\+" + unmapped.replace(" ", "").encode() + rb"\s[^>]*?(/ToUnicode)", data)
+    return data[: font.start(1)] + b"/ToUnicodX" + data[font.end(1):]  # as long: the cross-reference table holds
+
+
+def test_a_pdf_page_whose_font_maps_no_characters_is_read_by_ocr():
+    """Its text layer was "(cid:82)(cid:111)(cid:98)..." (pdfminer's text for an unmapped glyph),
+    indexed as the page's text; a few such glyphs on a readable page are left out."""
+    page = [("DejaVu Sans", "Robot Maintenance"), ("DejaVu Sans", "Check the battery contacts every week."),
+            ("DejaVu Sans", "Replace the filter every month.")]
+    doc = parse_document(raw("guide.pdf", _unmapped_pdf(page, "DejaVu Sans")))
+    assert "cid:" not in doc.text and all(e.ocr for e in doc.elements)
+    assert words(doc.text) == words("Robot Maintenance Check the battery contacts every week. Replace the filter every month.")
+    arrow = parse_document(raw("arrow.pdf", _unmapped_pdf([("DejaVu Sans", "Check the battery contacts."),
+                                                           ("DejaVu Serif", "\u2192")], "DejaVu Serif")))
+    assert arrow.text == "Check the battery contacts." and not any(e.ocr for e in arrow.elements)
+
+
 def test_an_image_file_is_read_by_ocr_each_page_of_a_tiff_a_page(guide):
     original = parse_document(raw("guide.pdf", guide))
     images = page_images(guide)

@@ -215,7 +215,9 @@ PARSER_REVISION = "44"
 #:   read whole), and so is a list item whose lines pdfminer reads apart, or a box ending in a cut word; and a line at the top or bottom of pages at most two apart is a running header too (a
 #:   book's chapter title over its pages: libtasn1's "Chapter 4: Function reference" over 15 of 36 pages,
 #:   "Chapter 3: Utilities" over 2, were read at each page's top, under half of the pages each). Ligature
-#:   glyphs (U+FB00-FB06, "ﬁ") read as their letters.
+#:   glyphs (U+FB00-FB06, "ﬁ") read as their letters. A page whose font maps most of its glyphs to no
+#:   characters (pdfminer's "(cid:82)(cid:111)...", indexed as the page's text) is read by OCR (``_unmapped``);
+#:   a few such glyphs on a readable page (a bullet, an arrow) are left out.
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "9", "markdown": "9",
                     "html": "9", **dict.fromkeys(("odt", "rtf", "epub"), "7"), **dict.fromkeys(("latex", "org"), "8"),
                     "xml": "9", "email": "8", "asciidoc": "9",
@@ -1926,7 +1928,7 @@ def _parse_pdf(data: bytes):
                 for page_number, page in enumerate(pages, start=1):
                     lines, page_edges = _pdf_lines(page.layout, page_number, _pdf_tables(page))
                     picture = None
-                    if _scanned(page, lines):
+                    if _scanned(page, lines) or _unmapped(lines):
                         report_ocr_page()
                         scans.add(page_number)
                         picture = render(page_number - 1)
@@ -2069,7 +2071,8 @@ def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
     edges: list[set[str]] = []  # per page, the keys (``_line_keys``) of its top and bottom lines
     hyphens = Hyphens()  # the words of the pages so far, to read a word hyphenated over a line break
     for page_number, (lines, page_edges, entries) in enumerate(pages, start=1):
-        lines = joined_lines([(box, line.translate(_LIGATURES), size) for box, line, size in lines], hyphens)
+        lines = joined_lines([(box, _CID.sub("", line).translate(_LIGATURES), size) for box, line, size in lines],
+                             hyphens)
         edges.append(page_edges)
         page_runs = _size_runs(lines, _outline_lines(lines, entries, page_edges, page_number))
         page_chars: Counter = Counter()
@@ -2199,6 +2202,16 @@ def _scanned(page, lines: list[tuple[int, str, float]]) -> bool:
     covered = sum(max(0.0, min(im["x1"], x1) - max(im["x0"], x0)) * max(0.0, min(im["bottom"], bottom) - max(im["top"], top))
                   for im in page.images)
     return covered >= 0.5 * (x1 - x0) * (bottom - top)
+
+
+_CID = re.compile(r"\(cid:\d+\)")  # pdfminer's text for a glyph its font maps to no character
+
+
+def _unmapped(lines: list[tuple[int, str, float]]) -> bool:
+    """Whether most of a page's glyphs map to no character (a font without its ToUnicode map:
+    pdfminer reads each as "(cid:82)"): such a page is read by OCR, as a scan is."""
+    glyphs = sum(line.count("(cid:") for _, line, _ in lines)
+    return glyphs > 0 and glyphs > sum(len(_CID.sub("", line).replace(" ", "").strip()) for _, line, _ in lines)
 
 
 def _scanned_lines(paragraphs, dpi: float, page: int, sizes: list[float]) -> tuple[list[tuple[int, str, float]], set[str]]:
