@@ -1147,6 +1147,22 @@ def test_a_pdf_s_ligatures_read_as_their_letters(tmp_path):
     assert doc.text == "The file flows into the office."
 
 
+def test_a_pdf_s_raised_and_lowered_characters_read_as_such(tmp_path):
+    """Superscripts and subscripts (smaller, set above or below the baseline with the text rise) ran
+    into the word before them: 10 to the 6th read "106", a footnote's mark "maintenance3"."""
+    from tests.support.make_sample_binaries import write_pdf
+
+    def small(text: str, rise: int) -> list[str]:
+        return ["/F1 8 Tf", f"{rise} Ts", f"({text}) Tj", "0 Ts", "/F1 12 Tf"]
+
+    ops = ["BT", "/F1 12 Tf", "72 700 Td", "(Check the maintenance) Tj", *small("3", 5), "( plan: 10) Tj",
+           *small("-6", 5), "( per m) Tj", *small("2", 5), "( of CO) Tj", *small("2", -3), "( in SMALL CAPS) Tj",
+           *small("TEXT", 0), "(.) Tj", "ET"]
+    write_pdf(tmp_path / "plan.pdf", [["Intro."]], drawings={0: ops})
+    doc = parse_document(raw("plan.pdf", (tmp_path / "plan.pdf").read_bytes()))
+    assert doc.text == "Intro.\n\nCheck the maintenance^3 plan: 10^-6 per m^2 of CO_2 in SMALL CAPSTEXT."
+
+
 def test_a_chapter_s_running_header_over_its_pages_is_left_out(tmp_path):
     """A book's running header names the chapter over its pages (libtasn1's manual: "Chapter 4:
     Function reference" over 15 of 36 pages, "Chapter 3: Utilities" over 2): fewer than half the

@@ -217,7 +217,9 @@ PARSER_REVISION = "44"
 #:   "Chapter 3: Utilities" over 2, were read at each page's top, under half of the pages each). Ligature
 #:   glyphs (U+FB00-FB06, "ﬁ") read as their letters. A page whose font maps most of its glyphs to no
 #:   characters (pdfminer's "(cid:82)(cid:111)...", indexed as the page's text) is read by OCR (``_unmapped``);
-#:   a few such glyphs on a readable page (a bullet, an arrow) are left out.
+#:   a few such glyphs on a readable page (a bullet, an arrow) are left out. A run of smaller characters
+#:   raised above a line's baseline or lowered below it reads after "^" or "_" (``_scripted``: "10^6", "CO_2",
+#:   a footnote mark "maintenance^3", where they read "106", "CO2", "maintenance3").
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "9", "markdown": "9",
                     "html": "9", **dict.fromkeys(("odt", "rtf", "epub"), "7"), **dict.fromkeys(("latex", "org"), "8"),
                     "xml": "9", "email": "8", "asciidoc": "9",
@@ -2325,8 +2327,34 @@ def _pdf_lines(layout, page: int, tables=()) -> tuple[list[tuple[int, str, float
                 continue
             glyphs = line if isinstance(line, LTTextContainer) else ()
             sizes = Counter(round(ch.size * 2) / 2 for ch in glyphs if isinstance(ch, LTChar) and not ch.get_text().isspace())
-            lines.append((number, line.get_text(), sizes.most_common(1)[0][0] if sizes else 0.0))
+            size = sizes.most_common(1)[0][0] if sizes else 0.0
+            lines.append((number, _scripted(line, size) if len(sizes) > 1 else line.get_text(), size))
     return lines, edges
+
+
+def _scripted(line, size: float) -> str:
+    """A pdfminer text line's text, each run of characters set smaller than its ``size`` and raised
+    above its baseline opened by "^", lowered below it by "_": "10^6", "m^2", "CO_2", "maintenance^3"
+    (a footnote's mark), where they read "106", "m2", "CO2" and "maintenance3"."""
+    from statistics import median
+
+    from pdfminer.layout import LTChar
+
+    glyphs = [ch for ch in line if isinstance(ch, LTChar)]
+    body = [ch.y0 for ch in glyphs if round(ch.size * 2) / 2 == size]
+    if not body:
+        return line.get_text()
+    base, out, mode = median(body), [], ""
+    for ch in line:
+        now = ""
+        if isinstance(ch, LTChar) and ch.size <= 0.85 * size and not ch.get_text().isspace():
+            now = "^" if ch.y0 - base >= 0.15 * size else "_" if base - ch.y0 >= 0.1 * size else ""
+        if now and now != mode:
+            out.append(now)
+        if not (isinstance(ch, LTChar) and ch.get_text().isspace() and mode):  # a space inside a run stays in it
+            mode = now
+        out.append(ch.get_text())
+    return "".join(out)
 
 
 MAX_OUTLINE_ENTRIES = 10_000
