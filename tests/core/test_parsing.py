@@ -1163,6 +1163,18 @@ def test_a_pdf_s_raised_and_lowered_characters_read_as_such(tmp_path):
     assert doc.text == "Intro.\n\nCheck the maintenance^3 plan: 10^-6 per m^2 of CO_2 in SMALL CAPSTEXT."
 
 
+def test_a_web_page_s_superscripts_and_subscripts_read_as_such():
+    """unstructured ran a <sup> or <sub> into the text before it: 2 to the 32nd read "232" (the Rust
+    reference's integer ranges), a footnote mark "tests.1", H2O's subscript "H2O"."""
+    page = ("<html><body><h1>Ranges</h1><p>From 0 to 2<sup>32</sup>-1 or <code>2</code><sup>-64</sup>; see the "
+            "tests.<sup class='footnote'><a href='#fn1'>1</a></sup> H<sub>2</sub>O.</p><p><sup>Syntax</sup> "
+            "Visibility<sup>?</sup> Item</p></body></html>")
+    doc = parse_document(raw("ranges.html", page.encode()))
+    assert doc.text == "Ranges\n\nFrom 0 to 2^32-1 or 2^-64; see the tests.^1 H_2O.\n\nSyntax Visibility? Item"
+    org = parse_document(raw("sizes.org", b"* Sizes\n\nAbout 10^{6} cells of H_{2}O.\n"))  # through pandoc's HTML
+    assert org.text == "Sizes\n\nAbout 10^6 cells of H_2O."
+
+
 def test_a_chapter_s_running_header_over_its_pages_is_left_out(tmp_path):
     """A book's running header names the chapter over its pages (libtasn1's manual: "Chapter 4:
     Function reference" over 15 of 36 pages, "Chapter 3: Utilities" over 2): fewer than half the
