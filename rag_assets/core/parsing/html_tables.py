@@ -30,7 +30,7 @@ def readable_tables(page: str) -> str:
     layout = [table for table in tables if is_layout(table)]  # decided before any table changes
     merged = [table for table in set(tables) - set(layout) if table.xpath(".//*[@colspan or @rowspan]")]
     captions = [caption for table in tables for caption in table if caption.tag == "caption"]
-    bold = [cell for table in tables if table not in layout for cell in bold_header(table)]
+    bold = [cell for table in set(tables) - set(layout) for cell in bold_header(table)]
     if not layout and not merged and not captions and not bold:
         return page
     for cell in bold:
@@ -61,6 +61,14 @@ def is_layout(table) -> bool:
         return True
     headed = any(sum(cell.tag == "th" for cell in _cells(row)) >= 2 for row in rows[:1])
     return not headed and any(True for _ in table.iterdescendants("table"))
+
+
+def is_header_row(row) -> bool:
+    """Whether the table row ``row`` is a header row: in a <thead>, or every cell holding text a <th>."""
+    if row.getparent() is not None and row.getparent().tag == "thead":
+        return True
+    filled = [cell for cell in _cells(row) if cell.text_content().strip()]
+    return bool(filled) and all(cell.tag == "th" for cell in filled)
 
 
 def bold_header(table) -> list:

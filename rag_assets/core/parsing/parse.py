@@ -33,7 +33,7 @@ from importlib.metadata import version
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
 from rag_assets.core.parsing.decode import decode_text, elide_inline_data
 from rag_assets.core.parsing.html_landmarks import readable_landmarks
-from rag_assets.core.parsing.html_tables import expand_spans, readable_tables
+from rag_assets.core.parsing.html_tables import expand_spans, is_header_row, readable_tables
 from rag_assets.core.parsing.hyphens import Hyphens, joined_lines
 from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, ParserFailed, ocr_pages_reported,
                                             report_ocr_page, report_pages, run_bounded)
@@ -782,7 +782,7 @@ def _table_rows(table, marked_headers: bool = False) -> tuple[str, str]:
     """An unstructured table's caption (``_caption``) and Markdown rows (``markdown_table``); its
     flat text where unstructured kept no structure. Its first row is the header unless
     ``marked_headers`` (a format whose markup marks header rows: a web page, LaTeX, Org, JATS,
-    DocBook) and that row is no header row (``_is_header_row``): a table of parameters or of a row
+    DocBook) and that row is no header row (``is_header_row``): a table of parameters or of a row
     header and its value has none, and each chunk of a long one repeated its first row."""
     from lxml import html
 
@@ -794,19 +794,11 @@ def _table_rows(table, marked_headers: bool = False) -> tuple[str, str]:
         for br in tr.iter("br"):
             br.tail = "\n" + (br.tail or "")
         rows.append([cell.text_content() for cell in tr if cell.tag in ("td", "th")])
-        headers.append(_is_header_row(tr))
+        headers.append(is_header_row(tr))
     caption, kept = _caption(rows)
     first = next((i for i in range(len(rows) - len(kept), len(rows)) if any(c.strip() for c in rows[i])), None)
     header = not marked_headers or (first is not None and headers[first])
     return caption, markdown_table(kept, header=header) or str(table)
-
-
-def _is_header_row(tr) -> bool:
-    """Whether the HTML table row ``tr`` is a header row: in a <thead>, or every cell holding text a <th>."""
-    if tr.getparent() is not None and tr.getparent().tag == "thead":
-        return True
-    filled = [cell for cell in tr if cell.tag in ("td", "th") and cell.text_content().strip()]
-    return bool(filled) and all(cell.tag == "th" for cell in filled)
 
 
 def _caption(rows: list[list[str]]) -> tuple[str, list[list[str]]]:
@@ -2131,8 +2123,7 @@ def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
             if _line_keys(item[1], page_number) & edges[page_number - 1] & running:
                 continue
             item = ("UncategorizedText", *item[1:]) if headed and item[0] == "Title" else item
-            if items and (items[-1][2] != page_number or items[-1][0] == "ListItem" or hyphens.cut(items[-1][1], item[1])) \
-                    and (joint := _page_joint(items[-1], item, hyphens)) is not None:
+            if items and (joint := _page_joint(items[-1], item, items[-1][2] != page_number, hyphens)) is not None:
                 items[-1], joiner = joint
                 items.append((_CONTINUED, joiner, page_number))
                 item = ("NarrativeText", *item[1:]) if item[0] == "Title" else item  # no title goes on a sentence
@@ -2150,20 +2141,20 @@ _PROSE = ("NarrativeText", "UncategorizedText", "ListItem")
 _CUT_SENTENCE = re.compile(r"(?:[^\W_]|[,;(\u2010-])\Z")  # a paragraph's end that is no sentence's end
 
 
-def _page_joint(before: tuple, after: tuple, hyphens: Hyphens) -> tuple[tuple, str] | None:
+def _page_joint(before: tuple, after: tuple, new_page: bool, hyphens: Hyphens) -> tuple[tuple, str] | None:
     """Where the item ``after`` goes on with the sentence the item ``before`` leaves unfinished
     (prose that ends in a word or a comma, then text in lower case that is no list item:
-    unstructured takes a short one for a title), as after a page break, a list item's lines read
-    apart or a box ending in a cut word: ``before`` (its hyphen dropped where the break cut a word,
-    ``Hyphens.cut``) and what joins them (" ", or "" for a cut word, or the hyphen kept). None
-    where they are apart."""
+    unstructured takes a short one for a title), after a page break (``new_page``), a list item's
+    lines read apart or a box ending in a cut word: ``before`` (its hyphen dropped where the break
+    cut a word, ``Hyphens.cut``) and what joins them (" ", or "" for a cut word, or the hyphen
+    kept). None where they are apart."""
     text, first = before[1].rstrip(), after[1].lstrip()
-    if before[0] not in _PROSE or after[0] not in ("NarrativeText", "UncategorizedText", "Title") \
+    cut = hyphens.cut(text, first)
+    if not (new_page or before[0] == "ListItem" or cut) or before[0] not in _PROSE \
+            or after[0] not in ("NarrativeText", "UncategorizedText", "Title") \
             or not first[:1].islower() or not _CUT_SENTENCE.search(text):
         return None
-    if cut := hyphens.cut(text, first):
-        return (before[0], cut[0], *before[2:]), cut[1]
-    return before, " "
+    return ((before[0], cut[0], *before[2:]), cut[1]) if cut else (before, " ")
 
 
 _LEADER = re.compile(r"[ \t]*(?:\.[ \t]?){5,}")  # a contents or index line's dots: "Setup . . . . . . 12"

@@ -166,8 +166,8 @@ class _DrawnTables:
 
     def at(self, first: int) -> tuple[list[list[str]], bool, int] | None:
         """The table whose top border is line ``first``: its rows as docutils reads them, whether
-        it has a header row, and the index of the line after it; None where the lines are no well-formed table (docutils reports
-        an error, and the page shows them as text). A simple table ends, as docutils ends it, at its
+        it has a header row, and the index of the line after it; None where the lines are no
+        well-formed table (docutils reports an error, and the page shows them as text). A simple table ends, as docutils ends it, at its
         second rule after the top border or at a rule before a blank line."""
         # docutils' parser package takes ~170 ms to import: only a page with a table pays it.
         from docutils.parsers.rst.tableparser import GridTableParser, SimpleTableParser, TableMarkupError
@@ -232,9 +232,8 @@ def _under_title(lines: list[str], k: int) -> bool:
 def _directive_table(name: str, lines: list[str], first: int) -> tuple[list[list[str]], bool, int] | None:
     """The rows of the ``list-table`` or ``csv-table`` directive at ``lines[first]`` (its ``header``
     and ``header-rows`` options applied), whether it has a header row, and the index of the line
-    after its content; None where its
-    content is no table (a list that is no two-level list, CSV that does not parse, a table read
-    from a file)."""
+    after its content; None where its content is no table (a list that is no two-level list, CSV
+    that does not parse, a table read from a file)."""
     end = first + 1
     indent = _width(line_body(lines[first]))
     for k in range(first + 1, len(lines)):
