@@ -120,10 +120,12 @@ def test_a_batch_stopped_by_an_endpoint_that_is_down_is_a_failed_document_until_
     and no_failed_documents fails, until an ingest with the endpoint back embeds it."""
     from rag_assets.ingest import status_project
 
-    values = openai_project(tmp_path, e5_server, max_retries=0, timeout_s=5.0)
+    # No retries, so the dead endpoint fails at once; a long timeout, so a busy machine's slow batch does not.
+    values = openai_project(tmp_path, e5_server, max_retries=0, timeout_s=120.0)
     wifi = Path(values["RAG_SAMPLE_DOCS"]) / "notes" / "office_wifi.txt"
     with env(**values):
-        assert ingest_project(load_project())["documents_failed"] == 0
+        first = ingest_project(load_project())
+        assert first["documents_failed"] == 0, first["failures"]
         wifi.write_text(wifi.read_text() + "\nThe printer on floor two is called Gutenberg.\n")
         point_at(values, "http://127.0.0.1:9/v1")  # the discard port: nothing listens
         report = ingest_project(load_project())
