@@ -690,6 +690,33 @@ def test_word_footnotes_and_endnotes_are_read_after_the_body_under_their_heading
     assert note.heading_path == ("Footnotes",)
 
 
+def test_a_word_section_s_header_and_footer_are_under_no_heading():
+    """A section's footer was cited under the section's last heading, the next section's header
+    under the heading before it."""
+    from docx import Document
+    from docx.enum.section import WD_SECTION
+
+    word = Document()
+    word.sections[0].header.paragraphs[0].text = "ACME confidential"
+    word.sections[0].footer.paragraphs[0].text = "Handbook v3"
+    word.add_heading("Leave", 1)
+    word.add_paragraph("Employees get 25 days.")
+    annex = word.add_section(WD_SECTION.NEW_PAGE)
+    for part, text in ((annex.header, "Annex header"), (annex.footer, "Annex footer")):
+        part.is_linked_to_previous = False
+        part.paragraphs[0].text = text
+    word.add_heading("Annex", 1)
+    word.add_paragraph("Rates for 2024.")
+    out = io.BytesIO()
+    word.save(out)
+    doc = parse_document(raw("handbook.docx", out.getvalue()))
+    paths = {doc.text[e.start : e.end]: e.heading_path for e in doc.elements}
+    assert paths == {"ACME confidential": (), "Leave": ("Leave",), "Employees get 25 days.": ("Leave",),
+                     "Handbook v3": (), "Annex header": (), "Annex": ("Annex",), "Rates for 2024.": ("Annex",),
+                     "Annex footer": ()}
+    assert doc.title == "Leave"
+
+
 def test_bold_lines_of_a_word_document_without_heading_styles_are_not_headings():
     from docx import Document
 

@@ -225,10 +225,12 @@ PARSER_REVISION = "44"
 #:   a few such glyphs on a readable page (a bullet, an arrow) are left out. A run of smaller characters
 #:   raised above a line's baseline or lowered below it reads after "^" or "_" (``_scripted``: "10^6", "CO_2",
 #:   a footnote mark "maintenance^3", where they read "106", "CO2", "maintenance3").
+#: - Word 12 (and so e-mail): a section's header and footer are under no heading (``_FURNITURE``; the footer was
+#:   cited under the section's last heading, the next section's header under the one before it).
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "9", "markdown": "9",
                     "html": "9", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "8"),
                     "xml": "9", "email": "8", "asciidoc": "10",
-                    "docx": "11", "pptx": "7", "xlsx": "8", "subtitles": "1", "json": "2",
+                    "docx": "12", "pptx": "7", "xlsx": "8", "subtitles": "1", "json": "2",
                     **dict.fromkeys(("pdf", "image"), "2")}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
@@ -710,6 +712,10 @@ _UNTITLED = "Untitled"  # the category of an item that ends the heading path bef
 _CONTINUED = "Continued"  # the category of an item whose text joins the next item to the one before
 
 
+#: what a page or a section carries whatever heading it is under: a Word section's header and footer
+_FURNITURE = frozenset({"Header", "Footer"})
+
+
 def _join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
     """Join (category, text, page) items with blank lines. A Title item starts the heading path
     of the items after it, under the titles before it of smaller level numbers only (an h2 under an
@@ -718,7 +724,8 @@ def _join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
     a Title's heading where its text is markup (a Markdown attachment's "# Notes"). An
     ``_UNTITLED`` item ends the heading path (a slide without a title is not under the slide
     before it); a ``_CONTINUED`` item's text (" " or "") joins the items around it in place of the
-    blank lines (a paragraph that a page break cuts mid-sentence)."""
+    blank lines (a paragraph that a page break cuts mid-sentence). A header or footer is under no
+    heading (``_FURNITURE``)."""
     parts: list[str] = []
     elements: list[Element] = []
     pos = 0
@@ -746,8 +753,8 @@ def _join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
                 levels.pop()
             heading = heading[: len(levels)] + ((len(more) > 2 and more[2]) or item_text[:200],)
             levels.append(level)
-        elements.append(Element(pos, pos + len(item_text), category, page=page, heading_path=heading,
-                                ocr=len(more) > 1 and more[1]))
+        elements.append(Element(pos, pos + len(item_text), category, page=page,
+                                heading_path=() if category in _FURNITURE else heading, ocr=len(more) > 1 and more[1]))
         parts.append(item_text)
         pos += len(item_text)
     return "".join(parts), tuple(elements)
