@@ -1,4 +1,5 @@
 import base64
+import copy
 import io
 import json
 import random
@@ -902,6 +903,36 @@ def test_a_markdown_attachment_s_headings_are_named_without_their_markup():
     mail = parse_document(raw("mail/report.eml", bytes(message)))
     firmware = next(e for e in mail.elements if "charges fastest" in mail.text[e.start:e.end])
     assert firmware.heading_path == ("Weekly report", "Attachment: notes.md", "Dock Notes", "Firmware")
+
+
+def test_a_deck_s_footer_is_read_once_under_no_heading_and_its_slide_numbers_not_at_all():
+    """Footer, date and slide-number placeholders were lines of every slide, under its title."""
+    from lxml import etree
+    from pptx import Presentation
+    from pptx.enum.shapes import PP_PLACEHOLDER
+
+    drawing = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+    deck = Presentation()
+    layout = deck.slide_layouts[1]
+    for number, (title, body) in enumerate([("Leave", "Employees get 25 days."), ("Travel", "Book via the portal.")], 1):
+        slide = deck.slides.add_slide(layout)
+        slide.shapes.title.text, slide.placeholders[1].text = title, body
+        for placeholder in layout.placeholders:  # what Insert > Header & Footer puts on each slide
+            kind = placeholder.placeholder_format.type
+            if kind in (PP_PLACEHOLDER.FOOTER, PP_PLACEHOLDER.DATE):
+                slide.shapes._spTree.append(copy.deepcopy(placeholder._element))
+                slide.shapes[-1].text = "ACME confidential" if kind == PP_PLACEHOLDER.FOOTER else "March 2024"
+            elif kind == PP_PLACEHOLDER.SLIDE_NUMBER:  # a field PowerPoint fills in
+                slide.shapes._spTree.append(copy.deepcopy(placeholder._element))
+                paragraph = slide.shapes[-1].text_frame.paragraphs[0]._p
+                etree.SubElement(etree.SubElement(paragraph, f"{drawing}fld", id="{B6F15528-21DE-4FAA-801E-634DDDAF4B2B}",
+                                                  type="slidenum"), f"{drawing}t").text = str(number)
+    out = io.BytesIO()
+    deck.save(out)
+    doc = parse_document(raw("decks/policy.pptx", out.getvalue()))
+    assert [(doc.text[e.start : e.end], e.page, e.heading_path) for e in doc.elements] == [
+        ("Leave", 1, ("Leave",)), ("Employees get 25 days.", 1, ("Leave",)), ("March 2024", 1, ()),
+        ("ACME confidential", 1, ()), ("Travel", 2, ("Travel",)), ("Book via the portal.", 2, ("Travel",))]
 
 
 def test_a_slide_without_a_title_is_not_under_the_slide_before_it():

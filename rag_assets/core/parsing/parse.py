@@ -227,10 +227,13 @@ PARSER_REVISION = "44"
 #:   a footnote mark "maintenance^3", where they read "106", "CO2", "maintenance3").
 #: - Word 12 (and so e-mail): a section's header and footer are under no heading (``_FURNITURE``; the footer was
 #:   cited under the section's last heading, the next section's header under the one before it).
+#: - PowerPoint 8 (and so e-mail): a slide's number placeholder is left out (the slide is the page; "7" was a
+#:   line of every slide), a footer or date placeholder is read once, where a slide first shows it, under no
+#:   heading (``_slide_furniture``; "Company confidential" was a line of every slide).
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "9", "markdown": "9",
                     "html": "9", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "8"),
                     "xml": "9", "email": "8", "asciidoc": "10",
-                    "docx": "12", "pptx": "7", "xlsx": "8", "subtitles": "1", "json": "2",
+                    "docx": "12", "pptx": "8", "xlsx": "8", "subtitles": "1", "json": "2",
                     **dict.fromkeys(("pdf", "image"), "2")}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
@@ -712,7 +715,8 @@ _UNTITLED = "Untitled"  # the category of an item that ends the heading path bef
 _CONTINUED = "Continued"  # the category of an item whose text joins the next item to the one before
 
 
-#: what a page or a section carries whatever heading it is under: a Word section's header and footer
+#: what a page or a section carries whatever heading it is under: a Word section's header and footer, a deck's
+#: footer
 _FURNITURE = frozenset({"Header", "Footer"})
 
 
@@ -1360,9 +1364,10 @@ def _parse_pptx(data: bytes):
     for item in _unstructured_items(partition_pptx(file=io.BytesIO(data), languages=NO_LANGUAGE)):
         by_slide.setdefault(item[2], []).append(item)
     items = []
+    shown: set[str] = set()
     deck = Presentation(io.BytesIO(data))
     for number, slide in enumerate(deck.slides, start=1):
-        slide_items = _one_slide_title(by_slide.get(number, []), slide.shapes.title)
+        slide_items = _slide_furniture(_one_slide_title(by_slide.get(number, []), slide.shapes.title), slide, shown)
         if not any(item[0] == "Title" for item in slide_items):
             items.append((_UNTITLED, "", number))
         items += slide_items
@@ -1393,6 +1398,27 @@ def _one_slide_title(items: list[tuple], title_shape) -> list[tuple]:
             else:
                 category = "NarrativeText"
         out.append((category, text, *rest))
+    return out
+
+
+def _slide_furniture(items: list[tuple], slide, shown: set[str]) -> list[tuple]:
+    """A slide's items without its slide number (the slide is the page) and without the text of a
+    footer or date placeholder that an earlier slide showed (``shown``, updated): a deck's footer,
+    on every slide, is read once, under no heading, as a Word section's footer is."""
+    from pptx.enum.shapes import PP_PLACEHOLDER
+
+    kinds = {" ".join(shape.text_frame.text.split()): shape.placeholder_format.type for shape in slide.placeholders
+             if shape.placeholder_format.type in (PP_PLACEHOLDER.FOOTER, PP_PLACEHOLDER.DATE, PP_PLACEHOLDER.SLIDE_NUMBER)
+             and shape.has_text_frame}
+    out = []
+    for category, text, *rest in items:
+        key = " ".join(text.split())
+        kind = kinds.get(key)
+        if kind is None:
+            out.append((category, text, *rest))
+        elif kind != PP_PLACEHOLDER.SLIDE_NUMBER and key not in shown:
+            shown.add(key)
+            out.append(("Footer", text, *rest))
     return out
 
 
