@@ -1400,6 +1400,41 @@ def test_a_plain_text_reply_reads_its_quoted_messages_without_their_quoting():
             "Our R4 docks stopped charging after the 2.4 update and show a red light."], texts
 
 
+def test_a_quoted_or_forwarded_message_is_under_the_line_that_introduces_it():
+    """A reply's quoted history read as the replier's own text, under the subject alone ("Hold the
+    reset button" was Dana's words to a reader of its chunk); now each quoted message is a
+    section headed by its sender and date, the reply's own text stays under the subject, and
+    answers written between quoted lines keep every line under the subject."""
+    body = ("Sam,\n\nRolling back fixed it.\n\nDana\n\n"
+            "On Tue, 3 Nov 2026 at 10:12, Sam Ortiz <sam@northwind.example> wrote:\n"
+            "> Hold the reset button for ten seconds.\n>\n"
+            "> On Mon, 2 Nov 2026, Dana Lee <dana@northwind.example> wrote:\n"
+            ">> Our R4 docks stopped charging after the 2.4 update.\n")
+    sam = "On Tue, 3 Nov 2026 at 10:12, Sam Ortiz <sam@northwind.example> wrote:"
+    dana = "On Mon, 2 Nov 2026, Dana Lee <dana@northwind.example> wrote:"
+    for mail in plain_text_mails("Re: R4 docks", body):
+        paths = {mail.text[e.start : e.end]: e.heading_path for e in mail.elements}
+        assert paths["Rolling back fixed it."] == ("Re: R4 docks",)
+        assert paths["Hold the reset button for ten seconds."] == ("Re: R4 docks", sam)
+        assert paths["Our R4 docks stopped charging after the 2.4 update."] == ("Re: R4 docks", dana)
+    inline = "Sam,\n\n> Did the reset help?\nNo, only the rollback.\n\n" + body.split("\n\n", 3)[3]
+    for mail in plain_text_mails("Re: R4 docks", inline):  # answers between the quoted lines
+        assert {e.heading_path for e in mail.elements} == {("Re: R4 docks",)}
+    outlook = ('<p>Approved.</p><div style="border-top:solid #E1E1E1 1.0pt"><p><b>From:</b> Sam Ortiz '
+               '&lt;sam@northwind.example&gt;<br><b>Sent:</b> Tuesday, November 3, 2026 10:12 AM<br><b>To:</b> Dana '
+               'Lee<br><b>Subject:</b> Dock budget</p></div><p>The dock refit needs 40k.</p>'
+               '<div class="gmail_quote"><div class="gmail_attr">---------- Forwarded message ---------<br>From: Ann '
+               'Kim &lt;ann@northwind.example&gt;<br>Date: Mon, Nov 2, 2026<br>Subject: Quote</div><br>'
+               '<p>Refit quote: 38k.</p></div>')
+    mail = parse_document(raw("re.eml", _mail("Content-Type: text/html; charset=utf-8", outlook.encode())))
+    paths = {mail.text[e.start : e.end]: e.heading_path for e in mail.elements}
+    assert paths["Approved."] == ("Report",)
+    assert paths["The dock refit needs 40k."] == ("Report", "From: Sam Ortiz <sam@northwind.example> Sent: Tuesday, "
+                                                  "November 3, 2026 10:12 AM")
+    assert paths["Refit quote: 38k."] == ("Report", "---------- Forwarded message --------- From: Ann Kim "
+                                          "<ann@northwind.example> Date: Mon, Nov 2, 2026")
+
+
 PNG_PAYLOAD = base64.b64encode(bytes(range(256)) * 200).decode()  # 68 kB of base64
 
 

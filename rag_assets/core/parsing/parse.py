@@ -230,9 +230,13 @@ PARSER_REVISION = "44"
 #: - PowerPoint 8 (and so e-mail): a slide's number placeholder is left out (the slide is the page; "7" was a
 #:   line of every slide), a footer or date placeholder is read once, where a slide first shows it, under no
 #:   heading (``_slide_furniture``; "Company confidential" was a line of every slide).
+#: - E-mail 9: a message a reply quotes or forwards is a section headed by the line that introduces it ("On <date>,
+#:   <sender> wrote:", Outlook's From/Sent block, "Forwarded message"; ``_quoted_message_title``): it read as
+#:   the replier's text, under the subject alone. A plain-text body whose own lines come between quoted ones
+#:   (answers under each question) has no such sections.
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "9", "markdown": "9",
                     "html": "9", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "8"),
-                    "xml": "9", "email": "8", "asciidoc": "10",
+                    "xml": "9", "email": "9", "asciidoc": "10",
                     "docx": "12", "pptx": "8", "xlsx": "8", "subtitles": "1", "json": "2",
                     **dict.fromkeys(("pdf", "image"), "2")}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
@@ -1437,7 +1441,8 @@ def _slide_pictures(slide, area: int) -> list[bytes]:
 def _parse_email(data: bytes, limits: ParseLimits | None = None):
     """An e-mail message, Internet (.eml) or Outlook (.msg, told apart by content, so a misnamed
     one reads too): its subject (the title), a line each of From, To, Cc and Date, its body as
-    unstructured reads it (the HTML body where there is one), then, given ``limits``, each
+    unstructured reads it (the HTML body where there is one; a message it quotes or forwards under
+    the line introducing it, ``_quoted_message_title``), then, given ``limits``, each
     attachment under a heading "Attachment: <name>", parsed as its name's format (an attached
     message without its own attachments). An "Attachments" line names them, with the cause for
     each one not read (an image without text, audio, an unreadable file). Of the images the HTML
@@ -1472,11 +1477,54 @@ def _parse_email(data: bytes, limits: ParseLimits | None = None):
     items.append(("UncategorizedText", "\n".join(f"{name}: {value}" for name, value in fields), None))
     pictured = _pictures_text([image for image in shown if _screenshot_sized(image)], None) if limits is not None else []
     body_items = _unstructured_items(body, under=level - 1)
-    if plain:  # a plain-text body has no headings: unstructured's short-line guesses ("Cheers,", "Bob") are text
+    if plain is not None:  # a plain-text body has no headings: unstructured's short-line guesses ("Cheers,", "Bob") are text
         body_items = [("NarrativeText", *rest) if category == "Title" else (category, *rest)
                       for category, *rest in body_items]
+    if plain is None or _top_posted(plain):
+        body_items = [_quoted_message_title(item, level) for item in body_items]
     text, spans = _join_elements(items + body_items + pictured + read)
     return text, spans, subject
+
+
+#: the lines a mail client writes above a message it quotes or forwards: Gmail's, Apple Mail's and
+#: Thunderbird's "On <date>, <sender> wrote:" (and as German, French, Spanish, Dutch, Italian and
+#: Portuguese clients write it), Outlook's "-----Original Message-----" or its From/Sent/To/Subject
+#: block, Gmail's "---------- Forwarded message ---------"
+_QUOTE_HEADER = re.compile(
+    r"(?:On|Am|Le|El|Op|Il|Em)\s.{4,250}?\s(?:wrote|schrieb|a écrit|escribió|schreef|ha scritto|escreveu)\s?:"
+    r"|-{2,}\s*(?:Original Message|Forwarded message|Ursprüngliche Nachricht|Message d'origine|Mensaje original)"
+    r"\s*-{2,}.{0,600}"
+    r"|(?:From|Von|De)\s?:.{1,300}?\s(?:Sent|Date|Gesendet|Datum|Envoyé)\s?:.{1,300}?\s(?:Subject|Betreff|Objet)\s?:.{0,300}",
+    re.S | re.I)
+
+
+def _quoted_message_title(item: tuple, level: int) -> tuple:
+    """A body's item as a heading of ``level`` where it is the line above a quoted or forwarded
+    message (``_QUOTE_HEADER``; Outlook's block named by its sender and date): the message it
+    quotes is under it, not under the reply's own text (a reply's "Approved" and the request it
+    answers read as one author's); else the item."""
+    category, text, page, *_ = item
+    if category == "Table" or not _QUOTE_HEADER.fullmatch(text.strip()):
+        return item
+    return ("Title", text, page, level, False, " ".join(_RECIPIENTS.split(text, 1)[0].split())[:200])
+
+
+#: where the recipients and the subject start in Outlook's block above a quoted message: its
+#: heading names the sender and the date only (every chunk under it embeds the heading)
+_RECIPIENTS = re.compile(r"\s(?:To|An|À|Cc|Subject|Betreff|Objet)\s?:", re.I)
+
+
+def _top_posted(text: str) -> bool:
+    """Whether a plain-text body's quoted lines ("> "), once they start, run to its end: a reply
+    written above the message it quotes. Where the reply's lines come between them (answers
+    written under each quoted question), no quoted message is a section of its own."""
+    quoted = False
+    for line in text.splitlines():
+        if _QUOTING.match(line):
+            quoted = True
+        elif quoted and line.strip():
+            return False
+    return True
 
 
 #: the least width and height, in pixels, of a picture in an e-mail's body that OCR reads (a
@@ -1532,13 +1580,13 @@ def _internet_parts(data: bytes):
     message = email.message_from_bytes(data, policy=policy.default)
     fields = [(name, str(message[name] or "")) for name in ("From", "To", "Cc", "Date")]
     shown_body = message.get_body(preferencelist=("html", "plain"))  # the body a mail client shows
-    plain = shown_body is None or shown_body.get_content_type() != "text/html"
+    plain = "" if shown_body is None else None if shown_body.get_content_type() == "text/html" else _part_text(shown_body)
     if shown_body is None:
         body = []
-    elif not plain:
+    elif plain is None:
         body = partition_html(text=_readable_html(_part_text(shown_body)), languages=NO_LANGUAGE)
     else:
-        body = partition_text(text=_part_text(shown_body), languages=NO_LANGUAGE, paragraph_grouper=_plain_body_paragraphs)
+        body = partition_text(text=plain, languages=NO_LANGUAGE, paragraph_grouper=_plain_body_paragraphs)
     attachments, shown = [], []
     if shown_body is None and not message.is_multipart() and (payload := message.get_payload(decode=True)):
         # a message that is one attachment (a scanner's CSV, a meeting invite): read as one
@@ -1614,7 +1662,7 @@ def _outlook_parts(data: bytes):
         elements = partition_html(text=_readable_html(html_body), languages=NO_LANGUAGE)
     else:
         elements = partition_text(text=body, languages=NO_LANGUAGE, paragraph_grouper=_plain_body_paragraphs) if body else []
-    return subject, fields, elements, attachments, shown, not html_body
+    return subject, fields, elements, attachments, shown, None if html_body else body or ""
 
 
 #: a line's reply quoting: one or more ">" (each perhaps followed by a space) at its start
