@@ -27,6 +27,18 @@ def raw(doc_id: str, data: bytes) -> RawDocument:
     return RawDocument(doc_id, f"file:///{doc_id}", content_hash(data), len(data), "v1", data)
 
 
+def saved(office) -> bytes:
+    """A python-docx, python-pptx or openpyxl document as its file's bytes."""
+    out = io.BytesIO()
+    office.save(out)
+    return out.getvalue()
+
+
+def heading_paths(doc) -> dict[str, tuple[str, ...]]:
+    """Each element's text and heading path."""
+    return {doc.text[e.start : e.end]: e.heading_path for e in doc.elements}
+
+
 def test_every_sample_document_parses_with_exact_element_spans():
     refs = list_disk(SAMPLE, ("**/*",), ())
     assert len(refs) >= 10
@@ -453,12 +465,10 @@ def test_a_slide_s_one_heading_is_its_title_and_short_bullets_or_a_subtitle_are_
         paragraph = body.add_paragraph()
         paragraph.text, paragraph.level = text, level
     slide.notes_slide.notes_text_frame.text = "Growth came from the Lyon distributor."
-    out = io.BytesIO()
-    deck.save(out)
-    doc = parse_document(raw("q3.pptx", out.getvalue()))
+    doc = parse_document(raw("q3.pptx", saved(deck)))
     assert [doc.text[e.start : e.end] for e in doc.elements if e.category == "Title"][-1] == "Highlights"
     assert doc.title in ("Q3", "Q3\nReview", "Q3 Review")  # however unstructured splits a title of two lines
-    paths = {doc.text[e.start : e.end]: e.heading_path for e in doc.elements}
+    paths = heading_paths(doc)
     assert paths["Finance team"] == (doc.title,)
     assert paths["Churn down to 3.1%"] == paths["Growth came from the Lyon distributor."] == ("Highlights",)
 
@@ -507,7 +517,7 @@ def test_a_plain_text_s_underlined_titles_are_its_headings():
     assert doc.text == ("Acme 2.0 Release Notes\n\nUpdates since 1.9\n\n * Faster sync.\n\nFixes since 1.9\n\n"
                         "The crash on exit is gone.\n\n\nReview the draft.\n-----\nAn old message.\n\n"
                         "Thanks,\nBob\n-----\n")  # a rule shorter than the line above, or under a paragraph, is no underline
-    paths = {doc.text[e.start : e.end]: e.heading_path for e in doc.elements}
+    paths = heading_paths(doc)
     assert paths["* Faster sync."] == ("Acme 2.0 Release Notes", "Updates since 1.9")
     assert paths["Thanks,\nBob\n-----"] == ("Acme 2.0 Release Notes", "Fixes since 1.9")
     assert doc.title == "Acme 2.0 Release Notes"
@@ -609,7 +619,7 @@ def test_web_page_and_word_headings_nest_by_their_depth():
     page = (b"<html><body><h1>Guide</h1><p>Intro.</p><h2>Install</h2><p>Steps.</p><h3>Linux</h3><p>Use apt.</p>"
             b"<h2>Use</h2><p>Run it.</p></body></html>")
     doc = parse_document(raw("guide.html", page))
-    paths = {doc.text[e.start:e.end]: e.heading_path for e in doc.elements}
+    paths = heading_paths(doc)
     assert paths["Use apt."] == ("Guide", "Install", "Linux")  # was ("Linux",): every heading top-level
     assert paths["Run it."] == ("Guide", "Use")
     word = parse_document(read_disk(SAMPLE, "handbook/travel_policy.docx"))  # Heading 1 and Heading 2 styles
@@ -675,14 +685,10 @@ def test_word_footnotes_and_endnotes_are_read_after_the_body_under_their_heading
 
     word = Document()
     word.add_paragraph("Employees book economy class.")
-    out = io.BytesIO()
-    word.save(out)
-    unheaded = parse_document(raw("travel.docx", _with_notes(out.getvalue(), ["A note."], [])))
+    unheaded = parse_document(raw("travel.docx", _with_notes(saved(word), ["A note."], [])))
     assert unheaded.title == "travel"  # the notes' heading never names the document
     word.paragraphs[0].insert_paragraph_before("Travel policy", style="Heading 1")
-    out = io.BytesIO()
-    word.save(out)
-    doc = parse_document(raw("travel.docx", _with_notes(out.getvalue(), ["Contractors follow the Contractor Annex."],
+    doc = parse_document(raw("travel.docx", _with_notes(saved(word), ["Contractors follow the Contractor Annex."],
                                                         ["Replacement fee is capped at EUR<w:tab/>50."])))
     assert doc.text == ("Travel policy\n\nEmployees book economy class.\n\nFootnotes\n\nContractors follow the "
                         "Contractor Annex.\n\nEndnotes\n\nReplacement fee is capped at EUR 50.")
@@ -708,10 +714,8 @@ def test_a_word_section_s_header_and_footer_are_under_no_heading():
         part.paragraphs[0].text = text
     word.add_heading("Annex", 1)
     word.add_paragraph("Rates for 2024.")
-    out = io.BytesIO()
-    word.save(out)
-    doc = parse_document(raw("handbook.docx", out.getvalue()))
-    paths = {doc.text[e.start : e.end]: e.heading_path for e in doc.elements}
+    doc = parse_document(raw("handbook.docx", saved(word)))
+    paths = heading_paths(doc)
     assert paths == {"ACME confidential": (), "Leave": ("Leave",), "Employees get 25 days.": ("Leave",),
                      "Handbook v3": (), "Annex header": (), "Annex": ("Annex",), "Rates for 2024.": ("Annex",),
                      "Annex footer": ()}
@@ -725,9 +729,7 @@ def test_bold_lines_of_a_word_document_without_heading_styles_are_not_headings()
     for label, value in (("Name", "John Smith"), ("Date", "2024-03-01"), ("Department", "Finance")):
         form.add_paragraph().add_run(label).bold = True
         form.add_paragraph(value)
-    out = io.BytesIO()
-    form.save(out)
-    doc = parse_document(raw("expense_form.docx", out.getvalue()))
+    doc = parse_document(raw("expense_form.docx", saved(form)))
     assert doc.title == "expense form" and "Title" not in {e.category for e in doc.elements}
 
 
@@ -743,9 +745,7 @@ def test_a_word_table_of_contents_is_left_out():
     word.add_paragraph("1.1 Flights\t2", style="toc 2")
     word.add_heading("Travel", 1)
     word.add_paragraph("Book flights early.")
-    out = io.BytesIO()
-    word.save(out)
-    doc = parse_document(raw("policy.docx", out.getvalue()))
+    doc = parse_document(raw("policy.docx", saved(word)))
     assert (doc.title, doc.text) == ("Travel", "Travel\n\nBook flights early.")
 
 
@@ -762,9 +762,7 @@ def test_a_word_document_s_code_styled_paragraphs_are_one_code_block():
     for line in ("make build", "  # then push it.", "make deploy"):
         word.add_paragraph(line, style="Code")
     word.add_paragraph("Done. Check the logs.")
-    out = io.BytesIO()
-    word.save(out)
-    doc = parse_document(raw("runbook.docx", out.getvalue()))
+    doc = parse_document(raw("runbook.docx", saved(word)))
     assert [(e.category, doc.text[e.start : e.end]) for e in doc.elements] == [
         ("Title", "Deploy"), ("NarrativeText", "Run these commands."),
         ("CodeSnippet", "make build\n  # then push it.\nmake deploy"), ("NarrativeText", "Done. Check the logs.")]
@@ -787,7 +785,7 @@ def test_headings_that_start_below_the_top_level_are_siblings_not_nested():
     word.save(out)
     for doc in (parse_document(raw("page.html", f"<html><body>{page}</body></html>".encode())),
                 parse_document(raw("notes.docx", out.getvalue()))):
-        paths = {doc.text[e.start : e.end]: e.heading_path for e in doc.elements}
+        paths = heading_paths(doc)
         assert [paths[body] for _, _, body in sections] == [
             ("Alpha",), ("Beta",), ("Beta", "Gamma"), ("Beta", "Delta"), ("Epsilon",)], doc.content_type
 
@@ -927,9 +925,7 @@ def test_a_deck_s_footer_is_read_once_under_no_heading_and_its_slide_numbers_not
                 paragraph = slide.shapes[-1].text_frame.paragraphs[0]._p
                 etree.SubElement(etree.SubElement(paragraph, f"{drawing}fld", id="{B6F15528-21DE-4FAA-801E-634DDDAF4B2B}",
                                                   type="slidenum"), f"{drawing}t").text = str(number)
-    out = io.BytesIO()
-    deck.save(out)
-    doc = parse_document(raw("decks/policy.pptx", out.getvalue()))
+    doc = parse_document(raw("decks/policy.pptx", saved(deck)))
     assert [(doc.text[e.start : e.end], e.page, e.heading_path) for e in doc.elements] == [
         ("Leave", 1, ("Leave",)), ("Employees get 25 days.", 1, ("Leave",)), ("March 2024", 1, ()),
         ("ACME confidential", 1, ()), ("Travel", 2, ("Travel",)), ("Book via the portal.", 2, ("Travel",))]
@@ -946,9 +942,7 @@ def test_a_slide_without_a_title_is_not_under_the_slide_before_it():
     second = deck.slides.add_slide(deck.slide_layouts[6])  # blank: no title placeholder
     second.shapes.add_textbox(Inches(1), Inches(1), Inches(6), Inches(2)).text_frame.text = \
         "All contractors must renew their badge at the front desk."
-    out = io.BytesIO()
-    deck.save(out)
-    doc = parse_document(raw("decks/budget.pptx", out.getvalue()))
+    doc = parse_document(raw("decks/budget.pptx", saved(deck)))
     badge = next(e for e in doc.elements if "renew their badge" in doc.text[e.start:e.end])
     assert (badge.page, badge.heading_path) == (2, ())
     from rag_assets.core.chunking import ChunkingProfile, chunk_document
@@ -968,9 +962,7 @@ def test_a_sheet_s_empty_columns_are_left_out():
     sheet.title = "Stock"
     sheet["A1"], sheet["C1"], sheet["XFD1"] = "part", "units", "note"  # a stray cell far right
     sheet["A2"], sheet["C2"] = "NW-DOCK-4", 12
-    out = io.BytesIO()
-    book.save(out)
-    doc = parse_document(raw("sheets/stock.xlsx", out.getvalue()))
+    doc = parse_document(raw("sheets/stock.xlsx", saved(book)))
     assert doc.text == "Stock\n\n| part | units | note |\n| --- | --- | --- |\n| NW-DOCK-4 | 12 |  |"
 
 
@@ -998,10 +990,8 @@ def test_a_word_style_with_an_outline_level_is_a_heading_of_that_level():
     word.add_paragraph("Book hotels through the travel desk at least a week ahead.")
     word.add_heading("Meals", 2)
     word.add_paragraph("Meals are paid up to the daily allowance of the destination city.")
-    out = io.BytesIO()
-    word.save(out)
-    doc = parse_document(raw("handbook/travel.docx", out.getvalue()))
-    paths = {doc.text[e.start:e.end]: e.heading_path for e in doc.elements}
+    doc = parse_document(raw("handbook/travel.docx", saved(word)))
+    paths = heading_paths(doc)
     assert paths["Book hotels through the travel desk at least a week ahead."] == ("Travel and expenses", "Hotels")
     assert paths["Meals are paid up to the daily allowance of the destination city."] == ("Travel and expenses", "Meals")
     assert paths["Contents"] == ()  # outline level 9: body text
@@ -1024,7 +1014,7 @@ def test_a_pdf_s_larger_font_lines_are_its_headings_nested_by_size(tmp_path):
     titles = [(e.page, e.heading_path) for e in doc.elements if e.category == "Title"]
     assert titles == [(1, ("Dock Manual",)), (1, ("Dock Manual", "1 Setup")), (1, ("Dock Manual", "1 Setup", "1.1 Placing the dock")),
                       (2, ("Dock Manual", "2 Charging")), (2, ("Dock Manual", "2 Charging", "2.1 Battery care"))]
-    paths = {doc.text[e.start:e.end]: e.heading_path for e in doc.elements}
+    paths = heading_paths(doc)
     assert paths[body] == ("Dock Manual", "2 Charging")
     assert paths["Store a robot at half charge when it is not used for a month."][-1] == "2.1 Battery care"
     wipe = next(path for text, path in paths.items() if "Wipe the charging contacts" in text)
@@ -1100,7 +1090,7 @@ def test_a_pdf_s_outline_names_its_headings_whatever_their_font(tmp_path):
                       (2, ("Dock Manual", "2 Charging")), (2, ("Dock Manual", "2 Charging", "Charging times")),
                       (2, ("Dock Manual", "2 Charging", "Battery care")),
                       (2, ("Dock Manual", "2 Charging", "Returning a robot to its dock after a long storage period"))]
-    paths = {doc.text[e.start:e.end]: e.heading_path for e in doc.elements}
+    paths = heading_paths(doc)
     assert paths[body][-1] == "Charging times"
     wipe = next(path for text, path in paths.items() if "Wipe the charging contacts" in text)
     assert wipe[-1] == "Placing the dock"  # "Weekly checks" is named for another page: no heading
@@ -1413,7 +1403,7 @@ def test_a_quoted_or_forwarded_message_is_under_the_line_that_introduces_it():
     sam = "On Tue, 3 Nov 2026 at 10:12, Sam Ortiz <sam@northwind.example> wrote:"
     dana = "On Mon, 2 Nov 2026, Dana Lee <dana@northwind.example> wrote:"
     for mail in plain_text_mails("Re: R4 docks", body):
-        paths = {mail.text[e.start : e.end]: e.heading_path for e in mail.elements}
+        paths = heading_paths(mail)
         assert paths["Rolling back fixed it."] == ("Re: R4 docks",)
         assert paths["Hold the reset button for ten seconds."] == ("Re: R4 docks", sam)
         assert paths["Our R4 docks stopped charging after the 2.4 update."] == ("Re: R4 docks", dana)
@@ -1427,7 +1417,7 @@ def test_a_quoted_or_forwarded_message_is_under_the_line_that_introduces_it():
                'Kim &lt;ann@northwind.example&gt;<br>Date: Mon, Nov 2, 2026<br>Subject: Quote</div><br>'
                '<p>Refit quote: 38k.</p></div>')
     mail = parse_document(raw("re.eml", _mail("Content-Type: text/html; charset=utf-8", outlook.encode())))
-    paths = {mail.text[e.start : e.end]: e.heading_path for e in mail.elements}
+    paths = heading_paths(mail)
     assert paths["Approved."] == ("Report",)
     assert paths["The dock refit needs 40k."] == ("Report", "From: Sam Ortiz <sam@northwind.example> Sent: Tuesday, "
                                                   "November 3, 2026 10:12 AM")
@@ -1505,9 +1495,7 @@ def test_a_workbook_s_numbers_read_as_their_formats_show_them():
     sheet.append(["Spring", 0.95002, 23750.5, 1234.5, 12.5, 0.1 + 0.2, 3.0, -5])
     for column, number_format in zip("BCDEH", ("0.0%", '"$"#,##0.00', "#,##0.00 [$€-407]", '0 "kg"', '"$"#,##0.00')):
         sheet[f"{column}2"].number_format = number_format
-    out = io.BytesIO()
-    book.save(out)
-    assert parse_document(raw("budget.xlsx", out.getvalue())).text.endswith(
+    assert parse_document(raw("budget.xlsx", saved(book))).text.endswith(
         "| Spring | 95.0% | $23,750.50 | 1,234.50 € | 13 kg | 0.3 | 3 | -$5.00 |")
     from rag_assets.core.parsing.parse import _cell_text
 
@@ -1533,9 +1521,7 @@ def test_tables_a_blank_row_apart_on_one_sheet_are_tables_of_their_own():
                 [], ["Total", 15, 482.4]):
         sheet.append(row)
     sheet["C8"].number_format = sheet["C10"].number_format = '"$"#,##0.00'
-    out = io.BytesIO()
-    book.save(out)
-    doc = parse_document(raw("q2.xlsx", out.getvalue()))
+    doc = parse_document(raw("q2.xlsx", saved(book)))
     assert [(e.category, doc.text[e.start:e.end].split("\n")[0]) for e in doc.elements] == [
         ("Title", "Q2"), ("Table", "| Region | Sales |"), ("NarrativeText", "Returns by product"),
         ("Table", "| Product | Units | Refunded |")]
@@ -1727,9 +1713,7 @@ def test_office_opendocument_pdf_and_web_page_keywords_tag_the_document(tmp_path
     word = Document()
     word.core_properties.keywords = "travel; expenses, 2027"  # Word's File > Info > Tags
     word.add_paragraph("Book trains for short trips.")
-    out = io.BytesIO()
-    word.save(out)
-    assert parse_document(raw("travel.docx", out.getvalue())).tags == ("travel", "expenses", "2027")
+    assert parse_document(raw("travel.docx", saved(word))).tags == ("travel", "expenses", "2027")
     odt = pandoc_document("---\nkeywords: [gates, night shift]\n---\n\nThe east gate opens at 05:30.\n", "odt", tmp_path)
     assert parse_document(raw("gates.odt", odt)).tags == ("gates", "night shift")
     page = (b'<html><head><meta content="returns,  refunds &amp; credits" name="Keywords"><title>FAQ</title></head>'
@@ -2594,9 +2578,7 @@ def _word_table(heading: str, rows: list[tuple[str, ...]]) -> bytes:
     for r, row in enumerate(rows):
         for c, value in enumerate(row):
             table.cell(r, c).text = value
-    out = io.BytesIO()
-    word.save(out)
-    return out.getvalue()
+    return saved(word)
 
 
 def _table_lines(doc_id: str, data: bytes) -> list[str]:
