@@ -722,6 +722,38 @@ def test_a_word_section_s_header_and_footer_are_under_no_heading():
     assert doc.title == "Leave"
 
 
+def _text_box(text: str, fallback: bool) -> str:
+    """A run holding a text box of ``text``: as Word 2010 and later write one (a DrawingML shape,
+    with a VML copy for older readers under mc:Fallback), or as Word 2007 did (VML alone)."""
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    content = f"<w:txbxContent {w}><w:p><w:r><w:t>{text}</w:t></w:r></w:p></w:txbxContent>"
+    vml = f'<w:pict {w}><v:shape xmlns:v="urn:schemas-microsoft-com:vml"><v:textbox>{content}</v:textbox></v:shape></w:pict>'
+    if not fallback:
+        return f"<w:r {w}>{vml}</w:r>"
+    shape = ('<wps:wsp xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"><wps:txbx>'
+             f"{content}</wps:txbx></wps:wsp>")
+    return (f'<w:r {w}><mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">'
+            f'<mc:Choice Requires="wps"><w:drawing>{shape}</w:drawing></mc:Choice><mc:Fallback>{vml}</mc:Fallback>'
+            "</mc:AlternateContent></w:r>")
+
+
+def test_a_word_text_box_is_read_after_the_paragraph_it_is_anchored_in():
+    """A text box's text (a sidebar, a callout, a flyer laid out in boxes) was lost."""
+    from docx import Document
+    from lxml import etree
+
+    word = Document()
+    word.add_heading("Safety", 1)
+    anchor = word.add_paragraph("Read the rules below.")
+    for text, fallback in (("Wear a helmet on the dock.", True), ("Sign in at the gate.", False)):
+        anchor._p.append(etree.fromstring(_text_box(text, fallback)))
+    word.add_paragraph("Report every incident.")
+    doc = parse_document(raw("safety.docx", saved(word)))
+    assert doc.text == ("Safety\n\nRead the rules below.\n\nWear a helmet on the dock.\n\nSign in at the gate.\n\n"
+                        "Report every incident.")  # each box once: its fallback copy is not read again
+    assert heading_paths(doc)["Sign in at the gate."] == ("Safety",)
+
+
 def test_bold_lines_of_a_word_document_without_heading_styles_are_not_headings():
     from docx import Document
 

@@ -226,7 +226,8 @@ PARSER_REVISION = "44"
 #:   raised above a line's baseline or lowered below it reads after "^" or "_" (``_scripted``: "10^6", "CO_2",
 #:   a footnote mark "maintenance^3", where they read "106", "CO2", "maintenance3").
 #: - Word 12 (and so e-mail): a section's header and footer are under no heading (``_FURNITURE``; the footer was
-#:   cited under the section's last heading, the next section's header under the one before it).
+#:   cited under the section's last heading, the next section's header under the one before it); a text box's
+#:   paragraphs follow the paragraph it is anchored in (``_text_boxes_after``; they were lost).
 #: - PowerPoint 8 (and so e-mail): a slide's number placeholder is left out (the slide is the page; "7" was a
 #:   line of every slide), a footer or date placeholder is read once, where a slide first shows it, under no
 #:   heading (``_slide_furniture``; "Company confidential" was a line of every slide).
@@ -1207,14 +1208,15 @@ def _unwrapped_body(data: bytes) -> bytes:
     """A Word package whose body's text inside tracked insertions and moves (``w:ins``,
     ``w:moveTo``: a document circulated with Track Changes on), content controls (``w:sdt``, a
     template's or form's fields and blocks) and custom XML or smart tags stands where they wrap
-    it, as Word shows it (python-docx, so unstructured, skips it); deletions stay out. A package
-    without them is returned as it is."""
+    it, as Word shows it (python-docx, so unstructured, skips it); deletions stay out. A text
+    box's paragraphs (a sidebar, a callout, a flyer laid out in boxes; lost before) follow the
+    paragraph it is anchored in (``_text_boxes_after``). A package without them is returned as it is."""
     import zipfile
 
     from lxml import etree
 
     xml = _zip_member(data, "word/document.xml")
-    if not re.search(r"<w:(?:ins|moveTo|sdt|customXml|smartTag)\b", xml):
+    if not re.search(r"<w:(?:ins|moveTo|sdt|customXml|smartTag|txbxContent)\b", xml):
         return data
     w = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
     root = etree.fromstring(xml.encode(), etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
@@ -1227,12 +1229,29 @@ def _unwrapped_body(data: bytes) -> bytes:
         kept = [] if content is None else [child for child in content if child.tag not in (f"{w}sdtPr", f"{w}customXmlPr",
                                                                                             f"{w}smartTagPr", f"{w}sdtEndPr")]
         parent[at:at + 1] = kept
+    _text_boxes_after(root)
     source, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
     body = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
         for item in source.infolist():
             package.writestr(item.filename, body if item.filename == "word/document.xml" else source.read(item))
     return out.getvalue()
+
+
+def _text_boxes_after(root) -> None:
+    """Move each text box's paragraphs and tables (``w:txbxContent``) of a Word body ``root`` to
+    after the paragraph the box is anchored in, boxes in the order they are written. A box's
+    fallback copy for older readers (in ``mc:Fallback``) is left where it is, unread."""
+    w = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+    fallback = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+    last: dict = {}  # an anchoring paragraph -> the last block moved after it
+    for box in list(root.iter(f"{w}txbxContent")):
+        anchor = next(box.iterancestors(f"{w}p"), None)
+        if anchor is None or next(box.iterancestors(fallback), None) is not None:
+            continue
+        for block in [child for child in box if child.tag in (f"{w}p", f"{w}tbl")]:
+            last.get(anchor, anchor).addnext(block)
+            last[anchor] = block
 
 
 def _word_pictures(data: bytes) -> list[bytes]:
