@@ -754,6 +754,35 @@ def test_a_word_text_box_is_read_after_the_paragraph_it_is_anchored_in():
     assert heading_paths(doc)["Sign in at the gate."] == ("Safety",)
 
 
+def test_word_equations_and_simple_fields_read_in_their_place():
+    """An equation (OMML) and a simple field's result (a caption's number, a document property)
+    were lost: "The rate is  per year.", "Figure : Cash flows"."""
+    from docx import Document
+    from lxml import etree
+
+    m = 'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"'
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    run = lambda text: f"<m:r><m:t>{text}</m:t></m:r>"  # noqa: E731
+    npv = (f'<m:oMathPara {m}><m:oMath>{run("NPV=")}<m:nary><m:naryPr><m:chr m:val="∑"/></m:naryPr>'
+           f'<m:sub>{run("t=0")}</m:sub><m:sup>{run("n")}</m:sup><m:e><m:f><m:num><m:sSub><m:e>{run("CF")}</m:e>'
+           f'<m:sub>{run("t")}</m:sub></m:sSub></m:num><m:den><m:sSup><m:e><m:d><m:e>{run("1+r")}</m:e></m:d></m:e>'
+           f'<m:sup>{run("t")}</m:sup></m:sSup></m:den></m:f></m:e></m:nary></m:oMath></m:oMathPara>')
+    roots = (f'<m:oMath {m}>{run("x=")}<m:f><m:num>{run("-b±")}<m:rad><m:radPr><m:degHide m:val="1"/></m:radPr><m:deg/>'
+             f'<m:e><m:sSup><m:e>{run("b")}</m:e><m:sup>{run("2")}</m:sup></m:sSup>{run("-4ac")}</m:e></m:rad></m:num>'
+             f'<m:den>{run("2a")}</m:den></m:f></m:oMath>')
+    word = Document()
+    word.add_paragraph()._p.append(etree.fromstring(npv))
+    line = word.add_paragraph("The roots are ")
+    line._p.append(etree.fromstring(roots))
+    line.add_run(" for a≠0.")
+    caption = word.add_paragraph("Figure ")
+    caption._p.append(etree.fromstring(f'<w:fldSimple {w} w:instr=" SEQ Figure \\* ARABIC "><w:r><w:t>3</w:t></w:r></w:fldSimple>'))
+    caption.add_run(": Cash flows by year")
+    doc = parse_document(raw("finance/npv.docx", saved(word)))
+    assert doc.text == ("NPV=∑_(t=0)^n CF_t/(1+r)^t\n\nThe roots are x=(-b±√(b^2-4ac))/2a for a≠0.\n\n"
+                        "Figure 3: Cash flows by year")
+
+
 def test_bold_lines_of_a_word_document_without_heading_styles_are_not_headings():
     from docx import Document
 

@@ -227,7 +227,9 @@ PARSER_REVISION = "44"
 #:   a footnote mark "maintenance^3", where they read "106", "CO2", "maintenance3").
 #: - Word 12 (and so e-mail): a section's header and footer are under no heading (``_FURNITURE``; the footer was
 #:   cited under the section's last heading, the next section's header under the one before it); a text box's
-#:   paragraphs follow the paragraph it is anchored in (``_text_boxes_after``; they were lost).
+#:   paragraphs follow the paragraph it is anchored in (``_text_boxes_after``), an equation reads as a line of
+#:   text in its place ("CF_t/(1+r)^t", ``_math_text``) and a simple field as its result (a caption's "Figure 3"):
+#:   each was lost.
 #: - PowerPoint 8 (and so e-mail): a slide's number placeholder is left out (the slide is the page; "7" was a
 #:   line of every slide), a footer or date placeholder is read once, where a slide first shows it, under no
 #:   heading (``_slide_furniture``; "Company confidential" was a line of every slide).
@@ -1201,22 +1203,24 @@ def _code_blocks(items: list[tuple]) -> list[tuple]:
     return out
 
 
-_WRAPPERS = ("ins", "moveTo", "sdt", "customXml", "smartTag")  # w: elements whose text python-docx skips
+_WRAPPERS = ("ins", "moveTo", "sdt", "customXml", "smartTag", "fldSimple")  # w: elements whose text python-docx skips
 
 
 def _unwrapped_body(data: bytes) -> bytes:
     """A Word package whose body's text inside tracked insertions and moves (``w:ins``,
     ``w:moveTo``: a document circulated with Track Changes on), content controls (``w:sdt``, a
-    template's or form's fields and blocks) and custom XML or smart tags stands where they wrap
-    it, as Word shows it (python-docx, so unstructured, skips it); deletions stay out. A text
-    box's paragraphs (a sidebar, a callout, a flyer laid out in boxes; lost before) follow the
-    paragraph it is anchored in (``_text_boxes_after``). A package without them is returned as it is."""
+    template's or form's fields and blocks), simple fields (``w:fldSimple``: a caption's "Figure
+    1", a document property) and custom XML or smart tags stands where they wrap it, as Word shows
+    it (python-docx, so unstructured, skips it); deletions stay out. An equation reads as a line
+    of text in its place (``_math_text``). A text box's paragraphs (a sidebar, a callout, a flyer
+    laid out in boxes) follow the paragraph it is anchored in (``_text_boxes_after``). Each of
+    these was lost. A package without them is returned as it is."""
     import zipfile
 
     from lxml import etree
 
     xml = _zip_member(data, "word/document.xml")
-    if not re.search(r"<w:(?:ins|moveTo|sdt|customXml|smartTag|txbxContent)\b", xml):
+    if not re.search(r"<w:(?:ins|moveTo|sdt|customXml|smartTag|fldSimple|txbxContent)\b|<m:oMath\b", xml):
         return data
     w = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
     root = etree.fromstring(xml.encode(), etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
@@ -1229,6 +1233,13 @@ def _unwrapped_body(data: bytes) -> bytes:
         kept = [] if content is None else [child for child in content if child.tag not in (f"{w}sdtPr", f"{w}customXmlPr",
                                                                                             f"{w}smartTagPr", f"{w}sdtEndPr")]
         parent[at:at + 1] = kept
+    for equations in [*root.iter(f"{_OMML}oMathPara"), *root.iter(f"{_OMML}oMath")]:  # displayed, then in a line
+        if next(equations.iterancestors(f"{_OMML}oMathPara"), None) is not None:  # read with its display
+            continue
+        run = etree.Element(f"{w}r")
+        etree.SubElement(run, f"{w}t").text = (_math_text(equations) if equations.tag == f"{_OMML}oMath" else
+                                               " ".join(_math_text(e) for e in equations.iter(f"{_OMML}oMath")))
+        equations.getparent().replace(equations, run)
     _text_boxes_after(root)
     source, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
     body = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
@@ -1236,6 +1247,55 @@ def _unwrapped_body(data: bytes) -> bytes:
         for item in source.infolist():
             package.writestr(item.filename, body if item.filename == "word/document.xml" else source.read(item))
     return out.getvalue()
+
+
+_OMML = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
+#: OMML structures read as a linear text: what joins their parts (a fraction "a/b", a power "x^2")
+_MATH_JOINS = {"f": ("num", "/", "den"), "sSup": ("e", "^", "sup"), "sSub": ("e", "_", "sub"),
+               "sSubSup": ("e", "_", "sub", "^", "sup"), "limLow": ("e", "_", "lim"), "limUpp": ("e", "^", "lim")}
+_MATH_BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}")  # innermost brackets
+_MATH_OPERATOR = re.compile(r"[\s+\-−=<>≤≥,/±×·]")
+
+
+def _math_text(element) -> str:
+    """An equation (OMML) as a line of text, as it is typed in Word's linear format: a fraction
+    "a/b", powers and indices after "^" and "_" (as a PDF's or web page's are read), a root "√x",
+    a sum or integral "∑_(i=1)^n x_i", delimiters as written; a part holding an operator outside
+    brackets in parentheses ("(a+b)/2", "CF_t/(1+r)^t")."""
+    tag = element.tag[len(_OMML):] if isinstance(element.tag, str) and element.tag.startswith(_OMML) else ""
+    if tag == "t":
+        return element.text or ""
+    if tag.endswith("Pr"):  # properties: read below where they matter (a sum's sign, a delimiter's characters)
+        return ""
+
+    def whole(name: str) -> str:
+        found = element.find(f"{_OMML}{name}")
+        return "" if found is None else _math_text(found).strip()
+
+    def part(name: str) -> str:
+        text = outside = whole(name)
+        while (inner := _MATH_BRACKETED.sub("", outside)) != outside:
+            outside = inner
+        return f"({text})" if _MATH_OPERATOR.search(outside) else text
+
+    def setting(props: str, name: str, default: str) -> str:
+        found = element.find(f"{_OMML}{props}/{_OMML}{name}")
+        return default if found is None else found.get(f"{_OMML}val", "")
+
+    if tag in _MATH_JOINS:
+        joins = _MATH_JOINS[tag]
+        return "".join(part(piece) if n % 2 == 0 else piece for n, piece in enumerate(joins))
+    if tag == "rad":
+        degree = part("deg")
+        return f"{degree}√{part('e')}" if degree else f"√{part('e')}"
+    if tag == "nary":
+        sub, sup = part("sub"), part("sup")
+        return (setting("naryPr", "chr", "∫") + (f"_{sub}" if sub else "") + (f"^{sup}" if sup else "")
+                + " " + whole("e"))
+    if tag == "d":
+        parts = [_math_text(e).strip() for e in element.findall(f"{_OMML}e")]
+        return setting("dPr", "begChr", "(") + setting("dPr", "sepChr", "|").join(parts) + setting("dPr", "endChr", ")")
+    return "".join(_math_text(child) for child in element)
 
 
 def _text_boxes_after(root) -> None:
