@@ -754,9 +754,10 @@ def test_a_word_text_box_is_read_after_the_paragraph_it_is_anchored_in():
     assert heading_paths(doc)["Sign in at the gate."] == ("Safety",)
 
 
-def test_word_equations_and_simple_fields_read_in_their_place():
+def test_word_equations_simple_fields_and_links_to_nothing_read_in_their_place():
     """An equation (OMML) and a simple field's result (a caption's number, a document property)
-    were lost: "The rate is  per year.", "Figure : Cash flows"."""
+    were lost: "The rate is  per year.", "Figure : Cash flows"; a hyperlink whose target the
+    package lacks failed the whole document ("KeyError: 'rId99'")."""
     from docx import Document
     from lxml import etree
 
@@ -778,9 +779,12 @@ def test_word_equations_and_simple_fields_read_in_their_place():
     caption = word.add_paragraph("Figure ")
     caption._p.append(etree.fromstring(f'<w:fldSimple {w} w:instr=" SEQ Figure \\* ARABIC "><w:r><w:t>3</w:t></w:r></w:fldSimple>'))
     caption.add_run(": Cash flows by year")
+    see = word.add_paragraph("See ")
+    see._p.append(etree.fromstring(f'<w:hyperlink {w} xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/'
+                                   'relationships" r:id="rId99"><w:r><w:t>the rates</w:t></w:r></w:hyperlink>'))
     doc = parse_document(raw("finance/npv.docx", saved(word)))
     assert doc.text == ("NPV=∑_(t=0)^n CF_t/(1+r)^t\n\nThe roots are x=(-b±√(b^2-4ac))/2a for a≠0.\n\n"
-                        "Figure 3: Cash flows by year")
+                        "Figure 3: Cash flows by year\n\nSee the rates")
 
 
 def test_bold_lines_of_a_word_document_without_heading_styles_are_not_headings():

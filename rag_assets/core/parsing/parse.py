@@ -229,7 +229,7 @@ PARSER_REVISION = "44"
 #:   cited under the section's last heading, the next section's header under the one before it); a text box's
 #:   paragraphs follow the paragraph it is anchored in (``_text_boxes_after``), an equation reads as a line of
 #:   text in its place ("CF_t/(1+r)^t", ``_math_text``) and a simple field as its result (a caption's "Figure 3"):
-#:   each was lost.
+#:   each was lost. A hyperlink to a target the package lacks keeps its text (the document failed).
 #: - PowerPoint 8 (and so e-mail): a slide's number placeholder is left out (the slide is the page; "7" was a
 #:   line of every slide), a footer or date placeholder is read once, where a slide first shows it, under no
 #:   heading (``_slide_furniture``; "Company confidential" was a line of every slide).
@@ -1214,16 +1214,23 @@ def _unwrapped_body(data: bytes) -> bytes:
     it (python-docx, so unstructured, skips it); deletions stay out. An equation reads as a line
     of text in its place (``_math_text``). A text box's paragraphs (a sidebar, a callout, a flyer
     laid out in boxes) follow the paragraph it is anchored in (``_text_boxes_after``). Each of
-    these was lost. A package without them is returned as it is."""
+    these was lost. A hyperlink whose target is missing from the package keeps its text, without
+    the link (the document failed). A package without any of them is returned as it is."""
     import zipfile
 
     from lxml import etree
 
     xml = _zip_member(data, "word/document.xml")
-    if not re.search(r"<w:(?:ins|moveTo|sdt|customXml|smartTag|fldSimple|txbxContent)\b|<m:oMath\b", xml):
+    unlinked = (set(re.findall(r'<w:hyperlink\b[^>]*\br:id="([^"]*)"', xml))
+                - set(re.findall(r'\bId="([^"]*)"', _zip_member(data, "word/_rels/document.xml.rels"))))
+    if not unlinked and not re.search(r"<w:(?:ins|moveTo|sdt|customXml|smartTag|fldSimple|txbxContent)\b|<m:oMath\b", xml):
         return data
     w = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
     root = etree.fromstring(xml.encode(), etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+    link = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+    for hyperlink in root.iter(f"{w}hyperlink"):  # a link to no target: its text kept (python-docx failed on it)
+        if hyperlink.get(link) in unlinked:
+            del hyperlink.attrib[link]
     for wrapper in list(root.iter(*(w + tag for tag in _WRAPPERS))):
         content = wrapper.find(f"{w}sdtContent") if wrapper.tag == f"{w}sdt" else wrapper
         parent = wrapper.getparent()
