@@ -996,6 +996,59 @@ def test_a_deck_s_footer_is_read_once_under_no_heading_and_its_slide_numbers_not
         ("ACME confidential", 1, ()), ("Travel", 2, ("Travel",)), ("Book via the portal.", 2, ("Travel",))]
 
 
+def _graphics_deck() -> bytes:
+    """Two slides: a column chart with a title and two series (one value missing), and a SmartArt
+    diagram whose nodes are written out of order (its connections give the order and nesting)."""
+    from lxml import etree
+    from pptx import Presentation
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+    from pptx.opc.constants import RELATIONSHIP_TYPE
+    from pptx.opc.package import Part
+    from pptx.opc.packuri import PackURI
+    from pptx.util import Inches
+
+    deck = Presentation()
+    revenue = deck.slides.add_slide(deck.slide_layouts[5])
+    revenue.shapes.title.text = "Revenue"
+    data = CategoryChartData()
+    data.categories = ["Q1", "Q2", "Q3"]
+    data.add_series("2024", (1.5, 2.25, 3))
+    data.add_series("2025", (2, None, 4.125))
+    chart = revenue.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(2), Inches(6), Inches(4), data).chart
+    chart.has_title = True
+    chart.chart_title.text_frame.text = "Revenue by quarter (M EUR)"
+    steps = deck.slides.add_slide(deck.slide_layouts[5])
+    steps.shapes.title.text = "Onboarding"
+    dgm, a = "http://schemas.openxmlformats.org/drawingml/2006/diagram", "http://schemas.openxmlformats.org/drawingml/2006/main"
+    points = "".join(f'<dgm:pt modelId="{key}" type="{kind}"><dgm:t><a:p><a:r><a:t>{text}</a:t></a:r></a:p></dgm:t></dgm:pt>'
+                     for key, kind, text in [("0", "doc", ""), ("3", "node", "Get a badge"), ("1", "node", "Sign the contract"),
+                                             ("2", "node", "Meet your buddy"), ("9", "pres", "layout only")])
+    links = "".join(f'<dgm:cxn modelId="c{n}" srcId="{src}" destId="{dest}" srcOrd="{order}"/>'
+                    for n, (src, dest, order) in enumerate([("0", "1", 0), ("0", "3", 1), ("3", "2", 0)]))
+    model = f'<dgm:dataModel xmlns:dgm="{dgm}" xmlns:a="{a}"><dgm:ptLst>{points}</dgm:ptLst><dgm:cxnLst>{links}</dgm:cxnLst></dgm:dataModel>'
+    part = Part(PackURI("/ppt/diagrams/data1.xml"), "application/vnd.openxmlformats-officedocument.drawingml.diagramData+xml",
+                deck.part.package, model.encode())
+    relationship = steps.part.relate_to(part, RELATIONSHIP_TYPE.DIAGRAM_DATA)
+    steps.shapes._spTree.append(etree.fromstring(
+        f'<p:graphicFrame xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" xmlns:a="{a}" '
+        'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><p:nvGraphicFramePr>'
+        '<p:cNvPr id="9" name="Diagram 1"/><p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr><p:xfrm><a:off x="0" y="0"/>'
+        f'<a:ext cx="100" cy="100"/></p:xfrm><a:graphic><a:graphicData uri="{dgm}"><dgm:relIds xmlns:dgm="{dgm}" '
+        f'r:dm="{relationship}" r:lo="" r:qs="" r:cs=""/></a:graphicData></a:graphic></p:graphicFrame>'))
+    return saved(deck)
+
+
+def test_a_slide_s_chart_reads_as_its_data_and_a_smartart_diagram_as_its_nodes():
+    """unstructured skips charts and SmartArt: a deck's numbers and process steps were lost."""
+    doc = parse_document(raw("decks/q3.pptx", _graphics_deck()))
+    assert [(doc.text[e.start : e.end], e.category, e.page) for e in doc.elements] == [
+        ("Revenue", "Title", 1), ("Revenue by quarter (M EUR)", "NarrativeText", 1),
+        ("|  | 2024 | 2025 |\n| --- | --- | --- |\n| Q1 | 1.5 | 2 |\n| Q2 | 2.25 |  |\n| Q3 | 3 | 4.125 |", "Table", 1),
+        ("Onboarding", "Title", 2), ("Sign the contract", "ListItem", 2), ("Get a badge", "ListItem", 2),
+        ("Meet your buddy", "ListItem", 2)]
+
+
 def test_a_slide_without_a_title_is_not_under_the_slide_before_it():
     from pptx import Presentation
     from pptx.util import Inches

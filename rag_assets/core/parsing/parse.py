@@ -38,6 +38,7 @@ from rag_assets.core.parsing.hyphens import Hyphens, joined_lines
 from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, ParserFailed, ocr_pages_reported,
                                             report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
+from rag_assets.core.parsing.office_graphics import chart_rows, diagram_lines
 from rag_assets.core.parsing.rst import rst_as_shown
 from rag_assets.core.parsing.structure import (front_matter, indent_width, markdown_blocks, markdown_table,
                                               paragraph_elements, rst_elements, tag_names, without_lines,
@@ -232,7 +233,8 @@ PARSER_REVISION = "44"
 #:   each was lost. A hyperlink to a target the package lacks keeps its text (the document failed).
 #: - PowerPoint 8 (and so e-mail): a slide's number placeholder is left out (the slide is the page; "7" was a
 #:   line of every slide), a footer or date placeholder is read once, where a slide first shows it, under no
-#:   heading (``_slide_furniture``; "Company confidential" was a line of every slide).
+#:   heading (``_slide_furniture``; "Company confidential" was a line of every slide). A chart reads as its
+#:   title and its data as a table, a SmartArt diagram as its nodes (``_slide_graphics``; both were lost).
 #: - E-mail 9: a message a reply quotes or forwards is a section headed by the line that introduces it ("On <date>,
 #:   <sender> wrote:", Outlook's From/Sent block, "Forwarded message"; ``_quoted_message_title``): it read as
 #:   the replier's text, under the subject alone. A plain-text body whose own lines come between quoted ones
@@ -1436,10 +1438,10 @@ def _int_or_none(value: str | None) -> int | None:
 
 
 def _parse_pptx(data: bytes):
-    """Each slide's title, text and tables (unstructured), what OCR reads in its pictures where
-    they are most of the slide and its own text is next to nothing (``_slide_pictures``), then its
-    speaker notes (python-pptx: unstructured would put them before the slide's title); a slide's
-    number is its page. A
+    """Each slide's title, text and tables (unstructured), its charts' data and SmartArt's text
+    (``_slide_graphics``), what OCR reads in its pictures where they are most of the slide and its
+    own text is next to nothing (``_slide_pictures``), then its speaker notes (python-pptx:
+    unstructured would put them before the slide's title); a slide's number is its page. A
     PowerPoint 97-2003 presentation (a compound file, told apart by content) is converted to PPTX
     first (``_ppt97_as_pptx``)."""
     from pptx import Presentation
@@ -1458,6 +1460,7 @@ def _parse_pptx(data: bytes):
     deck = Presentation(io.BytesIO(data))
     for number, slide in enumerate(deck.slides, start=1):
         slide_items = _slide_furniture(_one_slide_title(by_slide.get(number, []), slide.shapes.title), slide, shown)
+        slide_items += _slide_graphics(slide, number)
         if not any(item[0] == "Title" for item in slide_items):
             items.append((_UNTITLED, "", number))
         items += slide_items
@@ -1489,6 +1492,38 @@ def _one_slide_title(items: list[tuple], title_shape) -> list[tuple]:
                 category = "NarrativeText"
         out.append((category, text, *rest))
     return out
+
+
+_DIAGRAM_DATA = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}relIds"
+_RELATIONSHIP = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+
+
+def _slide_graphics(slide, page: int) -> list[tuple]:
+    """A slide's charts (a chart's title, then its data as a table: ``chart_rows``) and SmartArt
+    diagrams (a list item a node: ``diagram_lines``), in the slide's shape order, groups
+    included; unstructured reads neither. One python-pptx cannot read is left out."""
+    from lxml import etree
+    from pptx.enum.shapes import MSO_SHAPE_TYPE
+
+    items: list[tuple] = []
+    shapes = list(slide.shapes)
+    while shapes:
+        shape = shapes.pop(0)
+        if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
+            shapes[:0] = list(shape.shapes)
+            continue
+        try:
+            if getattr(shape, "has_chart", False):
+                title, rows = chart_rows(shape.chart)
+                items += [("NarrativeText", title, page)] if title else []
+                items += [("Table", markdown_table(rows), page)]
+            elif (diagram := shape.element.find(f".//{_DIAGRAM_DATA}")) is not None:
+                data = slide.part.related_part(diagram.get(f"{_RELATIONSHIP}dm")).blob
+                model = etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True))
+                items += [("ListItem", text, page) for _, text in diagram_lines(model)]
+        except Exception:  # noqa: BLE001 - a damaged chart or diagram part: python-pptx and lxml raise many types
+            continue
+    return items
 
 
 def _slide_furniture(items: list[tuple], slide, shown: set[str]) -> list[tuple]:
