@@ -33,10 +33,10 @@ def _shown(value) -> str:
     return format(value, ".15g") if isinstance(value, (int, float)) else str(value)
 
 
-def diagram_lines(data_model) -> list[tuple[int, str]]:
+def diagram_lines(data_model) -> list[str]:
     """A SmartArt diagram's text, from its data part's root (``dgm:dataModel``, an lxml element):
-    each node's text (its paragraphs joined by spaces) with its depth, 0 at the top, in the order
-    the diagram shows them (its parent-of connections' order); nodes without text left out."""
+    each node's text (its paragraphs joined by spaces) in the order the diagram shows them (its
+    parent-of connections' order, a node before those under it); nodes without text left out."""
     texts, kinds = {}, {}
     for point in data_model.iterfind(f"{_DGM}ptLst/{_DGM}pt"):
         key = point.get("modelId")
@@ -49,14 +49,14 @@ def diagram_lines(data_model) -> list[tuple[int, str]]:
             children[link.get("srcId")].append((int(link.get("srcOrd", "0")), link.get("destId")))
     root = next((key for key, kind in kinds.items() if kind == "doc"), None)
     if root is None:  # no tree: the points as written
-        return [(0, texts[key]) for key, kind in kinds.items() if kind in _NODE_TYPES and texts[key]]
-    lines, stack, seen = [], [(root, -1)], set()
+        return [texts[key] for key, kind in kinds.items() if kind in _NODE_TYPES and texts[key]]
+    lines, stack, seen = [], [root], set()
     while stack:
-        key, depth = stack.pop()
+        key = stack.pop()
         if key in seen:  # a malformed diagram's cycle
             continue
         seen.add(key)
         if kinds.get(key) in _NODE_TYPES and texts.get(key):
-            lines.append((depth, texts[key]))
-        stack += [(child, depth + 1) for _, child in sorted(children[key], reverse=True)]
+            lines.append(texts[key])
+        stack += [child for _, child in sorted(children[key], reverse=True)]
     return lines

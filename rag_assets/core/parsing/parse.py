@@ -1229,10 +1229,9 @@ def _unwrapped_body(data: bytes) -> bytes:
         return data
     w = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
     root = etree.fromstring(xml.encode(), etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
-    link = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
     for hyperlink in root.iter(f"{w}hyperlink"):  # a link to no target: its text kept (python-docx failed on it)
-        if hyperlink.get(link) in unlinked:
-            del hyperlink.attrib[link]
+        if hyperlink.get(f"{_RELATIONSHIP}id") in unlinked:
+            del hyperlink.attrib[f"{_RELATIONSHIP}id"]
     for wrapper in list(root.iter(*(w + tag for tag in _WRAPPERS))):
         content = wrapper.find(f"{w}sdtContent") if wrapper.tag == f"{w}sdt" else wrapper
         parent = wrapper.getparent()
@@ -1520,7 +1519,7 @@ def _slide_graphics(slide, page: int) -> list[tuple]:
             elif (diagram := shape.element.find(f".//{_DIAGRAM_DATA}")) is not None:
                 data = slide.part.related_part(diagram.get(f"{_RELATIONSHIP}dm")).blob
                 model = etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True))
-                items += [("ListItem", text, page) for _, text in diagram_lines(model)]
+                items += [("ListItem", text, page) for text in diagram_lines(model)]
         except Exception:  # noqa: BLE001 - a damaged chart or diagram part: python-pptx and lxml raise many types
             continue
     return items
