@@ -1156,6 +1156,7 @@ def _parse_docx(data: bytes):
 
 _NOTES = (("word/footnotes.xml", "footnote", "Footnotes"), ("word/endnotes.xml", "endnote", "Endnotes"))
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_RELATIONSHIP = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 _SHOWN = {f"{_W}tab": " ", f"{_W}br": " ", f"{_W}cr": " "}  # what a note's tabs and line breaks read as
 
 
@@ -1227,25 +1228,24 @@ def _unwrapped_body(data: bytes) -> bytes:
                 - set(re.findall(r'\bId="([^"]*)"', _zip_member(data, "word/_rels/document.xml.rels"))))
     if not unlinked and not re.search(r"<w:(?:ins|moveTo|sdt|customXml|smartTag|fldSimple|txbxContent)\b|<m:oMath\b", xml):
         return data
-    w = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
     root = etree.fromstring(xml.encode(), etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
-    for hyperlink in root.iter(f"{w}hyperlink"):  # a link to no target: its text kept (python-docx failed on it)
+    for hyperlink in root.iter(f"{_W}hyperlink"):  # a link to no target: its text kept (python-docx failed on it)
         if hyperlink.get(f"{_RELATIONSHIP}id") in unlinked:
             del hyperlink.attrib[f"{_RELATIONSHIP}id"]
-    for wrapper in list(root.iter(*(w + tag for tag in _WRAPPERS))):
-        content = wrapper.find(f"{w}sdtContent") if wrapper.tag == f"{w}sdt" else wrapper
+    for wrapper in list(root.iter(*(_W + tag for tag in _WRAPPERS))):
+        content = wrapper.find(f"{_W}sdtContent") if wrapper.tag == f"{_W}sdt" else wrapper
         parent = wrapper.getparent()
         if parent is None:
             continue
         at = parent.index(wrapper)
-        kept = [] if content is None else [child for child in content if child.tag not in (f"{w}sdtPr", f"{w}customXmlPr",
-                                                                                            f"{w}smartTagPr", f"{w}sdtEndPr")]
+        kept = [] if content is None else [child for child in content if child.tag not in (f"{_W}sdtPr", f"{_W}customXmlPr",
+                                                                                            f"{_W}smartTagPr", f"{_W}sdtEndPr")]
         parent[at:at + 1] = kept
     for equations in [*root.iter(f"{_OMML}oMathPara"), *root.iter(f"{_OMML}oMath")]:  # displayed, then in a line
         if next(equations.iterancestors(f"{_OMML}oMathPara"), None) is not None:  # read with its display
             continue
-        run = etree.Element(f"{w}r")
-        etree.SubElement(run, f"{w}t").text = (_math_text(equations) if equations.tag == f"{_OMML}oMath" else
+        run = etree.Element(f"{_W}r")
+        etree.SubElement(run, f"{_W}t").text = (_math_text(equations) if equations.tag == f"{_OMML}oMath" else
                                                " ".join(_math_text(e) for e in equations.iter(f"{_OMML}oMath")))
         equations.getparent().replace(equations, run)
     _text_boxes_after(root)
@@ -1310,14 +1310,13 @@ def _text_boxes_after(root) -> None:
     """Move each text box's paragraphs and tables (``w:txbxContent``) of a Word body ``root`` to
     after the paragraph the box is anchored in, boxes in the order they are written. A box's
     fallback copy for older readers (in ``mc:Fallback``) is left where it is, unread."""
-    w = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
     fallback = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
     last: dict = {}  # an anchoring paragraph -> the last block moved after it
-    for box in list(root.iter(f"{w}txbxContent")):
-        anchor = next(box.iterancestors(f"{w}p"), None)
+    for box in list(root.iter(f"{_W}txbxContent")):
+        anchor = next(box.iterancestors(f"{_W}p"), None)
         if anchor is None or next(box.iterancestors(fallback), None) is not None:
             continue
-        for block in [child for child in box if child.tag in (f"{w}p", f"{w}tbl")]:
+        for block in [child for child in box if child.tag in (f"{_W}p", f"{_W}tbl")]:
             last.get(anchor, anchor).addnext(block)
             last[anchor] = block
 
@@ -1494,7 +1493,6 @@ def _one_slide_title(items: list[tuple], title_shape) -> list[tuple]:
 
 
 _DIAGRAM_DATA = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}relIds"
-_RELATIONSHIP = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 
 
 def _slide_graphics(slide, page: int) -> list[tuple]:
