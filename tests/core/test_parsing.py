@@ -996,12 +996,42 @@ def test_a_deck_s_footer_is_read_once_under_no_heading_and_its_slide_numbers_not
         ("ACME confidential", 1, ()), ("Travel", 2, ("Travel",)), ("Book via the portal.", 2, ("Travel",))]
 
 
+_DGM = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
+_DRAWING = "http://schemas.openxmlformats.org/drawingml/2006/main"
+_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+
+
+def _smartart_model() -> bytes:
+    """A SmartArt diagram's data part whose nodes are written out of order (its connections give
+    the order and nesting): read, "Sign the contract", "Get a badge", "Meet your buddy"."""
+    points = "".join(f'<dgm:pt modelId="{key}" type="{kind}"><dgm:t><a:p><a:r><a:t>{text}</a:t></a:r></a:p></dgm:t></dgm:pt>'
+                     for key, kind, text in [("0", "doc", ""), ("3", "node", "Get a badge"), ("1", "node", "Sign the contract"),
+                                             ("2", "node", "Meet your buddy"), ("9", "pres", "layout only")])
+    links = "".join(f'<dgm:cxn modelId="c{n}" srcId="{src}" destId="{dest}" srcOrd="{order}"/>'
+                    for n, (src, dest, order) in enumerate([("0", "1", 0), ("0", "3", 1), ("3", "2", 0)]))
+    return (f'<dgm:dataModel xmlns:dgm="{_DGM}" xmlns:a="{_DRAWING}"><dgm:ptLst>{points}</dgm:ptLst>'
+            f"<dgm:cxnLst>{links}</dgm:cxnLst></dgm:dataModel>").encode()
+
+
+def _revenue_chart_data():
+    """A column chart's data: two series, one value missing."""
+    from pptx.chart.data import CategoryChartData
+
+    data = CategoryChartData()
+    data.categories = ["Q1", "Q2", "Q3"]
+    data.add_series("2024", (1.5, 2.25, 3))
+    data.add_series("2025", (2, None, 4.125))
+    return data
+
+
+REVENUE_TABLE = "|  | 2024 | 2025 |\n| --- | --- | --- |\n| Q1 | 1.5 | 2 |\n| Q2 | 2.25 |  |\n| Q3 | 3 | 4.125 |"
+
+
 def _graphics_deck() -> bytes:
-    """Two slides: a column chart with a title and two series (one value missing), and a SmartArt
-    diagram whose nodes are written out of order (its connections give the order and nesting)."""
+    """Two slides: a column chart with a title (``_revenue_chart_data``), and a SmartArt diagram
+    (``_smartart_model``)."""
     from lxml import etree
     from pptx import Presentation
-    from pptx.chart.data import CategoryChartData
     from pptx.enum.chart import XL_CHART_TYPE
     from pptx.opc.constants import RELATIONSHIP_TYPE
     from pptx.opc.package import Part
@@ -1011,30 +1041,20 @@ def _graphics_deck() -> bytes:
     deck = Presentation()
     revenue = deck.slides.add_slide(deck.slide_layouts[5])
     revenue.shapes.title.text = "Revenue"
-    data = CategoryChartData()
-    data.categories = ["Q1", "Q2", "Q3"]
-    data.add_series("2024", (1.5, 2.25, 3))
-    data.add_series("2025", (2, None, 4.125))
-    chart = revenue.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(2), Inches(6), Inches(4), data).chart
+    chart = revenue.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(2), Inches(6), Inches(4),
+                                     _revenue_chart_data()).chart
     chart.has_title = True
     chart.chart_title.text_frame.text = "Revenue by quarter (M EUR)"
     steps = deck.slides.add_slide(deck.slide_layouts[5])
     steps.shapes.title.text = "Onboarding"
-    dgm, a = "http://schemas.openxmlformats.org/drawingml/2006/diagram", "http://schemas.openxmlformats.org/drawingml/2006/main"
-    points = "".join(f'<dgm:pt modelId="{key}" type="{kind}"><dgm:t><a:p><a:r><a:t>{text}</a:t></a:r></a:p></dgm:t></dgm:pt>'
-                     for key, kind, text in [("0", "doc", ""), ("3", "node", "Get a badge"), ("1", "node", "Sign the contract"),
-                                             ("2", "node", "Meet your buddy"), ("9", "pres", "layout only")])
-    links = "".join(f'<dgm:cxn modelId="c{n}" srcId="{src}" destId="{dest}" srcOrd="{order}"/>'
-                    for n, (src, dest, order) in enumerate([("0", "1", 0), ("0", "3", 1), ("3", "2", 0)]))
-    model = f'<dgm:dataModel xmlns:dgm="{dgm}" xmlns:a="{a}"><dgm:ptLst>{points}</dgm:ptLst><dgm:cxnLst>{links}</dgm:cxnLst></dgm:dataModel>'
     part = Part(PackURI("/ppt/diagrams/data1.xml"), "application/vnd.openxmlformats-officedocument.drawingml.diagramData+xml",
-                deck.part.package, model.encode())
+                deck.part.package, _smartart_model())
     relationship = steps.part.relate_to(part, RELATIONSHIP_TYPE.DIAGRAM_DATA)
     steps.shapes._spTree.append(etree.fromstring(
-        f'<p:graphicFrame xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" xmlns:a="{a}" '
-        'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><p:nvGraphicFramePr>'
+        f'<p:graphicFrame xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" xmlns:a="{_DRAWING}" '
+        f'xmlns:r="{_REL}"><p:nvGraphicFramePr>'
         '<p:cNvPr id="9" name="Diagram 1"/><p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr><p:xfrm><a:off x="0" y="0"/>'
-        f'<a:ext cx="100" cy="100"/></p:xfrm><a:graphic><a:graphicData uri="{dgm}"><dgm:relIds xmlns:dgm="{dgm}" '
+        f'<a:ext cx="100" cy="100"/></p:xfrm><a:graphic><a:graphicData uri="{_DGM}"><dgm:relIds xmlns:dgm="{_DGM}" '
         f'r:dm="{relationship}" r:lo="" r:qs="" r:cs=""/></a:graphicData></a:graphic></p:graphicFrame>'))
     return saved(deck)
 
@@ -1043,10 +1063,89 @@ def test_a_slide_s_chart_reads_as_its_data_and_a_smartart_diagram_as_its_nodes()
     """unstructured skips charts and SmartArt: a deck's numbers and process steps were lost."""
     doc = parse_document(raw("decks/q3.pptx", _graphics_deck()))
     assert [(doc.text[e.start : e.end], e.category, e.page) for e in doc.elements] == [
-        ("Revenue", "Title", 1), ("Revenue by quarter (M EUR)", "NarrativeText", 1),
-        ("|  | 2024 | 2025 |\n| --- | --- | --- |\n| Q1 | 1.5 | 2 |\n| Q2 | 2.25 |  |\n| Q3 | 3 | 4.125 |", "Table", 1),
+        ("Revenue", "Title", 1), ("Revenue by quarter (M EUR)", "NarrativeText", 1), (REVENUE_TABLE, "Table", 1),
         ("Onboarding", "Title", 2), ("Sign the contract", "ListItem", 2), ("Get a badge", "ListItem", 2),
         ("Meet your buddy", "ListItem", 2)]
+
+
+def _chart_space(kind, data, title: str = "") -> bytes:
+    """A chart part's XML, as python-pptx writes one, with a typed ``title`` where one is given."""
+    from lxml import etree
+    from pptx.chart.xmlwriter import ChartXmlWriter
+
+    space = etree.fromstring(ChartXmlWriter(kind, data).xml.encode())
+    if title:
+        c = "http://schemas.openxmlformats.org/drawingml/2006/chart"
+        space.find(f"{{{c}}}chart").insert(0, etree.fromstring(
+            f'<c:title xmlns:c="{c}" xmlns:a="{_DRAWING}"><c:tx><c:rich><a:bodyPr/><a:p><a:r><a:t>{title}</a:t></a:r>'
+            "</a:p></c:rich></c:tx></c:title>"))
+    return etree.tostring(space)
+
+
+def test_a_word_chart_reads_as_its_data_and_a_smartart_diagram_as_its_nodes_after_their_paragraph():
+    """python-docx reads no chart or diagram: a report's figures and process steps were lost. A
+    chart whose part is damaged is left out, and the rest of the document is read."""
+    from docx import Document
+    from docx.opc.constants import RELATIONSHIP_TYPE
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+    from lxml import etree
+    from pptx.enum.chart import XL_CHART_TYPE
+
+    word = Document()
+    word.add_heading("Results", 1)
+
+    def drawn(paragraph, name: str, uri: str, blob: bytes, kind: str, reference: str) -> None:
+        part = Part(PackURI(f"/word/{name}"), "application/xml", blob, word.part.package)
+        relationship = word.part.relate_to(part, kind)
+        paragraph._p.append(etree.fromstring(
+            f'<w:r xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:drawing>'
+            f'<wp:inline xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing">'
+            f'<a:graphic xmlns:a="{_DRAWING}"><a:graphicData uri="{uri}">{reference.format(rel=relationship)}'
+            "</a:graphicData></a:graphic></wp:inline></w:drawing></w:r>"))
+
+    chart_uri = "http://schemas.openxmlformats.org/drawingml/2006/chart"
+    figure = word.add_paragraph("Revenue rose in every quarter.")
+    drawn(figure, "charts/chart1.xml", chart_uri,
+          _chart_space(XL_CHART_TYPE.COLUMN_CLUSTERED, _revenue_chart_data(), "Revenue by quarter (M EUR)"),
+          RELATIONSHIP_TYPE.CHART, f'<c:chart xmlns:c="{chart_uri}" xmlns:r="{_REL}" r:id="{{rel}}"/>')
+    drawn(word.add_paragraph("Costs are shown below."), "charts/chart2.xml", chart_uri, b"<c:chartSpace",
+          RELATIONSHIP_TYPE.CHART, f'<c:chart xmlns:c="{chart_uri}" xmlns:r="{_REL}" r:id="{{rel}}"/>')
+    word.add_heading("Onboarding", 1)
+    drawn(word.add_paragraph("Every new hire:"), "diagrams/data1.xml", _DGM, _smartart_model(),
+          RELATIONSHIP_TYPE.DIAGRAM_DATA, f'<dgm:relIds xmlns:dgm="{_DGM}" xmlns:r="{_REL}" r:dm="{{rel}}" r:lo="" r:qs="" r:cs=""/>')
+    word.add_paragraph("Welcome aboard.")
+    doc = parse_document(raw("reports/q3.docx", saved(word)))
+    assert [(doc.text[e.start : e.end], e.category, e.heading_path) for e in doc.elements] == [
+        ("Results", "Title", ("Results",)), ("Revenue rose in every quarter.", "NarrativeText", ("Results",)),
+        ("Revenue by quarter (M EUR)", "NarrativeText", ("Results",)), (REVENUE_TABLE, "Table", ("Results",)),
+        ("Costs are shown below.", "NarrativeText", ("Results",)), ("Onboarding", "Title", ("Onboarding",)),
+        ("Every new hire:", "NarrativeText", ("Onboarding",)), ("Sign the contract", "ListItem", ("Onboarding",)),
+        ("Get a badge", "ListItem", ("Onboarding",)), ("Meet your buddy", "ListItem", ("Onboarding",)),
+        ("Welcome aboard.", "NarrativeText", ("Onboarding",))]
+
+
+def test_a_chart_reads_its_cached_titles_and_a_scatter_chart_its_x_values():
+    """A title or series name taken from a cell is read from the chart's cache, as are a scatter
+    chart's x values (python-pptx's categories left their rows blank)."""
+    from lxml import etree
+    from pptx.chart.data import XyChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+
+    from rag_assets.core.parsing.office_graphics import chart_rows
+
+    data = XyChartData()
+    load = data.add_series("Latency (ms)")
+    for x, y in ((100, 12.5), (250, 30), (1e3, 0.1 + 0.2)):
+        load.add_data_point(x, y)
+    space = etree.fromstring(_chart_space(XL_CHART_TYPE.XY_SCATTER, data))
+    c = "http://schemas.openxmlformats.org/drawingml/2006/chart"
+    space.find(f"{{{c}}}chart").insert(0, etree.fromstring(
+        f'<c:title xmlns:c="{c}"><c:tx><c:strRef><c:f>Sheet1!$A$1</c:f><c:strCache><c:ptCount val="1"/>'
+        '<c:pt idx="0"><c:v>Load test</c:v></c:pt></c:strCache></c:strRef></c:tx></c:title>'))
+    assert chart_rows(space) == ("Load test", [["", "Latency (ms)"], ["100", "12.5"], ["250", "30"], ["1000", "0.3"]])
+    empty = etree.fromstring(f'<c:chartSpace xmlns:c="{c}"><c:chart><c:plotArea><c:barChart/></c:plotArea></c:chart></c:chartSpace>')
+    assert chart_rows(empty) == ("", [])
 
 
 def test_a_slide_without_a_title_is_not_under_the_slide_before_it():

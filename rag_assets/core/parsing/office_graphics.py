@@ -1,36 +1,88 @@
-"""What a slide shows in graphics that unstructured skips: a chart's data as table rows, a SmartArt
-diagram's text as its nodes in the diagram's order."""
+"""What a slide or a Word page shows in graphics that unstructured skips: a chart's data as table
+rows, a SmartArt diagram's text as its nodes in the diagram's order. Both read the graphic's own
+part (DrawingML XML), so a deck and a document read them alike."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 _DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+_C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
+_PLOTS = frozenset(f"{_C}{kind}Chart" for kind in ("area", "area3D", "bar", "bar3D", "bubble", "doughnut", "line",
+                                                    "line3D", "ofPie", "pie", "pie3D", "radar", "scatter", "stock",
+                                                    "surface", "surface3D"))
+_MAX_POINTS = 100_000  # a chart's points read at most (a declared count is no reason to allocate)
 _NODE_TYPES = ("node", "asst")  # a diagram's points that show text (others: the document, transitions, layout)
 
 
-def chart_rows(chart) -> tuple[str, list[list[str]]]:
-    """A python-pptx chart's title ("" where it shows none) and its data as rows: a header of the
-    series' names, then a row a category (a point, for a chart without categories) with its label
-    and each series' value as Excel's General format shows it ("" where there is none)."""
-    title = chart.chart_title.text_frame.text if chart.has_title and chart.chart_title.has_text_frame else ""
-    plots = list(chart.plots)
-    categories = [_shown(label) for label in plots[0].categories] if plots else []
-    series = [one for plot in plots for one in plot.series]
-    values = [list(one.values) for one in series]
+def chart_rows(chart_space) -> tuple[str, list[list[str]]]:
+    """A chart's title ("" where none is typed) and its data as rows, from its chart part's root
+    (``c:chartSpace``, an lxml element): a header of the series' names, then a row a category (a
+    scatter or bubble chart's x value) with its label and each series' value as Excel's General
+    format shows it ("" where there is none); no rows for a chart without data. The values are
+    those the chart caches: what it shows without its workbook."""
+    title = " ".join(" ".join(_texts(chart_space.find(f"{_C}chart/{_C}title/{_C}tx"))).split())
+    plots = [plot for plot in chart_space.iterfind(f"{_C}chart/{_C}plotArea/*") if plot.tag in _PLOTS]
+    series = [one for plot in plots for one in sorted(plot.iterfind(f"{_C}ser"), key=_order)]
+    first = plots[0].find(f"{_C}ser") if plots else None
+    categories, numeric = _cached(first, ("cat", "xVal")) if first is not None else ([], False)
+    categories = [_shown(label) for label in categories] if numeric else categories
+    values = [[_shown(value) for value in _cached(one, ("val", "yVal"))[0]] for one in series]
     count = max([len(categories), *map(len, values)], default=0)
-    rows = [["", *(one.name or f"Series {n}" for n, one in enumerate(series, start=1))]]
-    rows += [[categories[i] if i < len(categories) else "", *(_shown(v[i]) if i < len(v) else "" for v in values)]
+    if not count:
+        return title, []
+    rows = [["", *(_name(one) or f"Series {n}" for n, one in enumerate(series, start=1))]]
+    rows += [[categories[i] if i < len(categories) else "", *(v[i] if i < len(v) else "" for v in values)]
              for i in range(count)]
-    return " ".join(title.split()), rows
+    return title, rows
 
 
-def _shown(value) -> str:
-    """A chart's label or value as Excel's General format shows it: 15 significant digits."""
-    if value is None:
-        return ""
-    return format(value, ".15g") if isinstance(value, (int, float)) else str(value)
+def _texts(element) -> list[str]:
+    """The texts of a chart title's or series name's ``c:tx``: its rich text's paragraphs, or the
+    text it caches from a cell."""
+    if element is None:
+        return []
+    paragraphs = ["".join(t.text or "" for t in p.iter(f"{_A}t")) for p in element.iter(f"{_A}p")]
+    return paragraphs or [v.text or "" for v in element.iter(f"{_C}v")]
+
+
+def _name(series) -> str:
+    """A series' name, as its legend shows it ("" where it has none)."""
+    return " ".join(" ".join(_texts(series.find(f"{_C}tx"))).split())
+
+
+def _order(series) -> int:
+    """A series' plotting order (``c:order``), by which the chart lists it."""
+    order = series.find(f"{_C}order")
+    return int(order.get("val", "0")) if order is not None and order.get("val", "0").isdigit() else 0
+
+
+def _cached(series, names: tuple[str, ...]) -> tuple[list[str], bool]:
+    """The cached points of a series' first data reference among ``names`` (``c:cat``, ``c:val``,
+    ...) by index, "" where a point is missing (a multi-level category's innermost level), and
+    whether they are numbers."""
+    data = next((found for name in names if (found := series.find(f"{_C}{name}")) is not None), None)
+    if data is None:
+        return [], False
+    level = data.find(f".//{_C}lvl")
+    points = (level if level is not None else data).iterfind(f".//{_C}pt")
+    found = {int(point.get("idx", "-1")): point.findtext(f"{_C}v") or "" for point in points
+             if point.get("idx", "").isdigit()}
+    count = data.find(f".//{_C}ptCount")
+    size = int(count.get("val")) if count is not None and (count.get("val") or "").isdigit() else 0
+    numeric = data.find(f"{_C}numRef") is not None or data.find(f"{_C}numLit") is not None
+    return [found.get(i, "") for i in range(min(max(size, max(found, default=-1) + 1), _MAX_POINTS))], numeric
+
+
+def _shown(value: str) -> str:
+    """A cached value as Excel's General format shows it: 15 significant digits."""
+    try:
+        number = float(value)
+    except ValueError:  # a text or an empty point
+        return value
+    return format(number, ".15g") if math.isfinite(number) else value
 
 
 def diagram_lines(data_model) -> list[str]:

@@ -228,7 +228,7 @@ PARSER_REVISION = "44"
 #:   a footnote mark "maintenance^3", where they read "106", "CO2", "maintenance3").
 #: - Word 12 (and so e-mail): a section's header and footer are under no heading (``_FURNITURE``; the footer was
 #:   cited under the section's last heading, the next section's header under the one before it); a text box's
-#:   paragraphs follow the paragraph it is anchored in (``_text_boxes_after``), an equation reads as a line of
+#:   paragraphs follow the paragraph it is anchored in (``_drawn_after``), an equation reads as a line of
 #:   text in its place ("CF_t/(1+r)^t", ``_math_text``) and a simple field as its result (a caption's "Figure 3"):
 #:   each was lost. A hyperlink to a target the package lacks keeps its text (the document failed).
 #: - PowerPoint 8 (and so e-mail): a slide's number placeholder is left out (the slide is the page; "7" was a
@@ -239,10 +239,14 @@ PARSER_REVISION = "44"
 #:   <sender> wrote:", Outlook's From/Sent block, "Forwarded message"; ``_quoted_message_title``): it read as
 #:   the replier's text, under the subject alone. A plain-text body whose own lines come between quoted ones
 #:   (answers under each question) has no such sections.
+#: - Word 13: a chart reads as its title and its data as a table, a SmartArt diagram as its nodes, after the
+#:   paragraph each is anchored in (``_drawn_after``; both were lost, as a slide's were). PowerPoint 9: a chart
+#:   is read from its part's cached data as a Word one is (``chart_rows``): a scatter chart's x values label its
+#:   rows (they were blank), a title or series name taken from a cell is read (it was left out).
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "9", "markdown": "9",
                     "html": "9", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "8"),
                     "xml": "9", "email": "9", "asciidoc": "10",
-                    "docx": "12", "pptx": "8", "xlsx": "8", "subtitles": "1", "json": "2",
+                    "docx": "13", "pptx": "9", "xlsx": "8", "subtitles": "1", "json": "2",
                     **dict.fromkeys(("pdf", "image"), "2")}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
@@ -1216,19 +1220,22 @@ def _unwrapped_body(data: bytes) -> bytes:
     1", a document property) and custom XML or smart tags stands where they wrap it, as Word shows
     it (python-docx, so unstructured, skips it); deletions stay out. An equation reads as a line
     of text in its place (``_math_text``). A text box's paragraphs (a sidebar, a callout, a flyer
-    laid out in boxes) follow the paragraph it is anchored in (``_text_boxes_after``). Each of
-    these was lost. A hyperlink whose target is missing from the package keeps its text, without
-    the link (the document failed). A package without any of them is returned as it is."""
+    laid out in boxes), a chart's data and a SmartArt diagram's nodes follow the paragraph they are
+    anchored in (``_drawn_after``). Each of these was lost. A hyperlink whose target is missing
+    from the package keeps its text, without the link (the document failed). A package without
+    any of them is returned as it is."""
     import zipfile
 
     from lxml import etree
 
     xml = _zip_member(data, "word/document.xml")
-    unlinked = (set(re.findall(r'<w:hyperlink\b[^>]*\br:id="([^"]*)"', xml))
-                - set(re.findall(r'\bId="([^"]*)"', _zip_member(data, "word/_rels/document.xml.rels"))))
-    if not unlinked and not re.search(r"<w:(?:ins|moveTo|sdt|customXml|smartTag|fldSimple|txbxContent)\b|<m:oMath\b", xml):
+    rels = _zip_member(data, "word/_rels/document.xml.rels")
+    unlinked = set(re.findall(r'<w:hyperlink\b[^>]*\br:id="([^"]*)"', xml)) - set(re.findall(r'\bId="([^"]*)"', rels))
+    if not unlinked and not re.search(r"<w:(?:ins|moveTo|sdt|customXml|smartTag|fldSimple|txbxContent)\b|<m:oMath\b|"
+                                      r'graphicData uri="http://schemas\.openxmlformats\.org/drawingml/2006/(?:chart|diagram)"', xml):
         return data
-    root = etree.fromstring(xml.encode(), etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
+    root = etree.fromstring(xml.encode(), parser)
     for hyperlink in root.iter(f"{_W}hyperlink"):  # a link to no target: its text kept (python-docx failed on it)
         if hyperlink.get(f"{_RELATIONSHIP}id") in unlinked:
             del hyperlink.attrib[f"{_RELATIONSHIP}id"]
@@ -1248,13 +1255,20 @@ def _unwrapped_body(data: bytes) -> bytes:
         etree.SubElement(run, f"{_W}t").text = (_math_text(equations) if equations.tag == f"{_OMML}oMath" else
                                                " ".join(_math_text(e) for e in equations.iter(f"{_OMML}oMath")))
         equations.getparent().replace(equations, run)
-    _text_boxes_after(root)
     source, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    targets = {rel.get("Id"): rel.get("Target", "") for rel in etree.fromstring(rels.encode(), parser)
+               if rel.get("TargetMode") != "External"} if rels else {}
+    _drawn_after(root, lambda rid: source.read(_package_path("word", targets[rid])))
     body = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
         for item in source.infolist():
             package.writestr(item.filename, body if item.filename == "word/document.xml" else source.read(item))
     return out.getvalue()
+
+
+def _package_path(folder: str, target: str) -> str:
+    """The package member a relationship's ``target`` names, from a part in ``folder``."""
+    return target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
 
 
 _OMML = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
@@ -1306,19 +1320,62 @@ def _math_text(element) -> str:
     return "".join(_math_text(child) for child in element)
 
 
-def _text_boxes_after(root) -> None:
-    """Move each text box's paragraphs and tables (``w:txbxContent``) of a Word body ``root`` to
-    after the paragraph the box is anchored in, boxes in the order they are written. A box's
-    fallback copy for older readers (in ``mc:Fallback``) is left where it is, unread."""
+def _drawn_after(root, part) -> None:
+    """Put what a Word body ``root`` draws after the paragraph each drawing is anchored in, in the
+    order they are written: a text box's paragraphs and tables (``w:txbxContent``) moved there, a
+    chart's title and a table of its data, a SmartArt diagram's nodes as list items
+    (``_graphic_content``, reading the part ``part(relationship id)`` returns). A drawing's
+    fallback copy for older readers (in ``mc:Fallback``) is left where it is, unread; a chart or
+    diagram whose part is missing or damaged is left out."""
     fallback = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
-    last: dict = {}  # an anchoring paragraph -> the last block moved after it
-    for box in list(root.iter(f"{_W}txbxContent")):
-        anchor = next(box.iterancestors(f"{_W}p"), None)
-        if anchor is None or next(box.iterancestors(fallback), None) is not None:
+    last: dict = {}  # an anchoring paragraph -> the last block put after it
+    for drawn in list(root.iter(f"{_W}txbxContent", "{http://schemas.openxmlformats.org/drawingml/2006/main}graphic")):
+        anchor = next(drawn.iterancestors(f"{_W}p"), None)
+        if anchor is None or next(drawn.iterancestors(fallback), None) is not None:
             continue
-        for block in [child for child in box if child.tag in (f"{_W}p", f"{_W}tbl")]:
+        if drawn.tag == f"{_W}txbxContent":
+            blocks = [child for child in drawn if child.tag in (f"{_W}p", f"{_W}tbl")]
+        else:
+            try:
+                title, rows, nodes = _graphic_content(drawn, part) or ("", [], [])
+            except Exception:  # noqa: BLE001 - a missing or damaged part: zipfile and lxml raise many types
+                continue
+            blocks = ([_word_paragraph(title)] if title else []) + ([_word_table(rows)] if rows else []) \
+                + [_word_paragraph(text, listed=True) for text in nodes]
+        for block in blocks:
             last.get(anchor, anchor).addnext(block)
             last[anchor] = block
+
+
+def _word_paragraph(text: str, listed: bool = False):
+    """A Word paragraph (``w:p``) of ``text``; a list item (numbered by no list) where ``listed``."""
+    from lxml import etree
+
+    paragraph = etree.Element(f"{_W}p")
+    if listed:
+        numbering = etree.SubElement(etree.SubElement(paragraph, f"{_W}pPr"), f"{_W}numPr")
+        etree.SubElement(numbering, f"{_W}ilvl", {f"{_W}val": "0"})
+        etree.SubElement(numbering, f"{_W}numId", {f"{_W}val": "0"})
+    etree.SubElement(etree.SubElement(paragraph, f"{_W}r"), f"{_W}t").text = text
+    return paragraph
+
+
+def _word_table(rows: list[list[str]]):
+    """A Word table (``w:tbl``) of ``rows``, all as wide as the first."""
+    from lxml import etree
+
+    table = etree.Element(f"{_W}tbl")
+    etree.SubElement(table, f"{_W}tblPr")
+    grid = etree.SubElement(table, f"{_W}tblGrid")
+    for _ in rows[0]:
+        etree.SubElement(grid, f"{_W}gridCol")
+    for row in rows:
+        line = etree.SubElement(table, f"{_W}tr")
+        for cell in row:
+            paragraph = etree.SubElement(etree.SubElement(line, f"{_W}tc"), f"{_W}p")
+            if cell:
+                etree.SubElement(etree.SubElement(paragraph, f"{_W}r"), f"{_W}t").text = cell
+    return table
 
 
 def _word_pictures(data: bytes) -> list[bytes]:
@@ -1492,14 +1549,30 @@ def _one_slide_title(items: list[tuple], title_shape) -> list[tuple]:
     return out
 
 
+_CHART = "{http://schemas.openxmlformats.org/drawingml/2006/chart}chart"
 _DIAGRAM_DATA = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}relIds"
 
 
-def _slide_graphics(slide, page: int) -> list[tuple]:
-    """A slide's charts (a chart's title, then its data as a table: ``chart_rows``) and SmartArt
-    diagrams (a list item a node: ``diagram_lines``), in the slide's shape order, groups
-    included; unstructured reads neither. One python-pptx cannot read is left out."""
+def _graphic_content(graphic, part) -> tuple[str, list[list[str]], list[str]] | None:
+    """What a DrawingML graphic (an lxml element holding a ``c:chart`` or ``dgm:relIds`` reference)
+    shows, read from the part ``part(relationship id)`` returns (its bytes): a chart's title and
+    rows (``chart_rows``), or a SmartArt diagram's nodes (``diagram_lines``); None for another
+    graphic (a picture, a shape)."""
     from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    if (chart := graphic.find(f".//{_CHART}")) is not None:
+        title, rows = chart_rows(etree.fromstring(part(chart.get(f"{_RELATIONSHIP}id")), parser))
+        return title, rows, []
+    if (diagram := graphic.find(f".//{_DIAGRAM_DATA}")) is not None:
+        return "", [], diagram_lines(etree.fromstring(part(diagram.get(f"{_RELATIONSHIP}dm")), parser))
+    return None
+
+
+def _slide_graphics(slide, page: int) -> list[tuple]:
+    """A slide's charts (a chart's title, then its data as a table) and SmartArt diagrams (a list
+    item a node), in the slide's shape order, groups included (``_graphic_content``); unstructured
+    reads neither. One whose part is missing or damaged is left out."""
     from pptx.enum.shapes import MSO_SHAPE_TYPE
 
     items: list[tuple] = []
@@ -1510,16 +1583,14 @@ def _slide_graphics(slide, page: int) -> list[tuple]:
             shapes[:0] = list(shape.shapes)
             continue
         try:
-            if getattr(shape, "has_chart", False):
-                title, rows = chart_rows(shape.chart)
-                items += [("NarrativeText", title, page)] if title else []
-                items += [("Table", markdown_table(rows), page)]
-            elif (diagram := shape.element.find(f".//{_DIAGRAM_DATA}")) is not None:
-                data = slide.part.related_part(diagram.get(f"{_RELATIONSHIP}dm")).blob
-                model = etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True))
-                items += [("ListItem", text, page) for text in diagram_lines(model)]
-        except Exception:  # noqa: BLE001 - a damaged chart or diagram part: python-pptx and lxml raise many types
+            content = _graphic_content(shape.element, lambda rid: slide.part.related_part(rid).blob)
+        except Exception:  # noqa: BLE001 - a missing or damaged part: python-pptx and lxml raise many types
             continue
+        if content:
+            title, rows, nodes = content
+            items += [("NarrativeText", title, page)] if title else []
+            items += [("Table", markdown_table(rows), page)] if rows else []
+            items += [("ListItem", text, page) for text in nodes]
     return items
 
 
