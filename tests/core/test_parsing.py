@@ -317,6 +317,26 @@ def test_link_reference_definitions_are_left_out_as_the_page_shows_none():
         parse_document(raw("links.md", b"  [docs]: https://example.com/docs\n<!-- shared by every page -->\n"))
 
 
+def test_a_markdown_page_s_table_of_contents_is_left_out_as_a_web_page_s_is():
+    """A README's "## Table of contents" list of links to its own sections (21 of 404 Markdown
+    files on this machine: Node.js' docs, npm's READMEs) was a chunk of section names, as a web
+    page's was before it was left out."""
+    text = ("# Node.js\n\n## Table of contents\n\n* [Support](#support)\n* [Release types](#release-types)\n"
+            "  * [Download](#download)\n* [`verify()`](#verify), [2. \\<nodejs.org> access](#access)\n\n"
+            "## Support\n\nSee [Download](#download).\n\n- [save](#save) keeps it\n- [global](#global) installs it\n"
+            "- [x](#x)\n\n- [Setup](#setup)\n- [Usage](#usage)\n\n1. [Install](install.md)\n2. [Use](use.md)\n"
+            "3. [API](api.md)\n\n## More\n\n- [A](#a)\n- [B](#b)\n- [C](#c)\n\nThe end.\n")
+    doc = parse_document(raw("README.md", text.encode()))
+    assert "Table of contents" not in doc.text and "Release types" not in doc.text and "access" not in doc.text
+    assert "[A](#a)" not in doc.text  # a list under a heading that heads more is left out, the heading kept
+    for kept in ("See [Download](#download).", "[save](#save) keeps it", "[Setup](#setup)\n- [Usage](#usage)",
+                 "[Install](install.md)", "## More", "The end."):
+        assert kept in doc.text, kept  # items with text of their own, a list of two, links to other pages
+    assert [e.heading_path for e in doc.elements if e.category == "Title"] == [
+        ("Node.js",), ("Node.js", "Support"), ("Node.js", "More")]
+    assert all(doc.text[e.start : e.end].strip() for e in doc.elements)
+
+
 def test_a_fence_closes_only_on_a_line_of_its_character_at_least_as_long():
     text = ("# Writing Guide\n\n````markdown\n```yaml\n# this is YAML\n```\n````\n\n~~~\n```\n# still code\n~~~~\n\n"
             "## Review process\n\nText.\n")

@@ -32,7 +32,7 @@ from importlib.metadata import version
 
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
 from rag_assets.core.parsing.decode import decode_text, elide_inline_data
-from rag_assets.core.parsing.html_landmarks import readable_landmarks
+from rag_assets.core.parsing.html_landmarks import MIN_CONTENTS_ENTRIES, readable_landmarks
 from rag_assets.core.parsing.html_tables import expand_spans, is_header_row, readable_tables
 from rag_assets.core.parsing.hyphens import Hyphens, joined_lines
 from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, ParserFailed, ocr_pages_reported,
@@ -168,6 +168,9 @@ PARSER_REVISION = "44"
 #:   footnotes ("[^x]:") stay.
 #: - Markdown and notebooks 9: a fence in a block quote is code up to its closing line or the quote's end (a
 #:   GitHub alert's code was quote text: 192 lines over those pages read otherwise than markdown-it, now 18).
+#: - Markdown and notebooks 10: a page's own table of contents (a list of three entries or more, each nothing but
+#:   links to places on the page, with a heading that heads it alone) is left out, as a web page's is
+#:   (``_contents_lists``): it was a chunk of section names (21 of 404 Markdown files on this machine).
 #: - reStructuredText 5: a role or hyperlink reference wrapped over lines is read as its text (":ref:`semicolon-
 #:   separated list <CMake\n Language Lists>`" was embedded whole), a role's title ends at its first unescaped "<"
 #:   as Sphinx reads it, a directive opening a list item ("* .. versionadded:: 3.6") is read as one, a
@@ -243,7 +246,7 @@ PARSER_REVISION = "44"
 #:   paragraph each is anchored in (``_drawn_after``; both were lost, as a slide's were). PowerPoint 9: a chart
 #:   is read from its part's cached data as a Word one is (``chart_rows``): a scatter chart's x values label its
 #:   rows (they were blank), a title or series name taken from a cell is read (it was left out).
-FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "9", "markdown": "9",
+FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "10", "markdown": "10",
                     "html": "9", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "8"),
                     "xml": "9", "email": "9", "asciidoc": "10",
                     "docx": "13", "pptx": "9", "xlsx": "8", "subtitles": "1", "json": "2",
@@ -595,16 +598,43 @@ _LINK_DEFINITION = re.compile(r" {0,3}\[(?!\^)(?:[^\[\]\\\n]|\\.){1,999}\]:[ \t]
 
 def _markdown_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     """Markdown text as a reader of its rendered page sees it, and its elements: what no renderer
-    shows (``_unshown``) left out, docs-site markup lines replaced by their labels
+    shows (``_unshown``) and the page's own tables of contents (``_contents_lists``) left out, docs-site markup lines replaced by their labels
     (``without_site_markup``), setext underlines and thematic breaks left out (``markdown_blocks``)."""
     blocks = markdown_blocks(text)
-    if cuts := _unshown(text, blocks[0]):
+    if cuts := sorted(_unshown(text, blocks[0]) + _contents_lists(text, blocks[0])):
         text = without_lines(text, (), tuple(cuts))[0]
         blocks = markdown_blocks(text)
     shown, containers = without_site_markup(text, blocks[0])
     if shown != text:
         text, blocks = shown, markdown_blocks(shown, containers)
     return without_lines(text, *blocks)
+
+
+# A list line showing nothing but links to places on the page ("- [Install](#install)", "1. [A](#a), [B](#b)")
+_CONTENTS_ENTRY = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])[ \t]+(?:\[(?:[^\[\]\\\n]|\\.)*[^\W_](?:[^\[\]\\\n]|\\.)*\]"
+                             r"\(#[^()\s]*\)[^\w\n\[]*)+")
+
+
+def _contents_lists(text: str, elements: tuple[Element, ...]) -> list[tuple[int, int]]:
+    """The spans of a Markdown page's own tables of contents, as a web page's are found
+    (``html_landmarks``): a list of ``MIN_CONTENTS_ENTRIES`` items or more, nested ones counted, each
+    a line showing nothing but links to places on the page, with its heading where that heads it
+    alone ("## Contents", at most 40 characters; never a level 1 title). A list of fewer is text
+    ("see Setup and Usage"), as is one whose items say more."""
+    cuts = []
+    for n, el in enumerate(elements):
+        lines = text[el.start : el.end].split("\n")
+        if el.category != "ListItem" or len(lines) < MIN_CONTENTS_ENTRIES \
+                or not all(_CONTENTS_ENTRY.fullmatch(line) for line in lines):
+            continue
+        start, heading = el.start, elements[n - 1] if n else None
+        after = elements[n + 1] if n + 1 < len(elements) else None
+        if heading is not None and heading.category == "Title" and len(heading.heading_path) > 1 \
+                and heading.heading_path == el.heading_path and heading.end - heading.start <= 40 \
+                and (after is None or (after.category == "Title" and len(after.heading_path) <= len(heading.heading_path))):
+            start = heading.start
+        cuts.append((start, el.end))
+    return cuts
 
 
 def _unshown(text: str, elements: tuple[Element, ...]) -> list[tuple[int, int]]:
