@@ -1263,6 +1263,44 @@ def test_a_pdf_s_larger_font_lines_are_its_headings_nested_by_size(tmp_path):
         "Robot Maintenance Guide", "Monthly tasks", "Battery care"]
 
 
+def _column_ops(x: float, top: float, lines: list[str], size: float = 10) -> str:
+    """A PDF content stream's text block: ``lines`` from (``x``, ``top``) down, in Helvetica ``size``."""
+    shown = " ".join(f"({line}) Tj T*" for line in lines)
+    return f"BT /F1 {size:g} Tf {size * 1.2:g} TL {x:g} {top:g} Td {shown} ET"
+
+
+def test_a_pdf_page_in_two_columns_reads_column_by_column_and_a_paragraph_the_columns_cut_whole(tmp_path):
+    """pdfminer read a two-column page whose right column is the shorter (a paper's last page, a
+    figure ending a column) right column first, and a paragraph a column break cut in two pieces."""
+    from tests.support.make_sample_binaries import write_pdf
+
+    words = "the pump moves cold water through the loop and the valve keeps pressure steady".split()
+
+    def paragraph(name: str, count: int, end: str = ".") -> list[str]:
+        text = " ".join([f"{name} says", *(words[i % len(words)] for i in range(count))]) + end
+        lines, line = [], ""
+        for word in text.split():
+            if len(line) + len(word) >= 38:
+                lines.append(line)
+                line = ""
+            line = f"{line} {word}".strip()
+        return lines + [line]
+
+    left = [*paragraph("Alpha", 60), "", *paragraph("Beta", 50, "")]  # Beta goes on in the right column
+    right = [*paragraph("and so", 12), "", *paragraph("Gamma", 30)]
+    abstract = ["Abstract. We measure how cold water pumps hold pressure in closed loops, over a winter of",
+                "readings from four plants, and show where the valves fail first and how to find them early."]
+    ops = [_column_ops(150, 750, ["Pumps in Cold Loops"], 16), _column_ops(72, 715, abstract),
+           _column_ops(72, 670, left), _column_ops(320, 670, right), _column_ops(300, 40, ["7"])]
+    write_pdf(tmp_path / "paper.pdf", [[]], drawings={0: ops})
+    doc = parse_document(raw("papers/pumps.pdf", (tmp_path / "paper.pdf").read_bytes()))
+    paragraphs = [doc.text[e.start : e.end] for e in doc.elements]
+    assert [p.split()[0] for p in paragraphs] == ["Pumps", "Abstract.", "Alpha", "Beta", "Gamma", "7"]
+    # the sentence the column break cut is one paragraph, read on from the left column into the right
+    assert " ".join(paragraphs[3].split()) == " ".join([*paragraph("Beta", 50, ""), *paragraph("and so", 12)])
+    assert " ".join(paragraphs[4].split()) == " ".join(paragraph("Gamma", 30))
+
+
 def test_a_pdf_s_contents_leaders_are_one_ellipsis(tmp_path):
     """libtasn1's manual: each contents and index entry's leader dots were 30 tokens of "." to MiniLM,
     its contents and index 15 of 134 chunks."""

@@ -38,6 +38,7 @@ from rag_assets.core.parsing.hyphens import Hyphens, joined_lines
 from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, ParserFailed, ocr_pages_reported,
                                             report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
+from rag_assets.core.parsing.pdf_columns import Box, reading_order
 from rag_assets.core.parsing.office_graphics import chart_rows, diagram_lines
 from rag_assets.core.parsing.rst import rst_as_shown
 from rag_assets.core.parsing.structure import (front_matter, indent_width, markdown_blocks, markdown_table,
@@ -229,6 +230,10 @@ PARSER_REVISION = "44"
 #:   a few such glyphs on a readable page (a bullet, an arrow) are left out. A run of smaller characters
 #:   raised above a line's baseline or lowered below it reads after "^" or "_" (``_scripted``: "10^6", "CO_2",
 #:   a footnote mark "maintenance^3", where they read "106", "CO2", "maintenance3").
+#: - PDF 3 (and so e-mail): a page set in columns is read column by column, between the boxes spanning them (a
+#:   title, an abstract, a caption), and a paragraph a column break cuts as one (``pdf_columns.reading_order``,
+#:   ``_column_goes_on``): pdfminer read a page whose right column is the shorter (a paper's last page, a figure
+#:   ending a column) right column first. libtasn1's manual and shared-mime-info's spec read as before.
 #: - Word 12 (and so e-mail): a section's header and footer are under no heading (``_FURNITURE``; the footer was
 #:   cited under the section's last heading, the next section's header under the one before it); a text box's
 #:   paragraphs follow the paragraph it is anchored in (``_drawn_after``), an equation reads as a line of
@@ -250,7 +255,7 @@ FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "
                     "html": "9", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "8"),
                     "xml": "9", "email": "9", "asciidoc": "10",
                     "docx": "13", "pptx": "9", "xlsx": "8", "subtitles": "1", "json": "2",
-                    **dict.fromkeys(("pdf", "image"), "2")}
+                    "pdf": "3", "image": "2"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")
@@ -2604,22 +2609,30 @@ def _size_runs(lines: list[tuple[int, str, float]], headings: dict[int, tuple[in
 
 
 def _pdf_lines(layout, page: int, tables=()) -> tuple[list[tuple[int, str, float]], set[str]]:
-    """A page's text lines in pdfminer's reading order: (its box's number, its text with the line
+    """A page's text lines in reading order (pdfminer's, column by column on a page set in columns:
+    ``reading_order``): (its box's number, its text with the line
     end, its font size: the size most of its characters have, to the half point); the lines of
     a box joined, and the boxes joined by a line end, are the page's text as pdfminer gives it.
     A box inside one of the ``tables`` (``_pdf_tables``) is left out, the table's Markdown rows
     standing as one line (size ``_TABLE``) where its first box was. Also the keys (``_line_keys``)
     of the one-line boxes at the top and at the bottom of the page (within 5 points of the
-    highest top or lowest bottom), where running headers and footers are."""
+    highest top or lowest bottom), where running headers and footers are. A box that goes on with
+    the sentence the column before it leaves unfinished is part of that box (``_column_goes_on``).
+    """
     from collections import Counter
 
-    from pdfminer.layout import LTChar, LTText, LTTextContainer
+    from pdfminer.layout import LTChar, LTText, LTTextContainer, LTTextLine
 
     boxes = [el for el in layout if isinstance(el, LTTextContainer)]
+    boxes = [boxes[i] for i in reading_order([Box(box.x0, box.y0, box.x1, box.y1,
+                                                  sum(isinstance(line, LTTextLine) for line in box) or 1)
+                                              for box in boxes])]
     edges = _edge_keys([(box, box.y1, box.y0) for box in boxes], 5, page, lambda box: box.get_text().strip())
     lines = []
     placed: set[int] = set()  # the tables already written
-    for number, box in enumerate(boxes):
+    number = -1
+    for n, box in enumerate(boxes):
+        number = number if n and _column_goes_on(boxes[n - 1], box) else n
         x, y = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
         inside = next((i for i, ((x0, y0, x1, y1), _) in enumerate(tables) if x0 <= x <= x1 and y0 <= y <= y1), None)
         if inside is not None:
@@ -2635,6 +2648,14 @@ def _pdf_lines(layout, page: int, tables=()) -> tuple[list[tuple[int, str, float
             size = sizes.most_common(1)[0][0] if sizes else 0.0
             lines.append((number, _scripted(line, size) if len(sizes) > 1 else line.get_text(), size))
     return lines, edges
+
+
+def _column_goes_on(before, box) -> bool:
+    """Whether pdfminer text ``box`` opens a column (it stands right of the box ``before`` it and
+    starts higher) with the sentence that ``before`` leaves unfinished: it ends in a word, a
+    comma or a hyphen, and ``box`` starts in lower case. A paragraph a column break cut read as two."""
+    return box.x0 >= before.x1 - 1 and box.y1 > before.y1 and bool(_CUT_SENTENCE.search(before.get_text().rstrip())) \
+        and box.get_text().lstrip()[:1].islower()
 
 
 def _scripted(line, size: float) -> str:

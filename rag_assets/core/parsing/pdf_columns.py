@@ -1,0 +1,92 @@
+"""The reading order of a PDF page set in columns (a paper, a newsletter, a data sheet).
+
+pdfminer orders a page's text boxes by grouping them pairwise by distance, and reads a group of
+two columns right column first where the right one is the shorter (a paper's last page, a page
+where a figure ends one column): the right column's text came before the left's, and a paragraph
+that a column break cuts was read in two far-apart pieces. ``reading_order`` reads such a page
+as its reader does: top to bottom between the boxes that span its columns (a title, an abstract
+set full width, a figure's caption), each column left to right, each column top to bottom. A page
+in one column keeps pdfminer's order.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+MIN_GUTTER = 6.0  # points between two columns' text at least (a word space is about 3)
+MIN_COLUMN_LINES = 3  # a column holds a paragraph of this many lines at least (2-line notes beside text are none)
+WIDE = 0.6  # a paragraph wider than this share of the page's text spans columns: it is no column's
+NARROW = 0.2  # a column is at least this share of the page's text wide (a table's columns of values are not)
+
+
+class Box(NamedTuple):
+    """A text box's bounding box in PDF coordinates (y grows upwards) and its number of lines."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    lines: int
+
+
+def reading_order(boxes: list[Box]) -> list[int]:
+    """The indices of a page's text ``boxes`` (in pdfminer's order) in reading order. The page is
+    set in columns where gaps of ``MIN_GUTTER`` points or more (gutters) run between the
+    paragraphs (boxes of two lines or more, at most ``WIDE`` of the text's width) and each column
+    holds a paragraph of ``MIN_COLUMN_LINES`` lines or more and is ``NARROW`` of the text's width or wider
+    (a table's columns of values are no columns of text); then a box crossing a gutter (a title, a
+    caption, a page number) is read where it stands, between the bands of columns above and below
+    it, and within a band each column is read in turn, its boxes top down. Otherwise pdfminer's
+    order stands."""
+    order = list(range(len(boxes)))
+    gutters = _gutters(boxes)
+    if not gutters:
+        return order
+    edges = [(-float("inf"), gutters[0][0])] + [(a[1], b[0]) for a, b in zip(gutters, gutters[1:])] \
+        + [(gutters[-1][1], float("inf"))]
+    column_of = {i: c for i, box in enumerate(boxes) for c, (left, right) in enumerate(edges)
+                 if box.x0 >= left - 1 and box.x1 <= right + 1}
+    spanning = sorted((i for i in order if i not in column_of), key=lambda i: -_middle(boxes[i]))
+    bands: dict[int, list[int]] = {}
+    for i in column_of:
+        band = sum(_middle(boxes[s]) > _middle(boxes[i]) for s in spanning)
+        bands.setdefault(band, []).append(i)
+    out: list[int] = []
+    for band in range(len(spanning) + 1):
+        out += sorted(bands.get(band, []), key=lambda i: (column_of[i], -boxes[i].y1, boxes[i].x0))
+        out += spanning[band : band + 1]
+    return out
+
+
+def _middle(box: Box) -> float:
+    return (box.y0 + box.y1) / 2
+
+
+def _gutters(boxes: list[Box]) -> list[tuple[float, float]]:
+    """The x ranges between a page's columns of paragraphs, left to right (see ``reading_order``);
+    none for a page in one column."""
+    if len(boxes) < 2:
+        return []
+    width = max(box.x1 for box in boxes) - min(box.x0 for box in boxes)
+    paragraphs = sorted((box for box in boxes if box.lines >= 2 and box.x1 - box.x0 <= WIDE * width),
+                        key=lambda box: box.x0)
+    runs: list[list[float]] = []  # [x0, x1, most lines of a paragraph] of paragraphs overlapping in x
+    for box in paragraphs:
+        if runs and box.x0 < runs[-1][1] + MIN_GUTTER:
+            runs[-1][1] = max(runs[-1][1], box.x1)
+            runs[-1][2] = max(runs[-1][2], box.lines)
+        else:
+            runs.append([box.x0, box.x1, box.lines])
+    columns: list[list[float]] = []
+    def column(run: list[float]) -> bool:
+        return run[2] >= MIN_COLUMN_LINES and run[1] - run[0] >= NARROW * width
+
+    columns: list[list[float]] = []
+    for run in runs:  # a run too short or narrow to be a column joins the one before it (the first, the one after)
+        if columns and not (column(run) and column(columns[-1])):
+            columns[-1] = [columns[-1][0], run[1], max(columns[-1][2], run[2])]
+        else:
+            columns.append(run)
+    if len(columns) < 2 or not column(columns[-1]):
+        return []
+    return [(a[1], b[0]) for a, b in zip(columns, columns[1:])]
