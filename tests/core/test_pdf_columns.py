@@ -24,7 +24,7 @@ def test_columns_read_in_turn_between_the_boxes_spanning_them():
 
 
 def test_three_columns_read_left_to_right():
-    columns = [column(x, x + 150, 700, [5, 7]) for x in (50, 230, 410)]
+    columns = [column(x, x + 150, 700, heights) for x, heights in ((50, [5, 7]), (230, [3, 9]), (410, [8, 2]))]
     boxes = [*columns[2], *columns[0], *columns[1]]
     assert [boxes[i] for i in reading_order(boxes)] == [*columns[0], *columns[1], *columns[2]]
 
@@ -38,11 +38,14 @@ def test_a_page_in_one_column_keeps_pdfminer_s_order():
 
 def test_a_table_s_columns_of_values_and_notes_beside_text_are_no_columns():
     """A field table set without rules (shared-mime-info's spec: offsets, types and names, each a
-    narrow box of several lines, read row by row) and two-line notes beside the text keep
-    pdfminer's order."""
+    narrow box of several lines, read row by row), a table of two wide columns whose cells start
+    level and two-line notes beside the text keep pdfminer's order."""
     heading = Box(72, 700, 540, 740, 3)
     rows = [[Box(x, top - 36, x + width, top, 3) for x, width in ((72, 30), (110, 50), (170, 90))] for top in (650, 600)]
     boxes = [heading, *rows[0], *rows[1]]
+    assert reading_order(boxes) == list(range(len(boxes)))
+    cells = [[Box(x, top - 36, x + 200, top, 3) for x in (72, 320)] for top in (450, 400, 350)]
+    boxes = [box for row in cells for box in row]  # a table of two wide columns, read row by row
     assert reading_order(boxes) == list(range(len(boxes)))
     body = column(120, 300, 500, [6, 5])
     notes = [Box(335, 480, 453, 500, 2), Box(335, 404, 453, 425, 2)]

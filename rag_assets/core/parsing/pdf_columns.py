@@ -34,7 +34,8 @@ def reading_order(boxes: list[Box]) -> list[int]:
     set in columns where gaps of ``MIN_GUTTER`` points or more (gutters) run between the
     paragraphs (boxes of two lines or more, at most ``WIDE`` of the text's width) and each column
     holds a paragraph of ``MIN_COLUMN_LINES`` lines or more and is ``NARROW`` of the text's width or wider
-    (a table's columns of values are no columns of text); then a box crossing a gutter (a title, a
+    (a table's columns of values are no columns of text), and their boxes are no table's rows
+    (``_rows``); then a box crossing a gutter (a title, a
     caption, a page number) is read where it stands, between the bands of columns above and below
     it, and within a band each column is read in turn, its boxes top down. Otherwise pdfminer's
     order stands."""
@@ -51,11 +52,25 @@ def reading_order(boxes: list[Box]) -> list[int]:
     for i in column_of:
         band = sum(_middle(boxes[s]) > _middle(boxes[i]) for s in spanning)
         bands.setdefault(band, []).append(i)
+    if any(_rows(boxes, members, column_of) for members in bands.values()):
+        return order
     out: list[int] = []
     for band in range(len(spanning) + 1):
         out += sorted(bands.get(band, []), key=lambda i: (column_of[i], -boxes[i].y1, boxes[i].x0))
         out += spanning[band : band + 1]
     return out
+
+
+def _rows(boxes: list[Box], members: list[int], column_of: dict[int, int]) -> bool:
+    """Whether a band's columns (the boxes ``members``) are a table's: below each column's first
+    box, half the boxes of a column or more start level with a box of the column before it, as a
+    table's cells of a row do (text in columns starts its paragraphs where they fall)."""
+    tops: dict[int, list[float]] = {}
+    for i in sorted(members, key=lambda i: -boxes[i].y1):
+        tops.setdefault(column_of[i], []).append(boxes[i].y1)
+    pairs = [(tops[c], tops[c + 1][1:]) for c in sorted(tops) if c + 1 in tops]
+    return any(right and 2 * sum(any(abs(top - other) <= 2 for other in left) for top in right) >= len(right)
+               for left, right in pairs)
 
 
 def _middle(box: Box) -> float:
