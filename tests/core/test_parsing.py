@@ -34,6 +34,17 @@ def saved(office) -> bytes:
     return out.getvalue()
 
 
+def saved_zip(members: dict[str, str]) -> bytes:
+    """A zip package of ``members`` (name -> text), stored in that order."""
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as package:
+        for name, text in members.items():
+            package.writestr(name, text)
+    return out.getvalue()
+
+
 def heading_paths(doc) -> dict[str, tuple[str, ...]]:
     """Each element's text and heading path."""
     return {doc.text[e.start : e.end]: e.heading_path for e in doc.elements}
@@ -2199,6 +2210,8 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
         ("salaries.docx", encrypted_docx(), "encrypted (password protected)"),
         ("salaries.xlsx", encrypted_docx(), "encrypted (password protected)"),
         ("broken.odt", b"PK\x03\x04 not a zip", "cannot parse as odt: ValueError: pandoc cannot read it as odt"),
+        ("broken.ods", b"PK\x03\x04 not a zip", "cannot parse as ods: the file is damaged or cut short"),
+        ("budget.ods", saved_zip({"mimetype": "x"}), "cannot parse as ods: ValueError: the package has no content.xml"),
         ("broken.epub", b"not an epub", "cannot parse as epub"),
         ("loop.tex", b"\\def\\a{\\a}\\a", "pandoc cannot read it as latex (Loop encountered in expanding macro a)"),
     ],
@@ -2209,6 +2222,92 @@ def test_bad_documents_fail_with_the_document_and_the_cause(doc_id, data, cause)
     assert info.value.doc_id == doc_id
     assert cause in str(info.value)
     assert str(info.value).startswith(doc_id)
+
+
+_ODF = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+        'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+        'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+        'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
+        'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" '
+        'xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" '
+        'xmlns:meta="urn:oasis:names:tc:opendocument:xmlns:meta:1.0" xmlns:dc="http://purl.org/dc/elements/1.1/"')
+
+
+def _opendocument(kind: str, styles: str, body: str, meta: str = "") -> bytes:
+    """An OpenDocument package (``kind``: spreadsheet or presentation) of ``body``, as LibreOffice
+    writes one: the mimetype first, then its content, properties and manifest."""
+    media = f"application/vnd.oasis.opendocument.{kind}"
+    return saved_zip({
+        "mimetype": media,
+        "content.xml": f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_ODF}><office:automatic-styles>'
+                       f"{styles}</office:automatic-styles><office:body><office:{kind}>{body}</office:{kind}>"
+                       "</office:body></office:document-content>",
+        "meta.xml": f'<office:document-meta {_ODF}><office:meta>{meta}</office:meta></office:document-meta>',
+        "META-INF/manifest.xml": '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+                                 f'<manifest:file-entry manifest:full-path="/" manifest:media-type="{media}"/></manifest:manifest>'})
+
+
+def test_an_opendocument_spreadsheet_reads_as_a_workbook_does():
+    """LibreOffice Calc's .ods files were read as text (binary, refused): each visible sheet is a
+    page headed by its name, its cells as their formats show them, repeated rows and cells as
+    many, a merged cell's text once, a comment and a hidden sheet left out."""
+    def cell(text: str, extra: str = "") -> str:
+        return f"<table:table-cell {extra}><text:p>{text}</text:p></table:table-cell>"
+
+    def row(*cells: str, extra: str = "") -> str:
+        return f"<table:table-row {extra}>{''.join(cells)}</table:table-row>"
+
+    empty = '<table:table-cell table:number-columns-repeated="16380"/>'
+    budget = ('<table:table table:name="Budget" table:style-name="ta1"><table:table-header-rows>'
+              + row(cell("Item"), cell("Cost"), cell("Share"), empty) + "</table:table-header-rows>"
+              + row(cell("Pumps", 'table:number-columns-spanned="1"'),
+                    cell("$23,750.50", 'office:value-type="currency" office:value="23750.5"'),
+                    cell("95.0%", 'office:value-type="percentage" office:value="0.95"'), empty)
+              + row(cell("Valve<text:s text:c=\"2\"/>kits"), "<table:covered-table-cell/>",
+                    cell("5.0%<office:annotation><text:p>check with finance</text:p></office:annotation>"), empty,
+                    extra='table:number-rows-repeated="2"')
+              + row(empty, extra='table:number-rows-repeated="1048570"') + "</table:table>")
+    notes = '<table:table table:name="Notes" table:style-name="ta1">' + row(cell("Approved in March.")) + "</table:table>"
+    hidden = '<table:table table:name="Rates" table:style-name="ta2">' + row(cell("Secret rate 7%")) + "</table:table>"
+    styles = ('<style:style style:name="ta1" style:family="table"><style:table-properties table:display="true"/>'
+              '</style:style><style:style style:name="ta2" style:family="table"><style:table-properties '
+              'table:display="false"/></style:style>')
+    data = _opendocument("spreadsheet", styles, budget + hidden + notes,
+                         "<dc:title>Pump budget</dc:title><meta:keyword>budget</meta:keyword>")
+    doc = parse_document(raw("finance/budget.ods", data))
+    assert doc.content_type == "ods" and doc.title == "Pump budget" and doc.tags == ("budget",)
+    assert [(doc.text[e.start : e.end], e.category, e.page) for e in doc.elements] == [
+        ("Budget", "Title", 1),
+        ("| Item | Cost | Share |\n| --- | --- | --- |\n| Pumps | $23,750.50 | 95.0% |\n| Valve kits |  | 5.0% |\n"
+         "| Valve kits |  | 5.0% |", "Table", 1),
+        ("Notes", "Title", 3), ("| Approved in March. |\n| --- |", "Table", 3)]  # a hidden sheet's number kept
+
+
+def test_an_opendocument_presentation_reads_as_a_deck_does():
+    """LibreOffice Impress's .odp files were refused: a slide is a page headed by its title, its
+    text, list items and tables in order under it, then its notes; its footer and number left out."""
+    def frame(kind: str, inner: str) -> str:
+        return f'<draw:frame presentation:class="{kind}"><draw:text-box>{inner}</draw:text-box></draw:frame>'
+
+    table = ('<draw:frame><table:table><table:table-row><table:table-cell><text:p>Site</text:p></table:table-cell>'
+             "<table:table-cell><text:p>Pumps</text:p></table:table-cell></table:table-row><table:table-row>"
+             "<table:table-cell><text:p>Oslo</text:p></table:table-cell><table:table-cell><text:p>12</text:p>"
+             "</table:table-cell></table:table-row></table:table></draw:frame>")
+    first = ('<draw:page draw:name="page1">' + frame("outline", "<text:list><text:list-item><text:p>Check the seals"
+             "</text:p><text:list><text:list-item><text:p>weekly</text:p></text:list-item></text:list></text:list-item>"
+             "</text:list>") + frame("title", "<text:p>Pump care</text:p>")
+             + '<draw:g><draw:custom-shape><text:p>Call <text:span>service</text:span> on leaks.</text:p></draw:custom-shape>'
+             "</draw:g>" + table + frame("page-number", "<text:p>1</text:p>") + frame("footer", "<text:p>ACME</text:p>")
+             + '<presentation:notes><draw:page-thumbnail/>' + frame("notes", "<text:p>Ask who has spares.</text:p>")
+             + "</presentation:notes></draw:page>")
+    second = '<draw:page draw:name="page2"><draw:custom-shape><text:p>Questions?</text:p></draw:custom-shape></draw:page>'
+    doc = parse_document(raw("decks/pumps.odp", _opendocument("presentation", "", first + second)))
+    assert doc.title == "Pump care"
+    assert [(doc.text[e.start : e.end], e.category, e.page, e.heading_path) for e in doc.elements] == [
+        ("Pump care", "Title", 1, ("Pump care",)), ("Check the seals", "ListItem", 1, ("Pump care",)),
+        ("weekly", "ListItem", 1, ("Pump care",)), ("Call service on leaks.", "NarrativeText", 1, ("Pump care",)),
+        ("| Site | Pumps |\n| --- | --- |\n| Oslo | 12 |", "Table", 1, ("Pump care",)),
+        ("Ask who has spares.", "NarrativeText", 1, ("Pump care",)), ("Questions?", "NarrativeText", 2, ())]
 
 
 def test_legacy_encodings_and_line_endings_decode():

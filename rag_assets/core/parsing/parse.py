@@ -40,6 +40,7 @@ from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, Par
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.pdf_columns import Box, reading_order
 from rag_assets.core.parsing.office_graphics import chart_rows, diagram_lines
+from rag_assets.core.parsing.opendocument import presentation_slides, spreadsheet_sheets
 from rag_assets.core.parsing.rst import rst_as_shown
 from rag_assets.core.parsing.structure import (front_matter, indent_width, markdown_blocks, markdown_table,
                                               paragraph_elements, rst_elements, tag_names, without_lines,
@@ -255,7 +256,7 @@ FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "
                     "html": "9", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "8"),
                     "xml": "9", "email": "9", "asciidoc": "10",
                     "docx": "13", "pptx": "9", "xlsx": "8", "subtitles": "1", "json": "2",
-                    "pdf": "3", "image": "2"}
+                    "pdf": "3", "image": "2", "ods": "1", "odp": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")
@@ -296,6 +297,8 @@ CONTENT_TYPES = {
     ".doc": "docx",  # Word 97-2003, told apart by content: converted to DOCX
     ".dot": "docx",
     ".odt": "odt",
+    ".ods": "ods",  # OpenDocument spreadsheets and presentations (LibreOffice Calc, Impress)
+    ".odp": "odp",
     ".rtf": "rtf",
     ".epub": "epub",
     ".pptx": "pptx",
@@ -460,8 +463,8 @@ def _property_tags(content_type: str, data: bytes) -> tuple[str, ...]:
     A 97-2003 Office file's keywords are those of its summary information."""
     if content_type in ("docx", "pptx", "xlsx") and data.startswith(_OLE_MAGIC):
         found = _ole_keywords(data)
-    elif content_type in ("docx", "pptx", "xlsx", "odt"):
-        meta = _zip_member(data, "meta.xml" if content_type == "odt" else "docProps/core.xml")
+    elif content_type in ("docx", "pptx", "xlsx", "odt", "ods", "odp"):
+        meta = _zip_member(data, "meta.xml" if content_type.startswith("od") else "docProps/core.xml")
         found = re.findall(r"<(?:cp:keywords|meta:keyword)>([^<]*)</", meta)
     elif content_type == "pdf":
         found = _pdf_keywords(data)
@@ -1969,6 +1972,51 @@ def _parse_xlsx(data: bytes):
     return text, spans, title
 
 
+def _opendocument_content(data: bytes):
+    """An OpenDocument package's content part (``content.xml``) as an lxml root."""
+    import zipfile
+
+    from lxml import etree
+
+    package = zipfile.ZipFile(io.BytesIO(data))  # a damaged one raises BadZipFile: see parse_document
+    if "content.xml" not in package.namelist():
+        raise ValueError("the package has no content.xml: it is no OpenDocument file (save it again from its application)")
+    return etree.fromstring(package.read("content.xml"), etree.XMLParser(resolve_entities=False, no_network=True,
+                                                                         huge_tree=True))
+
+
+def _parse_ods(data: bytes):
+    """An OpenDocument spreadsheet (LibreOffice Calc), read as an Excel workbook is: each visible
+    sheet's name (a title) and its cells as Markdown rows (``opendocument.spreadsheet_sheets``:
+    values as their formats show them, as the file keeps them); a sheet's number is its page; its
+    title is its properties' own."""
+    items: list[tuple[str, str, int | None]] = []
+    for number, name, rows in spreadsheet_sheets(_opendocument_content(data)):
+        items += _sheet_items(name, rows, number)
+    text, spans = _join_elements(items)
+    return text, spans, _odt_title(data)
+
+
+def _parse_odp(data: bytes):
+    """An OpenDocument presentation (LibreOffice Impress), read as a PowerPoint deck is: a slide is
+    a page headed by its title alone, its text, list items and tables under it, then its speaker
+    notes (``opendocument.presentation_slides``); its title is its first slide's, as a deck's is."""
+    items: list[tuple] = []
+    for number, (title, shown, notes) in enumerate(presentation_slides(_opendocument_content(data)), start=1):
+        items.append(("Title", title, number, 1) if title else (_UNTITLED, "", number))
+        for kind, value in shown:
+            if kind == "table":
+                caption, rows = _caption(value)
+                table = markdown_table(rows)
+                items += [*([("NarrativeText", caption, number)] if caption else []), *([("Table", table, number)] if table else [])]
+            else:
+                items.append(("ListItem" if kind == "item" else "NarrativeText", value, number))
+        if notes:
+            items.append(("NarrativeText", notes, number))
+    text, spans = _join_elements(items)
+    return text, spans, _first_title(text, spans)
+
+
 def _sheet_items(name: str, rows: list[list[str]], page: int) -> list[tuple[str, str, int]]:
     """A sheet's items: its name (a title), then each of its tables (``_sheet_tables``) as its
     caption (``_caption``) and its rows; none when it has no cells."""
@@ -2862,16 +2910,18 @@ def _first_title(text: str, elements: tuple[Element, ...]) -> str:
 _PANDOC_FORMATS = ("odt", "rtf", "epub", "asciidoc", "latex", "org")
 _PANDOC_TEXT = ("asciidoc", "latex", "org", "jats", "docbook")
 _PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "email": _parse_email, "xlsx": _parse_xlsx,
+            "ods": _parse_ods, "odp": _parse_odp,
             "notebook": _parse_notebook, "pdf": _parse_pdf, "image": _parse_image, "xml": _parse_xml,
             **{name: partial(_parse_pandoc, name) for name in _PANDOC_FORMATS}}
 _PARSER_MODULES = {"html": ("unstructured.partition.html",),
                    "docx": ("unstructured.partition.docx", "doc2docx", "olefile"),
                    "pptx": ("pptx", "unstructured.partition.pptx", "ppt2pptx", "olefile"),
                    "email": ("oxmsg", "unstructured.partition.email"),
-                   "xlsx": ("openpyxl", "xlrd", "olefile"), "notebook": ("json",),
+                   "xlsx": ("openpyxl", "xlrd", "olefile"), "notebook": ("json",), "ods": ("lxml.etree",),
+                   "odp": ("lxml.etree",),
                    **{name: ("pypandoc", "unstructured.partition.html") for name in (*_PANDOC_FORMATS, "xml")},
                    "pdf": ("pdfplumber", "unstructured.partition.text"),
                    "image": ("PIL.Image", "tesserocr", "unstructured.partition.text")}  # pdfplumber imports pdfminer's
 _LOADED: set[str] = set()
 OCR_FORMATS = ("pdf", "image", "docx", "pptx", "email")  # content types with pictures OCR may read
-_ARCHIVES = ("docx", "pptx", "xlsx", "odt", "epub")  # zip formats: checked for their expanded size before parsing
+_ARCHIVES = ("docx", "pptx", "xlsx", "odt", "ods", "odp", "epub")  # zip formats: checked for their expanded size before parsing
