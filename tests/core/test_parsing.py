@@ -2191,6 +2191,10 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
         ("tool", b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 8, "an ELF executable, not text; not a document format"),
         ("scan.txt", b"%PDF-1.4\n" + bytes(range(256)) * 8, "a PDF, not text; name it .pdf"),
         ("minutes.txt", slide_deck(), "a PowerPoint deck, not text; name it .pptx to have it read"),
+        ("rates.txt", saved_zip({"mimetype": "application/vnd.oasis.opendocument.spreadsheet", "content.xml": "<x/>"}),
+         "an OpenDocument spreadsheet, not text; name it .ods to have it read"),  # it said "text; name it .odt"
+        ("plan.md", saved_zip({"mimetype": "application/vnd.oasis.opendocument.graphics", "content.xml": "<x/>"}),
+         "an OpenDocument graphics, not text; not a document format rag reads"),
         ("broken.pdf", b"%PDF-1.4\nthis is not really a pdf", "cannot parse as pdf: the file is damaged or cut short"),
         ("cut.pdf", b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R", "cannot parse as pdf: the file is damaged"),
         ("broken.docx", b"PK\x03\x04 not a zip", "cannot parse as docx: the file is damaged or cut short"),

@@ -82,10 +82,10 @@ _MAGIC = (
 )
 
 
-# Packages a format rag reads, by a member only they hold.
+# Packages a format rag reads, by a member only they hold (an OpenDocument file by its mimetype member).
 _PACKAGES = (("word/document.xml", "a Word document", ".docx"), ("ppt/presentation.xml", "a PowerPoint deck", ".pptx"),
-             ("xl/workbook.xml", "an Excel workbook", ".xlsx"), ("content.xml", "an OpenDocument text", ".odt"),
-             ("META-INF/container.xml", "an EPUB book", ".epub"))
+             ("xl/workbook.xml", "an Excel workbook", ".xlsx"), ("META-INF/container.xml", "an EPUB book", ".epub"))
+_OPENDOCUMENT = {"text": ".odt", "spreadsheet": ".ods", "presentation": ".odp"}  # the kinds rag reads
 
 
 def binary_cause(data: bytes) -> str:
@@ -93,12 +93,19 @@ def binary_cause(data: bytes) -> str:
     members) say it is, and the fix."""
     if data.startswith(b"PK\x03\x04"):
         try:
-            names = set(zipfile.ZipFile(io.BytesIO(data)).namelist())
+            package = zipfile.ZipFile(io.BytesIO(data))
+            names = set(package.namelist())
+            media = package.read("mimetype")[:100].decode("ascii", "replace") if "mimetype" in names else ""
         except (zipfile.BadZipFile, ValueError):
-            names = set()
+            names, media = set(), ""
         for member, kind, extension in _PACKAGES:
             if member in names:
                 return f"file content is {kind}, not text; {_RENAME.format(extension)}"
+        if media.startswith("application/vnd.oasis.opendocument.") or "content.xml" in names:
+            kind = media.removeprefix("application/vnd.oasis.opendocument.").split("-")[0] or "text"
+            extension = _OPENDOCUMENT.get(kind)
+            return (f"file content is an OpenDocument {kind}, not text; "
+                    + (_RENAME.format(extension) if extension else _NOT_READ))
     for magic, kind, fix in _MAGIC:
         if data.startswith(magic):
             return f"file content is {kind}, not text; {fix}"
