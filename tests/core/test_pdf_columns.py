@@ -18,9 +18,10 @@ def test_columns_read_in_turn_between_the_boxes_spanning_them():
     left, right = column(72, 290, 670, [10, 8, 12]), column(320, 540, 670, [6, 5])
     caption = Box(72, 250, 540, 262, 1)  # a figure's caption set full width
     below_left, below_right = column(72, 290, 240, [4]), column(320, 540, 240, [5])
-    boxes = [*right, title, *below_right, caption, *left, abstract, *below_left]  # pdfminer's order, shuffled
+    number = Box(300, 40, 306, 50, 1)  # the page number, under the left column's edge (its text is ragged)
+    boxes = [*right, title, *below_right, caption, number, *left, abstract, *below_left]  # pdfminer's order, shuffled
     order = [boxes[i] for i in reading_order(boxes)]
-    assert order == [title, abstract, *left, *right, caption, *below_left, *below_right]
+    assert order == [title, abstract, *left, *right, caption, *below_left, *below_right, number]
 
 
 def test_three_columns_read_left_to_right():

@@ -35,18 +35,20 @@ def reading_order(boxes: list[Box]) -> list[int]:
     paragraphs (boxes of two lines or more, at most ``WIDE`` of the text's width) and each column
     holds a paragraph of ``MIN_COLUMN_LINES`` lines or more and is ``NARROW`` of the text's width or wider
     (a table's columns of values are no columns of text), and their boxes are no table's rows
-    (``_rows``); then a box crossing a gutter (a title, a
-    caption, a page number) is read where it stands, between the bands of columns above and below
-    it, and within a band each column is read in turn, its boxes top down. Otherwise pdfminer's
-    order stands."""
+    (``_rows``); then a box crossing a gutter (a title, a caption) or a line above or below all
+    paragraphs (``_margin``: a header, a page number) is read where it stands, between the bands
+    of columns above and below it, and within a band each column is read in turn, its boxes top
+    down. Otherwise pdfminer's order stands."""
     order = list(range(len(boxes)))
     gutters = _gutters(boxes)
     if not gutters:
         return order
     edges = [(-float("inf"), gutters[0][0])] + [(a[1], b[0]) for a, b in zip(gutters, gutters[1:])] \
         + [(gutters[-1][1], float("inf"))]
+    paragraphs = [box for box in boxes if box.lines >= 2]
+    top, bottom = max(box.y1 for box in paragraphs), min(box.y0 for box in paragraphs)
     column_of = {i: c for i, box in enumerate(boxes) for c, (left, right) in enumerate(edges)
-                 if box.x0 >= left - 1 and box.x1 <= right + 1}
+                 if box.x0 >= left - 1 and box.x1 <= right + 1 and not _margin(box, top, bottom)}
     spanning = sorted((i for i in order if i not in column_of), key=lambda i: -_middle(boxes[i]))
     bands: dict[int, list[int]] = {}
     for i in column_of:
@@ -63,14 +65,22 @@ def reading_order(boxes: list[Box]) -> list[int]:
 
 def _rows(boxes: list[Box], members: list[int], column_of: dict[int, int]) -> bool:
     """Whether a band's columns (the boxes ``members``) are a table's: below each column's first
-    box, half the boxes of a column or more start level with a box of the column before it, as a
-    table's cells of a row do (text in columns starts its paragraphs where they fall)."""
+    box, two boxes of a column or more, and half of them at least, start level with a box of the
+    column before it, as a table's cells of a row do (text in columns starts its paragraphs where
+    they fall: two columns' second paragraphs may start level by chance)."""
     tops: dict[int, list[float]] = {}
     for i in sorted(members, key=lambda i: -boxes[i].y1):
         tops.setdefault(column_of[i], []).append(boxes[i].y1)
     pairs = [(tops[c], tops[c + 1][1:]) for c in sorted(tops) if c + 1 in tops]
-    return any(right and 2 * sum(any(abs(top - other) <= 2 for other in left) for top in right) >= len(right)
-               for left, right in pairs)
+    level = [sum(any(abs(top - other) <= 2 for other in left) for top in right) for left, right in pairs]
+    return any(count >= 2 and 2 * count >= len(right) for count, (_, right) in zip(level, pairs))
+
+
+def _margin(box: Box, top: float, bottom: float) -> bool:
+    """Whether ``box`` is a line above or below all the page's paragraphs (between ``top`` and
+    ``bottom``): a running header, a footer, a page number, read before or after the columns
+    wherever it stands."""
+    return box.lines == 1 and (box.y0 >= top or box.y1 <= bottom)
 
 
 def _middle(box: Box) -> float:
