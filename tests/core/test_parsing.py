@@ -2237,9 +2237,10 @@ _ODF = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
         'xmlns:meta="urn:oasis:names:tc:opendocument:xmlns:meta:1.0" xmlns:dc="http://purl.org/dc/elements/1.1/"')
 
 
-def _opendocument(kind: str, styles: str, body: str, meta: str = "") -> bytes:
+def _opendocument(kind: str, styles: str, body: str, meta: str = "", parts: dict[str, str] | None = None) -> bytes:
     """An OpenDocument package (``kind``: spreadsheet or presentation) of ``body``, as LibreOffice
-    writes one: the mimetype first, then its content, properties and manifest."""
+    writes one: the mimetype first, then its content, properties and manifest (and ``parts``: an
+    embedded object's)."""
     media = f"application/vnd.oasis.opendocument.{kind}"
     return saved_zip({
         "mimetype": media,
@@ -2248,7 +2249,8 @@ def _opendocument(kind: str, styles: str, body: str, meta: str = "") -> bytes:
                        "</office:body></office:document-content>",
         "meta.xml": f'<office:document-meta {_ODF}><office:meta>{meta}</office:meta></office:document-meta>',
         "META-INF/manifest.xml": '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
-                                 f'<manifest:file-entry manifest:full-path="/" manifest:media-type="{media}"/></manifest:manifest>'})
+                                 f'<manifest:file-entry manifest:full-path="/" manifest:media-type="{media}"/></manifest:manifest>',
+        **(parts or {})})
 
 
 def test_an_opendocument_spreadsheet_reads_as_a_workbook_does():
@@ -2289,7 +2291,8 @@ def test_an_opendocument_spreadsheet_reads_as_a_workbook_does():
 
 def test_an_opendocument_presentation_reads_as_a_deck_does():
     """LibreOffice Impress's .odp files were refused: a slide is a page headed by its title, its
-    text, list items and tables in order under it, then its notes; its footer and number left out."""
+    text, list items, tables and charts in order under it, then its notes; its footer and number
+    left out."""
     def frame(kind: str, inner: str) -> str:
         return f'<draw:frame presentation:class="{kind}"><draw:text-box>{inner}</draw:text-box></draw:frame>'
 
@@ -2304,14 +2307,27 @@ def test_an_opendocument_presentation_reads_as_a_deck_does():
              "</draw:g>" + table + frame("page-number", "<text:p>1</text:p>") + frame("footer", "<text:p>ACME</text:p>")
              + '<presentation:notes><draw:page-thumbnail/>' + frame("notes", "<text:p>Ask who has spares.</text:p>")
              + "</presentation:notes></draw:page>")
-    second = '<draw:page draw:name="page2"><draw:custom-shape><text:p>Questions?</text:p></draw:custom-shape></draw:page>'
-    doc = parse_document(raw("decks/pumps.odp", _opendocument("presentation", "", first + second)))
+    objects = "".join(f'<draw:frame><draw:object xmlns:xlink="http://www.w3.org/1999/xlink" xlink:href="{href}"/></draw:frame>'
+                      for href in ("./Object 1", "../Object 1", "./Object 9"))  # outside the package, missing: left out
+    second = ('<draw:page draw:name="page2"><draw:custom-shape><text:p>Questions?</text:p></draw:custom-shape>'
+              + objects + "</draw:page>")
+    cells = lambda *texts: "<table:table-row>" + "".join(  # noqa: E731
+        f"<table:table-cell><text:p>{text}</text:p></table:table-cell>" for text in texts) + "</table:table-row>"
+    chart = (f'<office:document-content {_ODF} xmlns:chart="urn:oasis:names:tc:opendocument:xmlns:chart:1.0"><office:body>'
+             "<office:chart><chart:chart><chart:title><text:p>Leaks per month</text:p></chart:title><table:table "
+             'table:name="local-table"><table:table-header-rows>' + cells("", "Oslo", "Bergen") + "</table:table-header-rows>"
+             "<table:table-rows>" + cells("Jan", "3", "1") + cells("Feb", "0", "2") + "</table:table-rows></table:table>"
+             "</chart:chart></office:chart></office:body></office:document-content>")
+    doc = parse_document(raw("decks/pumps.odp", _opendocument("presentation", "", first + second,
+                                                              parts={"Object 1/content.xml": chart})))
     assert doc.title == "Pump care"
     assert [(doc.text[e.start : e.end], e.category, e.page, e.heading_path) for e in doc.elements] == [
         ("Pump care", "Title", 1, ("Pump care",)), ("Check the seals", "ListItem", 1, ("Pump care",)),
         ("weekly", "ListItem", 1, ("Pump care",)), ("Call service on leaks.", "NarrativeText", 1, ("Pump care",)),
         ("| Site | Pumps |\n| --- | --- |\n| Oslo | 12 |", "Table", 1, ("Pump care",)),
-        ("Ask who has spares.", "NarrativeText", 1, ("Pump care",)), ("Questions?", "NarrativeText", 2, ())]
+        ("Ask who has spares.", "NarrativeText", 1, ("Pump care",)), ("Questions?", "NarrativeText", 2, ()),
+        ("Leaks per month", "NarrativeText", 2, ()),
+        ("|  | Oslo | Bergen |\n| --- | --- | --- |\n| Jan | 3 | 1 |\n| Feb | 0 | 2 |", "Table", 2, ())]
 
 
 def test_legacy_encodings_and_line_endings_decode():

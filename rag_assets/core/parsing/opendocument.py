@@ -11,6 +11,8 @@ _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
 _DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
 _STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
 _PRESENTATION = "{urn:oasis:names:tc:opendocument:xmlns:presentation:1.0}"
+_CHART = "{urn:oasis:names:tc:opendocument:xmlns:chart:1.0}"
+_XLINK = "{http://www.w3.org/1999/xlink}"
 _ROW_GROUPS = {f"{_TABLE}{name}" for name in ("table-header-rows", "table-row-group", "table-rows")}
 _CELLS = (f"{_TABLE}table-cell", f"{_TABLE}covered-table-cell")
 _PARAGRAPHS = (f"{_TEXT}p", f"{_TEXT}h")
@@ -98,11 +100,13 @@ def _cells(row) -> list[str]:
     return cells
 
 
-def presentation_slides(content) -> list[tuple[str, list[tuple[str, object]], str]]:
+def presentation_slides(content, embedded=lambda href: None) -> list[tuple[str, list[tuple[str, object]], str]]:
     """A presentation's slides, in order: each one's title (its title placeholder's text, ""
     where it has none), what else it shows in order (``("text", paragraph)``, ``("item", list
     item)``, ``("table", rows)``; groups' shapes in their place, a repeated placeholder such as
-    its footer or number left out) and its speaker notes ("" where it has none)."""
+    its footer or number left out, an embedded chart or spreadsheet as ``object_items`` reads the
+    content part ``embedded(its link)`` returns, None where there is none) and its speaker notes
+    ("" where it has none)."""
     slides = []
     for page in content.iter(f"{_DRAW}page"):
         title, items = "", []
@@ -113,7 +117,7 @@ def presentation_slides(content) -> list[tuple[str, list[tuple[str, object]], st
             if kind == "title" and not title:
                 title = " ".join(" ".join(shown_text(p) for p in shape.iter(*_PARAGRAPHS)).split())
                 continue
-            items += _shape_items(shape)
+            items += _shape_items(shape, embedded)
         notes = page.find(f"{_PRESENTATION}notes")
         notes_text = "" if notes is None else "\n".join(
             shown_text(p).strip() for frame in _shapes(notes) if frame.get(f"{_PRESENTATION}class") == "notes"
@@ -131,13 +135,29 @@ def _shapes(parent):
             yield child
 
 
-def _shape_items(shape) -> list[tuple[str, object]]:
-    """A shape's paragraphs, list items and tables in order."""
+def object_items(content) -> list[tuple[str, object]]:
+    """What an embedded object shows, from its content part: a chart's title (``("text", ...)``)
+    and its data table (a header of its series' names, a row a category), a spreadsheet's
+    sheets as tables; nothing for another object (a formula, a drawing)."""
+    chart = content.find(f"{_OFFICE}body/{_OFFICE}chart/{_CHART}chart")
+    if chart is not None:
+        title = " ".join(" ".join(shown_text(p) for p in chart.iterfind(f"{_CHART}title/{_TEXT}p")).split())
+        table = chart.find(f".//{_TABLE}table")
+        rows = _rows(table) if table is not None else []
+        return [*([("text", title)] if title else []), *([("table", rows)] if rows else [])]
+    return [("table", rows) for _, _, rows in spreadsheet_sheets(content) if rows]
+
+
+def _shape_items(shape, embedded) -> list[tuple[str, object]]:
+    """A shape's paragraphs, list items, tables and embedded objects in order."""
     items: list[tuple[str, object]] = []
 
     def walk(element, listed: bool) -> None:
         for child in element:
-            if child.tag == f"{_TABLE}table":
+            if child.tag == f"{_DRAW}object":
+                found = embedded(child.get(f"{_XLINK}href", ""))
+                items.extend(object_items(found) if found is not None else [])
+            elif child.tag == f"{_TABLE}table":
                 items.append(("table", _rows(child)))
             elif child.tag == f"{_TEXT}list":
                 walk(child, True)

@@ -1972,17 +1972,29 @@ def _parse_xlsx(data: bytes):
     return text, spans, title
 
 
-def _opendocument_content(data: bytes):
-    """An OpenDocument package's content part (``content.xml``) as an lxml root."""
+def _opendocument_content(data: bytes, part: str = "content.xml"):
+    """An OpenDocument package's content part (``content.xml``, or an embedded object's ``part``)
+    as an lxml root."""
     import zipfile
 
     from lxml import etree
 
     package = zipfile.ZipFile(io.BytesIO(data))  # a damaged one raises BadZipFile: see parse_document
-    if "content.xml" not in package.namelist():
+    if part not in package.namelist():
         raise ValueError("the package has no content.xml: it is no OpenDocument file (save it again from its application)")
-    return etree.fromstring(package.read("content.xml"), etree.XMLParser(resolve_entities=False, no_network=True,
-                                                                         huge_tree=True))
+    return etree.fromstring(package.read(part), etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+
+
+def _embedded_content(data: bytes, href: str):
+    """The content part of the object an OpenDocument file embeds at ``href`` ("./Object 1");
+    None where it has none or it cannot be read (the object is then left out)."""
+    part = posixpath.normpath(posixpath.join(href.removeprefix("./"), "content.xml"))
+    if href.startswith(("/", "../")) or "://" in href or part.startswith(".."):  # outside the package: never read
+        return None
+    try:
+        return _opendocument_content(data, part)
+    except Exception:  # noqa: BLE001 - a missing or damaged object: zipfile and lxml raise many types
+        return None
 
 
 def _parse_ods(data: bytes):
@@ -1999,10 +2011,13 @@ def _parse_ods(data: bytes):
 
 def _parse_odp(data: bytes):
     """An OpenDocument presentation (LibreOffice Impress), read as a PowerPoint deck is: a slide is
-    a page headed by its title alone, its text, list items and tables under it, then its speaker
-    notes (``opendocument.presentation_slides``); its title is its first slide's, as a deck's is."""
+    a page headed by its title alone, its text, list items and tables under it (an embedded chart
+    as its title and data table, an embedded spreadsheet as its tables: ``_embedded_content``),
+    then its speaker notes (``opendocument.presentation_slides``); its title is its first slide's,
+    as a deck's is."""
     items: list[tuple] = []
-    for number, (title, shown, notes) in enumerate(presentation_slides(_opendocument_content(data)), start=1):
+    slides = presentation_slides(_opendocument_content(data), partial(_embedded_content, data))
+    for number, (title, shown, notes) in enumerate(slides, start=1):
         items.append(("Title", title, number, 1) if title else (_UNTITLED, "", number))
         for kind, value in shown:
             if kind == "table":
