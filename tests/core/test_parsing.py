@@ -1556,6 +1556,20 @@ def test_a_sentence_a_page_break_cuts_reads_as_one(tmp_path):
                            "It writes the DER encoding of it.\n\nCode\n\nvalue1 INTEGER\n\nvalue2 BOOLEAN")
 
 
+def test_a_sentence_a_page_break_cuts_reads_on_past_the_page_s_footnotes(tmp_path):
+    """A footnote at the page's foot (a contract's, a paper's) stood between a sentence and its
+    end on the next page, which then read as two paragraphs."""
+    from tests.support.make_sample_binaries import write_pdf
+
+    write_pdf(tmp_path / "lease.pdf", [["The tenant keeps the dock clean.", "", "Its contacts must be wiped every"],
+                                       ["week with a dry cloth by the staff of the tenant."]],
+              drawings={0: [_column_ops(72, 80, ["1 The staff are listed in annex B.", "2 As of 2026."], 8)]})
+    doc = parse_document(raw("contracts/lease.pdf", (tmp_path / "lease.pdf").read_bytes()))
+    assert doc.text == ("The tenant keeps the dock clean.\n\nIts contacts must be wiped every week with a dry cloth by "
+                        "the staff of the tenant.\n\n1 The staff are listed in annex B. 2 As of 2026.")
+    assert [e.page for e in doc.elements] == [1, 1, 2, 1]  # each part, and the footnotes, cited on their own page
+
+
 def test_an_email_is_its_subject_senders_body_and_attachments():
     mail = parse_document(raw("support/dock firmware.eml", email_message()))
     assert (mail.content_type, mail.title) == ("email", "Dock firmware 2.4 stops R4 docks charging")

@@ -234,7 +234,9 @@ PARSER_REVISION = "44"
 #: - PDF 3 (and so e-mail): a page set in columns is read column by column, between the boxes spanning them (a
 #:   title, an abstract, a caption), and a paragraph a column break cuts as one (``pdf_columns.reading_order``,
 #:   ``_column_goes_on``): pdfminer read a page whose right column is the shorter (a paper's last page, a figure
-#:   ending a column) right column first. libtasn1's manual and shared-mime-info's spec read as before.
+#:   ending a column) right column first. libtasn1's manual and shared-mime-info's spec read as before. A
+#:   sentence a page break cuts reads on past the page's footnotes (text in a smaller font than the body's ending
+#:   the page), which follow it: they stood between its parts, which read as two paragraphs.
 #: - Word 12 (and so e-mail): a section's header and footer are under no heading (``_FURNITURE``; the footer was
 #:   cited under the section's last heading, the next section's header under the one before it); a text box's
 #:   paragraphs follow the paragraph it is anchored in (``_drawn_after``), an equation reads as a line of
@@ -2403,7 +2405,9 @@ def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
     guesses (``plainly``), and read again with it where a later page proves the document to be
     in one size. A document in one font size keeps unstructured's titles. Lines the outline
     names are headings of its depth (levels by ``_outline_levels_by_depth``). Running headers and
-    footers (``_running_lines``) and page numbers are left out."""
+    footers (``_running_lines``) and page numbers are left out. A sentence a page break cuts is
+    read on (``_page_joint``), past the page's footnotes (text in a smaller font than the body's
+    that ends the page), which follow it."""
     from collections import Counter
 
     from rag_assets.core.parsing.offline import prepare_unstructured
@@ -2481,21 +2485,33 @@ def _paged_text(pages) -> tuple[str, tuple[Element, ...], str]:
         for n in plain_runs:
             runs[n] = (*runs[n][:3], None, *runs[n][4:])
     classify = plainly if headed else classified
+    body_size = chars.most_common(1)[0][0] if chars else 0.0
     items: list[tuple] = []
+    notes: int | None = None  # where the items in a smaller font than the body that end the items so far start
     for page_number, size, boxes, found, short, depth in runs:
         if depth or (short and size in levels):  # a heading a box
             level = by_depth[depth] if depth else levels[size]
             items += [("Title", " ".join(line.strip() for line in box), page_number, level) for box in boxes]
+            notes = None
             continue
         for item in classify(boxes, page_number) if found is None else found:
             if _line_keys(item[1], page_number) & edges[page_number - 1] & running:
                 continue
             item = ("UncategorizedText", *item[1:]) if headed and item[0] == "Title" else item
-            if items and (joint := _page_joint(items[-1], item, items[-1][2] != page_number, hyphens)) is not None:
+            held: list[tuple] = []
+            joint = _page_joint(items[-1], item, items[-1][2] != page_number, hyphens) if items else None
+            if joint is None and notes and items[-1][2] != page_number \
+                    and (joint := _page_joint(items[notes - 1], item, True, hyphens)) is not None:
+                held, items[notes:] = items[notes:], []  # a page's footnotes: read after the sentence they cut
+            if joint is not None:
                 items[-1], joiner = joint
                 items.append((_CONTINUED, joiner, page_number))
                 item = ("NarrativeText", *item[1:]) if item[0] == "Title" else item  # no title goes on a sentence
-            items.append(item)
+            if 0 < size < body_size and not held:
+                notes = len(items) if notes is None else notes
+            else:
+                notes = None
+            items += [item, *held]
     text, elements = _join_elements([(category, _without_leaders(item_text), *rest)
                                      for category, item_text, *rest in items])
     return text, elements, _first_title(text, elements)
