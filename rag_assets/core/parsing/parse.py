@@ -38,9 +38,9 @@ from rag_assets.core.parsing.hyphens import Hyphens, joined_lines
 from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, ParserFailed, ocr_pages_reported,
                                             report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
-from rag_assets.core.parsing.pdf_columns import Box, reading_order
 from rag_assets.core.parsing.office_graphics import chart_rows, diagram_lines
 from rag_assets.core.parsing.opendocument import presentation_slides, spreadsheet_sheets
+from rag_assets.core.parsing.pdf_columns import Box, reading_order
 from rag_assets.core.parsing.rst import rst_as_shown
 from rag_assets.core.parsing.structure import (front_matter, indent_width, markdown_blocks, markdown_table,
                                               paragraph_elements, rst_elements, tag_names, without_lines,
@@ -608,8 +608,9 @@ _LINK_DEFINITION = re.compile(r" {0,3}\[(?!\^)(?:[^\[\]\\\n]|\\.){1,999}\]:[ \t]
 
 def _markdown_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     """Markdown text as a reader of its rendered page sees it, and its elements: what no renderer
-    shows (``_unshown``) and the page's own tables of contents (``_contents_lists``) left out, docs-site markup lines replaced by their labels
-    (``without_site_markup``), setext underlines and thematic breaks left out (``markdown_blocks``)."""
+    shows (``_unshown``) and the page's own tables of contents (``_contents_lists``) left out,
+    docs-site markup lines replaced by their labels (``without_site_markup``), setext underlines
+    and thematic breaks left out (``markdown_blocks``)."""
     blocks = markdown_blocks(text)
     if cuts := sorted(_unshown(text, blocks[0]) + _contents_lists(text, blocks[0])):
         text = without_lines(text, (), tuple(cuts))[0]
@@ -639,9 +640,9 @@ def _contents_lists(text: str, elements: tuple[Element, ...]) -> list[tuple[int,
             continue
         start, heading = el.start, elements[n - 1] if n else None
         after = elements[n + 1] if n + 1 < len(elements) else None
+        heads_more = after is not None and (after.category != "Title" or len(after.heading_path) > len(el.heading_path))
         if heading is not None and heading.category == "Title" and len(heading.heading_path) > 1 \
-                and heading.heading_path == el.heading_path and heading.end - heading.start <= 40 \
-                and (after is None or (after.category == "Title" and len(after.heading_path) <= len(heading.heading_path))):
+                and heading.heading_path == el.heading_path and heading.end - heading.start <= 40 and not heads_more:
             start = heading.start
         cuts.append((start, el.end))
     return cuts
@@ -1272,7 +1273,8 @@ def _unwrapped_body(data: bytes) -> bytes:
     rels = _zip_member(data, "word/_rels/document.xml.rels")
     unlinked = set(re.findall(r'<w:hyperlink\b[^>]*\br:id="([^"]*)"', xml)) - set(re.findall(r'\bId="([^"]*)"', rels))
     if not unlinked and not re.search(r"<w:(?:ins|moveTo|sdt|customXml|smartTag|fldSimple|txbxContent)\b|<m:oMath\b|"
-                                      r'graphicData uri="http://schemas\.openxmlformats\.org/drawingml/2006/(?:chart|diagram)"', xml):
+                                      r'graphicData uri="http://schemas\.openxmlformats\.org/drawingml/2006/'
+                                      r'(?:chart|diagram)"', xml):
         return data
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
     root = etree.fromstring(xml.encode(), parser)
