@@ -20,6 +20,7 @@ _PARAGRAPHS = (f"{_TEXT}p", f"{_TEXT}h")
 _FURNITURE = frozenset({"footer", "date-time", "page-number", "header", "page"})
 MAX_ROWS = 1_048_576  # a sheet's rows read at most (LibreOffice's limit)
 MAX_COLUMNS = 16_384  # a row's cells read at most (LibreOffice's limit)
+MAX_SPACES = 1_000  # the spaces one ``text:s`` stands for, at most (a damaged file may claim billions)
 
 
 def shown_text(element) -> str:
@@ -29,7 +30,7 @@ def shown_text(element) -> str:
     for child in element:
         tag = child.tag if isinstance(child.tag, str) else ""
         if tag == f"{_TEXT}s":
-            out.append(" " * int(child.get(f"{_TEXT}c", "1") or "1"))
+            out.append(" " * min(int(child.get(f"{_TEXT}c", "1") or "1"), MAX_SPACES))
         elif tag == f"{_TEXT}tab":
             out.append("\t")
         elif tag == f"{_TEXT}line-break":
