@@ -32,10 +32,10 @@ class Box(NamedTuple):
 def reading_order(boxes: list[Box]) -> list[int]:
     """The indices of a page's text ``boxes`` (in pdfminer's order) in reading order. The page is
     set in columns where gaps of ``MIN_GUTTER`` points or more (gutters) run between the
-    paragraphs (boxes of two lines or more, at most ``WIDE`` of the text's width) and each column
-    holds a paragraph of ``MIN_COLUMN_LINES`` lines or more and is ``NARROW`` of the text's width or wider
-    (a table's columns of values are no columns of text), and their boxes are no table's rows
-    (``_rows``); then a box crossing a gutter (a title, a caption) or a line above or below all
+    paragraphs (boxes of two lines or more, at most ``WIDE`` of the text's width), each column
+    holds a paragraph of ``MIN_COLUMN_LINES`` lines or more and is ``NARROW`` of the text's width
+    or wider (a table's columns of values are no columns of text), and their boxes are no table's
+    rows (``_rows``); then a box crossing a gutter (a title, a caption) or a line above or below all
     paragraphs (``_margin``: a header, a page number) is read where it stands, between the bands
     of columns above and below it, and within a band each column is read in turn, its boxes top
     down. Otherwise pdfminer's order stands."""
