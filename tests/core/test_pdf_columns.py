@@ -24,6 +24,16 @@ def test_columns_read_in_turn_between_the_boxes_spanning_them():
     assert order == [title, abstract, *left, *right, caption, *below_left, *below_right, number]
 
 
+def test_a_column_keeps_pdfminer_s_order_of_its_boxes():
+    """A column holding a list set in two narrower columns of names (an NCCN guideline's panel list),
+    which pdfminer reads name column by name column, is not read across them line by line."""
+    names = [Box(x, top - 10, x + 80, top, 1) for x in (72, 170) for top in range(700, 600, -20)]
+    notes = column(72, 290, 580, [4, 6])
+    right = column(320, 540, 700, [7, 5])
+    boxes = [*right, *names, *notes]
+    assert [boxes[i] for i in reading_order(boxes)] == [*names, *notes, *right]
+
+
 def test_three_columns_read_left_to_right():
     columns = [column(x, x + 150, 700, heights) for x, heights in ((50, [5, 7]), (230, [3, 9]), (410, [8, 2]))]
     boxes = [*columns[2], *columns[0], *columns[1]]

@@ -5,7 +5,7 @@ two columns right column first where the right one is the shorter (a paper's las
 where a figure ends one column): the right column's text came before the left's, and a paragraph
 that a column break cuts was read in two far-apart pieces. ``reading_order`` reads such a page
 as its reader does: top to bottom between the boxes that span its columns (a title, an abstract
-set full width, a figure's caption), each column left to right, each column top to bottom. A page
+set full width, a figure's caption), each column left to right, each in pdfminer's order. A page
 in one column keeps pdfminer's order.
 """
 
@@ -37,8 +37,9 @@ def reading_order(boxes: list[Box]) -> list[int]:
     or wider (a table's columns of values are no columns of text), and their boxes are no table's
     rows (``_rows``); then a box crossing a gutter (a title, a caption) or a line above or below all
     paragraphs (``_margin``: a header, a page number) is read where it stands, between the bands
-    of columns above and below it, and within a band each column is read in turn, its boxes top
-    down. Otherwise pdfminer's order stands."""
+    of columns above and below it, and within a band each column is read in turn, its boxes in
+    pdfminer's order (a list set in narrower columns inside one stays read column by column).
+    Otherwise pdfminer's order stands."""
     order = list(range(len(boxes)))
     gutters = _gutters(boxes)
     if not gutters:
@@ -58,7 +59,7 @@ def reading_order(boxes: list[Box]) -> list[int]:
         return order
     out: list[int] = []
     for band in range(len(spanning) + 1):
-        out += sorted(bands.get(band, []), key=lambda i: (column_of[i], -boxes[i].y1, boxes[i].x0))
+        out += sorted(bands.get(band, []), key=lambda i: (column_of[i], i))
         out += spanning[band : band + 1]
     return out
 
