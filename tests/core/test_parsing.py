@@ -1570,6 +1570,42 @@ def test_a_sentence_a_page_break_cuts_reads_on_past_the_page_s_footnotes(tmp_pat
     assert [e.page for e in doc.elements] == [1, 1, 2, 1]  # each part, and the footnotes, cited on their own page
 
 
+def _filled_form() -> bytes:
+    """A one-page PDF form: labels on the page, a filled text field (its tooltip names it), an
+    empty one, a ticked and an unticked box, and a radio group whose chosen button is one of two
+    widgets, the value on the group; widgets without /P (optional), listed by the page."""
+    from tests.support.make_sample_binaries import _pdf_file
+
+    labels = [(72, 700, "Employee name"), (72, 660, "Team"), (72, 620, "First aider"), (72, 580, "Night shifts"),
+              (72, 540, "Vest colour"), (72, 480, "Return the form to the site office.")]
+    stream = "BT /F1 12 Tf " + " ".join(f"1 0 0 1 {x} {y} Tm ({text}) Tj" for x, y, text in labels) + " ET"
+    widget = "/Type /Annot /Subtype /Widget /F 4"
+    objects = [
+        (1, b"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [5 0 R 6 0 R 7 0 R 8 0 R 9 0 R] >> >>"),
+        (2, b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>"),
+        (3, b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 12 0 R "
+            b">> >> /Annots [5 0 R 6 0 R 7 0 R 8 0 R 10 0 R 11 0 R] >>"),
+        (4, b"<< /Length %d >>\nstream\n" % len(stream) + stream.encode() + b"\nendstream"),
+        (5, f"<< {widget} /FT /Tx /T (f1_01) /TU (Employee name) /V (Ann Lee) /Rect [200 696 400 714] >>".encode()),
+        (6, f"<< {widget} /FT /Tx /T (team) /V () /Rect [200 656 400 674] >>".encode()),
+        (7, f"<< {widget} /FT /Btn /T (First aider) /V /Yes /Rect [200 616 214 630] >>".encode()),
+        (8, f"<< {widget} /FT /Btn /T (Night shifts) /V /Off /Rect [200 576 214 590] >>".encode()),
+        (9, b"<< /FT /Btn /T (Vest colour) /V /Orange /Kids [10 0 R 11 0 R] >>"),
+        (10, f"<< {widget} /Parent 9 0 R /Rect [200 536 214 550] >>".encode()),
+        (11, f"<< {widget} /Parent 9 0 R /Rect [260 536 274 550] >>".encode()),
+        (12, b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"),
+    ]
+    return _pdf_file(objects)
+
+
+def test_a_pdf_form_s_filled_fields_are_read_after_their_labels():
+    """pdfminer reads no field's value (it is no page text): a filled form was read blank."""
+    doc = parse_document(raw("forms/badge.pdf", _filled_form()))
+    assert doc.text == ("Employee name\n\nEmployee name: Ann Lee\n\nTeam\n\nFirst aider\n\nFirst aider: Yes\n\n"
+                        "Night shifts\n\nVest colour\n\nVest colour: Orange\n\nReturn the form to the site office.")
+    assert all(e.page == 1 for e in doc.elements)
+
+
 def test_an_email_is_its_subject_senders_body_and_attachments():
     mail = parse_document(raw("support/dock firmware.eml", email_message()))
     assert (mail.content_type, mail.title) == ("email", "Dock firmware 2.4 stops R4 docks charging")

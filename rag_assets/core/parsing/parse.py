@@ -236,7 +236,8 @@ PARSER_REVISION = "44"
 #:   ``_column_goes_on``): pdfminer read a page whose right column is the shorter (a paper's last page, a figure
 #:   ending a column) right column first. libtasn1's manual and shared-mime-info's spec read as before. A
 #:   sentence a page break cuts reads on past the page's footnotes (text in a smaller font than the body's ending
-#:   the page), which follow it: they stood between its parts, which read as two paragraphs.
+#:   the page), which follow it: they stood between its parts, which read as two paragraphs. A filled form's
+#:   fields read as "label: value" lines after their labels (``_pdf_form_values``): pdfminer reads no field's value.
 #: - Word 12 (and so e-mail): a section's header and footer are under no heading (``_FURNITURE``; the footer was
 #:   cited under the section's last heading, the next section's header under the one before it); a text box's
 #:   paragraphs follow the paragraph it is anchored in (``_drawn_after``), an equation reads as a line of
@@ -2301,12 +2302,13 @@ def _parse_pdf(data: bytes):
             pages = pdf.pages
             report_pages(0, len(pages))
             outline = _pdf_outline(pdf.doc, {page.page_obj.pageid: n for n, page in enumerate(pages, start=1)})
+            fields = _pdf_form_values(pdf.doc, _widget_pages(pages))
             sizes: list[float] = []  # the font sizes OCR measured so far
             scans: set[int] = set()  # the pages OCR read
 
             def laid_out():  # each page's lines, or its picture to read
                 for page_number, page in enumerate(pages, start=1):
-                    lines, page_edges = _pdf_lines(page.layout, page_number, _pdf_tables(page))
+                    lines, page_edges = _pdf_lines(page.layout, page_number, _pdf_tables(page), fields.get(page_number, ()))
                     picture = None
                     if _scanned(page, lines) or _unmapped(lines):
                         report_ocr_page()
@@ -2318,8 +2320,9 @@ def _parse_pdf(data: bytes):
 
             def read():
                 for (page_number, lines, page_edges, dpi), paragraphs in read_in_order(laid_out()):
-                    if paragraphs is not None:
+                    if paragraphs is not None:  # OCR read the page: its filled form fields after its text
                         lines, page_edges = _scanned_lines(paragraphs, dpi, page_number, sizes)
+                        lines += _pdf_lines((), page_number, (), fields.get(page_number, ()))[0]
                     yield lines, page_edges, outline.get(page_number, [])
 
             text, elements, title = _paged_text(read())
@@ -2689,17 +2692,18 @@ def _size_runs(lines: list[tuple[int, str, float]], headings: dict[int, tuple[in
     return runs
 
 
-def _pdf_lines(layout, page: int, tables=()) -> tuple[list[tuple[int, str, float]], set[str]]:
+def _pdf_lines(layout, page: int, tables=(), fields=()) -> tuple[list[tuple[int, str, float]], set[str]]:
     """A page's text lines in reading order (pdfminer's, column by column on a page set in columns:
-    ``reading_order``): (its box's number, its text with the line
-    end, its font size: the size most of its characters have, to the half point); the lines of
-    a box joined, and the boxes joined by a line end, are the page's text as pdfminer gives it.
-    A box inside one of the ``tables`` (``_pdf_tables``) is left out, the table's Markdown rows
-    standing as one line (size ``_TABLE``) where its first box was. Also the keys (``_line_keys``)
+    ``reading_order``): (its box's number, its text with the line end, its font size: the size
+    most of its characters have, to the half point); the lines of a box joined, and the boxes
+    joined by a line end, are the page's text as pdfminer gives it. A box inside one of the
+    ``tables`` (``_pdf_tables``) is left out, the table's Markdown rows standing as one line (size
+    ``_TABLE``) where its first box was. Each of the form's filled ``fields`` on the page
+    (``_pdf_form_values``) is a line of its own, in the body's size, before the first box whose
+    top is below the field's middle (after its label on its row). Also the keys (``_line_keys``)
     of the one-line boxes at the top and at the bottom of the page (within 5 points of the
     highest top or lowest bottom), where running headers and footers are. A box that goes on with
-    the sentence the column before it leaves unfinished is part of that box (``_column_goes_on``).
-    """
+    the sentence the column before it leaves unfinished is part of that box (``_column_goes_on``)."""
     from collections import Counter
 
     from pdfminer.layout import LTChar, LTText, LTTextContainer, LTTextLine
@@ -2709,11 +2713,18 @@ def _pdf_lines(layout, page: int, tables=()) -> tuple[list[tuple[int, str, float
                                                   sum(isinstance(line, LTTextLine) for line in box) or 1)
                                               for box in boxes])]
     edges = _edge_keys([(box, box.y1, box.y0) for box in boxes], 5, page, lambda box: box.get_text().strip())
-    lines = []
+    sequence: list = list(boxes)
+    for middle, _, entry in fields:
+        at = next((i for i, item in enumerate(sequence) if not isinstance(item, str) and item.y1 < middle), len(sequence))
+        sequence.insert(at, entry)
+    lines: list[tuple[int, str, float | None]] = []
     placed: set[int] = set()  # the tables already written
     number = -1
-    for n, box in enumerate(boxes):
-        number = number if n and _column_goes_on(boxes[n - 1], box) else n
+    for n, box in enumerate(sequence):
+        if isinstance(box, str):  # a form field's label and value
+            lines.append((n, box + "\n", None))
+            continue
+        number = number if n and not isinstance(sequence[n - 1], str) and _column_goes_on(sequence[n - 1], box) else n
         x, y = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
         inside = next((i for i, ((x0, y0, x1, y1), _) in enumerate(tables) if x0 <= x <= x1 and y0 <= y <= y1), None)
         if inside is not None:
@@ -2728,7 +2739,8 @@ def _pdf_lines(layout, page: int, tables=()) -> tuple[list[tuple[int, str, float
             sizes = Counter(round(ch.size * 2) / 2 for ch in glyphs if isinstance(ch, LTChar) and not ch.get_text().isspace())
             size = sizes.most_common(1)[0][0] if sizes else 0.0
             lines.append((number, _scripted(line, size) if len(sizes) > 1 else line.get_text(), size))
-    return lines, edges
+    body = Counter(size for _, text, size in lines for _ in text if size is not None and size > 0).most_common(1)
+    return [(n, text, (body[0][0] if body else 0.0) if size is None else size) for n, text, size in lines], edges
 
 
 def _column_goes_on(before, box) -> bool:
@@ -2809,6 +2821,75 @@ def _pdf_outline(doc, page_numbers: dict[int, int]) -> dict[int, list[tuple[int,
     except Exception:  # noqa: BLE001 - bookmarks are optional: damaged ones must not fail the parse
         return {}
     return found
+
+
+MAX_FORM_FIELDS = 10_000
+
+
+def _widget_pages(pages) -> dict[int, int]:
+    """The object id of each annotation a PDF's ``pages`` (pdfplumber's) list -> its page number:
+    where a form field's widget shows (its own /P is optional, often missing)."""
+    from pdfminer.pdftypes import PDFObjRef, resolve1
+
+    found = {}
+    for number, page in enumerate(pages, start=1):
+        annotations = resolve1(page.page_obj.attrs.get("Annots"))
+        for ref in annotations if isinstance(annotations, list) else []:
+            if isinstance(ref, PDFObjRef):
+                found.setdefault(ref.objid, number)
+    return found
+
+
+def _pdf_form_values(doc, widget_pages: dict[int, int]) -> dict[int, list[tuple[float, float, str]]]:
+    """A PDF form's filled fields by the page that shows them (``widget_pages``: a widget
+    annotation's object id -> the number of the page listing it): page number -> [(middle, left,
+    "label: value")] top down (a widget's middle height and left edge), a field's
+    label its tooltip (``/TU``, what a reader sees named) else its name, its value as the form
+    shows it: a text or a choice, a ticked box's or chosen button's name ("Yes", "Female"); empty
+    fields and unticked boxes left out. pdfminer reads no field's value (it is no page text), so a
+    filled form was read blank. Read without recursion, each field once, at most
+    ``MAX_FORM_FIELDS``; a damaged form is no form."""
+    from pdfminer.pdftypes import PDFObjRef, resolve1
+    from pdfminer.psparser import PSLiteral
+    from pdfminer.utils import decode_text as decode_pdf_text
+
+    def text(value) -> str:
+        value = resolve1(value)
+        if isinstance(value, PSLiteral):
+            return "" if value.name == "Off" else str(value.name)
+        if isinstance(value, bytes):
+            return " ".join(decode_pdf_text(value).split())
+        if isinstance(value, list):
+            return ", ".join(filter(None, (text(item) for item in value)))
+        return ""
+
+    found: dict[int, list[tuple[float, float, str]]] = {}
+    try:
+        form = resolve1(doc.catalog.get("AcroForm"))
+        fields = resolve1(form.get("Fields")) if isinstance(form, dict) else None
+        stack = [(ref, None, "") for ref in reversed(fields)] if isinstance(fields, list) else []
+        seen: set[int] = set()
+        while stack and len(seen) < MAX_FORM_FIELDS:
+            ref, value, label = stack.pop()
+            field = resolve1(ref)
+            if not isinstance(ref, PDFObjRef) or ref.objid in seen or not isinstance(field, dict):
+                continue
+            seen.add(ref.objid)
+            value = field.get("V", value)  # a kid inherits its parent's value and label
+            label = text(field.get("TU")) or text(field.get("T")) or label
+            kids = resolve1(field.get("Kids"))
+            if isinstance(kids, list) and kids:
+                stack += [(kid, value, label) for kid in reversed(kids)]
+                continue
+            shown, rect, number = text(value), resolve1(field.get("Rect")), widget_pages.get(ref.objid)
+            if shown and number is not None and isinstance(rect, list) and len(rect) == 4:
+                entry = f"{label}: {shown}" if label else shown
+                if entry not in {line for _, _, line in found.get(number, [])}:  # one value, several widgets
+                    found.setdefault(number, []).append(((float(rect[1]) + float(rect[3])) / 2, float(min(rect[0], rect[2])),
+                                                         entry))
+    except Exception:  # noqa: BLE001 - a form is optional: a damaged one must not fail the parse
+        return {}
+    return {number: sorted(values, key=lambda value: (-value[0], value[1])) for number, values in found.items()}
 
 
 def _outline_key(text: str) -> str:
