@@ -6,7 +6,7 @@ unstructured (HTML, DOCX, PPTX: a slide is a page; e-mail, .eml or Outlook's .ms
 its subject and senders, then its attachments; ODT, RTF, EPUB, AsciiDoc, LaTeX, Org, JATS and
 DocBook as pandoc writes them in HTML), pdfminer + unstructured (PDF, per page; pdfplumber for its
 ruled tables) or openpyxl (XLSX: a sheet is a page, its cells Markdown rows; xlrd for Excel
-97-2003), and their text is the elements' text joined by blank lines, so every element span is
+97-2003; OpenDocument spreadsheets and presentations by ``opendocument``), and their text is the elements' text joined by blank lines, so every element span is
 exact by construction. Word and PowerPoint 97-2003 files are converted to DOCX and PPTX first
 (msdoc2docx, ppt2pptx). A Jupyter notebook is its cells' sources read as Markdown (code cells
 fenced). A scanned PDF page and an image file are read by OCR (``ocr``: Tesseract), then as a
@@ -393,10 +393,10 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits(),
     (Tesseract's language codes); raises DocumentError (never returns partial text) when it
     cannot or when the document exceeds a limit (the cause names the limit and its setting).
 
-    Rich formats (HTML, DOCX, PPTX, e-mail, XLSX, notebooks, PDF, and through pandoc ODT, RTF,
-    EPUB, AsciiDoc, LaTeX, Org, JATS, DocBook) are parsed in a child process bounded in time and
-    memory (see ``limits.run_bounded``); a zip format (DOCX, PPTX, XLSX, ODT, EPUB) is first
-    checked for its expanded size. Text formats are decoded in process: their cost is linear in
+    Rich formats (HTML, DOCX, PPTX, e-mail, XLSX, ODS, ODP, notebooks, PDF, and through pandoc ODT,
+    RTF, EPUB, AsciiDoc, LaTeX, Org, JATS, DocBook) are parsed in a child process bounded in time
+    and memory (see ``limits.run_bounded``); a zip format (DOCX, PPTX, XLSX, ODT, ODS, ODP, EPUB)
+    is first checked for its expanded size. Text formats are decoded in process: their cost is linear in
     the bytes, which the source's size limit bounds.
     """
     content_type = content_type_for(raw.doc_id)
