@@ -19,6 +19,7 @@ from rag_assets.core.parsing.subtitles import _unmarked
 from rag_assets.core.sources import list_disk, read_disk
 from tests.support.bad_inputs import (email_message, encrypted_docx, expanding_docx, legacy_workbook, notebook,
                                       outlook_message, pandoc_document, png, slide_deck, workbook)
+from tests.support.opendocument import ODF_NAMESPACES, opendocument, saved_zip
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
 
@@ -31,17 +32,6 @@ def saved(office) -> bytes:
     """A python-docx, python-pptx or openpyxl document as its file's bytes."""
     out = io.BytesIO()
     office.save(out)
-    return out.getvalue()
-
-
-def saved_zip(members: dict[str, str]) -> bytes:
-    """A zip package of ``members`` (name -> text), stored in that order."""
-    import zipfile
-
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as package:
-        for name, text in members.items():
-            package.writestr(name, text)
     return out.getvalue()
 
 
@@ -2278,31 +2268,6 @@ def test_bad_documents_fail_with_the_document_and_the_cause(doc_id, data, cause)
     assert str(info.value).startswith(doc_id)
 
 
-_ODF = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
-        'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
-        'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
-        'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
-        'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" '
-        'xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" '
-        'xmlns:meta="urn:oasis:names:tc:opendocument:xmlns:meta:1.0" xmlns:dc="http://purl.org/dc/elements/1.1/"')
-
-
-def _opendocument(kind: str, styles: str, body: str, meta: str = "", parts: dict[str, str] | None = None) -> bytes:
-    """An OpenDocument package (``kind``: spreadsheet or presentation) of ``body``, as LibreOffice
-    writes one: the mimetype first, then its content, properties and manifest (and ``parts``: an
-    embedded object's)."""
-    media = f"application/vnd.oasis.opendocument.{kind}"
-    return saved_zip({
-        "mimetype": media,
-        "content.xml": f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_ODF}><office:automatic-styles>'
-                       f"{styles}</office:automatic-styles><office:body><office:{kind}>{body}</office:{kind}>"
-                       "</office:body></office:document-content>",
-        "meta.xml": f'<office:document-meta {_ODF}><office:meta>{meta}</office:meta></office:document-meta>',
-        "META-INF/manifest.xml": '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
-                                 f'<manifest:file-entry manifest:full-path="/" manifest:media-type="{media}"/></manifest:manifest>',
-        **(parts or {})})
-
-
 def test_an_opendocument_spreadsheet_reads_as_a_workbook_does():
     """LibreOffice Calc's .ods files were read as text (binary, refused): each visible sheet is a
     page headed by its name, its cells as their formats show them, repeated rows and cells as
@@ -2328,7 +2293,7 @@ def test_an_opendocument_spreadsheet_reads_as_a_workbook_does():
     styles = ('<style:style style:name="ta1" style:family="table"><style:table-properties table:display="true"/>'
               '</style:style><style:style style:name="ta2" style:family="table"><style:table-properties '
               'table:display="false"/></style:style>')
-    data = _opendocument("spreadsheet", styles, budget + hidden + notes,
+    data = opendocument("spreadsheet", styles, budget + hidden + notes,
                          "<dc:title>Pump budget</dc:title><meta:keyword>budget</meta:keyword>")
     doc = parse_document(raw("finance/budget.ods", data))
     assert doc.content_type == "ods" and doc.title == "Pump budget" and doc.tags == ("budget",)
@@ -2363,12 +2328,12 @@ def test_an_opendocument_presentation_reads_as_a_deck_does():
               + objects + "</draw:page>")
     cells = lambda *texts: "<table:table-row>" + "".join(  # noqa: E731
         f"<table:table-cell><text:p>{text}</text:p></table:table-cell>" for text in texts) + "</table:table-row>"
-    chart = (f'<office:document-content {_ODF} xmlns:chart="urn:oasis:names:tc:opendocument:xmlns:chart:1.0"><office:body>'
+    chart = (f'<office:document-content {ODF_NAMESPACES} xmlns:chart="urn:oasis:names:tc:opendocument:xmlns:chart:1.0"><office:body>'
              "<office:chart><chart:chart><chart:title><text:p>Leaks per month</text:p></chart:title><table:table "
              'table:name="local-table"><table:table-header-rows>' + cells("", "Oslo", "Bergen") + "</table:table-header-rows>"
              "<table:table-rows>" + cells("Jan", "3", "1") + cells("Feb", "0", "2") + "</table:table-rows></table:table>"
              "</chart:chart></office:chart></office:body></office:document-content>")
-    doc = parse_document(raw("decks/pumps.odp", _opendocument("presentation", "", first + second,
+    doc = parse_document(raw("decks/pumps.odp", opendocument("presentation", "", first + second,
                                                               parts={"Object 1/content.xml": chart})))
     assert doc.title == "Pump care"
     assert [(doc.text[e.start : e.end], e.category, e.page, e.heading_path) for e in doc.elements] == [
