@@ -1594,6 +1594,9 @@ def test_a_pdf_form_s_filled_fields_are_read_after_their_labels():
     assert doc.text == ("Employee name\n\nEmployee name: Ann Lee\n\nTeam\n\nFirst aider\n\nFirst aider: Yes\n\n"
                         "Night shifts\n\nVest colour\n\nVest colour: Orange\n\nReturn the form to the site office.")
     assert all(e.page == 1 for e in doc.elements)
+    # a damaged form (a field that is its own kid's kid, a field of no dictionary) reads as far as it can
+    damaged = _filled_form().replace(b"/Kids [10 0 R 11 0 R]", b"/Kids [9 0 R 10 0 R 11 0 R 13 0 R]")
+    assert "Vest colour: Orange" in parse_document(raw("forms/damaged.pdf", damaged)).text
 
 
 def test_an_email_is_its_subject_senders_body_and_attachments():
