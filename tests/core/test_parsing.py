@@ -1192,6 +1192,58 @@ def test_a_slide_without_a_title_is_not_under_the_slide_before_it():
         assert next(c for c in chunks if "renew their badge" in c.text).heading_path == ()
 
 
+def _with_text_boxes(workbook: bytes, boxes: dict[int, list[tuple[int, int, str]]]) -> bytes:
+    """An XLSX ``workbook`` whose sheets (by number, from 1) show text boxes: (row, column, text),
+    each a drawing shape anchored at that cell, as Excel writes one."""
+    import zipfile
+
+    xdr, a = "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing", _DRAWING
+    source, out = zipfile.ZipFile(io.BytesIO(workbook)), io.BytesIO()
+    with zipfile.ZipFile(out, "w") as package:
+        for item in source.infolist():
+            package.writestr(item, source.read(item))
+        for number, shapes in boxes.items():
+            anchors = "".join(
+                f"<xdr:twoCellAnchor><xdr:from><xdr:col>{column}</xdr:col><xdr:colOff>0</xdr:colOff><xdr:row>{row}</xdr:row>"
+                f"<xdr:rowOff>0</xdr:rowOff></xdr:from><xdr:to><xdr:col>{column + 3}</xdr:col><xdr:colOff>0</xdr:colOff>"
+                f"<xdr:row>{row + 2}</xdr:row><xdr:rowOff>0</xdr:rowOff></xdr:to><xdr:sp><xdr:nvSpPr><xdr:cNvPr id='{row}' "
+                f"name='TextBox'/><xdr:cNvSpPr txBox='1'/></xdr:nvSpPr><xdr:spPr/><xdr:txBody><a:bodyPr/>"
+                + "".join(f"<a:p><a:r><a:t>{line}</a:t></a:r></a:p>" for line in text.split("\n"))
+                + "</xdr:txBody></xdr:sp><xdr:clientData/></xdr:twoCellAnchor>" for row, column, text in shapes)
+            anchors += ("<xdr:oneCellAnchor><xdr:from><xdr:col>0</xdr:col><xdr:colOff>0</xdr:colOff><xdr:row>0</xdr:row>"
+                        "<xdr:rowOff>0</xdr:rowOff></xdr:from><xdr:ext cx='1' cy='1'/><xdr:cxnSp><xdr:nvCxnSpPr>"
+                        "<xdr:cNvPr id='99' name='Arrow'/><xdr:cNvCxnSpPr/></xdr:nvCxnSpPr><xdr:spPr/></xdr:cxnSp>"
+                        "<xdr:clientData/></xdr:oneCellAnchor>")  # an arrow: no text
+            package.writestr(f"xl/drawings/drawing{number}.xml",
+                             f'<xdr:wsDr xmlns:xdr="{xdr}" xmlns:a="{a}">{anchors}</xdr:wsDr>')
+            package.writestr(f"xl/worksheets/_rels/sheet{number}.xml.rels",
+                             '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+                             f'<Relationship Id="rId1" Type="{_REL}/drawing" Target="../drawings/drawing{number}.xml"/>'
+                             "</Relationships>")
+    return out.getvalue()
+
+
+def test_a_sheet_s_text_boxes_are_read_after_its_cells():
+    """openpyxl reads no drawing: a sheet's instructions or notes in text boxes were lost."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    stock = book.active
+    stock.title = "Stock"
+    stock.append(["Part", "Units"])
+    stock.append(["NW-BATT-5200", 40])
+    book.create_sheet("Notes")  # no cells: a text box alone
+    data = _with_text_boxes(saved(book), {1: [(6, 0, "Count the stock every Friday."),
+                                               (1, 4, "How to fill in:\nUnits are pieces, not boxes.")],
+                                          2: [(0, 0, "Ask Dana before ordering.")]})
+    doc = parse_document(raw("stock.xlsx", data))
+    assert [(doc.text[e.start : e.end], e.category, e.page) for e in doc.elements] == [
+        ("Stock", "Title", 1), ("| Part | Units |\n| --- | --- |\n| NW-BATT-5200 | 40 |", "Table", 1),
+        ("How to fill in:\nUnits are pieces, not boxes.", "NarrativeText", 1),
+        ("Count the stock every Friday.", "NarrativeText", 1),
+        ("Notes", "Title", 2), ("Ask Dana before ordering.", "NarrativeText", 2)]
+
+
 def test_a_sheet_s_empty_columns_are_left_out():
     from openpyxl import Workbook
 

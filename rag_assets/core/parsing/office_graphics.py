@@ -14,6 +14,8 @@ _PLOTS = frozenset(f"{_C}{kind}Chart" for kind in ("area", "area3D", "bar", "bar
                                                     "line3D", "ofPie", "pie", "pie3D", "radar", "scatter", "stock",
                                                     "surface", "surface3D"))
 _MAX_POINTS = 100_000  # a chart's points read at most (a declared count is no reason to allocate)
+_XDR = "{http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing}"
+_ANCHORS = (f"{_XDR}twoCellAnchor", f"{_XDR}oneCellAnchor", f"{_XDR}absoluteAnchor")
 _NODE_TYPES = ("node", "asst")  # a diagram's points that show text (others: the document, transitions, layout)
 
 
@@ -112,3 +114,25 @@ def diagram_lines(data_model) -> list[str]:
             lines.append(texts[key])
         stack += [child for _, child in sorted(children[key], reverse=True)]
     return lines
+
+
+def drawing_texts(drawing) -> list[str]:
+    """The texts of a sheet's text boxes and shapes, from its drawing part's root (``xdr:wsDr``,
+    an lxml element): one a shape (its paragraphs joined by line ends), in the order of the cells
+    they are anchored at (row, then column; an absolute anchor first), groups' shapes in their
+    place; shapes without text (a line, an arrow, a picture) left out."""
+    found = []
+    for n, anchor in enumerate(child for child in drawing if child.tag in _ANCHORS):
+        start = anchor.find(f"{_XDR}from")
+        row, column = ((_number(start.findtext(f"{_XDR}row")), _number(start.findtext(f"{_XDR}col")))
+                       if start is not None else (-1, -1))
+        for body in anchor.iter(f"{_XDR}txBody"):
+            paragraphs = ("".join(t.text or "" for t in p.iter(f"{_A}t")) for p in body.iterfind(f"{_A}p"))
+            text = "\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
+            if text:
+                found.append((row, column, n, text))
+    return [text for *_, text in sorted(found)]
+
+
+def _number(text: str | None) -> int:
+    return int(text) if text and text.strip().isdigit() else -1

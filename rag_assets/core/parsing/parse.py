@@ -38,7 +38,7 @@ from rag_assets.core.parsing.hyphens import Hyphens, joined_lines
 from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, ParserFailed, ocr_pages_reported,
                                             report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
-from rag_assets.core.parsing.office_graphics import chart_rows, diagram_lines
+from rag_assets.core.parsing.office_graphics import chart_rows, diagram_lines, drawing_texts
 from rag_assets.core.parsing.opendocument import presentation_slides, spreadsheet_sheets
 from rag_assets.core.parsing.pdf_columns import Box, reading_order
 from rag_assets.core.parsing.rst import rst_as_shown
@@ -238,6 +238,8 @@ PARSER_REVISION = "44"
 #:   sentence a page break cuts reads on past the page's footnotes (text in a smaller font than the body's ending
 #:   the page), which follow it: they stood between its parts, which read as two paragraphs. A filled form's
 #:   fields read as "label: value" lines after their labels (``_pdf_form_values``): pdfminer reads no field's value.
+#: - Excel 9: a sheet's text boxes and shapes read after its cells, in the order of the cells they are anchored at
+#:   (``_sheet_drawings``): openpyxl reads no drawing, so a sheet's instructions and notes in boxes were lost.
 #: - Word 12 (and so e-mail): a section's header and footer are under no heading (``_FURNITURE``; the footer was
 #:   cited under the section's last heading, the next section's header under the one before it); a text box's
 #:   paragraphs follow the paragraph it is anchored in (``_drawn_after``), an equation reads as a line of
@@ -258,7 +260,7 @@ PARSER_REVISION = "44"
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "10", "markdown": "10",
                     "html": "9", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "8"),
                     "xml": "9", "email": "9", "asciidoc": "10",
-                    "docx": "13", "pptx": "9", "xlsx": "8", "subtitles": "1", "json": "2",
+                    "docx": "13", "pptx": "9", "xlsx": "9", "subtitles": "1", "json": "2",
                     "pdf": "3", "image": "2", "ods": "1", "odp": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
@@ -1947,7 +1949,8 @@ def _text_office_file(data: bytes) -> str | None:
 def _parse_xlsx(data: bytes):
     """An Excel workbook: each visible sheet's name (a title) and its cells as Markdown rows (values
     as last saved, shown in their number formats; a date at midnight as its date, trailing empty
-    cells dropped); a sheet's number is its page. Hidden sheets are left out: a workbook's author
+    cells dropped), then its text boxes' and shapes' texts (``_sheet_drawings``: openpyxl reads
+    none); a sheet's number is its page. Hidden sheets are left out: a workbook's author
     keeps them from its readers. Its title is the workbook's own, if it has one. An Excel 97-2003
     workbook (.xls, a compound file, told apart by content) is read the same way with xlrd, an HTML
     table under an Excel name as a web page."""
@@ -1958,6 +1961,7 @@ def _parse_xlsx(data: bytes):
     if _text_office_file(data) == "html":  # a web application's "Excel export": an HTML table, headed by its first row
         return _parse_html(data, marked_headers=False)
     book = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    drawings = _sheet_drawings(data)
     items: list[tuple[str, str, int | None]] = []
     try:
         for number, sheet in enumerate(book.worksheets, start=1):
@@ -1969,7 +1973,11 @@ def _parse_xlsx(data: bytes):
                 while cells and not cells[-1].strip():
                     cells.pop()
                 rows.append(cells)
-            items += _sheet_items(sheet.title, rows, number)
+            sheet_items = _sheet_items(sheet.title, rows, number)
+            if boxes := drawings.get(sheet.title):  # after its cells, under its name
+                sheet_items = (sheet_items or [("Title", sheet.title, number)]) + [
+                    ("NarrativeText", text, number) for text in boxes]
+            items += sheet_items
         title = (book.properties.title or "").strip()
     finally:
         book.close()
@@ -2035,6 +2043,45 @@ def _parse_odp(data: bytes):
             items.append(("NarrativeText", notes, number))
     text, spans = _join_elements(items)
     return text, spans, _first_title(text, spans)
+
+
+_SPREADSHEET = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+
+
+def _sheet_drawings(data: bytes) -> dict[str, list[str]]:
+    """An XLSX package's text boxes and shapes by sheet name, each sheet's in the order of the cells
+    they are anchored at (``office_graphics.drawing_texts``); {} where it has none or they cannot
+    be read (they are then left out: the cells are the workbook's content)."""
+    import zipfile
+
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    try:
+        package = zipfile.ZipFile(io.BytesIO(data))
+        members = set(package.namelist())
+        if not any(name.startswith("xl/drawings/") for name in members):
+            return {}
+
+        def related(part: str) -> list[tuple[str, str, str]]:  # (id, type, member) of a part's relationships
+            folder, name = posixpath.split(part)
+            rels = posixpath.join(folder, "_rels", f"{name}.rels")
+            if rels not in members:
+                return []
+            return [(rel.get("Id", ""), rel.get("Type", ""), _package_path(folder, rel.get("Target", "")))
+                    for rel in etree.fromstring(package.read(rels), parser) if rel.get("TargetMode") != "External"]
+
+        sheet_parts = {rid: member for rid, _, member in related("xl/workbook.xml")}
+        found: dict[str, list[str]] = {}
+        for sheet in etree.fromstring(package.read("xl/workbook.xml"), parser).iter(f"{_SPREADSHEET}sheet"):
+            part = sheet_parts.get(sheet.get(f"{_RELATIONSHIP}id"))
+            texts = [text for _, kind, member in (related(part) if part else []) if kind.endswith("/drawing")
+                     and member in members for text in drawing_texts(etree.fromstring(package.read(member), parser))]
+            if texts:
+                found[sheet.get("name", "")] = texts
+        return found
+    except Exception:  # noqa: BLE001 - drawings are optional: damaged ones must not fail the workbook
+        return {}
 
 
 def _sheet_items(name: str, rows: list[list[str]], page: int) -> list[tuple[str, str, int]]:
