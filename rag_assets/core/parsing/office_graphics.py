@@ -1,6 +1,7 @@
-"""What a slide or a Word page shows in graphics that unstructured skips: a chart's data as table
-rows, a SmartArt diagram's text as its nodes in the diagram's order. Both read the graphic's own
-part (DrawingML XML), so a deck and a document read them alike."""
+"""What a slide, a Word page or a sheet shows in graphics that unstructured and openpyxl skip: a
+chart's data as table rows, a SmartArt diagram's text as its nodes in the diagram's order, a
+sheet's text boxes. Each reads the graphic's own part (DrawingML XML), so a deck and a document
+read them alike."""
 
 from __future__ import annotations
 
