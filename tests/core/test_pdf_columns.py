@@ -34,6 +34,17 @@ def test_a_column_keeps_pdfminer_s_order_of_its_boxes():
     assert [boxes[i] for i in reading_order(boxes)] == [*names, *notes, *right]
 
 
+def test_a_column_s_last_line_stays_in_it_and_a_page_number_goes_last():
+    """A one-line box just under the left column's paragraphs (a one-line reference) where the
+    right column is the shorter is that column's; a line set apart below them is the page's."""
+    left = column(72, 290, 700, [6, 8, 5])
+    last = Box(72, left[-1].y0 - 15, 200, left[-1].y0 - 3, 1)
+    right = column(320, 540, 700, [5, 4])
+    number = Box(300, 30, 310, 40, 1)
+    boxes = [*right, *left, last, number]
+    assert [boxes[i] for i in reading_order(boxes)] == [*left, last, *right, number]
+
+
 def test_three_columns_read_left_to_right():
     columns = [column(x, x + 150, 700, heights) for x, heights in ((50, [5, 7]), (230, [3, 9]), (410, [8, 2]))]
     boxes = [*columns[2], *columns[0], *columns[1]]

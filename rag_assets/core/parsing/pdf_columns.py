@@ -78,10 +78,12 @@ def _rows(boxes: list[Box], members: list[int], column_of: dict[int, int]) -> bo
 
 
 def _margin(box: Box, top: float, bottom: float) -> bool:
-    """Whether ``box`` is a line above or below all the page's paragraphs (between ``top`` and
-    ``bottom``): a running header, a footer, a page number, read before or after the columns
-    wherever it stands."""
-    return box.lines == 1 and (box.y0 >= top or box.y1 <= bottom)
+    """Whether ``box`` is a line set apart above or below all the page's paragraphs (between
+    ``top`` and ``bottom``), by a gap of its own height at least: a running header, a footer, a
+    page number, read before or after the columns wherever it stands. A column's last line, just
+    under its paragraphs, stays in it."""
+    height = box.y1 - box.y0
+    return box.lines == 1 and (box.y0 >= top + height or box.y1 <= bottom - height)
 
 
 def _middle(box: Box) -> float:
