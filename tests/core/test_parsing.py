@@ -2088,6 +2088,24 @@ def test_rtf_and_html_under_office_names_read_as_what_they_are(tmp_path):
     assert parse_document(raw("exports/stock.docx", export)).text == sheet.text
 
 
+def test_an_opendocument_text_s_boxes_are_read_and_pandoc_s_footnote_links_are_not(tmp_path):
+    """pandoc leaves an ODT's frames out (a text box's text was lost), ends every footnote with its
+    way back ("See annex.↩︎") and glues a note's mark to the word before it ("here1")."""
+    body = ('<text:h text:outline-level="1">Safety</text:h><text:p>Read the rules below.<draw:frame '
+            'text:anchor-type="paragraph"><draw:text-box><text:p>Wear a helmet on the dock.</text:p><text:list><text:list-item>'
+            "<text:p>Gloves too</text:p></text:list-item></text:list></draw:text-box></draw:frame></text:p>"
+            "<text:p>Report every incident.</text:p>")
+    styles = f"<office:document-styles {ODF_NAMESPACES}><office:styles/></office:document-styles>"
+    doc = parse_document(raw("safety.odt", opendocument("text", "", body, parts={"styles.xml": styles})))
+    assert [(doc.text[e.start : e.end], e.category) for e in doc.elements] == [
+        ("Safety", "Title"), ("Read the rules below.", "NarrativeText"), ("Wear a helmet on the dock.", "NarrativeText"),
+        ("Gloves too", "ListItem"), ("Report every incident.", "NarrativeText")]
+    noted = "# Gates\n\nThe east gate opens at 05:30[^1].\n\n[^1]: Weekdays only.\n"
+    for to in ("odt", "epub", "latex"):
+        doc = parse_document(raw(f"gates.{'tex' if to == 'latex' else to}", pandoc_document(noted, to, tmp_path)))
+        assert "opens at 05:30^1." in doc.text and "Weekdays only." in doc.text and "↩" not in doc.text, to
+
+
 def test_office_opendocument_pdf_and_web_page_keywords_tag_the_document(tmp_path):
     from docx import Document
 

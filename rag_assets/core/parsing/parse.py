@@ -240,6 +240,9 @@ PARSER_REVISION = "44"
 #:   fields read as "label: value" lines after their labels (``_pdf_form_values``): pdfminer reads no field's value.
 #: - Excel 9: a sheet's text boxes and shapes read after its cells, in the order of the cells they are anchored at
 #:   (``_sheet_drawings``): openpyxl reads no drawing, so a sheet's instructions and notes in boxes were lost.
+#: - pandoc's formats (ODT, RTF, EPUB, LaTeX, Org 9, XML 10, AsciiDoc 11): a footnote's way back ("↩︎") is left out
+#:   and its mark reads "here^1" (it was "here1"); an ODT's text boxes read after the paragraph each is anchored
+#:   in (``_odt_boxes_inline``): pandoc leaves frames out, so their text was lost.
 #: - Word 12 (and so e-mail): a section's header and footer are under no heading (``_FURNITURE``; the footer was
 #:   cited under the section's last heading, the next section's header under the one before it); a text box's
 #:   paragraphs follow the paragraph it is anchored in (``_drawn_after``), an equation reads as a line of
@@ -258,8 +261,8 @@ PARSER_REVISION = "44"
 #:   is read from its part's cached data as a Word one is (``chart_rows``): a scatter chart's x values label its
 #:   rows (they were blank), a title or series name taken from a cell is read (it was left out).
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "10", "markdown": "10",
-                    "html": "9", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "8"),
-                    "xml": "9", "email": "9", "asciidoc": "10",
+                    "html": "9", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "9"),
+                    "xml": "10", "email": "9", "asciidoc": "11",
                     "docx": "13", "pptx": "9", "xlsx": "9", "subtitles": "1", "json": "2",
                     "pdf": "3", "image": "2", "ods": "1", "odp": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
@@ -1038,15 +1041,58 @@ def _parse_pandoc(content_type: str, data: bytes):
         data = text.encode("utf-8")
     elif content_type == "rtf":
         data = _rtf_heading_levels(data)
+    elif content_type == "odt":
+        data = _odt_boxes_inline(data)
 
     done = subprocess.run([pypandoc.get_pandoc_path(), "--sandbox", "--from", content_type, "--to", "html5",
                            "--standalone", "--wrap", "none"], input=data, capture_output=True, check=False)
     if done.returncode != 0:
         cause = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1]
         raise ValueError(f"pandoc cannot read it as {content_type} ({cause[:200]}); check the file opens")
-    text, elements, title = _parse_html(done.stdout, untitled="-",  # pandoc's <title> when there is none
+    page = _FOOTNOTE_REF.sub(r"\1", _FOOTNOTE_BACK.sub("", done.stdout.decode("utf-8", "replace")))
+    text, elements, title = _parse_html(page.encode("utf-8"), untitled="-",  # pandoc's <title> when there is none
                                         marked_headers=content_type in _MARKED_HEADERS)
     return text, elements, (_odt_title(data) if content_type == "odt" else "") or title
+
+
+# pandoc's footnote links in its HTML: a note's way back ("↩︎", read at every note's end) and a mark's link
+# (its <sup> kept, so the mark reads "here^1" as a web page's does, not "here1")
+_FOOTNOTE_BACK = re.compile(r'<a\b[^<>]*\bclass="footnote-back"[^<>]*>.*?</a>', re.S)
+_FOOTNOTE_REF = re.compile(r'<a\b[^<>]*\bclass="footnote-ref"[^<>]*>(.*?)</a>', re.S)
+
+
+def _odt_boxes_inline(data: bytes) -> bytes:
+    """An OpenDocument text whose text boxes' paragraphs, lists and tables (``draw:text-box``: a
+    sidebar, a callout, a flyer laid out in boxes) follow the paragraph each box is anchored in (a
+    box anchored to the page: in its place), which pandoc reads (it leaves frames out: their text
+    was lost). A package without text boxes is returned as it is."""
+    import zipfile
+
+    from lxml import etree
+
+    content = _zip_member(data, "content.xml")
+    if "<draw:text-box" not in content:
+        return data
+    text, draw = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}", "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
+    blocks = (f"{text}p", f"{text}h", f"{text}list", "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}table")
+    root = etree.fromstring(content.encode(), etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+    last: dict = {}  # an anchoring paragraph -> the last block put after it
+    for box in list(root.iter(f"{draw}text-box")):
+        frame = box.getparent()
+        anchor = next(frame.iterancestors(f"{text}p", f"{text}h"), None)
+        moved = [child for child in box if child.tag in blocks]
+        for block in moved:
+            if anchor is not None:
+                last.get(anchor, anchor).addnext(block)
+                last[anchor] = block
+            else:
+                frame.addprevious(block)
+    source, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    body = etree.tostring(root, xml_declaration=True, encoding="UTF-8")
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
+        for item in source.infolist():
+            package.writestr(item, body if item.filename == "content.xml" else source.read(item))
+    return out.getvalue()
 
 
 # pandoc's formats whose markup marks a table's header rows (Org's rule under them, LaTeX's rules, JATS' and
