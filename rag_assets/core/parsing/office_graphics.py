@@ -47,8 +47,13 @@ def _texts(element) -> list[str]:
     text it caches from a cell."""
     if element is None:
         return []
-    paragraphs = ["".join(t.text or "" for t in p.iter(f"{_A}t")) for p in element.iter(f"{_A}p")]
+    paragraphs = [_paragraph_text(p) for p in element.iter(f"{_A}p")]
     return paragraphs or [v.text or "" for v in element.iter(f"{_C}v")]
+
+
+def _paragraph_text(paragraph) -> str:
+    """A DrawingML paragraph's (``a:p``) text: its runs' and fields' texts (``a:t``) as written."""
+    return "".join(t.text or "" for t in paragraph.iter(f"{_A}t"))
 
 
 def _name(series) -> str:
@@ -96,7 +101,7 @@ def diagram_lines(data_model) -> list[str]:
     for point in data_model.iterfind(f"{_DGM}ptLst/{_DGM}pt"):
         key = point.get("modelId")
         kinds[key] = point.get("type", "node")
-        paragraphs = ("".join(t.text or "" for t in p.iter(f"{_A}t")) for p in point.iterfind(f"{_DGM}t/{_A}p"))
+        paragraphs = (_paragraph_text(p) for p in point.iterfind(f"{_DGM}t/{_A}p"))
         texts[key] = " ".join(" ".join(p.split()) for p in paragraphs if p.strip())
     children = defaultdict(list)
     for link in data_model.iterfind(f"{_DGM}cxnLst/{_DGM}cxn"):
@@ -128,7 +133,7 @@ def drawing_texts(drawing) -> list[str]:
         row, column = ((_number(start.findtext(f"{_XDR}row")), _number(start.findtext(f"{_XDR}col")))
                        if start is not None else (-1, -1))
         for body in anchor.iter(f"{_XDR}txBody"):
-            paragraphs = ("".join(t.text or "" for t in p.iter(f"{_A}t")) for p in body.iterfind(f"{_A}p"))
+            paragraphs = (_paragraph_text(p) for p in body.iterfind(f"{_A}p"))
             text = "\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
             if text:
                 found.append((row, column, n, text))

@@ -1081,18 +1081,13 @@ def _odt_boxes_inline(data: bytes) -> bytes:
         frame = box.getparent()
         anchor = next(frame.iterancestors(f"{text}p", f"{text}h"), None)
         moved = [child for child in box if child.tag in blocks]
-        for block in moved:
-            if anchor is not None:
-                last.get(anchor, anchor).addnext(block)
-                last[anchor] = block
-            else:
+        if anchor is not None:
+            _put_after(anchor, moved, last)
+        else:
+            for block in moved:
                 frame.addprevious(block)
-    source, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
-    body = etree.tostring(root, xml_declaration=True, encoding="UTF-8")
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
-        for item in source.infolist():
-            package.writestr(item, body if item.filename == "content.xml" else source.read(item))
-    return out.getvalue()
+    return _with_member(data, "content.xml", etree.tostring(root, xml_declaration=True, encoding="UTF-8"),
+                        zipfile.ZIP_STORED)  # the mimetype member stored, as OpenDocument has it
 
 
 # pandoc's formats whose markup marks a table's header rows (Org's rule under them, LaTeX's rules, JATS' and
@@ -1346,14 +1341,23 @@ def _unwrapped_body(data: bytes) -> bytes:
         etree.SubElement(run, f"{_W}t").text = (_math_text(equations) if equations.tag == f"{_OMML}oMath" else
                                                " ".join(_math_text(e) for e in equations.iter(f"{_OMML}oMath")))
         equations.getparent().replace(equations, run)
-    source, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    source = zipfile.ZipFile(io.BytesIO(data))
     targets = {rel.get("Id"): rel.get("Target", "") for rel in etree.fromstring(rels.encode(), parser)
                if rel.get("TargetMode") != "External"} if rels else {}
     _drawn_after(root, lambda rid: source.read(_package_path("word", targets[rid])))
     body = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
+    return _with_member(data, "word/document.xml", body, zipfile.ZIP_DEFLATED)
+
+
+def _with_member(data: bytes, name: str, body: bytes | str, compression: int) -> bytes:
+    """The zip package ``data`` with its member ``name`` replaced by ``body``, every member written
+    with ``compression`` (``zipfile.ZIP_STORED`` or ``ZIP_DEFLATED``), in the order they were."""
+    import zipfile
+
+    source, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression) as package:
         for item in source.infolist():
-            package.writestr(item.filename, body if item.filename == "word/document.xml" else source.read(item))
+            package.writestr(item.filename, body if item.filename == name else source.read(item))
     return out.getvalue()
 
 
@@ -1433,9 +1437,15 @@ def _drawn_after(root, part) -> None:
                 continue
             blocks = ([_word_paragraph(title)] if title else []) + ([_word_table(rows)] if rows else []) \
                 + [_word_paragraph(text, listed=True) for text in nodes]
-        for block in blocks:
-            last.get(anchor, anchor).addnext(block)
-            last[anchor] = block
+        _put_after(anchor, blocks, last)
+
+
+def _put_after(anchor, blocks: list, last: dict) -> None:
+    """Put ``blocks`` (lxml elements) after the element ``anchor``, after those put there before
+    (``last``: an anchor -> the last block put after it, updated), so boxes read in their order."""
+    for block in blocks:
+        last.get(anchor, anchor).addnext(block)
+        last[anchor] = block
 
 
 def _word_paragraph(text: str, listed: bool = False):
@@ -1529,11 +1539,7 @@ def _plain_package(data: bytes, kind: str) -> bytes:
     declared = _VARIANT_MAIN.sub(plain, types)
     if declared == types:
         return data
-    source, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as package:
-        for item in source.infolist():
-            package.writestr(item.filename, declared if item.filename == "[Content_Types].xml" else source.read(item))
-    return out.getvalue()
+    return _with_member(data, "[Content_Types].xml", declared, zipfile.ZIP_STORED)
 
 
 # the main part types of Word's and PowerPoint's macro-enabled, template and slide show packages
@@ -2080,9 +2086,7 @@ def _parse_odp(data: bytes):
         items.append(("Title", title, number, 1) if title else (_UNTITLED, "", number))
         for kind, value in shown:
             if kind == "table":
-                caption, rows = _caption(value)
-                table = markdown_table(rows)
-                items += [*([("NarrativeText", caption, number)] if caption else []), *([("Table", table, number)] if table else [])]
+                items += _table_items(value, number)
             else:
                 items.append(("ListItem" if kind == "item" else "NarrativeText", value, number))
         if notes:
@@ -2133,12 +2137,17 @@ def _sheet_drawings(data: bytes) -> dict[str, list[str]]:
 def _sheet_items(name: str, rows: list[list[str]], page: int) -> list[tuple[str, str, int]]:
     """A sheet's items: its name (a title), then each of its tables (``_sheet_tables``) as its
     caption (``_caption``) and its rows; none when it has no cells."""
-    items = []
-    for block in _sheet_tables(rows):
-        caption, block = _caption(block)
-        if table := markdown_table(block):
-            items += [*([("NarrativeText", caption, page)] if caption else []), ("Table", table, page)]
+    items = [item for block in _sheet_tables(rows) for item in _table_items(block, page)]
     return [("Title", name, page), *items] if items else []
+
+
+def _table_items(rows: list[list[str]], page: int | None) -> list[tuple[str, str, int | None]]:
+    """A table's items: its caption (``_caption``) where it has one, then its rows as a Markdown
+    table; none for a table without cells."""
+    caption, rows = _caption(rows)
+    if not (table := markdown_table(rows)):
+        return []
+    return [*([("NarrativeText", caption, page)] if caption else []), ("Table", table, page)]
 
 
 _NUMBER_CELL = re.compile(r"[-+(]?\s*[$€£¥]?\s*[-+(]?\d[\d,.\s]*(?:[eE][-+]?\d+)?\s*[%)]?(?:\s*[$€£¥KMB])?|"

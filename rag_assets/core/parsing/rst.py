@@ -167,8 +167,9 @@ class _DrawnTables:
     def at(self, first: int) -> tuple[list[list[str]], bool, int] | None:
         """The table whose top border is line ``first``: its rows as docutils reads them, whether
         it has a header row, and the index of the line after it; None where the lines are no
-        well-formed table (docutils reports an error, and the page shows them as text). A simple table ends, as docutils ends it, at its
-        second rule after the top border or at a rule before a blank line."""
+        well-formed table (docutils reports an error, and the page shows them as text). A simple
+        table ends, as docutils ends it, at its second rule after the top border or at a rule
+        before a blank line."""
         # docutils' parser package takes ~170 ms to import: only a page with a table pays it.
         from docutils.parsers.rst.tableparser import GridTableParser, SimpleTableParser, TableMarkupError
         from docutils.statemachine import StringList
