@@ -19,7 +19,7 @@ from rag_assets.core.parsing.subtitles import _unmarked
 from rag_assets.core.sources import list_disk, read_disk
 from tests.support.bad_inputs import (email_message, encrypted_docx, expanding_docx, legacy_workbook, notebook,
                                       outlook_message, pandoc_document, png, slide_deck, workbook)
-from tests.support.opendocument import ODF_NAMESPACES, opendocument, saved_zip
+from tests.support.opendocument import ODF_NAMESPACES, opendocument, saved_zip, spreadsheet
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
 
@@ -1551,6 +1551,24 @@ def test_a_web_page_s_superscripts_and_subscripts_read_as_such():
     assert org.text == "Sizes\n\nAbout 10^6 cells of H_2O."
 
 
+def test_a_web_page_s_equations_read_as_lines_of_text():
+    """unstructured read no MathML: an equation was lost and its sentence read with a gap ("Energy
+    holds"). One without a rendering reads as its alttext; one lxml cannot read stays as it was."""
+    page = ('<html><body><h1>Physics</h1><p>Energy <math><mi>E</mi><mo>=</mo><mi>m</mi><msup><mi>c</mi><mn>2</mn>'
+            '</msup></math> holds.</p><MATH display="block"><semantics><mfrac><mrow><mi>a</mi><mo>+</mo><mi>b</mi></mrow>'
+            '<mn>2</mn></mfrac><annotation encoding="application/x-tex">\\frac{a+b}{2}</annotation></semantics></MATH>'
+            '<p>Then <math alttext="x &lt; 1"></math> and <math><mtext>a &amp; b</mtext></math>.</p></body></html>')
+    doc = parse_document(raw("physics.html", page.encode()))
+    assert doc.text == "Physics\n\nEnergy E=mc^2 holds.\n\n(a+b)/2\n\nThen x < 1 and a & b."
+    # KaTeX's output: the MathML, and its rendering for the eye hidden from readers (read "E=mc2" beside it)
+    katex = ('<p>So <span class="katex"><span class="katex-mathml"><math><semantics><mrow><mi>E</mi><mo>=</mo><mi>m</mi>'
+             '<msup><mi>c</mi><mn>2</mn></msup></mrow><annotation encoding="application/x-tex">E=mc^2</annotation>'
+             '</semantics></math></span><span class="katex-html" aria-hidden="true"><span class="mord">E</span><span '
+             'class="mrel">=</span><span class="mord">mc</span><span class="msupsub">2</span></span></span> holds.</p>'
+             '<p><span aria-hidden="true">4.5</span> stars</p>')  # hidden beside no equation: read as before
+    assert parse_document(raw("katex.html", katex.encode())).text == "So E=mc^2 holds.\n\n4.5 stars"
+
+
 def test_a_chapter_s_running_header_over_its_pages_is_left_out(tmp_path):
     """A book's running header names the chapter over its pages (libtasn1's manual: "Chapter 4:
     Function reference" over 15 of 36 pages, "Chapter 3: Utilities" over 2): fewer than half the
@@ -2106,6 +2124,47 @@ def test_an_opendocument_text_s_boxes_are_read_and_pandoc_s_footnote_links_are_n
         assert "opens at 05:30^1." in doc.text and "Weekdays only." in doc.text and "↩" not in doc.text, to
 
 
+def test_an_opendocument_text_s_formulas_charts_and_spreadsheets_are_read(tmp_path):
+    """pandoc leaves an ODT's embedded objects out: a formula was lost from its sentence ("Energy
+    holds."), a chart's figures and an embedded sheet's rows too. A formula reads in its place, a
+    chart's title, subtitle and data table and a sheet's tables after the paragraph it is anchored
+    in; an object outside the package or missing is left out."""
+    doc = parse_document(raw("energy.odt", pandoc_document("# Energy\n\nEnergy $E=mc^2$ holds.\n\n$$\\sum_i x_i$$\n",
+                                                            "odt", tmp_path)))
+    assert doc.text == "Energy\n\nEnergy E=mc^2 holds.\n\n∑_i x_i"
+    def cells(*texts):
+        return "<table:table-row>" + "".join(f"<table:table-cell><text:p>{text}</text:p></table:table-cell>"
+                                             for text in texts) + "</table:table-row>"
+
+    chart = (f'<office:document-content {ODF_NAMESPACES} xmlns:chart="urn:oasis:names:tc:opendocument:xmlns:chart:1.0">'
+             "<office:body><office:chart><chart:chart><chart:title><text:p>Leaks per month</text:p></chart:title>"
+             "<chart:subtitle><text:p>Oslo site, 2027</text:p></chart:subtitle><table:table table:name=\"local-table\">"
+             "<table:table-header-rows>" + cells("", "Oslo") + "</table:table-header-rows><table:table-rows>"
+             + cells("Jan", "3") + "</table:table-rows></table:table></chart:chart></office:chart></office:body>"
+             "</office:document-content>")
+    sheet = spreadsheet("Spares", [["Part", "Stock"], ["Seal", "40"]])
+    def embedded(href):
+        return (f'<draw:frame text:anchor-type="paragraph"><draw:object xmlns:xlink="http://www.w3.org/1999/xlink" '
+                f'xlink:href="{href}"/></draw:frame>')
+
+    body = ("<text:h text:outline-level=\"1\">Pumps</text:h><text:p>Leaks fell." + embedded("./Object 1")
+            + embedded("./Object 2") + embedded("../Object 1") + embedded("./Object 9") + "</text:p><text:p>Order seals.</text:p>")
+    styles = f"<office:document-styles {ODF_NAMESPACES}><office:styles/></office:document-styles>"
+    parts = {"styles.xml": styles, "Object 1/content.xml": chart,
+             "Object 2/content.xml": _zip_member_text(sheet, "content.xml")}
+    doc = parse_document(raw("pumps.odt", opendocument("text", "", body, parts=parts)))
+    assert [(doc.text[e.start : e.end], e.category) for e in doc.elements] == [
+        ("Pumps", "Title"), ("Leaks fell.", "NarrativeText"), ("Leaks per month", "NarrativeText"),
+        ("Oslo site, 2027", "NarrativeText"), ("|  | Oslo |\n| --- | --- |\n| Jan | 3 |", "Table"),
+        ("| Part | Stock |\n| --- | --- |\n| Seal | 40 |", "Table"), ("Order seals.", "NarrativeText")]
+
+
+def _zip_member_text(package: bytes, name: str) -> str:
+    import zipfile
+
+    return zipfile.ZipFile(io.BytesIO(package)).read(name).decode()
+
+
 def test_office_opendocument_pdf_and_web_page_keywords_tag_the_document(tmp_path):
     from docx import Document
 
@@ -2379,8 +2438,8 @@ def test_an_opendocument_spreadsheet_reads_as_a_workbook_does():
 
 def test_an_opendocument_presentation_reads_as_a_deck_does():
     """LibreOffice Impress's .odp files were refused: a slide is a page headed by its title, its
-    text, list items, tables and charts in order under it, then its notes; its footer and number
-    left out."""
+    text, list items, tables, charts and formulas in order under it, then its notes; its footer and
+    number left out."""
     def frame(kind: str, inner: str) -> str:
         return f'<draw:frame presentation:class="{kind}"><draw:text-box>{inner}</draw:text-box></draw:frame>'
 
@@ -2396,7 +2455,7 @@ def test_an_opendocument_presentation_reads_as_a_deck_does():
              + '<presentation:notes><draw:page-thumbnail/>' + frame("notes", "<text:p>Ask who has spares.</text:p>")
              + "</presentation:notes></draw:page>")
     objects = "".join(f'<draw:frame><draw:object xmlns:xlink="http://www.w3.org/1999/xlink" xlink:href="{href}"/></draw:frame>'
-                      for href in ("./Object 1", "../Object 1", "./Object 9"))  # outside the package, missing: left out
+                      for href in ("./Object 1", "./Object 2", "../Object 1", "./Object 9"))  # outside, missing: left out
     second = ('<draw:page draw:name="page2"><draw:custom-shape><text:p>Questions?</text:p></draw:custom-shape>'
               + objects + "</draw:page>")
     cells = lambda *texts: "<table:table-row>" + "".join(  # noqa: E731
@@ -2406,8 +2465,11 @@ def test_an_opendocument_presentation_reads_as_a_deck_does():
              'table:name="local-table"><table:table-header-rows>' + cells("", "Oslo", "Bergen") + "</table:table-header-rows>"
              "<table:table-rows>" + cells("Jan", "3", "1") + cells("Feb", "0", "2") + "</table:table-rows></table:table>"
              "</chart:chart></office:chart></office:body></office:document-content>")
+    formula = ('<math xmlns="http://www.w3.org/1998/Math/MathML"><semantics><mrow><mi>Q</mi><mo>=</mo><mfrac><mi>V</mi>'
+               '<mi>t</mi></mfrac></mrow><annotation encoding="StarMath 5.0">Q = V over t</annotation></semantics></math>')
     doc = parse_document(raw("decks/pumps.odp", opendocument("presentation", "", first + second,
-                                                              parts={"Object 1/content.xml": chart})))
+                                                              parts={"Object 1/content.xml": chart,
+                                                                     "Object 2/content.xml": formula})))
     assert doc.title == "Pump care"
     assert [(doc.text[e.start : e.end], e.category, e.page, e.heading_path) for e in doc.elements] == [
         ("Pump care", "Title", 1, ("Pump care",)), ("Check the seals", "ListItem", 1, ("Pump care",)),
@@ -2415,7 +2477,8 @@ def test_an_opendocument_presentation_reads_as_a_deck_does():
         ("| Site | Pumps |\n| --- | --- |\n| Oslo | 12 |", "Table", 1, ("Pump care",)),
         ("Ask who has spares.", "NarrativeText", 1, ("Pump care",)), ("Questions?", "NarrativeText", 2, ()),
         ("Leaks per month", "NarrativeText", 2, ()),
-        ("|  | Oslo | Bergen |\n| --- | --- | --- |\n| Jan | 3 | 1 |\n| Feb | 0 | 2 |", "Table", 2, ())]
+        ("|  | Oslo | Bergen |\n| --- | --- | --- |\n| Jan | 3 | 1 |\n| Feb | 0 | 2 |", "Table", 2, ()),
+        ("Q=V/t", "NarrativeText", 2, ())]
 
 
 def test_legacy_encodings_and_line_endings_decode():

@@ -1,9 +1,11 @@
 """OpenDocument spreadsheets (.ods) and presentations (.odp), read from their content part
 (``content.xml``, an lxml root) as LibreOffice shows them: a cell's text as its format displays it
 (the file keeps that text beside the value), a slide's title, text, lists and tables and its
-speaker notes. Neither unstructured nor pandoc reads these formats."""
+speaker notes, an embedded object's content. Neither unstructured nor pandoc reads these formats."""
 
 from __future__ import annotations
+
+from rag_assets.core.parsing.math_text import mathml_text
 
 _OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
 _TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
@@ -137,16 +139,26 @@ def _shapes(parent):
 
 
 def object_items(content) -> list[tuple[str, object]]:
-    """What an embedded object shows, from its content part: a chart's title (``("text", ...)``)
-    and its data table (a header of its series' names, a row a category), a spreadsheet's
-    sheets as tables; nothing for another object (a formula, a drawing)."""
+    """What an embedded object shows, from its content part: a chart's title and subtitle
+    (``("text", ...)``) and its data table (a header of its series' names, a row a category), a spreadsheet's
+    sheets as tables, a formula (MathML) as a line of text (``mathml_text``); nothing for another
+    object (a drawing)."""
+    if is_formula(content):
+        text = mathml_text(content)
+        return [("text", text)] if text else []
     chart = content.find(f"{_OFFICE}body/{_OFFICE}chart/{_CHART}chart")
     if chart is not None:
-        title = " ".join(" ".join(shown_text(p) for p in chart.iterfind(f"{_CHART}title/{_TEXT}p")).split())
+        titles = [" ".join(" ".join(shown_text(p) for p in chart.iterfind(f"{_CHART}{kind}/{_TEXT}p")).split())
+                  for kind in ("title", "subtitle")]
         table = chart.find(f".//{_TABLE}table")
         rows = _rows(table) if table is not None else []
-        return [*([("text", title)] if title else []), *([("table", rows)] if rows else [])]
+        return [*(("text", title) for title in titles if title), *([("table", rows)] if rows else [])]
     return [("table", rows) for _, _, rows in spreadsheet_sheets(content) if rows]
+
+
+def is_formula(content) -> bool:
+    """Whether an embedded object's content part is a formula's (MathML, LibreOffice Math's)."""
+    return isinstance(content.tag, str) and content.tag.rpartition("}")[2] == "math"
 
 
 def _shape_items(shape, embedded) -> list[tuple[str, object]]:

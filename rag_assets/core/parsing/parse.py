@@ -38,8 +38,9 @@ from rag_assets.core.parsing.hyphens import Hyphens, joined_lines
 from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, ParserFailed, ocr_pages_reported,
                                             report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
+from rag_assets.core.parsing.math_text import OMML, mathml_text, omml_text
 from rag_assets.core.parsing.office_graphics import chart_rows, diagram_lines, drawing_texts
-from rag_assets.core.parsing.opendocument import presentation_slides, spreadsheet_sheets
+from rag_assets.core.parsing.opendocument import is_formula, object_items, presentation_slides, spreadsheet_sheets
 from rag_assets.core.parsing.pdf_columns import Box, reading_order
 from rag_assets.core.parsing.rst import rst_as_shown
 from rag_assets.core.parsing.structure import (front_matter, indent_width, markdown_blocks, markdown_table,
@@ -242,11 +243,11 @@ PARSER_REVISION = "44"
 #:   (``_sheet_drawings``): openpyxl reads no drawing, so a sheet's instructions and notes in boxes were lost.
 #: - pandoc's formats (ODT, RTF, EPUB, LaTeX, Org 9, XML 10, AsciiDoc 11): a footnote's way back ("↩︎") is left out
 #:   and its mark reads "here^1" (it was "here1"); an ODT's text boxes read after the paragraph each is anchored
-#:   in (``_odt_boxes_inline``): pandoc leaves frames out, so their text was lost.
+#:   in (``_odt_frames_inline``): pandoc leaves frames out, so their text was lost.
 #: - Word 12 (and so e-mail): a section's header and footer are under no heading (``_FURNITURE``; the footer was
 #:   cited under the section's last heading, the next section's header under the one before it); a text box's
 #:   paragraphs follow the paragraph it is anchored in (``_drawn_after``), an equation reads as a line of
-#:   text in its place ("CF_t/(1+r)^t", ``_math_text``) and a simple field as its result (a caption's "Figure 3"):
+#:   text in its place ("CF_t/(1+r)^t", ``math_text.omml_text``) and a simple field as its result (a caption's "Figure 3"):
 #:   each was lost. A hyperlink to a target the package lacks keeps its text (the document failed).
 #: - PowerPoint 8 (and so e-mail): a slide's number placeholder is left out (the slide is the page; "7" was a
 #:   line of every slide), a footer or date placeholder is read once, where a slide first shows it, under no
@@ -260,11 +261,17 @@ PARSER_REVISION = "44"
 #:   paragraph each is anchored in (``_drawn_after``; both were lost, as a slide's were). PowerPoint 9: a chart
 #:   is read from its part's cached data as a Word one is (``chart_rows``): a scatter chart's x values label its
 #:   rows (they were blank), a title or series name taken from a cell is read (it was left out).
+#: - Web pages 10 (and Word 14 and Excel 10 for an HTML file under their names; e-mail): an equation (MathML) reads as a
+#:   line of text in its place ("E=mc^2", "(a+b)/2", ``math_text.mathml_text``), else as its alttext: unstructured
+#:   read none, so each was lost. ODT 10: an embedded formula reads in its place, an embedded chart's title, subtitle
+#:   and data table and an embedded spreadsheet's tables after the paragraph it is anchored in
+#:   (``_odt_frames_inline``): pandoc left objects out. ODP 2: a formula on a slide reads as a line, a chart's
+#:   subtitle after its title. Word 14: an equation's script ends before a letter after it ("x_i y", was "x_iy").
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "10", "markdown": "10",
-                    "html": "9", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "9"),
+                    "html": "10", "odt": "10", **dict.fromkeys(("rtf", "epub", "latex", "org"), "9"),
                     "xml": "10", "email": "9", "asciidoc": "11",
-                    "docx": "13", "pptx": "9", "xlsx": "9", "subtitles": "1", "json": "2",
-                    "pdf": "3", "image": "2", "ods": "1", "odp": "1"}
+                    "docx": "14", "pptx": "9", "xlsx": "10", "subtitles": "1", "json": "2",
+                    "pdf": "3", "image": "2", "ods": "1", "odp": "2"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")
@@ -917,11 +924,40 @@ def _readable_html(page: str) -> str:
     read alone where the page marks them, without heading permalinks (``readable_landmarks``), the
     blocks it would drop shown (``_SHOWN_AS``), a superscript or subscript set against the text
     before it opened by "^" or "_" (``_SCRIPT``), layout tables read as their blocks and merged
-    cells repeated (``readable_tables``)."""
-    page = readable_landmarks(_shallow_html(page))
+    cells repeated (``readable_tables``), an equation as a line of text (``_equations_as_text``)."""
+    page = readable_landmarks(_shallow_html(_equations_as_text(page)))
     page = _SHOWN_BLOCKS.sub(lambda m: f"<{m.group(1)}{_SHOWN_AS[m.group(2).lower()]}", page)
     page = _SCRIPT.sub(lambda m: m.group(1) + m.group(2) + ("^" if m.group(3).lower() == "sup" else "_"), page)
     return readable_tables(page)
+
+
+_EQUATION = re.compile(r"<(?:\w+:)?math\b", re.I)  # MathML
+
+
+def _equations_as_text(page: str) -> str:
+    """``page`` with each MathML equation (``<math>``) as a span of its text as a line
+    (``mathml_text``: "E=mc^2", "(a+b)/2"), else of its ``alttext``: unstructured read none (each
+    equation was lost, a sentence around one read with a gap). The equation's rendering for the
+    eye that a page marks hidden from readers beside it (``aria-hidden="true"``: KaTeX's HTML) is
+    left out: it read as the equation's characters run together ("E=mc2")."""
+    if not _EQUATION.search(page):
+        return page
+    from lxml import etree
+    from lxml import html as lxml_html
+
+    root = lxml_html.document_fromstring(page.encode(), parser=lxml_html.HTMLParser(huge_tree=True, encoding="utf-8"))
+    for equation in [e for e in root.iter() if isinstance(e.tag, str) and e.tag.rpartition(":")[2].lower() == "math"]:
+        shown, top = equation.text_content().strip(), equation
+        while (parent := top.getparent()) is not None and parent.text_content().strip() == shown:
+            top = parent  # a wrapper that holds the equation alone
+        if (parent := top.getparent()) is not None:
+            for twin in [child for child in parent if child is not top and child.get("aria-hidden") == "true"]:
+                twin.drop_tree()
+        span = etree.Element("span")
+        span.text = mathml_text(equation) or " ".join((equation.get("alttext") or "").split())
+        span.tail = equation.tail
+        equation.getparent().replace(equation, span)
+    return lxml_html.tostring(root, encoding="unicode")
 
 
 # A <sup> or <sub> right after text (a character, or a closing tag: "2<sup>32</sup>", "tests.<sup>1</sup>",
@@ -1042,7 +1078,7 @@ def _parse_pandoc(content_type: str, data: bytes):
     elif content_type == "rtf":
         data = _rtf_heading_levels(data)
     elif content_type == "odt":
-        data = _odt_boxes_inline(data)
+        data = _odt_frames_inline(data)
 
     done = subprocess.run([pypandoc.get_pandoc_path(), "--sandbox", "--from", content_type, "--to", "html5",
                            "--standalone", "--wrap", "none"], input=data, capture_output=True, check=False)
@@ -1061,26 +1097,41 @@ _FOOTNOTE_BACK = re.compile(r'<a\b[^<>]*\bclass="footnote-back"[^<>]*>.*?</a>', 
 _FOOTNOTE_REF = re.compile(r'<a\b[^<>]*\bclass="footnote-ref"[^<>]*>(.*?)</a>', re.S)
 
 
-def _odt_boxes_inline(data: bytes) -> bytes:
-    """An OpenDocument text whose text boxes' paragraphs, lists and tables (``draw:text-box``: a
-    sidebar, a callout, a flyer laid out in boxes) follow the paragraph each box is anchored in (a
-    box anchored to the page: in its place), which pandoc reads (it leaves frames out: their text
-    was lost). A package without text boxes is returned as it is."""
+def _odt_frames_inline(data: bytes) -> bytes:
+    """An OpenDocument text as pandoc should read it (it leaves frames out: their text was lost):
+    a text box's paragraphs, lists and tables (``draw:text-box``: a sidebar, a callout, a flyer
+    laid out in boxes) follow the paragraph the box is anchored in (a box anchored to the page: in
+    its place), and so do an embedded chart's title and data table and an embedded spreadsheet's
+    tables (``opendocument.object_items``); an embedded formula reads as a line of text in its
+    place ("E=mc^2"). A package with neither boxes nor objects is returned as it is."""
     import zipfile
 
     from lxml import etree
 
     content = _zip_member(data, "content.xml")
-    if "<draw:text-box" not in content:
+    if "<draw:text-box" not in content and "<draw:object" not in content:
         return data
     text, draw = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}", "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
-    blocks = (f"{text}p", f"{text}h", f"{text}list", "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}table")
+    blocks = (f"{text}p", f"{text}h", f"{text}list", f"{_ODF_TABLE}table")
     root = etree.fromstring(content.encode(), etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
     last: dict = {}  # an anchoring paragraph -> the last block put after it
-    for box in list(root.iter(f"{draw}text-box")):
-        frame = box.getparent()
+    for frame in list(root.iter(f"{draw}frame")):
+        box, embedded = frame.find(f"{draw}text-box"), frame.find(f"{draw}object")
+        if box is not None:
+            moved = [child for child in box if child.tag in blocks]
+        elif embedded is not None:
+            found = _embedded_content(data, embedded.get("{http://www.w3.org/1999/xlink}href", ""))
+            if found is None:
+                continue
+            if is_formula(found):
+                span = etree.Element(f"{text}span")
+                span.text, span.tail = mathml_text(found), frame.tail
+                frame.getparent().replace(frame, span)
+                continue
+            moved = [_odt_block(kind, value) for kind, value in object_items(found)]
+        else:
+            continue
         anchor = next(frame.iterancestors(f"{text}p", f"{text}h"), None)
-        moved = [child for child in box if child.tag in blocks]
         if anchor is not None:
             _put_after(anchor, moved, last)
         else:
@@ -1088,6 +1139,27 @@ def _odt_boxes_inline(data: bytes) -> bytes:
                 frame.addprevious(block)
     return _with_member(data, "content.xml", etree.tostring(root, xml_declaration=True, encoding="UTF-8"),
                         zipfile.ZIP_STORED)  # the mimetype member stored, as OpenDocument has it
+
+
+_ODF_TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
+
+
+def _odt_block(kind: str, value):
+    """An OpenDocument text's paragraph (``kind`` "text") or table (``kind`` "table": rows of
+    cell texts) of what an embedded object shows."""
+    from lxml import etree
+
+    paragraph = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}p"
+    if kind != "table":
+        block = etree.Element(paragraph)
+        block.text = value
+        return block
+    block = etree.Element(f"{_ODF_TABLE}table")
+    for row in value:
+        line = etree.SubElement(block, f"{_ODF_TABLE}table-row")
+        for cell in row:
+            etree.SubElement(etree.SubElement(line, f"{_ODF_TABLE}table-cell"), paragraph).text = cell
+    return block
 
 
 # pandoc's formats whose markup marks a table's header rows (Org's rule under them, LaTeX's rules, JATS' and
@@ -1304,7 +1376,7 @@ def _unwrapped_body(data: bytes) -> bytes:
     template's or form's fields and blocks), simple fields (``w:fldSimple``: a caption's "Figure
     1", a document property) and custom XML or smart tags stands where they wrap it, as Word shows
     it (python-docx, so unstructured, skips it); deletions stay out. An equation reads as a line
-    of text in its place (``_math_text``). A text box's paragraphs (a sidebar, a callout, a flyer
+    of text in its place (``math_text.omml_text``). A text box's paragraphs (a sidebar, a callout, a flyer
     laid out in boxes), a chart's data and a SmartArt diagram's nodes follow the paragraph they are
     anchored in (``_drawn_after``). Each of these was lost. A hyperlink whose target is missing
     from the package keeps its text, without the link (the document failed). A package without
@@ -1334,12 +1406,12 @@ def _unwrapped_body(data: bytes) -> bytes:
         kept = [] if content is None else [child for child in content if child.tag not in (f"{_W}sdtPr", f"{_W}customXmlPr",
                                                                                             f"{_W}smartTagPr", f"{_W}sdtEndPr")]
         parent[at:at + 1] = kept
-    for equations in [*root.iter(f"{_OMML}oMathPara"), *root.iter(f"{_OMML}oMath")]:  # displayed, then in a line
-        if next(equations.iterancestors(f"{_OMML}oMathPara"), None) is not None:  # read with its display
+    for equations in [*root.iter(f"{OMML}oMathPara"), *root.iter(f"{OMML}oMath")]:  # displayed, then in a line
+        if next(equations.iterancestors(f"{OMML}oMathPara"), None) is not None:  # read with its display
             continue
         run = etree.Element(f"{_W}r")
-        etree.SubElement(run, f"{_W}t").text = (_math_text(equations) if equations.tag == f"{_OMML}oMath" else
-                                               " ".join(_math_text(e) for e in equations.iter(f"{_OMML}oMath")))
+        etree.SubElement(run, f"{_W}t").text = (omml_text(equations) if equations.tag == f"{OMML}oMath" else
+                                               " ".join(omml_text(e) for e in equations.iter(f"{OMML}oMath")))
         equations.getparent().replace(equations, run)
     source = zipfile.ZipFile(io.BytesIO(data))
     targets = {rel.get("Id"): rel.get("Target", "") for rel in etree.fromstring(rels.encode(), parser)
@@ -1364,55 +1436,6 @@ def _with_member(data: bytes, name: str, body: bytes | str, compression: int) ->
 def _package_path(folder: str, target: str) -> str:
     """The package member a relationship's ``target`` names, from a part in ``folder``."""
     return target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
-
-
-_OMML = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
-#: OMML structures read as a linear text: what joins their parts (a fraction "a/b", a power "x^2")
-_MATH_JOINS = {"f": ("num", "/", "den"), "sSup": ("e", "^", "sup"), "sSub": ("e", "_", "sub"),
-               "sSubSup": ("e", "_", "sub", "^", "sup"), "limLow": ("e", "_", "lim"), "limUpp": ("e", "^", "lim")}
-_MATH_BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}")  # innermost brackets
-_MATH_OPERATOR = re.compile(r"[\s+\-−=<>≤≥,/±×·]")
-
-
-def _math_text(element) -> str:
-    """An equation (OMML) as a line of text, as it is typed in Word's linear format: a fraction
-    "a/b", powers and indices after "^" and "_" (as a PDF's or web page's are read), a root "√x",
-    a sum or integral "∑_(i=1)^n x_i", delimiters as written; a part holding an operator outside
-    brackets in parentheses ("(a+b)/2", "CF_t/(1+r)^t")."""
-    tag = element.tag[len(_OMML):] if isinstance(element.tag, str) and element.tag.startswith(_OMML) else ""
-    if tag == "t":
-        return element.text or ""
-    if tag.endswith("Pr"):  # properties: read below where they matter (a sum's sign, a delimiter's characters)
-        return ""
-
-    def whole(name: str) -> str:
-        found = element.find(f"{_OMML}{name}")
-        return "" if found is None else _math_text(found).strip()
-
-    def part(name: str) -> str:
-        text = outside = whole(name)
-        while (inner := _MATH_BRACKETED.sub("", outside)) != outside:
-            outside = inner
-        return f"({text})" if _MATH_OPERATOR.search(outside) else text
-
-    def setting(props: str, name: str, default: str) -> str:
-        found = element.find(f"{_OMML}{props}/{_OMML}{name}")
-        return default if found is None else found.get(f"{_OMML}val", "")
-
-    if tag in _MATH_JOINS:
-        joins = _MATH_JOINS[tag]
-        return "".join(part(piece) if n % 2 == 0 else piece for n, piece in enumerate(joins))
-    if tag == "rad":
-        degree = part("deg")
-        return f"{degree}√{part('e')}" if degree else f"√{part('e')}"
-    if tag == "nary":
-        sub, sup = part("sub"), part("sup")
-        return (setting("naryPr", "chr", "∫") + (f"_{sub}" if sub else "") + (f"^{sup}" if sup else "")
-                + " " + whole("e"))
-    if tag == "d":
-        parts = [_math_text(e).strip() for e in element.findall(f"{_OMML}e")]
-        return setting("dPr", "begChr", "(") + setting("dPr", "sepChr", "|").join(parts) + setting("dPr", "endChr", ")")
-    return "".join(_math_text(child) for child in element)
 
 
 def _drawn_after(root, part) -> None:
