@@ -1089,6 +1089,35 @@ def test_a_slide_s_chart_reads_as_its_data_and_a_smartart_diagram_as_its_nodes()
         ("Meet your buddy", "ListItem", 2)]
 
 
+def test_a_slide_s_shape_powerpoint_wraps_for_older_readers_is_read_with_its_equation():
+    """PowerPoint wraps a text box holding an equation in ``mc:AlternateContent`` (a picture of it
+    as the fallback): python-pptx skips the wrapper, so the box's text and the equation were lost."""
+    from lxml import etree
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    slide.shapes.title.text = "Discounting"
+    box = slide.shapes.add_textbox(Inches(1), Inches(2), Inches(4), Inches(1))
+    box.text_frame.text = "Value today: "
+    m, mc = "http://schemas.openxmlformats.org/officeDocument/2006/math", "http://schemas.openxmlformats.org/markup-compatibility/2006"
+    a14 = "http://schemas.microsoft.com/office/drawing/2010/main"
+    box.text_frame.paragraphs[0]._p.append(etree.fromstring(
+        f'<a14:m xmlns:a14="{a14}"><m:oMathPara xmlns:m="{m}"><m:oMath><m:r><m:t>NPV=</m:t></m:r><m:f><m:num><m:r>'
+        "<m:t>CF</m:t></m:r></m:num><m:den><m:r><m:t>1+r</m:t></m:r></m:den></m:f></m:oMath></m:oMathPara></a14:m>"))
+    wrapper = etree.fromstring(f'<mc:AlternateContent xmlns:mc="{mc}"><mc:Choice xmlns:a14="{a14}" Requires="a14"/>'
+                               "<mc:Fallback/></mc:AlternateContent>")
+    fallback = copy.deepcopy(box._element)
+    for run in fallback.iter("{http://schemas.openxmlformats.org/drawingml/2006/main}t"):
+        run.text = "Value today: [a picture of the equation]"
+    box._element.addprevious(wrapper)
+    wrapper[0].append(box._element)
+    wrapper[1].append(fallback)
+    doc = parse_document(raw("decks/npv.pptx", saved(deck)))
+    assert doc.text == "Discounting\n\nValue today: NPV=CF/(1+r)"
+
+
 def _chart_space(kind, data, title: str = "") -> bytes:
     """A chart part's XML, as python-pptx writes one, with a typed ``title`` where one is given."""
     from lxml import etree
@@ -1144,6 +1173,89 @@ def test_a_word_chart_reads_as_its_data_and_a_smartart_diagram_as_its_nodes_afte
         ("Every new hire:", "NarrativeText", ("Onboarding",)), ("Sign the contract", "ListItem", ("Onboarding",)),
         ("Get a badge", "ListItem", ("Onboarding",)), ("Meet your buddy", "ListItem", ("Onboarding",)),
         ("Welcome aboard.", "NarrativeText", ("Onboarding",))]
+
+
+_CX = "http://schemas.microsoft.com/office/drawing/2014/chartex"
+
+
+def _chartex_space(series: str, data: str, title: str = "") -> bytes:
+    """An Office 2016 chart part (``cx:chartSpace``) of ``data`` blocks and ``series``."""
+    titled = f"<cx:title><cx:tx><cx:txData><cx:v>{title}</cx:v></cx:txData></cx:tx></cx:title>" if title else ""
+    return (f'<cx:chartSpace xmlns:cx="{_CX}" xmlns:a="{_DRAWING}"><cx:chartData>{data}</cx:chartData><cx:chart>{titled}'
+            f"<cx:plotArea><cx:plotAreaRegion>{series}</cx:plotAreaRegion></cx:plotArea></cx:chart></cx:chartSpace>").encode()
+
+
+def _cx_level(*points: str, count: int | None = None) -> str:
+    return (f'<cx:lvl ptCount="{len(points) if count is None else count}">'
+            + "".join(f'<cx:pt idx="{n}">{p}</cx:pt>' for n, p in enumerate(points) if p) + "</cx:lvl>")
+
+
+def test_an_office_2016_chart_reads_as_its_data_in_a_word_document_and_a_deck():
+    """A waterfall, treemap or Pareto chart (``cx:chart``, wrapped for older readers with a picture
+    as the fallback) was lost in Word documents and decks alike: it reads as a chart does, a
+    hierarchy's levels each a column, outermost first."""
+    from docx import Document
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+    from lxml import etree
+
+    from rag_assets.core.parsing.office_graphics import chartex_rows
+
+    waterfall = _chartex_space(
+        '<cx:series layoutId="waterfall"><cx:tx><cx:txData><cx:f>Sheet1!$B$1</cx:f><cx:v>Cash (k EUR)</cx:v></cx:txData>'
+        '</cx:tx><cx:dataId val="0"/></cx:series>',
+        '<cx:data id="0"><cx:strDim type="cat">' + _cx_level("Start", "Sales", "Costs", "End") + '</cx:strDim>'
+        '<cx:numDim type="val">' + _cx_level("100", "40.5", "-30.000000000000004", "") + "</cx:numDim></cx:data>",
+        "Cash bridge")
+    table = [["", "Cash (k EUR)"], ["Start", "100"], ["Sales", "40.5"], ["Costs", "-30"], ["End", ""]]
+    assert chartex_rows(etree.fromstring(waterfall)) == ("Cash bridge", table)
+    treemap = _chartex_space(  # levels deepest first; a Pareto chart's line is no series
+        '<cx:series layoutId="treemap"><cx:dataId val="1"/></cx:series><cx:series layoutId="paretoLine" ownerIdx="0">'
+        '<cx:dataId val="1"/></cx:series>',
+        '<cx:data id="1"><cx:strDim type="cat">' + _cx_level("Oslo", "Bergen", "Lyon") + _cx_level("Norway", "", "France")
+        + '</cx:strDim><cx:numDim type="size">' + _cx_level("7", "3", "5") + "</cx:numDim></cx:data>")
+    assert chartex_rows(etree.fromstring(treemap)) == ("", [["", "", "Series 1"], ["Norway", "Oslo", "7"],
+                                                           ["", "Bergen", "3"], ["France", "Lyon", "5"]])
+    assert chartex_rows(etree.fromstring(_chartex_space("", ""))) == ("", [])
+
+    word = Document()
+    figure = word.add_paragraph("Cash rose this year.")
+    part = Part(PackURI("/word/charts/chartEx1.xml"), "application/vnd.ms-office.chartex+xml", waterfall, word.part.package)
+    rel = word.part.relate_to(part, "http://schemas.microsoft.com/office/2014/relationships/chartEx")
+    mc, w = "http://schemas.openxmlformats.org/markup-compatibility/2006", "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    figure._p.append(etree.fromstring(
+        f'<w:r xmlns:w="{w}"><mc:AlternateContent xmlns:mc="{mc}"><mc:Choice xmlns:cx1="{_CX}" Requires="cx1"><w:drawing>'
+        f'<wp:inline xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"><a:graphic '
+        f'xmlns:a="{_DRAWING}"><a:graphicData uri="{_CX}"><cx:chart xmlns:cx="{_CX}" xmlns:r="{_REL}" r:id="{rel}"/>'
+        "</a:graphicData></a:graphic></wp:inline></w:drawing></mc:Choice><mc:Fallback><w:pict><w:txbxContent><w:p><w:r>"
+        "<w:t>This chart isn't available in your version of Word</w:t></w:r></w:p></w:txbxContent></w:pict></mc:Fallback>"
+        "</mc:AlternateContent></w:r>"))
+    word.add_paragraph("Ask finance for details.")
+    doc = parse_document(raw("reports/cash.docx", saved(word)))
+    markdown = "|  | Cash (k EUR) |\n| --- | --- |\n| Start | 100 |\n| Sales | 40.5 |\n| Costs | -30 |\n| End |  |"
+    assert doc.text == f"Cash rose this year.\n\nCash bridge\n\n{markdown}\n\nAsk finance for details."
+
+    from pptx import Presentation
+    from pptx.opc.packuri import PackURI as SlidePackURI
+    from pptx.opc.package import Part as SlidePart
+    from pptx.util import Inches
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    slide.shapes.title.text = "Cash"
+    chart = SlidePart(SlidePackURI("/ppt/charts/chartEx1.xml"), "application/vnd.ms-office.chartex+xml",
+                      deck.part.package, waterfall)
+    rel = slide.part.relate_to(chart, "http://schemas.microsoft.com/office/2014/relationships/chartEx")
+    frame = slide.shapes.add_table(1, 1, Inches(1), Inches(2), Inches(4), Inches(3))._element  # a frame to re-point
+    data = frame.find(f".//{{{_DRAWING}}}graphicData")
+    data.set("uri", _CX)
+    data[:] = [etree.fromstring(f'<cx:chart xmlns:cx="{_CX}" xmlns:r="{_REL}" r:id="{rel}"/>')]
+    wrapper = etree.fromstring(f'<mc:AlternateContent xmlns:mc="{mc}"><mc:Choice xmlns:cx1="{_CX}" Requires="cx1"/>'
+                               "<mc:Fallback/></mc:AlternateContent>")
+    frame.addprevious(wrapper)
+    wrapper[0].append(frame)
+    doc = parse_document(raw("decks/cash.pptx", saved(deck)))
+    assert doc.text == f"Cash\n\nCash bridge\n\n{markdown}"
 
 
 def test_a_chart_reads_its_cached_titles_and_a_scatter_chart_its_x_values():
@@ -2124,14 +2236,16 @@ def test_an_opendocument_text_s_boxes_are_read_and_pandoc_s_footnote_links_are_n
         assert "opens at 05:30^1." in doc.text and "Weekdays only." in doc.text and "↩" not in doc.text, to
 
 
-def test_an_opendocument_text_s_formulas_charts_and_spreadsheets_are_read(tmp_path):
+def test_pandoc_s_formats_read_equations_and_an_odt_its_charts_and_spreadsheets(tmp_path):
     """pandoc leaves an ODT's embedded objects out: a formula was lost from its sentence ("Energy
     holds."), a chart's figures and an embedded sheet's rows too. A formula reads in its place, a
     chart's title, subtitle and data table and a sheet's tables after the paragraph it is anchored
-    in; an object outside the package or missing is left out."""
-    doc = parse_document(raw("energy.odt", pandoc_document("# Energy\n\nEnergy $E=mc^2$ holds.\n\n$$\\sum_i x_i$$\n",
-                                                            "odt", tmp_path)))
-    assert doc.text == "Energy\n\nEnergy E=mc^2 holds.\n\n∑_i x_i"
+    in; an object outside the package or missing is left out. A LaTeX equation pandoc cannot set
+    in HTML read as its TeX source ("$$\\frac{a+b}{2}$$")."""
+    noted = "# Energy\n\nEnergy $E=mc^2$ holds.\n\n$$\\frac{a+b}{2}=\\sum_i x_i$$\n"
+    for to in ("odt", "latex"):
+        doc = parse_document(raw(f"energy.{'tex' if to == 'latex' else to}", pandoc_document(noted, to, tmp_path)))
+        assert doc.text == "Energy\n\nEnergy E=mc^2 holds.\n\n(a+b)/2=∑_i x_i", to
     def cells(*texts):
         return "<table:table-row>" + "".join(f"<table:table-cell><text:p>{text}</text:p></table:table-cell>"
                                              for text in texts) + "</table:table-row>"

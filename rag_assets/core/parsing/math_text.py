@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 
 OMML = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
 #: OMML structures read as a linear text: what joins their parts (a fraction "a/b", a power "x^2")
@@ -112,8 +113,9 @@ def _mathml(element) -> str:
         return "" if (element.get("width") or "").strip().startswith("-") else " "
     if name == "semantics":  # its first child shows it; the rest are other encodings of it
         return _mathml(children[0]) if children else ""
-    if name in ("mover", "munder") and len(children) == 2 and (mark := _mathml(children[1]).strip()) in _ACCENTS:
-        return _mathml(children[0]) + _ACCENTS[mark]
+    if name in ("mover", "munder") and len(children) == 2 and \
+            ((mark := _mathml(children[1]).strip()) in _ACCENTS or len(mark) == 1 and unicodedata.combining(mark)):
+        return _mathml(children[0]) + _ACCENTS.get(mark, mark)
     if name in _MATHML_JOINS and len(children) == len(_MATHML_JOINS[name]) - 1:
         joins = _MATHML_JOINS[name]
         parts = [_part(_mathml(child)) for child in children]

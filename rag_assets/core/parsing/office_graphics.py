@@ -1,5 +1,5 @@
 """What a slide, a Word page or a sheet shows in graphics that unstructured and openpyxl skip: a
-chart's data as table rows, a SmartArt diagram's text as its nodes in the diagram's order, a
+chart's data as table rows (an Office 2016 chart's too), a SmartArt diagram's text as its nodes in the diagram's order, a
 sheet's text boxes. Each reads the graphic's own part (DrawingML XML), so a deck and a document
 read them alike."""
 
@@ -40,6 +40,58 @@ def chart_rows(chart_space) -> tuple[str, list[list[str]]]:
     rows += [[categories[i] if i < len(categories) else "", *(v[i] if i < len(v) else "" for v in values)]
              for i in range(count)]
     return title, rows
+
+
+_CX = "{http://schemas.microsoft.com/office/drawing/2014/chartex}"
+
+
+def chartex_rows(chart_space) -> tuple[str, list[list[str]]]:
+    """An Office 2016 chart's (``cx:chartSpace``: waterfall, histogram, Pareto, box and whisker,
+    funnel, treemap, sunburst) title and data as ``chart_rows`` reads a chart's: a header of the
+    series' names, then a row a category, each level of a hierarchy (a treemap's, a sunburst's) a
+    column of its own, outermost first, then each series' value as Excel's General format shows
+    it ("" where there is none); no rows for a chart without data. A Pareto chart's line (computed
+    from the columns) is no series of its own."""
+    chart = chart_space.find(f"{_CX}chart")
+    title = " ".join(" ".join(_cx_texts(chart_space.find(f"{_CX}chart/{_CX}title/{_CX}tx"))).split())
+    data = {block.get("id"): block for block in chart_space.iterfind(f"{_CX}chartData/{_CX}data")}
+    columns = []  # (series name, data block)
+    for one in chart.iterfind(f"{_CX}plotArea/{_CX}plotAreaRegion/{_CX}series") if chart is not None else []:
+        block = data.get(one.find(f"{_CX}dataId").get("val") if one.find(f"{_CX}dataId") is not None else None)
+        if block is not None and one.get("layoutId") != "paretoLine":
+            columns.append((" ".join(" ".join(_cx_texts(one.find(f"{_CX}tx"))).split()), block))
+    columns = columns or [("", block) for block in data.values()]
+    if not columns:
+        return title, []
+    categories = columns[0][1].find(f"{_CX}strDim[@type='cat']")
+    levels = [_cx_points(level) for level in categories.iterfind(f"{_CX}lvl")][::-1] if categories is not None else []
+    values = [[_shown(v) for v in _cx_points(block.find(f"{_CX}numDim/{_CX}lvl"))] for _, block in columns]
+    count = max(map(len, [*levels, *values]), default=0)
+    if not count:
+        return title, []
+    rows = [[""] * max(len(levels), 1) + [name or f"Series {n}" for n, (name, _) in enumerate(columns, start=1)]]
+    rows += [[*(level[i] if i < len(level) else "" for level in levels or [[]]), *(v[i] if i < len(v) else "" for v in values)]
+             for i in range(count)]
+    return title, rows
+
+
+def _cx_texts(element) -> list[str]:
+    """The texts of an Office 2016 chart's title or series name (``cx:tx``): its rich text's
+    paragraphs, or the text it caches from a cell."""
+    if element is None:
+        return []
+    paragraphs = [_paragraph_text(p) for p in element.iter(f"{_A}p")]
+    return paragraphs or [v.text or "" for v in element.iter(f"{_CX}v")]
+
+
+def _cx_points(level) -> list[str]:
+    """An Office 2016 chart's level of points (``cx:lvl``) by index, "" where a point is missing."""
+    if level is None:
+        return []
+    found = {int(point.get("idx")): point.text or "" for point in level.iterfind(f"{_CX}pt")
+             if (point.get("idx") or "").isdigit()}
+    size = int(level.get("ptCount")) if (level.get("ptCount") or "").isdigit() else 0
+    return [found.get(i, "") for i in range(min(max(size, max(found, default=-1) + 1), _MAX_POINTS))]
 
 
 def _texts(element) -> list[str]:

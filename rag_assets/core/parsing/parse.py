@@ -39,7 +39,7 @@ from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, Par
                                             report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.math_text import OMML, mathml_text, omml_text
-from rag_assets.core.parsing.office_graphics import chart_rows, diagram_lines, drawing_texts
+from rag_assets.core.parsing.office_graphics import chart_rows, chartex_rows, diagram_lines, drawing_texts
 from rag_assets.core.parsing.opendocument import is_formula, object_items, presentation_slides, spreadsheet_sheets
 from rag_assets.core.parsing.pdf_columns import Box, reading_order
 from rag_assets.core.parsing.rst import rst_as_shown
@@ -267,10 +267,16 @@ PARSER_REVISION = "44"
 #:   and data table and an embedded spreadsheet's tables after the paragraph it is anchored in
 #:   (``_odt_frames_inline``): pandoc left objects out. ODP 2: a formula on a slide reads as a line, a chart's
 #:   subtitle after its title. Word 14: an equation's script ends before a letter after it ("x_i y", was "x_iy").
+#:   pandoc's formats (ODT, RTF, EPUB, LaTeX, Org 10, XML 11, AsciiDoc 12): pandoc writes equations as MathML, read as
+#:   a web page's are (a displayed one it could not set read as its TeX source, "$$\frac{a+b}{2}$$"). PowerPoint 10:
+#:   a shape PowerPoint wraps for older readers (``mc:AlternateContent``: a text box holding an equation) is read, its
+#:   equations as lines of text (``_slides_unwrapped``): python-pptx skips the wrapper, so its text was lost.
+#:   PowerPoint 10 and Word 15: an Office 2016 chart (waterfall, histogram, Pareto, box and whisker, funnel, treemap,
+#:   sunburst: ``cx:chart``) reads as a chart does, its title and data table (``chartex_rows``); it was lost.
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "10", "markdown": "10",
-                    "html": "10", "odt": "10", **dict.fromkeys(("rtf", "epub", "latex", "org"), "9"),
-                    "xml": "10", "email": "9", "asciidoc": "11",
-                    "docx": "14", "pptx": "9", "xlsx": "10", "subtitles": "1", "json": "2",
+                    "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
+                    "xml": "11", "email": "9", "asciidoc": "12",
+                    "docx": "15", "pptx": "10", "xlsx": "10", "subtitles": "1", "json": "2",
                     "pdf": "3", "image": "2", "ods": "1", "odp": "2"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
@@ -1081,7 +1087,7 @@ def _parse_pandoc(content_type: str, data: bytes):
         data = _odt_frames_inline(data)
 
     done = subprocess.run([pypandoc.get_pandoc_path(), "--sandbox", "--from", content_type, "--to", "html5",
-                           "--standalone", "--wrap", "none"], input=data, capture_output=True, check=False)
+                           "--standalone", "--wrap", "none", "--mathml"], input=data, capture_output=True, check=False)
     if done.returncode != 0:
         cause = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1]
         raise ValueError(f"pandoc cannot read it as {content_type} ({cause[:200]}); check the file opens")
@@ -1389,8 +1395,8 @@ def _unwrapped_body(data: bytes) -> bytes:
     rels = _zip_member(data, "word/_rels/document.xml.rels")
     unlinked = set(re.findall(r'<w:hyperlink\b[^>]*\br:id="([^"]*)"', xml)) - set(re.findall(r'\bId="([^"]*)"', rels))
     if not unlinked and not re.search(r"<w:(?:ins|moveTo|sdt|customXml|smartTag|fldSimple|txbxContent)\b|<m:oMath\b|"
-                                      r'graphicData uri="http://schemas\.openxmlformats\.org/drawingml/2006/'
-                                      r'(?:chart|diagram)"', xml):
+                                      r'graphicData uri="http://schemas\.(?:openxmlformats\.org/drawingml/2006/'
+                                      r'(?:chart|diagram)|microsoft\.com/office/drawing/2014/chartex)"', xml):
         return data
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
     root = etree.fromstring(xml.encode(), parser)
@@ -1422,20 +1428,31 @@ def _unwrapped_body(data: bytes) -> bytes:
 
 
 def _with_member(data: bytes, name: str, body: bytes | str, compression: int) -> bytes:
-    """The zip package ``data`` with its member ``name`` replaced by ``body``, every member written
-    with ``compression`` (``zipfile.ZIP_STORED`` or ``ZIP_DEFLATED``), in the order they were."""
+    """The zip package ``data`` with its member ``name`` replaced by ``body`` (``_with_members``)."""
+    return _with_members(data, {name: body}, compression)
+
+
+def _with_members(data: bytes, bodies: dict[str, bytes | str], compression: int) -> bytes:
+    """The zip package ``data`` with each member ``bodies`` names replaced by its body, every
+    member written with ``compression`` (``zipfile.ZIP_STORED`` or ``ZIP_DEFLATED``), in the
+    order they were."""
     import zipfile
 
     source, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
     with zipfile.ZipFile(out, "w", compression) as package:
         for item in source.infolist():
-            package.writestr(item.filename, body if item.filename == name else source.read(item))
+            package.writestr(item.filename, bodies[item.filename] if item.filename in bodies else source.read(item))
     return out.getvalue()
 
 
 def _package_path(folder: str, target: str) -> str:
     """The package member a relationship's ``target`` names, from a part in ``folder``."""
     return target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
+
+
+_MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+_P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
+_DRAWING = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 
 
 def _drawn_after(root, part) -> None:
@@ -1445,9 +1462,9 @@ def _drawn_after(root, part) -> None:
     (``_graphic_content``, reading the part ``part(relationship id)`` returns). A drawing's
     fallback copy for older readers (in ``mc:Fallback``) is left where it is, unread; a chart or
     diagram whose part is missing or damaged is left out."""
-    fallback = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+    fallback = f"{_MC}Fallback"
     last: dict = {}  # an anchoring paragraph -> the last block put after it
-    for drawn in list(root.iter(f"{_W}txbxContent", "{http://schemas.openxmlformats.org/drawingml/2006/main}graphic")):
+    for drawn in list(root.iter(f"{_W}txbxContent", f"{_DRAWING}graphic")):
         anchor = next(drawn.iterancestors(f"{_W}p"), None)
         if anchor is None or next(drawn.iterancestors(fallback), None) is not None:
             continue
@@ -1627,6 +1644,7 @@ def _parse_pptx(data: bytes):
     from unstructured.partition.pptx import partition_pptx
 
     data = _ppt97_as_pptx(data) if data.startswith(_OLE_MAGIC) else _plain_package(data, "presentationml.presentation")
+    data = _slides_unwrapped(data)
     by_slide: dict[int, list[tuple[str, str, int | None]]] = {}
     for item in _unstructured_items(partition_pptx(file=io.BytesIO(data), languages=NO_LANGUAGE)):
         by_slide.setdefault(item[2], []).append(item)
@@ -1646,6 +1664,45 @@ def _parse_pptx(data: bytes):
             items.append(("NarrativeText", notes.text.replace("\v", "\n"), number))
     text, spans = _join_elements(items)
     return text, spans, _first_title(text, spans)
+
+
+_SHAPE_TAGS = {f"{_P}{tag}" for tag in ("sp", "grpSp", "graphicFrame", "cxnSp", "pic")}
+_SLIDE_PART = re.compile(r"ppt/slides/slide\d+\.xml")
+
+
+def _slides_unwrapped(data: bytes) -> bytes:
+    """A deck whose slides hold each shape PowerPoint wraps in markup compatibility
+    (``mc:AlternateContent``: a text box holding an equation, with a picture of it for older
+    readers) as the shape itself, its equations (``a14:m``) as runs of their text
+    (``omml_text``): python-pptx and unstructured skip the wrapper, so the shape's text was lost.
+    A wrapper's choice is read where it holds shapes, else its fallback. A deck without one is
+    returned as it is."""
+    import zipfile
+
+    from lxml import etree
+
+    package = zipfile.ZipFile(io.BytesIO(data))
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
+    bodies = {}
+    for name in package.namelist():
+        if not _SLIDE_PART.fullmatch(name) or b"AlternateContent" not in (xml := package.read(name)):
+            continue
+        root = etree.fromstring(xml, parser)
+        for wrapper in list(root.iter(f"{_MC}AlternateContent")):
+            parent = wrapper.getparent()
+            if parent is None or parent.tag not in (f"{_P}spTree", f"{_P}grpSp"):
+                continue
+            choice = next((c for c in wrapper.iterchildren(f"{_MC}Choice") if any(s.tag in _SHAPE_TAGS for s in c)),
+                          wrapper.find(f"{_MC}Fallback"))
+            shapes = [s for s in choice if s.tag in _SHAPE_TAGS] if choice is not None else []
+            at = parent.index(wrapper)
+            parent[at:at + 1] = shapes
+        for equation in list(root.iter("{http://schemas.microsoft.com/office/drawing/2010/main}m")):
+            run = etree.Element(f"{_DRAWING}r")
+            etree.SubElement(run, f"{_DRAWING}t").text = " ".join(omml_text(e) for e in equation.iter(f"{OMML}oMath"))
+            equation.getparent().replace(equation, run)
+        bodies[name] = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+    return _with_members(data, bodies, zipfile.ZIP_DEFLATED) if bodies else data
 
 
 def _one_slide_title(items: list[tuple], title_shape) -> list[tuple]:
@@ -1670,19 +1727,24 @@ def _one_slide_title(items: list[tuple], title_shape) -> list[tuple]:
 
 
 _CHART = "{http://schemas.openxmlformats.org/drawingml/2006/chart}chart"
+_CHARTEX = "{http://schemas.microsoft.com/office/drawing/2014/chartex}chart"  # Office 2016's kinds: a waterfall...
 _DIAGRAM_DATA = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}relIds"
 
 
 def _graphic_content(graphic, part) -> tuple[str, list[list[str]], list[str]] | None:
-    """What a DrawingML graphic (an lxml element holding a ``c:chart`` or ``dgm:relIds`` reference)
-    shows, read from the part ``part(relationship id)`` returns (its bytes): a chart's title and
-    rows (``chart_rows``), or a SmartArt diagram's nodes (``diagram_lines``); None for another
+    """What a DrawingML graphic (an lxml element holding a ``c:chart``, ``cx:chart`` or
+    ``dgm:relIds`` reference) shows, read from the part ``part(relationship id)`` returns (its
+    bytes): a chart's title and rows (``chart_rows``, an Office 2016 chart's ``chartex_rows``), or
+    a SmartArt diagram's nodes (``diagram_lines``); None for another
     graphic (a picture, a shape)."""
     from lxml import etree
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True)
     if (chart := graphic.find(f".//{_CHART}")) is not None:
         title, rows = chart_rows(etree.fromstring(part(chart.get(f"{_RELATIONSHIP}id")), parser))
+        return title, rows, []
+    if (chart := graphic.find(f".//{_CHARTEX}")) is not None:
+        title, rows = chartex_rows(etree.fromstring(part(chart.get(f"{_RELATIONSHIP}id")), parser))
         return title, rows, []
     if (diagram := graphic.find(f".//{_DIAGRAM_DATA}")) is not None:
         return "", [], diagram_lines(etree.fromstring(part(diagram.get(f"{_RELATIONSHIP}dm")), parser))
