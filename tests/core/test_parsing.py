@@ -1258,6 +1258,57 @@ def test_an_office_2016_chart_reads_as_its_data_in_a_word_document_and_a_deck():
     assert doc.text == f"Cash\n\nCash bridge\n\n{markdown}"
 
 
+def test_an_excel_worksheet_embedded_in_a_word_document_or_on_a_slide_reads_as_a_table():
+    """An embedded worksheet ("Insert > Object", pasted as an object) shows a picture of its
+    cells: its numbers were lost. Its active sheet reads as a table (empty rows left out, numbers
+    as formatted) after the paragraph it is in, or in its place on the slide; another object (an
+    embedded document) or a damaged one is left out."""
+    from docx import Document
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+    from lxml import etree
+    from openpyxl import Workbook
+    from pptx import Presentation
+    from pptx.enum.shapes import PROG_ID
+    from pptx.util import Inches
+
+    book = Workbook()
+    book.active.title = "Notes"
+    rates = book.create_sheet("Rates")
+    for row in (["Site", "Rate"], [], ["Oslo", 0.125], ["Lyon", 0.1]):
+        rates.append(row)
+    rates["B3"].number_format = rates["B4"].number_format = "0.0%"
+    book.active = rates  # the sheet the object shows
+    embedded = io.BytesIO()
+    book.save(embedded)
+    table = "| Site | Rate |\n| --- | --- |\n| Oslo | 12.5% |\n| Lyon | 10.0% |"
+
+    word = Document()
+    package = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/package"
+    for name, blob, text in (("Microsoft_Excel_Worksheet.xlsx", embedded.getvalue(), "Rates by site:"),
+                             ("Microsoft_Word_Document.docx", saved(Document()), "An embedded document:"),
+                             ("Microsoft_Excel_Worksheet1.xlsx", b"PK damaged", "A damaged one:")):
+        part = Part(PackURI(f"/word/embeddings/{name}"), "application/octet-stream", blob, word.part.package)
+        rel = word.part.relate_to(part, package)
+        word.add_paragraph(text)._p.append(etree.fromstring(
+            '<w:r xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:object><o:OLEObject '
+            f'xmlns:o="urn:schemas-microsoft-com:office:office" xmlns:r="{_REL}" Type="Embed" ProgID="Excel.Sheet.12" '
+            f'r:id="{rel}"/></w:object></w:r>'))
+    word.add_paragraph("Rates change in May.")
+    doc = parse_document(raw("reports/rates.docx", saved(word)))
+    assert doc.text == (f"Rates by site:\n\n{table}\n\nAn embedded document:\n\nA damaged one:\n\n"
+                        "Rates change in May.")
+    assert [e.category for e in doc.elements][1] == "Table"
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    slide.shapes.title.text = "Rates"
+    embedded.seek(0)
+    slide.shapes.add_ole_object(embedded, PROG_ID.XLSX, Inches(1), Inches(2))
+    doc = parse_document(raw("decks/rates.pptx", saved(deck)))
+    assert doc.text == f"Rates\n\n{table}"
+
+
 def test_a_chart_reads_its_cached_titles_and_a_scatter_chart_its_x_values():
     """A title or series name taken from a cell is read from the chart's cache, as are a scatter
     chart's x values (python-pptx's categories left their rows blank)."""

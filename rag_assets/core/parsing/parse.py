@@ -273,10 +273,12 @@ PARSER_REVISION = "44"
 #:   equations as lines of text (``_slides_unwrapped``): python-pptx skips the wrapper, so its text was lost.
 #:   PowerPoint 10 and Word 15: an Office 2016 chart (waterfall, histogram, Pareto, box and whisker, funnel, treemap,
 #:   sunburst: ``cx:chart``) reads as a chart does, its title and data table (``chartex_rows``); it was lost.
+#: - Word 16, PowerPoint 11: an embedded Excel worksheet (an OLE object, shown as a picture of its cells) reads as
+#:   its active sheet's table (``_embedded_sheet``), after the paragraph it is in or in its place on the slide.
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "10", "markdown": "10",
                     "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
                     "xml": "11", "email": "9", "asciidoc": "12",
-                    "docx": "15", "pptx": "10", "xlsx": "10", "subtitles": "1", "json": "2",
+                    "docx": "16", "pptx": "11", "xlsx": "10", "subtitles": "1", "json": "2",
                     "pdf": "3", "image": "2", "ods": "1", "odp": "2"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
@@ -1394,7 +1396,7 @@ def _unwrapped_body(data: bytes) -> bytes:
     xml = _zip_member(data, "word/document.xml")
     rels = _zip_member(data, "word/_rels/document.xml.rels")
     unlinked = set(re.findall(r'<w:hyperlink\b[^>]*\br:id="([^"]*)"', xml)) - set(re.findall(r'\bId="([^"]*)"', rels))
-    if not unlinked and not re.search(r"<w:(?:ins|moveTo|sdt|customXml|smartTag|fldSimple|txbxContent)\b|<m:oMath\b|"
+    if not unlinked and not re.search(r"<w:(?:ins|moveTo|sdt|customXml|smartTag|fldSimple|txbxContent|object)\b|<m:oMath\b|"
                                       r'graphicData uri="http://schemas\.(?:openxmlformats\.org/drawingml/2006/'
                                       r'(?:chart|diagram)|microsoft\.com/office/drawing/2014/chartex)"', xml):
         return data
@@ -1458,13 +1460,13 @@ _DRAWING = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 def _drawn_after(root, part) -> None:
     """Put what a Word body ``root`` draws after the paragraph each drawing is anchored in, in the
     order they are written: a text box's paragraphs and tables (``w:txbxContent``) moved there, a
-    chart's title and a table of its data, a SmartArt diagram's nodes as list items
-    (``_graphic_content``, reading the part ``part(relationship id)`` returns). A drawing's
-    fallback copy for older readers (in ``mc:Fallback``) is left where it is, unread; a chart or
-    diagram whose part is missing or damaged is left out."""
+    chart's title and a table of its data, a SmartArt diagram's nodes as list items, an embedded
+    Excel worksheet's cells as a table (``_graphic_content``, reading the part ``part(relationship
+    id)`` returns). A drawing's fallback copy for older readers (in ``mc:Fallback``) is left where
+    it is, unread; a chart, diagram or worksheet whose part is missing or damaged is left out."""
     fallback = f"{_MC}Fallback"
     last: dict = {}  # an anchoring paragraph -> the last block put after it
-    for drawn in list(root.iter(f"{_W}txbxContent", f"{_DRAWING}graphic")):
+    for drawn in list(root.iter(f"{_W}txbxContent", f"{_DRAWING}graphic", f"{_W}object")):
         anchor = next(drawn.iterancestors(f"{_W}p"), None)
         if anchor is None or next(drawn.iterancestors(fallback), None) is not None:
             continue
@@ -1729,13 +1731,16 @@ def _one_slide_title(items: list[tuple], title_shape) -> list[tuple]:
 _CHART = "{http://schemas.openxmlformats.org/drawingml/2006/chart}chart"
 _CHARTEX = "{http://schemas.microsoft.com/office/drawing/2014/chartex}chart"  # Office 2016's kinds: a waterfall...
 _DIAGRAM_DATA = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}relIds"
+_OLE_WORD = "{urn:schemas-microsoft-com:office:office}OLEObject"  # an embedded object in a Word document
+_OLE_SLIDE = "{http://schemas.openxmlformats.org/presentationml/2006/main}oleObj"  # ... on a slide
 
 
 def _graphic_content(graphic, part) -> tuple[str, list[list[str]], list[str]] | None:
-    """What a DrawingML graphic (an lxml element holding a ``c:chart``, ``cx:chart`` or
-    ``dgm:relIds`` reference) shows, read from the part ``part(relationship id)`` returns (its
-    bytes): a chart's title and rows (``chart_rows``, an Office 2016 chart's ``chartex_rows``), or
-    a SmartArt diagram's nodes (``diagram_lines``); None for another
+    """What a DrawingML graphic or embedded object (an lxml element holding a ``c:chart``,
+    ``cx:chart``, ``dgm:relIds``, ``o:OLEObject`` or ``p:oleObj`` reference) shows, read from the
+    part ``part(relationship id)`` returns (its bytes): a chart's title and rows (``chart_rows``,
+    an Office 2016 chart's ``chartex_rows``), an embedded Excel worksheet's rows
+    (``_embedded_sheet``; another object: None), or a SmartArt diagram's nodes (``diagram_lines``); None for another
     graphic (a picture, a shape)."""
     from lxml import etree
 
@@ -1746,6 +1751,8 @@ def _graphic_content(graphic, part) -> tuple[str, list[list[str]], list[str]] | 
     if (chart := graphic.find(f".//{_CHARTEX}")) is not None:
         title, rows = chartex_rows(etree.fromstring(part(chart.get(f"{_RELATIONSHIP}id")), parser))
         return title, rows, []
+    if (embedded := graphic.find(f".//{_OLE_WORD}")) is not None or (embedded := graphic.find(f".//{_OLE_SLIDE}")) is not None:
+        return ("", rows, []) if (rows := _embedded_sheet(part(embedded.get(f"{_RELATIONSHIP}id")))) else None
     if (diagram := graphic.find(f".//{_DIAGRAM_DATA}")) is not None:
         return "", [], diagram_lines(etree.fromstring(part(diagram.get(f"{_RELATIONSHIP}dm")), parser))
     return None
@@ -2104,13 +2111,7 @@ def _parse_xlsx(data: bytes):
         for number, sheet in enumerate(book.worksheets, start=1):
             if sheet.sheet_state != "visible":  # hidden (or very hidden) from whoever opens the workbook
                 continue
-            rows = []
-            for row in sheet.iter_rows():
-                cells = [_cell_text(cell.value, getattr(cell, "number_format", None)) for cell in row]
-                while cells and not cells[-1].strip():
-                    cells.pop()
-                rows.append(cells)
-            sheet_items = _sheet_items(sheet.title, rows, number)
+            sheet_items = _sheet_items(sheet.title, _sheet_rows(sheet), number)
             if boxes := drawings.get(sheet.title):  # after its cells, under its name
                 sheet_items = (sheet_items or [("Title", sheet.title, number)]) + [
                     ("NarrativeText", text, number) for text in boxes]
@@ -2120,6 +2121,42 @@ def _parse_xlsx(data: bytes):
         book.close()
     text, spans = _join_elements(items)
     return text, spans, title
+
+
+def _sheet_rows(sheet) -> list[list[str]]:
+    """An openpyxl sheet's rows of cell texts as last saved, in their number formats
+    (``_cell_text``), trailing empty cells dropped."""
+    rows = []
+    for row in sheet.iter_rows():
+        cells = [_cell_text(cell.value, getattr(cell, "number_format", None)) for cell in row]
+        while cells and not cells[-1].strip():
+            cells.pop()
+        rows.append(cells)
+    return rows
+
+
+def _embedded_sheet(data: bytes) -> list[list[str]]:
+    """The rows an Excel workbook embedded in a document or slide shows: its active sheet's
+    (``_sheet_rows``), empty rows left out, each as wide as the widest; none for another object (a
+    Word document, an Excel 97-2003 object) or a workbook over the default parse limits' expanded
+    size."""
+    import zipfile
+
+    from openpyxl import load_workbook
+
+    try:
+        if "xl/workbook.xml" not in zipfile.ZipFile(io.BytesIO(data)).namelist():
+            return []
+        ParseLimits().check_archive(data)
+    except (zipfile.BadZipFile, ParseLimitExceeded):
+        return []
+    book = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    try:
+        rows = [row for row in _sheet_rows(book.active) if any(cell.strip() for cell in row)]
+    finally:
+        book.close()
+    width = max(map(len, rows), default=0)
+    return [row + [""] * (width - len(row)) for row in rows]
 
 
 def _opendocument_content(data: bytes, part: str = "content.xml"):
