@@ -2646,6 +2646,38 @@ def test_an_opendocument_presentation_reads_as_a_deck_does():
         ("Q=V/t", "NarrativeText", 2, ())]
 
 
+def test_a_visio_drawing_reads_as_its_shapes_and_connections_page_by_page():
+    """Visio drawings were read as binary text and refused: a process's steps and who hands over
+    to whom were lost. A page is headed by its name (none for Visio's own "Page-2"), its shapes'
+    texts read in rows top down, each row left to right (a group's text before its members'; a
+    shape without text of its own shows its master's), then each connector glued to two shapes
+    with text as "From → To", labelled with its own text. A background page (a title block) is
+    not read; the drawing's properties title and tag it."""
+    from tests.support.visio import connect, drawing, shape
+
+    steps = (shape(1, "Submit expense", x=4, y=10) + shape(2, "Manager approves?", x=4, y=8)
+             + shape(3, "Return to employee", x=6, y=6.1) + shape(4, "Pay out", x=2, y=6)  # one row, slightly apart
+             + shape(5, "Yes", x=3, y=7) + shape(6, "No", x=5, y=7) + shape(7, "", x=4, y=9)  # connectors
+             + shape(8, "Audit may sample it", x=7, y=9))  # a connector glued at one end: read as text
+    links = connect(7, 1, 2) + connect(5, 2, 4) + connect(6, 2, 3) + connect(8, 2, None)
+    lane = shape(10, "Finance", x=1, y=3, height=2, inner=shape(11, "Book the payment", y=0.5) + shape(12, master=2))
+    data = drawing([("Expense approval", steps, links), ("Page-2", lane, "")],
+                   background=shape(20, "ACME Corp - drawn by J. Doe", x=4, y=0.5),
+                   master=shape(5, "Reconcile monthly"), title="Expense process", keywords="finance; approvals")
+    doc = parse_document(raw("processes/expenses.vsdx", data))
+    assert (doc.title, doc.tags) == ("Expense process", ("finance", "approvals"))
+    assert [(doc.text[e.start : e.end], e.category, e.page) for e in doc.elements] == [
+        ("Expense approval", "Title", 1), ("Submit expense", "NarrativeText", 1),
+        ("Audit may sample it", "NarrativeText", 1), ("Manager approves?", "NarrativeText", 1),
+        ("Pay out", "NarrativeText", 1), ("Return to employee", "NarrativeText", 1),
+        ("Submit expense → Manager approves?", "ListItem", 1), ("Manager approves? → Pay out: Yes", "ListItem", 1),
+        ("Manager approves? → Return to employee: No", "ListItem", 1),
+        ("Finance", "NarrativeText", 2), ("Book the payment", "NarrativeText", 2), ("Reconcile monthly", "NarrativeText", 2)]
+    assert doc.elements[-1].heading_path == ()  # a page Visio named itself heads nothing
+    with pytest.raises(DocumentError, match="no visio/pages/pages.xml"):
+        parse_document(raw("processes/empty.vsdx", saved_zip({"visio/document.xml": "<VisioDocument/>"})))
+
+
 def test_legacy_encodings_and_line_endings_decode():
     latin = "Café crème, naïve façade.\r\nSecond line.\r".encode("cp1252")
     doc = parse_document(raw("latin.txt", latin))

@@ -22,6 +22,7 @@ from typing import Callable
 
 from tests.support.make_sample_binaries import scanned, write_pdf
 from tests.support.opendocument import spreadsheet
+from tests.support.visio import drawing, shape
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -337,6 +338,7 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
     guide = "# Gate Guide\n\n## Night shift\n\nThe east gate opens at 05:30 for deliveries.\n"
     odt = pandoc_document(guide, "odt", outside)
     stock_ods = spreadsheet("Stock", [["Part", "Units"], *([f"NW-{n:05d}", str(n % 97)] for n in range(10_000))])
+    flow = drawing([("Gate opening", shape(1, "Guard checks the badge", y=2) + shape(2, "Gate opens", y=1), "")])
     emoji = "# Party 🎉\n\nThe team lunch 🍕 is on Fri\u200bday at the ro\u200dof terrace 🏙️.\u200c\ufeff Bring 👍🏽 mood.\n"
     files: dict[str, bytes] = {
         "good/ordinary.md": b"# Ordinary\n\nThe cafeteria opens at eight and closes at three.\n",
@@ -363,6 +365,8 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         "sheets/stock_10k.xlsx": workbook(10_000),
         "sheets/stock_10k.ods": stock_ods,
         "opendocument/truncated.ods": stock_ods[: len(stock_ods) // 2],
+        "diagrams/gate_flow.vsdx": flow,
+        "diagrams/truncated.vsdx": flow[: len(flow) // 2],
         "notebooks/churn.ipynb": notebook(image_kb=2048),
         "notebooks/truncated.ipynb": notebook()[:500],
         "mail/photo.eml": png() * 20,
@@ -451,6 +455,9 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
              check=lambda rows: len(rows) > 50 and has("| NW-00000 | 0 |", "| NW-09999 | 8 |")(rows)),
         Case("truncated OpenDocument spreadsheet", ("opendocument/truncated.ods",), "error",
              "cannot parse as ods: the file is damaged or cut short"),
+        Case("Visio drawing", ("diagrams/gate_flow.vsdx",), "ok", check=has("Guard checks the badge", "Gate opens")),
+        Case("truncated Visio drawing", ("diagrams/truncated.vsdx",), "error",
+             "cannot parse as visio: the file is damaged or cut short"),
         Case("Excel 97-2003 workbook", ("sheets/stock.xls",), "ok",
              check=has("| NW-BATT-5200 | Battery ｜ 5200 mAh | 40 | 2026-03-31 |", "| NW-DOCK-4 | 129.5 |")),
         Case("Word 97-2003 document", ("legacy/harmless-clean.doc",), "ok",

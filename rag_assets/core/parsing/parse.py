@@ -47,6 +47,7 @@ from rag_assets.core.parsing.structure import (front_matter, indent_width, markd
                                               paragraph_elements, rst_elements, tag_names, without_lines,
                                               without_site_markup)
 from rag_assets.core.parsing.subtitles import subtitle_transcript
+from rag_assets.core.parsing.visio import diagram_pages
 
 # 43: a table's empty columns left out; 42: a slide without a title no longer under the slide
 # before it; 41: a Markdown or reStructuredText attachment's headings named by their text, not
@@ -273,13 +274,14 @@ PARSER_REVISION = "44"
 #:   equations as lines of text (``_slides_unwrapped``): python-pptx skips the wrapper, so its text was lost.
 #:   PowerPoint 10 and Word 15: an Office 2016 chart (waterfall, histogram, Pareto, box and whisker, funnel, treemap,
 #:   sunburst: ``cx:chart``) reads as a chart does, its title and data table (``chartex_rows``); it was lost.
+#: - Visio 1: a drawing's pages, their shapes' texts in reading order and their connections (``visio.diagram_pages``).
 #: - Word 16, PowerPoint 11: an embedded Excel worksheet (an OLE object, shown as a picture of its cells) reads as
 #:   its active sheet's table (``_embedded_sheet``), after the paragraph it is in or in its place on the slide.
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "10", "markdown": "10",
                     "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
                     "xml": "11", "email": "9", "asciidoc": "12",
                     "docx": "16", "pptx": "11", "xlsx": "10", "subtitles": "1", "json": "2",
-                    "pdf": "3", "image": "2", "ods": "1", "odp": "2"}
+                    "pdf": "3", "image": "2", "ods": "1", "odp": "2", "visio": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")
@@ -322,6 +324,8 @@ CONTENT_TYPES = {
     ".odt": "odt",
     ".ods": "ods",  # OpenDocument spreadsheets and presentations (LibreOffice Calc, Impress)
     ".odp": "odp",
+    ".vsdx": "visio",  # Visio drawings (macro-enabled too; macros never run)
+    ".vsdm": "visio",
     ".rtf": "rtf",
     ".epub": "epub",
     ".pptx": "pptx",
@@ -486,7 +490,7 @@ def _property_tags(content_type: str, data: bytes) -> tuple[str, ...]:
     A 97-2003 Office file's keywords are those of its summary information."""
     if content_type in ("docx", "pptx", "xlsx") and data.startswith(_OLE_MAGIC):
         found = _ole_keywords(data)
-    elif content_type in ("docx", "pptx", "xlsx", "odt", "ods", "odp"):
+    elif content_type in ("docx", "pptx", "xlsx", "odt", "ods", "odp", "visio"):
         meta = _zip_member(data, "meta.xml" if content_type.startswith("od") else "docProps/core.xml")
         found = re.findall(r"<(?:cp:keywords|meta:keyword)>([^<]*)</", meta)
     elif content_type == "pdf":
@@ -1096,7 +1100,7 @@ def _parse_pandoc(content_type: str, data: bytes):
     page = _FOOTNOTE_REF.sub(r"\1", _FOOTNOTE_BACK.sub("", done.stdout.decode("utf-8", "replace")))
     text, elements, title = _parse_html(page.encode("utf-8"), untitled="-",  # pandoc's <title> when there is none
                                         marked_headers=content_type in _MARKED_HEADERS)
-    return text, elements, (_odt_title(data) if content_type == "odt" else "") or title
+    return text, elements, (_package_title(data) if content_type == "odt" else "") or title
 
 
 # pandoc's footnote links in its HTML: a note's way back ("↩︎", read at every note's end) and a mark's link
@@ -1282,10 +1286,11 @@ def _rtf_heading_levels(data: bytes) -> bytes:
 _RTF_HEADING_STYLE = re.compile(rb"(\{\\s\d+)([^{};]*?[\s\\](?i:heading) ([1-9]);\})")
 
 
-def _odt_title(data: bytes) -> str:
-    """An OpenDocument file's own title (its properties' dc:title in meta.xml, which pandoc does
-    not read); "" when it has none."""
-    match = re.search(r"<dc:title>([^<]*)</dc:title>", _zip_member(data, "meta.xml"))
+def _package_title(data: bytes, part: str = "meta.xml") -> str:
+    """A package's own title: its properties' dc:title in ``part`` (an OpenDocument file's
+    meta.xml, which pandoc does not read; an Open Packaging file's docProps/core.xml); "" when it
+    has none."""
+    match = re.search(r"<dc:title>([^<]*)</dc:title>", _zip_member(data, part))
     return " ".join(html.unescape(match.group(1)).split())[:200] if match else ""
 
 
@@ -2193,7 +2198,7 @@ def _parse_ods(data: bytes):
     for number, name, rows in spreadsheet_sheets(_opendocument_content(data)):
         items += _sheet_items(name, rows, number)
     text, spans = _join_elements(items)
-    return text, spans, _odt_title(data)
+    return text, spans, _package_title(data)
 
 
 def _parse_odp(data: bytes):
@@ -2215,6 +2220,24 @@ def _parse_odp(data: bytes):
             items.append(("NarrativeText", notes, number))
     text, spans = _join_elements(items)
     return text, spans, _first_title(text, spans)
+
+
+def _parse_visio(data: bytes):
+    """A Visio drawing: each foreground page a page headed by its name (none where Visio named it,
+    "Page-1"), its shapes' texts in reading order, then its connections as list items ("Submit →
+    Approve: Yes"; ``visio.diagram_pages``); its title is its properties' own, else its first
+    page's name."""
+    import zipfile
+
+    package = zipfile.ZipFile(io.BytesIO(data))  # a damaged one raises BadZipFile: see parse_document
+    names = set(package.namelist())
+    items: list[tuple] = []
+    for number, (name, shown) in enumerate(diagram_pages(lambda part: package.read(part) if part in names else None),
+                                           start=1):
+        items.append(("Title", name, number, 1) if name else (_UNTITLED, "", number))
+        items += [("ListItem" if kind == "connection" else "NarrativeText", text, number) for kind, text in shown]
+    text, spans = _join_elements(items)
+    return text, spans, _package_title(data, "docProps/core.xml") or _first_title(text, spans)
 
 
 _SPREADSHEET = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
@@ -3248,7 +3271,7 @@ def _first_title(text: str, elements: tuple[Element, ...]) -> str:
 _PANDOC_FORMATS = ("odt", "rtf", "epub", "asciidoc", "latex", "org")
 _PANDOC_TEXT = ("asciidoc", "latex", "org", "jats", "docbook")
 _PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "email": _parse_email, "xlsx": _parse_xlsx,
-            "ods": _parse_ods, "odp": _parse_odp,
+            "ods": _parse_ods, "odp": _parse_odp, "visio": _parse_visio,
             "notebook": _parse_notebook, "pdf": _parse_pdf, "image": _parse_image, "xml": _parse_xml,
             **{name: partial(_parse_pandoc, name) for name in _PANDOC_FORMATS}}
 _PARSER_MODULES = {"html": ("unstructured.partition.html",),
@@ -3256,10 +3279,10 @@ _PARSER_MODULES = {"html": ("unstructured.partition.html",),
                    "pptx": ("pptx", "unstructured.partition.pptx", "ppt2pptx", "olefile"),
                    "email": ("oxmsg", "unstructured.partition.email"),
                    "xlsx": ("openpyxl", "xlrd", "olefile"), "notebook": ("json",), "ods": ("lxml.etree",),
-                   "odp": ("lxml.etree",),
+                   "odp": ("lxml.etree",), "visio": ("lxml.etree",),
                    **{name: ("pypandoc", "unstructured.partition.html") for name in (*_PANDOC_FORMATS, "xml")},
                    "pdf": ("pdfplumber", "unstructured.partition.text"),
                    "image": ("PIL.Image", "tesserocr", "unstructured.partition.text")}  # pdfplumber imports pdfminer's
 _LOADED: set[str] = set()
 OCR_FORMATS = ("pdf", "image", "docx", "pptx", "email")  # content types with pictures OCR may read
-_ARCHIVES = ("docx", "pptx", "xlsx", "odt", "ods", "odp", "epub")  # zip formats: checked for their expanded size before parsing
+_ARCHIVES = ("docx", "pptx", "xlsx", "odt", "ods", "odp", "epub", "visio")  # zip formats: checked for their expanded size before parsing
