@@ -2650,20 +2650,24 @@ def test_a_visio_drawing_reads_as_its_shapes_and_connections_page_by_page():
     """Visio drawings were read as binary text and refused: a process's steps and who hands over
     to whom were lost. A page is headed by its name (none for Visio's own "Page-2"), its shapes'
     texts read in rows top down, each row left to right (a group's text before its members'; a
-    shape without text of its own shows its master's), then each connector glued to two shapes
-    with text as "From → To", labelled with its own text. A background page (a title block) is
-    not read; the drawing's properties title and tag it."""
-    from tests.support.visio import connect, drawing, shape
+    shape without text of its own shows its master's; the data set on a shape on lines under
+    it), then each connector glued to two shapes with text as "From → To", labelled with its own
+    text. A background page (a title block) is not read; the drawing's properties title and tag it."""
+    from tests.support.visio import connect, drawing, field, shape
 
     steps = (shape(1, "Submit expense", x=4, y=10) + shape(2, "Manager approves?", x=4, y=8)
              + shape(3, "Return to employee", x=6, y=6.1) + shape(4, "Pay out", x=2, y=6)  # one row, slightly apart
              + shape(5, "Yes", x=3, y=7) + shape(6, "No", x=5, y=7) + shape(7, "", x=4, y=9)  # connectors
              + shape(8, "Audit may sample it", x=7, y=9))  # a connector glued at one end: read as text
     links = connect(7, 1, 2) + connect(5, 2, 4) + connect(6, 2, 3) + connect(8, 2, None)
-    lane = shape(10, "Finance", x=1, y=3, height=2, inner=shape(11, "Book the payment", y=0.5) + shape(12, master=2))
+    data = field("Owner", "Accounts payable", "Process owner") + field("SLA", "2 days") + field("Cost", "") \
+        + field("Internal", "cost centre 4711", hidden=True)
+    lane = shape(10, "Finance", x=1, y=3, height=2, inner=shape(11, "Book the payment", y=0.5, data=data)
+                 + shape(12, master=2, data=field("System", "SAP")))
     data = drawing([("Expense approval", steps, links), ("Page-2", lane, "")],
                    background=shape(20, "ACME Corp - drawn by J. Doe", x=4, y=0.5),
-                   master=shape(5, "Reconcile monthly"), title="Expense process", keywords="finance; approvals")
+                   master=shape(5, "Reconcile monthly", data=field("System", "", "Ledger system")), title="Expense process",
+                   keywords="finance; approvals")
     doc = parse_document(raw("processes/expenses.vsdx", data))
     assert (doc.title, doc.tags) == ("Expense process", ("finance", "approvals"))
     assert [(doc.text[e.start : e.end], e.category, e.page) for e in doc.elements] == [
@@ -2672,7 +2676,8 @@ def test_a_visio_drawing_reads_as_its_shapes_and_connections_page_by_page():
         ("Pay out", "NarrativeText", 1), ("Return to employee", "NarrativeText", 1),
         ("Submit expense → Manager approves?", "ListItem", 1), ("Manager approves? → Pay out: Yes", "ListItem", 1),
         ("Manager approves? → Return to employee: No", "ListItem", 1),
-        ("Finance", "NarrativeText", 2), ("Book the payment", "NarrativeText", 2), ("Reconcile monthly", "NarrativeText", 2)]
+        ("Finance", "NarrativeText", 2), ("Book the payment\nProcess owner: Accounts payable\nSLA: 2 days", "NarrativeText", 2),
+        ("Reconcile monthly\nLedger system: SAP", "NarrativeText", 2)]  # labelled as its master labels the field
     assert doc.elements[-1].heading_path == ()  # a page Visio named itself heads nothing
     with pytest.raises(DocumentError, match="no visio/pages/pages.xml"):
         parse_document(raw("processes/empty.vsdx", saved_zip({"visio/document.xml": "<VisioDocument/>"})))

@@ -12,15 +12,25 @@ _BACKGROUND = " Background='1'"
 
 
 def shape(shape_id: int, text: str = "", x: float = 0, y: float = 0, height: float = 0.5, inner: str = "",
-          master: int | None = None, master_shape: int | None = None) -> str:
+          master: int | None = None, master_shape: int | None = None, data: str = "") -> str:
     """A shape at (``x``, ``y``) inches (its centre; y counts up) showing ``text`` ("": none of its
-    own), holding the shapes ``inner`` (a group), an instance of ``master``'s."""
+    own), holding the shapes ``inner`` (a group), an instance of ``master``'s, with the shape data
+    rows ``data`` (``field``'s)."""
     attributes = (f" Master='{master}'" if master is not None else "") + \
         (f" MasterShape='{master_shape}'" if master_shape is not None else "")
-    cells = f"<Cell N='PinX' V='{x}'/><Cell N='PinY' V='{y}'/><Cell N='Height' V='{height}'/>"
+    cells = f"<Cell N='PinX' V='{x}'/><Cell N='PinY' V='{y}'/><Cell N='Height' V='{height}'/>" + \
+        (f"<Section N='Property'>{data}</Section>" if data else "")
     return (f"<Shape ID='{shape_id}' Type='{'Group' if inner else 'Shape'}'{attributes}>{cells}"
             + (f"<Text><cp IX='0'/>{text}</Text>" if text else "") + (f"<Shapes>{inner}</Shapes>" if inner else "")
             + "</Shape>")
+
+
+def field(name: str, value: str = "", label: str = "", hidden: bool = False) -> str:
+    """A shape data row ``name`` holding ``value`` ("": none, as Visio writes an empty field),
+    labelled ``label`` where given."""
+    stored = f"<Cell N='Value' V='{value}' U='STR'/>" if value else "<Cell N='Value' V='0' F='No Formula'/>"
+    return (f"<Row N='{name}'>{stored}" + (f"<Cell N='Label' V='{label}'/>" if label else "")
+            + f"<Cell N='Invisible' V='{int(hidden)}'/></Row>")
 
 
 def connect(connector: int, begin: int | None, end: int | None) -> str:

@@ -275,13 +275,14 @@ PARSER_REVISION = "44"
 #:   PowerPoint 10 and Word 15: an Office 2016 chart (waterfall, histogram, Pareto, box and whisker, funnel, treemap,
 #:   sunburst: ``cx:chart``) reads as a chart does, its title and data table (``chartex_rows``); it was lost.
 #: - Visio 1: a drawing's pages, their shapes' texts in reading order and their connections (``visio.diagram_pages``).
+#:   Visio 2: the data set on a shape ("IP address: 10.0.0.1") on lines under its text.
 #: - Word 16, PowerPoint 11: an embedded Excel worksheet (an OLE object, shown as a picture of its cells) reads as
 #:   its active sheet's table (``_embedded_sheet``), after the paragraph it is in or in its place on the slide.
 FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "10", "markdown": "10",
                     "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
                     "xml": "11", "email": "9", "asciidoc": "12",
                     "docx": "16", "pptx": "11", "xlsx": "10", "subtitles": "1", "json": "2",
-                    "pdf": "3", "image": "2", "ods": "1", "odp": "2", "visio": "1"}
+                    "pdf": "3", "image": "2", "ods": "1", "odp": "2", "visio": "2"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")

@@ -18,7 +18,8 @@ def diagram_pages(read) -> list[tuple[str, list[tuple[str, str]]]]:
     """A drawing's foreground pages in order, each as its name ("" where Visio named it, "Page-2")
     and what it shows: ``("text", shape text)`` for each shape with text, top to bottom, then left
     to right (a group's text before its members'; a shape without text of its own shows its
-    master's), then ``("connection", "From → To")`` for each connector glued to two shapes with
+    master's), each followed by its data set on it ("IP address: 10.0.0.1", a line a field), then
+    ``("connection", "From → To")`` for each connector glued to two shapes with
     text, labelled with the connector's own text ("From → To: Yes"). ``read(part name)`` returns
     a package part's bytes, None where there is none. Background pages (a title block, a frame)
     are not read."""
@@ -29,7 +30,7 @@ def diagram_pages(read) -> list[tuple[str, list[tuple[str, str]]]]:
     if listing is None:
         raise ValueError("the package has no visio/pages/pages.xml: it is no Visio drawing (save it again from Visio)")
     targets = _targets(read("visio/pages/_rels/pages.xml.rels"), parser)
-    masters = _master_texts(read, parser)
+    masters = _master_shapes(read, parser)
     pages = []
     for page in etree.fromstring(listing, parser).iterfind(f"{_V}Page"):
         if page.get("Background") == "1":
@@ -52,8 +53,8 @@ def _targets(rels: bytes | None, parser) -> dict[str, str]:
             if rel.get("TargetMode") != "External"}
 
 
-def _master_texts(read, parser) -> dict[str, dict[str, str]]:
-    """Each master's (by its ID) shapes' texts by shape ID, its top shape's under ""."""
+def _master_shapes(read, parser) -> dict[str, dict]:
+    """Each master's (by its ID) shapes by shape ID, its top shape also under ""."""
     from lxml import etree
 
     listing = read("visio/masters/masters.xml")
@@ -68,10 +69,11 @@ def _master_texts(read, parser) -> dict[str, dict[str, str]]:
         if contents is None:
             continue
         root = etree.fromstring(contents, parser)
-        texts = {shape.get("ID", ""): _own_text(shape) for shape in root.iter(f"{_V}Shape")}
+        shapes = {shape.get("ID", ""): shape for shape in root.iter(f"{_V}Shape")}
         top = root.find(f"{_V}Shapes/{_V}Shape")
-        texts[""] = texts.get(top.get("ID", ""), "") if top is not None else ""
-        masters[master.get("ID", "")] = texts
+        if top is not None:
+            shapes[""] = top
+        masters[master.get("ID", "")] = shapes
     return masters
 
 
@@ -81,15 +83,37 @@ def _own_text(shape) -> str:
     return " ".join("".join(found.itertext()).split()) if found is not None else ""
 
 
-def _page_items(contents, masters: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
-    """A page's shapes' texts in reading order, then its connections."""
-    texts: dict[str, str] = {}
+def _shape_data(shape, master) -> list[str]:
+    """A shape's data as "Label: value" lines: the fields set on the shape itself (its master's
+    defaults, repeated on every instance, are not), labelled as the shape or its master labels
+    them, else by the field's name; hidden and empty fields left out."""
+    def cell(row, name: str):
+        return row.find(f"{_V}Cell[@N='{name}']") if row is not None else None
 
-    def shown(shapes, master: dict[str, str]) -> None:  # each shape's text, else its master's
+    labels = {} if master is None else {row.get("N"): cell(row, "Label").get("V", "") for row in master.iterfind(
+        f"{_V}Section[@N='Property']/{_V}Row") if cell(row, "Label") is not None}
+    lines = []
+    for row in shape.iterfind(f"{_V}Section[@N='Property']/{_V}Row"):
+        value, hidden = cell(row, "Value"), cell(row, "Invisible")
+        shown = " ".join((value.get("V") or "").split()) if value is not None and value.get("F") != "No Formula" else ""
+        if shown and (hidden is None or hidden.get("V") in ("0", "FALSE", None)):
+            label = cell(row, "Label").get("V", "") if cell(row, "Label") is not None else labels.get(row.get("N"), "")
+            lines.append(f"{label or row.get('N', '')}: {shown}")
+    return lines
+
+
+def _page_items(contents, masters: dict[str, dict]) -> list[tuple[str, str]]:
+    """A page's shapes' texts (each with its data) in reading order, then its connections."""
+    texts: dict[str, str] = {}
+    data: dict[str, list[str]] = {}
+
+    def shown(shapes, master: dict) -> None:  # each shape's text, else its master's
         for shape in shapes.iterfind(f"{_V}Shape"):
             own = masters.get(shape.get("Master"), {}) if shape.get("Master") else master
-            key = "" if shape.get("Master") else shape.get("MasterShape", "\0")
-            texts[shape.get("ID", "")] = _own_text(shape) or own.get(key, "")
+            source = own.get("" if shape.get("Master") else shape.get("MasterShape", "\0"))
+            key = shape.get("ID", "")
+            texts[key] = _own_text(shape) or (_own_text(source) if source is not None else "")
+            data[key] = _shape_data(shape, source)
             inner = shape.find(f"{_V}Shapes")
             if inner is not None:
                 shown(inner, own)
@@ -116,7 +140,8 @@ def _page_items(contents, masters: dict[str, dict[str, str]]) -> list[tuple[str,
     if top is not None:
         walk(top)
     rank = {key: n for n, key in enumerate(order)}
-    items = [("text", texts[key]) for key in order if texts[key] and key not in linked]
+    items = [("text", "\n".join(filter(None, [texts[key], *data[key]]))) for key in order
+             if (texts[key] or data[key]) and key not in linked]
     for connector, (begin, end) in sorted(linked.items(), key=lambda kv: (rank.get(kv[1][0], 0), rank.get(kv[1][1], 0))):
         label = texts.get(connector, "")
         items.append(("connection", f"{texts[begin]} → {texts[end]}" + (f": {label}" if label else "")))
