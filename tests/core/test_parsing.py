@@ -2683,6 +2683,26 @@ def test_a_visio_drawing_reads_as_its_shapes_and_connections_page_by_page():
         parse_document(raw("processes/empty.vsdx", saved_zip({"visio/document.xml": "<VisioDocument/>"})))
 
 
+def test_source_files_of_more_languages_are_code_and_an_xhtml_page_a_web_page():
+    """A C, Kotlin, shell or TSX file was text (chunked by paragraph, a function cut at its blank
+    lines); an .xhtml page was text too, its markup indexed."""
+    from rag_assets.core.chunking import chunk_document
+    from rag_assets.core.chunking.profile import ChunkingProfile
+    from rag_assets.core.tokens import get_token_counter
+
+    source = "int add(int a, int b)\n{\n    int sum = a + b;\n\n    return sum;\n}\n"
+    for name in ("src/add.c", "src/Add.kt", "scripts/deploy.sh", "web/App.tsx", "lib/add.HPP"):
+        doc = parse_document(raw(name, source.encode()))
+        assert (doc.content_type, [e.category for e in doc.elements]) == ("code", ["CodeSnippet"]), name
+    chunks = chunk_document(parse_document(raw("src/add.c", source.encode())), ChunkingProfile("d", strategy="auto"),
+                            get_token_counter("cl100k_base"), 256).chunks
+    assert [c.text.strip() for c in chunks] == [source.strip()]  # whole, not cut at its blank line
+    page = b'<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>Gates</title></head>' \
+           b"<body><p>The east gate opens at 05:30.</p></body></html>"
+    doc = parse_document(raw("site/gates.xhtml", page))
+    assert (doc.content_type, doc.title, doc.text) == ("html", "Gates", "The east gate opens at 05:30.")
+
+
 def test_legacy_encodings_and_line_endings_decode():
     latin = "Café crème, naïve façade.\r\nSecond line.\r".encode("cp1252")
     doc = parse_document(raw("latin.txt", latin))

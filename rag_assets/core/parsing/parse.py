@@ -278,7 +278,11 @@ PARSER_REVISION = "44"
 #:   Visio 2: the data set on a shape ("IP address: 10.0.0.1") on lines under its text.
 #: - Word 16, PowerPoint 11: an embedded Excel worksheet (an OLE object, shown as a picture of its cells) reads as
 #:   its active sheet's table (``_embedded_sheet``), after the paragraph it is in or in its place on the slide.
-FORMAT_REVISIONS = {**dict.fromkeys(("code", "csv"), "1"), "text": "2", "rst": "6", "notebook": "10", "markdown": "10",
+#: - Code 2: C, C++, C#, Kotlin, Swift, Scala, Ruby, PHP, shell, PowerShell, Lua, Perl, Dart, Elixir, Groovy, JSX and TSX
+#:   files are code, as Python, JavaScript, Go, Java, Rust and SQL were: chunked at top-level definitions a keyword
+#:   opens (``def``, ``function``, ``class``...), else by lines, never at a blank line inside a function (they were
+#:   text, chunked by paragraph); an .xhtml page is a web page (it was text: its markup was indexed).
+FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook": "10", "markdown": "10",
                     "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
                     "xml": "11", "email": "9", "asciidoc": "12",
                     "docx": "16", "pptx": "11", "xlsx": "10", "subtitles": "1", "json": "2",
@@ -305,6 +309,7 @@ CONTENT_TYPES = {
     ".vtt": "subtitles",
     ".html": "html",
     ".htm": "html",
+    ".xhtml": "html",
     ".mht": "html",  # a web archive: its page is read
     ".mhtml": "html",
     ".pdf": "pdf",
@@ -356,6 +361,9 @@ CONTENT_TYPES = {
     ".java": "code",
     ".rs": "code",
     ".sql": "code",
+    **dict.fromkeys((".tsx", ".jsx", ".mjs", ".cjs", ".rb", ".php", ".kt", ".kts", ".swift", ".cs", ".scala", ".c", ".h",
+                     ".cc", ".cpp", ".cxx", ".hpp", ".sh", ".bash", ".zsh", ".ps1", ".lua", ".pl", ".dart", ".ex", ".exs",
+                     ".groovy"), "code"),  # by function, as the languages above
     ".json": "json",
     ".jsonl": "json",  # JSON Lines: a value a line
     ".ndjson": "json",
