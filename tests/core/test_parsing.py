@@ -2683,6 +2683,49 @@ def test_a_visio_drawing_reads_as_its_shapes_and_connections_page_by_page():
         parse_document(raw("processes/empty.vsdx", saved_zip({"visio/document.xml": "<VisioDocument/>"})))
 
 
+def test_a_drawio_diagram_reads_as_a_visio_drawing_does():
+    """draw.io files were read as their XML (a page compressed: base64 of nothing readable). A page
+    is headed by its name (none for draw.io's "Page-2"), its shapes' labels (HTML read as text)
+    in reading order, a container's before its members', an object's own attributes as data,
+    then each edge joining two labelled shapes, labelled with its label or its label cell's."""
+    import base64
+    import zlib
+    from urllib.parse import quote
+
+    def cell(key, value="", parent="1", x=0, y=0, extra=""):
+        return (f'<mxCell id="{key}" value="{value}" parent="{parent}" vertex="1"{extra}><mxGeometry x="{x}" y="{y}" '
+                'width="120" height="60" as="geometry"/></mxCell>')
+
+    first = ('<mxGraphModel><root><mxCell id="0"/><mxCell id="1" parent="0"/>'
+             + cell("a", "New hire&lt;br&gt;signs contract", x=200, y=0) + cell("b", "IT issues laptop", x=100, y=120)
+             + cell("c", "&lt;b&gt;Badge&lt;/b&gt; office", x=300, y=125)
+             + '<UserObject id="d" label="Buddy assigned" owner="HR" placeholders="1">'
+             + cell("", x=200, y=240).replace('id=""', "").replace(' value=""', "") + "</UserObject>"
+             + '<mxCell id="e1" value="first day" edge="1" parent="1" source="a" target="b"><mxGeometry relative="1" '
+             'as="geometry"/></mxCell><mxCell id="e2" edge="1" parent="1" source="a" target="c"><mxGeometry '
+             'relative="1" as="geometry"/></mxCell>' + cell("l2", "week one", parent="e2", extra=' connectable="0"')
+             + '<mxCell id="e3" edge="1" parent="1" source="b" target="z"><mxGeometry relative="1" as="geometry"/></mxCell>'
+             + "</root></mxGraphModel>")
+    second = ('<mxGraphModel><root><mxCell id="0"/><mxCell id="1" parent="0"/>'
+              + cell("s", "Finance", x=0, y=0, extra=' style="swimlane"') + cell("t", "Pays the bonus", parent="s", x=10, y=40)
+              + "</root></mxGraphModel>")
+    packed = base64.b64encode(zlib.compress(quote(second, safe="").encode(), 9)[2:-4]).decode()  # raw deflate
+    data = (f'<mxfile host="app.diagrams.net"><diagram id="p1" name="Onboarding">{first}</diagram>'
+            f'<diagram id="p2" name="Page-2">{packed}</diagram></mxfile>').encode()
+    doc = parse_document(raw("hr/onboarding.drawio", data))
+    assert doc.title == "Onboarding"
+    assert [(doc.text[e.start : e.end], e.category, e.page) for e in doc.elements] == [
+        ("Onboarding", "Title", 1), ("New hire signs contract", "NarrativeText", 1), ("IT issues laptop", "NarrativeText", 1),
+        ("Badge office", "NarrativeText", 1), ("Buddy assigned\nowner: HR", "NarrativeText", 1),
+        ("New hire signs contract → IT issues laptop: first day", "ListItem", 1),
+        ("New hire signs contract → Badge office: week one", "ListItem", 1),
+        ("Finance", "NarrativeText", 2), ("Pays the bonus", "NarrativeText", 2)]
+    bare = parse_document(raw("hr/bare.drawio", second.encode()))  # a graph without its file
+    assert bare.text == "Finance\n\nPays the bonus"
+    with pytest.raises(DocumentError, match="not draw.io's <mxfile>"):
+        parse_document(raw("hr/other.drawio", b"<svg/>"))
+
+
 def test_source_files_of_more_languages_are_code_and_an_xhtml_page_a_web_page():
     """A C, Kotlin, shell or TSX file was text (chunked by paragraph, a function cut at its blank
     lines); an .xhtml page was text too, its markup indexed."""

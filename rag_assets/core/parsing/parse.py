@@ -47,7 +47,7 @@ from rag_assets.core.parsing.structure import (front_matter, indent_width, markd
                                               paragraph_elements, rst_elements, tag_names, without_lines,
                                               without_site_markup)
 from rag_assets.core.parsing.subtitles import subtitle_transcript
-from rag_assets.core.parsing.visio import diagram_pages
+from rag_assets.core.parsing.diagrams import drawio_pages, visio_pages
 
 # 43: a table's empty columns left out; 42: a slide without a title no longer under the slide
 # before it; 41: a Markdown or reStructuredText attachment's headings named by their text, not
@@ -274,8 +274,9 @@ PARSER_REVISION = "44"
 #:   equations as lines of text (``_slides_unwrapped``): python-pptx skips the wrapper, so its text was lost.
 #:   PowerPoint 10 and Word 15: an Office 2016 chart (waterfall, histogram, Pareto, box and whisker, funnel, treemap,
 #:   sunburst: ``cx:chart``) reads as a chart does, its title and data table (``chartex_rows``); it was lost.
-#: - Visio 1: a drawing's pages, their shapes' texts in reading order and their connections (``visio.diagram_pages``).
-#:   Visio 2: the data set on a shape ("IP address: 10.0.0.1") on lines under its text.
+#: - Visio 1: a drawing's pages, their shapes' texts in reading order and their connections (``diagrams.visio_pages``).
+#:   Visio 2: the data set on a shape ("IP address: 10.0.0.1") on lines under its text. draw.io 1: a diagram read as a
+#:   Visio drawing is (``diagrams.drawio_pages``); it was read as its XML, a compressed page as base64.
 #: - Word 16, PowerPoint 11: an embedded Excel worksheet (an OLE object, shown as a picture of its cells) reads as
 #:   its active sheet's table (``_embedded_sheet``), after the paragraph it is in or in its place on the slide.
 #: - Code 2: C, C++, C#, Kotlin, Swift, Scala, Ruby, PHP, shell, PowerShell, Lua, Perl, Dart, Elixir, Groovy, JSX and TSX
@@ -286,7 +287,7 @@ FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook"
                     "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
                     "xml": "11", "email": "9", "asciidoc": "12",
                     "docx": "16", "pptx": "11", "xlsx": "10", "subtitles": "1", "json": "2",
-                    "pdf": "3", "image": "2", "ods": "1", "odp": "2", "visio": "2"}
+                    "pdf": "3", "image": "2", "ods": "1", "odp": "2", "visio": "2", "drawio": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")
@@ -331,6 +332,8 @@ CONTENT_TYPES = {
     ".ods": "ods",  # OpenDocument spreadsheets and presentations (LibreOffice Calc, Impress)
     ".odp": "odp",
     ".vsdx": "visio",  # Visio drawings (macro-enabled too; macros never run)
+    ".drawio": "drawio",  # draw.io (diagrams.net) diagrams
+    ".dio": "drawio",
     ".vsdm": "visio",
     ".rtf": "rtf",
     ".epub": "epub",
@@ -2231,22 +2234,36 @@ def _parse_odp(data: bytes):
     return text, spans, _first_title(text, spans)
 
 
+def _parse_drawio(data: bytes):
+    """A draw.io diagram, read as a Visio drawing is (``diagrams.drawio_pages``): each page headed
+    by its name (none for draw.io's own "Page-1"), its shapes' labels in reading order, then its
+    connections as list items; its title is its first page's name."""
+    return _diagram_document(drawio_pages(data), "")
+
+
+def _diagram_document(pages: list[tuple[str, list[tuple[str, str]]]], title: str):
+    """A diagram's ``pages`` (name, what it shows) as a document: a page a page, headed by its name
+    where it has one, a shape's text a paragraph, a connection a list item; titled ``title``, else
+    by its first page's name."""
+    items: list[tuple] = []
+    for number, (name, shown) in enumerate(pages, start=1):
+        items.append(("Title", name, number, 1) if name else (_UNTITLED, "", number))
+        items += [("ListItem" if kind == "connection" else "NarrativeText", text, number) for kind, text in shown]
+    text, spans = _join_elements(items)
+    return text, spans, title or _first_title(text, spans)
+
+
 def _parse_visio(data: bytes):
     """A Visio drawing: each foreground page a page headed by its name (none where Visio named it,
     "Page-1"), its shapes' texts in reading order, then its connections as list items ("Submit →
-    Approve: Yes"; ``visio.diagram_pages``); its title is its properties' own, else its first
+    Approve: Yes"; ``diagrams.visio_pages``); its title is its properties' own, else its first
     page's name."""
     import zipfile
 
     package = zipfile.ZipFile(io.BytesIO(data))  # a damaged one raises BadZipFile: see parse_document
     names = set(package.namelist())
-    items: list[tuple] = []
-    for number, (name, shown) in enumerate(diagram_pages(lambda part: package.read(part) if part in names else None),
-                                           start=1):
-        items.append(("Title", name, number, 1) if name else (_UNTITLED, "", number))
-        items += [("ListItem" if kind == "connection" else "NarrativeText", text, number) for kind, text in shown]
-    text, spans = _join_elements(items)
-    return text, spans, _package_title(data, "docProps/core.xml") or _first_title(text, spans)
+    pages = visio_pages(lambda part: package.read(part) if part in names else None)
+    return _diagram_document(pages, _package_title(data, "docProps/core.xml"))
 
 
 _SPREADSHEET = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
@@ -3280,7 +3297,7 @@ def _first_title(text: str, elements: tuple[Element, ...]) -> str:
 _PANDOC_FORMATS = ("odt", "rtf", "epub", "asciidoc", "latex", "org")
 _PANDOC_TEXT = ("asciidoc", "latex", "org", "jats", "docbook")
 _PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "email": _parse_email, "xlsx": _parse_xlsx,
-            "ods": _parse_ods, "odp": _parse_odp, "visio": _parse_visio,
+            "ods": _parse_ods, "odp": _parse_odp, "visio": _parse_visio, "drawio": _parse_drawio,
             "notebook": _parse_notebook, "pdf": _parse_pdf, "image": _parse_image, "xml": _parse_xml,
             **{name: partial(_parse_pandoc, name) for name in _PANDOC_FORMATS}}
 _PARSER_MODULES = {"html": ("unstructured.partition.html",),
@@ -3288,7 +3305,7 @@ _PARSER_MODULES = {"html": ("unstructured.partition.html",),
                    "pptx": ("pptx", "unstructured.partition.pptx", "ppt2pptx", "olefile"),
                    "email": ("oxmsg", "unstructured.partition.email"),
                    "xlsx": ("openpyxl", "xlrd", "olefile"), "notebook": ("json",), "ods": ("lxml.etree",),
-                   "odp": ("lxml.etree",), "visio": ("lxml.etree",),
+                   "odp": ("lxml.etree",), "visio": ("lxml.etree",), "drawio": ("lxml.etree",),
                    **{name: ("pypandoc", "unstructured.partition.html") for name in (*_PANDOC_FORMATS, "xml")},
                    "pdf": ("pdfplumber", "unstructured.partition.text"),
                    "image": ("PIL.Image", "tesserocr", "unstructured.partition.text")}  # pdfplumber imports pdfminer's

@@ -1,0 +1,271 @@
+"""Diagrams read as a reader sees them: each page's shapes' texts in reading order (in rows top
+down, each row left to right; a group's or container's text before its members'), each with the
+data set on it, then its connections as "From → To: label" lines. Visio drawings (.vsdx, .vsdm)
+from their page parts, draw.io diagrams (.drawio) from their mxGraph XML (lxml). Neither
+unstructured nor pandoc reads either."""
+
+from __future__ import annotations
+
+import base64
+import posixpath
+import re
+import zlib
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+_V = "{http://schemas.microsoft.com/office/visio/2012/main}"
+_R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+_RELS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
+_PAGES = "visio/pages/pages.xml"
+_DEFAULT_NAME = re.compile(r"Page-\d+")  # the name Visio and draw.io give a page
+
+
+@dataclass
+class _Shape:
+    """A diagram's shape: its text, its data lines, its centre (``middle`` down from the top,
+    ``left`` across) and height in its parent's units, and the shapes it holds."""
+
+    key: str
+    text: str
+    data: list[str]
+    middle: float
+    left: float
+    height: float
+    inner: list["_Shape"] = field(default_factory=list)
+
+
+def _diagram_items(shapes: list[_Shape], connectors: dict[str, tuple[str | None, str | None]]) -> list[tuple[str, str]]:
+    """What a page of ``shapes`` (its top level) shows: each shape's text and data in reading order,
+    then each connector (``connectors``: key -> its begin's and end's shape keys) joining two
+    shapes with text as ``("connection", "From → To: label")``; a connector that does not is read
+    as a shape."""
+    order: list[_Shape] = []
+
+    def walk(level: list[_Shape]) -> None:
+        for shape in _reading_order(level):
+            order.append(shape)
+            walk(shape.inner)
+
+    walk(shapes)
+    texts = {shape.key: shape.text for shape in order}
+    linked = {key: ends for key, ends in connectors.items() if texts.get(ends[0] or "") and texts.get(ends[1] or "")}
+    rank = {shape.key: n for n, shape in enumerate(order)}
+    items = [("text", "\n".join(filter(None, [shape.text, *shape.data]))) for shape in order
+             if (shape.text or shape.data) and shape.key not in linked]
+    for key, (begin, end) in sorted(linked.items(), key=lambda kv: (rank.get(kv[1][0], 0), rank.get(kv[1][1], 0))):
+        label = texts.get(key, "")
+        items.append(("connection", f"{texts[begin]} → {texts[end]}" + (f": {label}" if label else "")))
+    return items
+
+
+def _reading_order(shapes: list[_Shape]) -> list[_Shape]:
+    """Shapes as they read: in rows, the highest first, each row left to right; a shape whose
+    centre lies within half its height of a row's first is in that row."""
+    rows: list[list[_Shape]] = []
+    for shape in sorted(shapes, key=lambda s: s.middle):
+        if rows and shape.middle - rows[-1][0].middle <= abs(shape.height) / 2:
+            rows[-1].append(shape)
+        else:
+            rows.append([shape])
+    return [shape for row in rows for shape in sorted(row, key=lambda s: s.left)]
+
+
+def visio_pages(read) -> list[tuple[str, list[tuple[str, str]]]]:
+    """A Visio drawing's foreground pages in order, each as its name ("" where Visio named it, "Page-2")
+    and what it shows: ``("text", shape text)`` for each shape with text, top to bottom, then left
+    to right (a group's text before its members'; a shape without text of its own shows its
+    master's), each followed by its data set on it ("IP address: 10.0.0.1", a line a field), then
+    ``("connection", "From → To")`` for each connector glued to two shapes with
+    text, labelled with the connector's own text ("From → To: Yes"). ``read(part name)`` returns
+    a package part's bytes, None where there is none. Background pages (a title block, a frame)
+    are not read."""
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
+    listing = read(_PAGES)
+    if listing is None:
+        raise ValueError("the package has no visio/pages/pages.xml: it is no Visio drawing (save it again from Visio)")
+    targets = _targets(read("visio/pages/_rels/pages.xml.rels"), parser)
+    masters = _master_shapes(read, parser)
+    pages = []
+    for page in etree.fromstring(listing, parser).iterfind(f"{_V}Page"):
+        if page.get("Background") == "1":
+            continue
+        rel = page.find(f"{_V}Rel")
+        target = targets.get(rel.get(f"{_R}id")) if rel is not None else None
+        contents = read(posixpath.normpath(posixpath.join("visio/pages", target))) if target else None
+        name = page.get("Name") or page.get("NameU") or ""
+        pages.append(("" if _DEFAULT_NAME.fullmatch(name) else name,
+                      _page_items(etree.fromstring(contents, parser), masters) if contents else []))
+    return pages
+
+
+def _targets(rels: bytes | None, parser) -> dict[str, str]:
+    from lxml import etree
+
+    if rels is None:
+        return {}
+    return {rel.get("Id"): rel.get("Target", "") for rel in etree.fromstring(rels, parser).iter(f"{_RELS}Relationship")
+            if rel.get("TargetMode") != "External"}
+
+
+def _master_shapes(read, parser) -> dict[str, dict]:
+    """Each master's (by its ID) shapes by shape ID, its top shape also under ""."""
+    from lxml import etree
+
+    listing = read("visio/masters/masters.xml")
+    if listing is None:
+        return {}
+    targets = _targets(read("visio/masters/_rels/masters.xml.rels"), parser)
+    masters = {}
+    for master in etree.fromstring(listing, parser).iterfind(f"{_V}Master"):
+        rel = master.find(f"{_V}Rel")
+        target = targets.get(rel.get(f"{_R}id")) if rel is not None else None
+        contents = read(posixpath.normpath(posixpath.join("visio/masters", target))) if target else None
+        if contents is None:
+            continue
+        root = etree.fromstring(contents, parser)
+        shapes = {shape.get("ID", ""): shape for shape in root.iter(f"{_V}Shape")}
+        top = root.find(f"{_V}Shapes/{_V}Shape")
+        if top is not None:
+            shapes[""] = top
+        masters[master.get("ID", "")] = shapes
+    return masters
+
+
+def _own_text(shape) -> str:
+    """A shape's own text (``Text``: its runs and fields' values), whitespace collapsed."""
+    found = shape.find(f"{_V}Text")
+    return " ".join("".join(found.itertext()).split()) if found is not None else ""
+
+
+def _shape_data(shape, master) -> list[str]:
+    """A shape's data as "Label: value" lines: the fields set on the shape itself (its master's
+    defaults, repeated on every instance, are not), labelled as the shape or its master labels
+    them, else by the field's name; hidden and empty fields left out."""
+    def cell(row, name: str):
+        return row.find(f"{_V}Cell[@N='{name}']") if row is not None else None
+
+    labels = {} if master is None else {row.get("N"): cell(row, "Label").get("V", "") for row in master.iterfind(
+        f"{_V}Section[@N='Property']/{_V}Row") if cell(row, "Label") is not None}
+    lines = []
+    for row in shape.iterfind(f"{_V}Section[@N='Property']/{_V}Row"):
+        value, hidden = cell(row, "Value"), cell(row, "Invisible")
+        shown = " ".join((value.get("V") or "").split()) if value is not None and value.get("F") != "No Formula" else ""
+        if shown and (hidden is None or hidden.get("V") in ("0", "FALSE", None)):
+            label = cell(row, "Label").get("V", "") if cell(row, "Label") is not None else labels.get(row.get("N"), "")
+            lines.append(f"{label or row.get('N', '')}: {shown}")
+    return lines
+
+
+def _page_items(contents, masters: dict[str, dict]) -> list[tuple[str, str]]:
+    """A Visio page's shapes' texts (each with its data) in reading order, then its connections."""
+    def shapes(parent, master: dict) -> list[_Shape]:  # each shape's text, else its master's
+        found = []
+        for shape in parent.iterfind(f"{_V}Shapes/{_V}Shape"):
+            own = masters.get(shape.get("Master"), {}) if shape.get("Master") else master
+            source = own.get("" if shape.get("Master") else shape.get("MasterShape", "\0"))
+            found.append(_Shape(shape.get("ID", ""), _own_text(shape) or (_own_text(source) if source is not None else ""),
+                                _shape_data(shape, source), -_cell(shape, "PinY"), _cell(shape, "PinX"),
+                                _cell(shape, "Height"), shapes(shape, own)))
+        return found
+
+    ends: dict[str, dict[str, str]] = {}
+    for connect in contents.iterfind(f"{_V}Connects/{_V}Connect"):
+        end = {"BeginX": "begin", "EndX": "end"}.get(connect.get("FromCell", ""))
+        if end:
+            ends.setdefault(connect.get("FromSheet", ""), {})[end] = connect.get("ToSheet", "")
+    return _diagram_items(shapes(contents, {}), {key: (sides.get("begin"), sides.get("end")) for key, sides in ends.items()})
+
+
+def _cell(shape, name: str) -> float:
+    """A Visio shape's cell value (``PinX``, ``PinY``, ``Height``, in inches; its y axis points
+    up); 0 where it has none of its own (inherited from its master) or it is no number."""
+    found = shape.find(f"{_V}Cell[@N='{name}']")
+    try:
+        return float(found.get("V")) if found is not None else 0.0
+    except (TypeError, ValueError):
+        return 0.0
+
+
+_DRAWIO_KEPT = {"id", "label", "placeholders", "tooltip", "link", "linkTarget"}  # an object's attributes that are no data
+
+
+def drawio_pages(data: bytes) -> list[tuple[str, list[tuple[str, str]]]]:
+    """A draw.io diagram's pages in order (``diagram`` elements of its ``mxfile``, each compressed
+    or not), each as its name ("" where draw.io named it, "Page-1") and what it shows, as
+    ``visio_pages`` reads a page: its shapes' labels (their HTML read as text) in reading order,
+    an object's own attributes as data lines ("owner: NetOps"), then each edge joining two
+    labelled shapes as a connection, labelled with its own label or its label cells'."""
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
+    root = etree.fromstring(data, parser)
+    if root.tag == "mxGraphModel":  # a bare graph, as draw.io's "Export as XML" without its file
+        return [("", _drawio_items(root))]
+    if root.tag != "mxfile":
+        raise ValueError(f"its root element is <{root.tag}>, not draw.io's <mxfile>: export it again from draw.io")
+    pages = []
+    for diagram in root.iterfind("diagram"):
+        model = diagram.find("mxGraphModel")
+        if model is None and (diagram.text or "").strip():
+            inflated = zlib.decompress(base64.b64decode(diagram.text.strip()), -15)  # raw deflate, as draw.io saves
+            model = etree.fromstring(unquote(inflated.decode("utf-8")).encode("utf-8"), parser)
+        name = diagram.get("name", "")
+        pages.append(("" if _DEFAULT_NAME.fullmatch(name) else name, _drawio_items(model) if model is not None else []))
+    return pages
+
+
+def _drawio_items(model) -> list[tuple[str, str]]:
+    """A draw.io page's (``mxGraphModel``) shapes and connections, as ``_diagram_items`` reads them."""
+    cells, texts, data = {}, {}, {}
+    for cell in model.iter("mxCell"):
+        holder = cell.getparent() if cell.getparent().tag in ("UserObject", "object") else None
+        key = (holder if holder is not None else cell).get("id", "")
+        cells[key] = cell
+        texts[key] = _label((holder if holder is not None else cell).get("label" if holder is not None else "value", ""))
+        data[key] = [f"{name}: {value}" for name, value in (holder.attrib.items() if holder is not None else [])
+                     if name not in _DRAWIO_KEPT and value.strip()]
+    edges = {key: cell for key, cell in cells.items() if cell.get("edge") == "1"}
+    for key, cell in cells.items():  # a label cell on an edge labels it
+        if cell.get("parent") in edges and texts[key] and cell.get("vertex") == "1":
+            parent = cell.get("parent")
+            texts[parent] = " ".join(filter(None, [texts[parent], texts[key]]))
+            texts[key] = ""
+    children: dict[str, list[_Shape]] = {}
+    for key, cell in cells.items():
+        geometry = cell.find("mxGeometry")
+
+        def number(name: str, geometry=geometry) -> float:
+            try:
+                return float(geometry.get(name, "0")) if geometry is not None else 0.0
+            except ValueError:
+                return 0.0
+
+        shape = _Shape(key, texts[key], data[key], number("y") + number("height") / 2, number("x") + number("width") / 2,
+                       number("height"))
+        children.setdefault(cell.get("parent", ""), []).append(shape)
+    for shapes in children.values():
+        for shape in shapes:
+            shape.inner = children.get(shape.key, [])
+    top = [shape for key in cells if cells[key].get("parent") is None for shape in children.get(key, [])]
+    layers = [shape for layer in top for shape in layer.inner]  # the root's children are layers
+    return _diagram_items(layers, {key: (cell.get("source"), cell.get("target")) for key, cell in edges.items()})
+
+
+def _label(value: str) -> str:
+    """A draw.io label as text: its HTML (``html=1`` labels: "Submit<br>request") read as a
+    browser shows it, whitespace collapsed."""
+    if "<" not in value and "&" not in value:
+        return " ".join(value.split())
+    from lxml import html as lxml_html
+
+    try:
+        fragment = lxml_html.fragment_fromstring(value, create_parent="div")
+    except Exception:  # noqa: BLE001 - markup lxml cannot read: the label as written
+        return " ".join(value.split())
+    for br in fragment.iter("br"):
+        br.tail = " " + (br.tail or "")
+    for block in fragment.iter("div", "p", "li"):
+        block.tail = " " + (block.tail or "")
+    return " ".join(fragment.text_content().split())
