@@ -2726,6 +2726,32 @@ def test_a_drawio_diagram_reads_as_a_visio_drawing_does():
         parse_document(raw("hr/other.drawio", b"<svg/>"))
 
 
+def test_an_svg_picture_reads_as_the_text_it_shows_and_a_drawio_export_as_its_diagram():
+    """An SVG was read as its XML: path data and styles were indexed. It reads as the text it draws
+    in order (spans joined; a foreignObject's HTML, as draw.io and Mermaid write labels; of a
+    switch, the first choice alone, not its fallback copy), its description first; definitions,
+    styles and scripts are never drawn. A draw.io export reads as the diagram it carries."""
+    import html as html_module
+
+    picture = ('<svg xmlns="http://www.w3.org/2000/svg"><title>Order flow</title><desc>How orders ship</desc>'
+               "<defs><text>a glyph template</text></defs><style>.label { fill: red }</style><script>var x = 1;</script>"
+               '<g><switch><foreignObject><div xmlns="http://www.w3.org/1999/xhtml"><div>Pick<br/>items</div></div>'
+               '</foreignObject><text>Pick it...</text></switch><path d="M0 0 L10 10"/><text x="5"><tspan>Pack the</tspan>'
+               '<tspan x="5" dy="1.2em">box</tspan><tspan>es</tspan></text></g></svg>')  # a second line, then a run
+    doc = parse_document(raw("docs/flow.svg", picture.encode()))
+    assert (doc.title, doc.text) == ("Order flow", "How orders ship\n\nPick items\n\nPack the boxes")
+    diagram = ('<mxfile><diagram name="Page-1"><mxGraphModel><root><mxCell id="0"/><mxCell id="1" parent="0"/>'
+               '<mxCell id="a" value="Lamp broken?" parent="1" vertex="1"><mxGeometry y="0" as="geometry"/></mxCell>'
+               '<mxCell id="b" value="Replace bulb" parent="1" vertex="1"><mxGeometry y="100" as="geometry"/></mxCell>'
+               '<mxCell id="e" value="Yes" parent="1" edge="1" source="a" target="b"/></root></mxGraphModel></diagram></mxfile>')
+    export = (f'<svg xmlns="http://www.w3.org/2000/svg" content="{html_module.escape(diagram)}"><switch><foreignObject>'
+              '<div xmlns="http://www.w3.org/1999/xhtml">Lamp broken?</div></foreignObject></switch></svg>')
+    doc = parse_document(raw("docs/lamp.drawio.svg", export.encode()))
+    assert doc.text == "Lamp broken?\n\nReplace bulb\n\nLamp broken? → Replace bulb: Yes"
+    with pytest.raises(DocumentError, match="not <svg>"):
+        parse_document(raw("docs/other.svg", b"<html/>"))
+
+
 def test_source_files_of_more_languages_are_code_and_an_xhtml_page_a_web_page():
     """A C, Kotlin, shell or TSX file was text (chunked by paragraph, a function cut at its blank
     lines); an .xhtml page was text too, its markup indexed."""

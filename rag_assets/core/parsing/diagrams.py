@@ -269,3 +269,58 @@ def _label(value: str) -> str:
     for block in fragment.iter("div", "p", "li"):
         block.tail = " " + (block.tail or "")
     return " ".join(fragment.text_content().split())
+
+
+_SVG_UNREAD = {"defs", "symbol", "style", "script", "metadata", "title", "desc", "clipPath", "mask", "pattern", "marker"}
+
+
+def svg_pages(data: bytes) -> tuple[str, list[tuple[str, list[tuple[str, str]]]]]:
+    """An SVG picture's title (its own ``<title>``) and pages: a diagram draw.io exported (its
+    ``mxfile`` in the root's ``content``, where it shows any text) as ``drawio_pages`` reads it,
+    else one page of each
+    text the picture shows, in the order it is drawn (``<text>`` with its spans, the HTML of a
+    ``<foreignObject>``: draw.io's and Mermaid's labels; of a ``<switch>``, the first choice
+    alone), its description first; what is never drawn (definitions, styles, scripts) left out."""
+    from lxml import etree
+
+    root = etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+    if etree.QName(root).localname != "svg":
+        raise ValueError(f"its root element is <{etree.QName(root).localname}>, not <svg>: it is no SVG picture")
+    title = next((" ".join("".join(t.itertext()).split()) for t in root if _local(t) == "title"), "")
+    if (root.get("content") or "").lstrip().startswith("<mxfile"):
+        pages = drawio_pages(root.get("content").encode("utf-8"))
+        if any(shown for _, shown in pages):  # else the diagram kept is stale: what is drawn is read
+            return title, pages
+    shown = [" ".join("".join(d.itertext()).split()) for d in root if _local(d) == "desc"]
+
+    def walk(element) -> None:
+        for child in element:
+            name = _local(child)
+            if name in _SVG_UNREAD:
+                continue
+            if name in ("text", "foreignObject"):
+                shown.append(_label(etree.tostring(child, method="html", encoding="unicode", with_tail=False))
+                             if name == "foreignObject" else _svg_text(child))
+            elif name == "switch":  # its first choice a renderer can show is drawn, the rest are fallbacks
+                walk([c for c in child if isinstance(c.tag, str)][:1])
+            else:
+                walk(child)
+
+    walk(root)
+    return title, [("", [("text", text) for text in shown if text])]
+
+
+def _svg_text(text) -> str:
+    """A ``<text>``'s words: a span placed on a line of its own (``x``, ``y`` or ``dy``: a label's
+    second line) starts after a space; one that is not runs on from the text before it."""
+    def words(element) -> str:
+        inner = "".join((" " if any(child.get(n) is not None for n in ("x", "y", "dy")) else "") + words(child)
+                        + (child.tail or "") for child in element if isinstance(child.tag, str))
+        return (element.text or "") + inner
+
+    return " ".join(words(text).split())
+
+
+def _local(element) -> str:
+    """An element's name without its namespace ("" for a comment or processing instruction)."""
+    return element.tag.rpartition("}")[2] if isinstance(element.tag, str) else ""

@@ -47,7 +47,7 @@ from rag_assets.core.parsing.structure import (front_matter, indent_width, markd
                                               paragraph_elements, rst_elements, tag_names, without_lines,
                                               without_site_markup)
 from rag_assets.core.parsing.subtitles import subtitle_transcript
-from rag_assets.core.parsing.diagrams import drawio_pages, visio_pages
+from rag_assets.core.parsing.diagrams import drawio_pages, svg_pages, visio_pages
 
 # 43: a table's empty columns left out; 42: a slide without a title no longer under the slide
 # before it; 41: a Markdown or reStructuredText attachment's headings named by their text, not
@@ -276,7 +276,9 @@ PARSER_REVISION = "44"
 #:   sunburst: ``cx:chart``) reads as a chart does, its title and data table (``chartex_rows``); it was lost.
 #: - Visio 1: a drawing's pages, their shapes' texts in reading order and their connections (``diagrams.visio_pages``).
 #:   Visio 2: the data set on a shape ("IP address: 10.0.0.1") on lines under its text. draw.io 1: a diagram read as a
-#:   Visio drawing is (``diagrams.drawio_pages``); it was read as its XML, a compressed page as base64.
+#:   Visio drawing is (``diagrams.drawio_pages``); it was read as its XML, a compressed page as base64. SVG 1: a
+#:   picture's text in the order it is drawn, a draw.io export as its diagram (``diagrams.svg_pages``); it was read
+#:   as its XML (path data indexed).
 #: - Word 16, PowerPoint 11: an embedded Excel worksheet (an OLE object, shown as a picture of its cells) reads as
 #:   its active sheet's table (``_embedded_sheet``), after the paragraph it is in or in its place on the slide.
 #: - Code 2: C, C++, C#, Kotlin, Swift, Scala, Ruby, PHP, shell, PowerShell, Lua, Perl, Dart, Elixir, Groovy, JSX and TSX
@@ -287,7 +289,7 @@ FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook"
                     "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
                     "xml": "11", "email": "9", "asciidoc": "12",
                     "docx": "16", "pptx": "11", "xlsx": "10", "subtitles": "1", "json": "2",
-                    "pdf": "3", "image": "2", "ods": "1", "odp": "2", "visio": "2", "drawio": "1"}
+                    "pdf": "3", "image": "2", "ods": "1", "odp": "2", "visio": "2", "drawio": "1", "svg": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")
@@ -334,6 +336,7 @@ CONTENT_TYPES = {
     ".vsdx": "visio",  # Visio drawings (macro-enabled too; macros never run)
     ".drawio": "drawio",  # draw.io (diagrams.net) diagrams
     ".dio": "drawio",
+    ".svg": "svg",  # pictures and diagrams (draw.io's and Mermaid's exports): the text they show
     ".vsdm": "visio",
     ".rtf": "rtf",
     ".epub": "epub",
@@ -2241,6 +2244,13 @@ def _parse_drawio(data: bytes):
     return _diagram_document(drawio_pages(data), "")
 
 
+def _parse_svg(data: bytes):
+    """An SVG picture: the text it shows, in the order it is drawn, or the diagram draw.io exported
+    into it (``diagrams.svg_pages``); its title is its own ``<title>``."""
+    title, pages = svg_pages(data)
+    return _diagram_document(pages, title)
+
+
 def _diagram_document(pages: list[tuple[str, list[tuple[str, str]]]], title: str):
     """A diagram's ``pages`` (name, what it shows) as a document: a page a page, headed by its name
     where it has one, a shape's text a paragraph, a connection a list item; titled ``title``, else
@@ -3298,6 +3308,7 @@ _PANDOC_FORMATS = ("odt", "rtf", "epub", "asciidoc", "latex", "org")
 _PANDOC_TEXT = ("asciidoc", "latex", "org", "jats", "docbook")
 _PARSERS = {"html": _parse_html, "docx": _parse_docx, "pptx": _parse_pptx, "email": _parse_email, "xlsx": _parse_xlsx,
             "ods": _parse_ods, "odp": _parse_odp, "visio": _parse_visio, "drawio": _parse_drawio,
+            "svg": _parse_svg,
             "notebook": _parse_notebook, "pdf": _parse_pdf, "image": _parse_image, "xml": _parse_xml,
             **{name: partial(_parse_pandoc, name) for name in _PANDOC_FORMATS}}
 _PARSER_MODULES = {"html": ("unstructured.partition.html",),
@@ -3306,6 +3317,7 @@ _PARSER_MODULES = {"html": ("unstructured.partition.html",),
                    "email": ("oxmsg", "unstructured.partition.email"),
                    "xlsx": ("openpyxl", "xlrd", "olefile"), "notebook": ("json",), "ods": ("lxml.etree",),
                    "odp": ("lxml.etree",), "visio": ("lxml.etree",), "drawio": ("lxml.etree",),
+                   "svg": ("lxml.etree",),
                    **{name: ("pypandoc", "unstructured.partition.html") for name in (*_PANDOC_FORMATS, "xml")},
                    "pdf": ("pdfplumber", "unstructured.partition.text"),
                    "image": ("PIL.Image", "tesserocr", "unstructured.partition.text")}  # pdfplumber imports pdfminer's
