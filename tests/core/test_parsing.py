@@ -1258,11 +1258,13 @@ def test_an_office_2016_chart_reads_as_its_data_in_a_word_document_and_a_deck():
     assert doc.text == f"Cash\n\nCash bridge\n\n{markdown}"
 
 
-def test_an_excel_worksheet_embedded_in_a_word_document_or_on_a_slide_reads_as_a_table():
-    """An embedded worksheet ("Insert > Object", pasted as an object) shows a picture of its
-    cells: its numbers were lost. Its active sheet reads as a table (empty rows left out, numbers
-    as formatted) after the paragraph it is in, or in its place on the slide; another object (an
-    embedded document) or a damaged one is left out."""
+def test_an_excel_worksheet_or_visio_drawing_embedded_in_a_word_document_or_on_a_slide_is_read():
+    """An embedded worksheet or drawing ("Insert > Object", pasted as an object) shows a picture:
+    its numbers and steps were lost. A worksheet's active sheet reads as a table (empty rows left
+    out, numbers as formatted), a drawing's shapes and connections as list items, after the
+    paragraph it is in, or in its place on the slide; another object (an embedded document) or a
+    damaged one is left out."""
+    from tests.support.visio import connect, drawing, shape
     from docx import Document
     from docx.opc.packuri import PackURI
     from docx.opc.part import Part
@@ -1285,7 +1287,9 @@ def test_an_excel_worksheet_embedded_in_a_word_document_or_on_a_slide_reads_as_a
 
     word = Document()
     package = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/package"
+    flow = drawing([("Page-1", shape(1, "Request", y=2) + shape(2, "Approve", y=1) + shape(3, y=1.5), connect(3, 1, 2))])
     for name, blob, text in (("Microsoft_Excel_Worksheet.xlsx", embedded.getvalue(), "Rates by site:"),
+                             ("Microsoft_Visio_Drawing.vsdx", flow, "The approval flow:"),
                              ("Microsoft_Word_Document.docx", saved(Document()), "An embedded document:"),
                              ("Microsoft_Excel_Worksheet1.xlsx", b"PK damaged", "A damaged one:")):
         part = Part(PackURI(f"/word/embeddings/{name}"), "application/octet-stream", blob, word.part.package)
@@ -1296,17 +1300,18 @@ def test_an_excel_worksheet_embedded_in_a_word_document_or_on_a_slide_reads_as_a
             f'r:id="{rel}"/></w:object></w:r>'))
     word.add_paragraph("Rates change in May.")
     doc = parse_document(raw("reports/rates.docx", saved(word)))
-    assert doc.text == (f"Rates by site:\n\n{table}\n\nAn embedded document:\n\nA damaged one:\n\n"
-                        "Rates change in May.")
-    assert [e.category for e in doc.elements][1] == "Table"
+    assert doc.text == (f"Rates by site:\n\n{table}\n\nThe approval flow:\n\nRequest\n\nApprove\n\nRequest → Approve\n\n"
+                        "An embedded document:\n\nA damaged one:\n\nRates change in May.")
+    assert [e.category for e in doc.elements][1:6] == ["Table", "NarrativeText", "ListItem", "ListItem", "ListItem"]
 
     deck = Presentation()
     slide = deck.slides.add_slide(deck.slide_layouts[5])
     slide.shapes.title.text = "Rates"
     embedded.seek(0)
     slide.shapes.add_ole_object(embedded, PROG_ID.XLSX, Inches(1), Inches(2))
+    slide.shapes.add_ole_object(io.BytesIO(flow), "Visio.Drawing.15", Inches(1), Inches(4), Inches(2), Inches(1))
     doc = parse_document(raw("decks/rates.pptx", saved(deck)))
-    assert doc.text == f"Rates\n\n{table}"
+    assert doc.text == f"Rates\n\n{table}\n\nRequest\n\nApprove\n\nRequest → Approve"
 
 
 def test_a_chart_reads_its_cached_titles_and_a_scatter_chart_its_x_values():

@@ -280,7 +280,7 @@ PARSER_REVISION = "44"
 #:   picture's text in the order it is drawn, a draw.io export as its diagram (``diagrams.svg_pages``); it was read
 #:   as its XML (path data indexed).
 #: - Word 16, PowerPoint 11: an embedded Excel worksheet (an OLE object, shown as a picture of its cells) reads as
-#:   its active sheet's table (``_embedded_sheet``), after the paragraph it is in or in its place on the slide.
+#:   its active sheet's table (``_embedded_object``), after the paragraph it is in or in its place on the slide.
 #: - Code 2: C, C++, C#, Kotlin, Swift, Scala, Ruby, PHP, shell, PowerShell, Lua, Perl, Dart, Elixir, Groovy, JSX and TSX
 #:   files are code, as Python, JavaScript, Go, Java, Rust and SQL were: chunked at top-level definitions a keyword
 #:   opens (``def``, ``function``, ``class``...), else by lines, never at a blank line inside a function (they were
@@ -288,7 +288,7 @@ PARSER_REVISION = "44"
 FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook": "10", "markdown": "10",
                     "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
                     "xml": "11", "email": "9", "asciidoc": "12",
-                    "docx": "16", "pptx": "11", "xlsx": "10", "subtitles": "1", "json": "2",
+                    "docx": "17", "pptx": "12", "xlsx": "10", "subtitles": "1", "json": "2",
                     "pdf": "3", "image": "2", "ods": "1", "odp": "2", "visio": "2", "drawio": "1", "svg": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
@@ -1759,9 +1759,9 @@ def _graphic_content(graphic, part) -> tuple[str, list[list[str]], list[str]] | 
     """What a DrawingML graphic or embedded object (an lxml element holding a ``c:chart``,
     ``cx:chart``, ``dgm:relIds``, ``o:OLEObject`` or ``p:oleObj`` reference) shows, read from the
     part ``part(relationship id)`` returns (its bytes): a chart's title and rows (``chart_rows``,
-    an Office 2016 chart's ``chartex_rows``), an embedded Excel worksheet's rows
-    (``_embedded_sheet``; another object: None), or a SmartArt diagram's nodes (``diagram_lines``); None for another
-    graphic (a picture, a shape)."""
+    an Office 2016 chart's ``chartex_rows``), an embedded Excel worksheet's rows or Visio drawing's
+    shapes and connections (``_embedded_object``; another object: None), or a SmartArt diagram's
+    nodes (``diagram_lines``); None for another graphic (a picture, a shape)."""
     from lxml import etree
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True)
@@ -1772,7 +1772,8 @@ def _graphic_content(graphic, part) -> tuple[str, list[list[str]], list[str]] | 
         title, rows = chartex_rows(etree.fromstring(part(chart.get(f"{_RELATIONSHIP}id")), parser))
         return title, rows, []
     if (embedded := graphic.find(f".//{_OLE_WORD}")) is not None or (embedded := graphic.find(f".//{_OLE_SLIDE}")) is not None:
-        return ("", rows, []) if (rows := _embedded_sheet(part(embedded.get(f"{_RELATIONSHIP}id")))) else None
+        rows, nodes = _embedded_object(part(embedded.get(f"{_RELATIONSHIP}id")))
+        return ("", rows, nodes) if rows or nodes else None
     if (diagram := graphic.find(f".//{_DIAGRAM_DATA}")) is not None:
         return "", [], diagram_lines(etree.fromstring(part(diagram.get(f"{_RELATIONSHIP}dm")), parser))
     return None
@@ -2155,28 +2156,34 @@ def _sheet_rows(sheet) -> list[list[str]]:
     return rows
 
 
-def _embedded_sheet(data: bytes) -> list[list[str]]:
-    """The rows an Excel workbook embedded in a document or slide shows: its active sheet's
-    (``_sheet_rows``), empty rows left out, each as wide as the widest; none for another object (a
-    Word document, an Excel 97-2003 object) or a workbook over the default parse limits' expanded
-    size."""
+def _embedded_object(data: bytes) -> tuple[list[list[str]], list[str]]:
+    """What an object embedded in a document or slide shows, as (rows, nodes): an Excel workbook
+    its active sheet's rows (``_sheet_rows``; empty rows left out, each as wide as the widest), a
+    Visio drawing its shapes' texts and connections, page after page (``diagrams.visio_pages``);
+    neither for another object (a Word document, a 97-2003 object) or a package over the default
+    parse limits' expanded size."""
     import zipfile
 
     from openpyxl import load_workbook
 
     try:
-        if "xl/workbook.xml" not in zipfile.ZipFile(io.BytesIO(data)).namelist():
-            return []
+        package = zipfile.ZipFile(io.BytesIO(data))
         ParseLimits().check_archive(data)
     except (zipfile.BadZipFile, ParseLimitExceeded):
-        return []
+        return [], []
+    names = set(package.namelist())
+    if "visio/pages/pages.xml" in names:
+        pages = visio_pages(lambda part: package.read(part) if part in names else None)
+        return [], [text for _, shown in pages for _, text in shown]
+    if "xl/workbook.xml" not in names:
+        return [], []
     book = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     try:
         rows = [row for row in _sheet_rows(book.active) if any(cell.strip() for cell in row)]
     finally:
         book.close()
     width = max(map(len, rows), default=0)
-    return [row + [""] * (width - len(row)) for row in rows]
+    return [row + [""] * (width - len(row)) for row in rows], []
 
 
 def _opendocument_content(data: bytes, part: str = "content.xml"):
