@@ -318,6 +318,24 @@ def test_link_reference_definitions_are_left_out_as_the_page_shows_none():
         parse_document(raw("links.md", b"  [docs]: https://example.com/docs\n<!-- shared by every page -->\n"))
 
 
+def test_an_html_table_in_markdown_reads_as_a_markdown_table():
+    """Node.js' API docs and many READMEs write their tables in HTML: the tags were read as text,
+    so the table was neither cited nor chunked by rows. Headed where its markup marks a header row
+    (merged cells repeated, a line break a space); one cut by a blank line, or a table of tables
+    (a layout), is left as written."""
+    md = ("# Signals\n\n<table>\n  <tr>\n    <th>Constant</th>\n    <th>Description</th>\n  </tr>\n  <tr>\n"
+          "    <td><code>SIGINT</code></td>\n    <td>Sent on <kbd>Ctrl</kbd>+<kbd>C</kbd>.<br>Stops the process.</td>\n"
+          '  </tr>\n  <tr><td colspan="2">Both are POSIX.</td></tr>\n</table>\n\nText.\n\n  <TABLE><tr><td>no</td>'
+          "<td>header</td></tr></TABLE>\n\n<table><tr><td>a</td></tr>\n\n<tr><td>b</td></tr></table>\n\n"
+          "<table><tr><td><table><tr><td>inner</td></tr></table></td></tr></table>\n")
+    doc = parse_document(raw("api/os.md", md.encode()))
+    assert [(doc.text[e.start : e.end], e.category) for e in doc.elements][:4] == [
+        ("# Signals", "Title"),
+        ("| Constant | Description |\n| --- | --- |\n| SIGINT | Sent on Ctrl+C. Stops the process. |\n"
+         "| Both are POSIX. | Both are POSIX. |", "Table"), ("Text.", "NarrativeText"), ("| no | header |", "Table")]
+    assert "<table><tr><td>a</td></tr>" in doc.text and "<table><tr><td><table>" in doc.text
+
+
 def test_a_markdown_page_s_table_of_contents_is_left_out_as_a_web_page_s_is():
     """A README's "## Table of contents" list of links to its own sections (21 of 404 Markdown
     files on this machine: Node.js' docs, npm's READMEs) was a chunk of section names, as a web
@@ -2994,8 +3012,8 @@ def test_docs_site_markup_lines_read_as_the_labels_their_renderer_shows():
      "Example:\n\n    > [!NOTE]\n    <Tabs>\n    tabs:\n      === \"x\"\n"),
     ("!!! Do not use in production builds\n\n!!! danger zone ahead\n",  # exclamations, no admonitions
      "!!! Do not use in production builds\n\n!!! danger zone ahead\n"),
-    ("<table>\n  <tr>\n    <th>Name</th>\n  </tr>\n</table>\n",  # an HTML table keeps its rows
-     "<table>\n  <tr>\n    <th>Name</th>\n  </tr>\n</table>\n"),
+    ("<table>\n  <tr>\n    <th>Name</th>\n  </tr>\n</table>\n",  # an HTML table keeps its rows, as a Markdown table
+     "| Name |\n| --- |\n"),
     ('{% include note.html content="Restart the server." %}\n\n<br/>\n\n<TabItem label={"Python"}>\n',
      "Restart the server.\n\n\nPython\n"),
     ('!!! note\n    Body.\n\n    ??? tip inline end "Nested"\n        Inner.\n',
@@ -3007,7 +3025,7 @@ def test_docs_site_markup_lines_read_as_the_labels_their_renderer_shows():
     ("<div\n    An indented paragraph of prose\n    closing with an arrow ->\n",  # bare words are no attributes
      "<div\n    An indented paragraph of prose\n    closing with an arrow ->\n"),
     ("<Warning\n> Be careful.\n>\n> Really.\n", "<Warning\n> Be careful.\n>\n> Really.\n"),  # a quote is none either
-    ("<table\n  class=\"x\">\n  <tr><td>a</td></tr>\n</table>\n", "<table\n  class=\"x\">\n  <tr><td>a</td></tr>\n</table>\n"),
+    ("<table\n  class=\"x\">\n  <tr><td>a</td></tr>\n</table>\n", "| a |\n"),
     ("<Tabs values={[{label: 'Apt', value: 'apt'}, {label: 'Yum', value: 'yum'}]}>\n", "Apt Yum\n"),
     ("```npm i``` installs it.\n\n:::note\nRemember.\n:::\n", "```npm i``` installs it.\n\nNote\nRemember.\n"),
     ('=== "Tab"\n\t!!! note "Title"\n\t\tInside.\n', "Tab\n\tTitle\n\t\tInside.\n"),  # a tab is four columns

@@ -157,3 +157,27 @@ def _rows(table) -> list:
 
 def _cells(row) -> list:
     return [cell for cell in row if cell.tag in ("td", "th")]
+
+
+def table_rows(markup: str) -> tuple[list[list[str]], bool] | None:
+    """The rows of cell texts of the one HTML table ``markup`` is (as a Markdown file embeds one:
+    merged cells repeated, a line break read as a space) and whether its first row heads it (its
+    cells <th>, in a <thead>, or bold throughout: ``is_header_row``, ``bold_header``); None where
+    the markup is no single table or nests one (a layout)."""
+    from lxml import html
+
+    try:
+        tables = html.fragments_fromstring(markup)
+    except Exception:  # noqa: BLE001 - markup lxml cannot read: left as it is
+        return None
+    tables = [t for t in tables if not isinstance(t, str)]
+    if len(tables) != 1 or tables[0].tag != "table" or any(True for _ in tables[0].iterdescendants("table")):
+        return None
+    table = tables[0]
+    header = bool(bold_header(table))
+    expand_spans(table)
+    for br in table.iter("br"):
+        br.tail = " " + (br.tail or "")
+    rows = _rows(table)
+    return [[cell.text_content() for cell in _cells(row)] for row in rows], header or bool(rows) and is_header_row(rows[0])
+
