@@ -318,11 +318,13 @@ def test_link_reference_definitions_are_left_out_as_the_page_shows_none():
         parse_document(raw("links.md", b"  [docs]: https://example.com/docs\n<!-- shared by every page -->\n"))
 
 
-def test_an_html_table_in_markdown_reads_as_a_markdown_table():
+def test_an_html_table_in_markdown_reads_as_a_markdown_table_and_other_html_blocks_as_their_text():
     """Node.js' API docs and many READMEs write their tables in HTML: the tags were read as text,
     so the table was neither cited nor chunked by rows. Headed where its markup marks a header row
     (merged cells repeated, a line break a space); one cut by a blank line, or a table of tables
-    (a layout), is left as written."""
+    (a layout), is left as written. A README's centred banner or <details> box reads as its text
+    (a line a block, a picture its alt text); one holding preformatted text is left as written, and
+    so is inline HTML in prose."""
     md = ("# Signals\n\n<table>\n  <tr>\n    <th>Constant</th>\n    <th>Description</th>\n  </tr>\n  <tr>\n"
           "    <td><code>SIGINT</code></td>\n    <td>Sent on <kbd>Ctrl</kbd>+<kbd>C</kbd>.<br>Stops the process.</td>\n"
           '  </tr>\n  <tr><td colspan="2">Both are POSIX.</td></tr>\n</table>\n\nText.\n\n  <TABLE><tr><td>no</td>'
@@ -334,6 +336,13 @@ def test_an_html_table_in_markdown_reads_as_a_markdown_table():
         ("| Constant | Description |\n| --- | --- |\n| SIGINT | Sent on Ctrl+C. Stops the process. |\n"
          "| Both are POSIX. | Both are POSIX. |", "Table"), ("Text.", "NarrativeText"), ("| no | header |", "Table")]
     assert "<table><tr><td>a</td></tr>" in doc.text and "<table><tr><td><table>" in doc.text
+    readme = ('<p align="center"><img src="logo.svg" alt="Acme Gate"><br><b>Fast gate control</b> for warehouses.</p>\n\n'
+              "<details>\n\n<summary>Why offline?</summary>\n\nDocks lose <b>Wi-Fi</b>.\n\n</details>\n\n"
+              "<div><pre>gate:\n  open: true</pre></div>\n")
+    doc = parse_document(raw("README.md", readme.encode()))
+    assert [doc.text[e.start : e.end] for e in doc.elements] == [
+        "Acme Gate\nFast gate control for warehouses.", "Why offline?", "Docks lose <b>Wi-Fi</b>.",
+        "<div><pre>gate:\n  open: true</pre></div>"]
 
 
 def test_a_markdown_page_s_table_of_contents_is_left_out_as_a_web_page_s_is():

@@ -282,8 +282,9 @@ PARSER_REVISION = "44"
 #: - Word 16, PowerPoint 11: an embedded Excel worksheet (an OLE object, shown as a picture of its cells) reads as
 #:   its active sheet's table (``_embedded_object``), after the paragraph it is in or in its place on the slide.
 #: - Markdown and notebooks 11: a block that is an HTML table (Node.js' API docs, READMEs) reads as a Markdown table,
-#:   headed where its markup marks a header row (``_html_tables_as_markdown``): its tags were read as text. 28 of
-#:   1,470 Markdown files here read otherwise (Node.js' API pages and changelogs).
+#:   headed where its markup marks a header row, another HTML block (a README's centred banner, a <details> box) as
+#:   its text (``_html_blocks_as_markdown``): their tags were read as text. 31 of 1,467 Markdown files here read
+#:   otherwise (Node.js' API pages and changelogs; three READMEs' banners and summaries).
 #: - Code 2: C, C++, C#, Kotlin, Swift, Scala, Ruby, PHP, shell, PowerShell, Lua, Perl, Dart, Elixir, Groovy, JSX and TSX
 #:   files are code, as Python, JavaScript, Go, Java, Rust and SQL were: chunked at top-level definitions a keyword
 #:   opens (``def``, ``function``, ``class``...), else by lines, never at a blank line inside a function (they were
@@ -653,7 +654,7 @@ def _markdown_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     """Markdown text as a reader of its rendered page sees it, and its elements: what no renderer
     shows (``_unshown``) and the page's own tables of contents (``_contents_lists``) left out,
     docs-site markup lines replaced by their labels (``without_site_markup``), an HTML table block
-    written as a Markdown table (``_html_tables_as_markdown``), setext underlines and thematic
+    written as a Markdown table and another HTML block as its text (``_html_blocks_as_markdown``), setext underlines and thematic
     breaks left out (``markdown_blocks``)."""
     blocks = markdown_blocks(text)
     if cuts := sorted(_unshown(text, blocks[0]) + _contents_lists(text, blocks[0])):
@@ -662,28 +663,60 @@ def _markdown_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     shown, containers = without_site_markup(text, blocks[0])
     if shown != text:
         text, blocks = shown, markdown_blocks(shown, containers)
-    if (tabled := _html_tables_as_markdown(text, blocks[0])) != text:
-        text, blocks = tabled, markdown_blocks(tabled, containers)
+    if (rendered := _html_blocks_as_markdown(text, blocks[0])) != text:
+        text, blocks = rendered, markdown_blocks(rendered, containers)
     return without_lines(text, *blocks)
 
 
 _HTML_TABLE_BLOCK = re.compile(r" {0,3}<table\b.*</table>[ \t]*", re.I | re.S)
+# A block of HTML a README writes (a centred banner, a <details> box): what it shows is its text.
+_HTML_TEXT_BLOCK = re.compile(r" {0,3}<(p|div|center|details|summary|section|article|aside|figure|figcaption|blockquote|"
+                              r"ul|ol|dl)(?:[\s>]).*</\1>[ \t]*", re.I | re.S)
+_HTML_LINE_BREAKS = ("br", "p", "div", "li", "dt", "dd", "summary", "figcaption", "blockquote", "center", "section")
 
 
-def _html_tables_as_markdown(text: str, elements: tuple[Element, ...]) -> str:
+def _html_blocks_as_markdown(text: str, elements: tuple[Element, ...]) -> str:
     """``text`` with each block that is an HTML table (as READMEs embed one) written as a Markdown
     table (``html_tables.table_rows``: headed where its markup marks a header row), so it is cited
-    and chunked row by row as one: its tags were read as text."""
+    and chunked row by row as one, and each block that is other HTML (a centred banner, a
+    <details> box, opening and closing with the same tag) as the text it shows, a line a block and
+    a picture its alt text (``_html_block_text``): the tags of both were read as text."""
     out, kept_to = [], 0
     for element in elements:
         block = text[element.start : element.end]
-        if element.category != "NarrativeText" or not _HTML_TABLE_BLOCK.fullmatch(block):
+        if element.category != "NarrativeText":
             continue
-        read = table_rows(block)
-        if read and (table := markdown_table(*read)):
-            out += [text[kept_to : element.start], table]
+        if _HTML_TABLE_BLOCK.fullmatch(block):
+            read = table_rows(block)
+            shown = markdown_table(*read) if read else None
+        else:
+            shown = _html_block_text(block) if _HTML_TEXT_BLOCK.fullmatch(block) else None
+        if shown is not None:
+            out += [text[kept_to : element.start], shown]
             kept_to = element.end
     return "".join(out) + text[kept_to:] if out else text
+
+
+def _html_block_text(block: str) -> str | None:
+    """The text an HTML block shows: a line a block element or line break, a picture its alt
+    text; None where it holds preformatted text (kept as written), what a page shows as no text
+    (a script, a style, a form), a table, or what lxml cannot read."""
+    from lxml import html as lxml_html
+
+    try:
+        root = lxml_html.fragment_fromstring(block, create_parent="div")
+    except Exception:  # noqa: BLE001 - markup lxml cannot read: left as written
+        return None
+    if any(True for _ in root.iter("pre", "script", "style", "form", "textarea", "iframe", "table")):
+        return None
+    for image in root.iter("img"):
+        image.tail = (image.get("alt") or "") + (image.tail or "")
+    for element in root.iter(*_HTML_LINE_BREAKS):
+        element.tail = "\n" + (element.tail or "")
+        if element.tag != "br":
+            element.text = "\n" + (element.text or "")
+    lines = (" ".join(line.split()) for line in root.text_content().split("\n"))
+    return "\n".join(line for line in lines if line)
 
 
 # A list line showing nothing but links to places on the page ("- [Install](#install)", "1. [A](#a), [B](#b)")
