@@ -282,14 +282,14 @@ PARSER_REVISION = "44"
 #: - Word 16, PowerPoint 11: an embedded Excel worksheet (an OLE object, shown as a picture of its cells) reads as
 #:   its active sheet's table (``_embedded_object``), after the paragraph it is in or in its place on the slide.
 #: - Markdown and notebooks 11: a block that is an HTML table (Node.js' API docs, READMEs) reads as a Markdown table,
-#:   headed where its markup marks a header row, another HTML block (a README's centred banner, a <details> box) as
-#:   its text (``_html_blocks_as_markdown``): their tags were read as text. 31 of 1,467 Markdown files here read
+#:   headed where its markup marks a header row; 12: another HTML block (a README's centred banner, a <details> box)
+#:   as its text (``_html_blocks_as_markdown``): their tags were read as text. 31 of 1,467 Markdown files here read
 #:   otherwise (Node.js' API pages and changelogs; three READMEs' banners and summaries).
 #: - Code 2: C, C++, C#, Kotlin, Swift, Scala, Ruby, PHP, shell, PowerShell, Lua, Perl, Dart, Elixir, Groovy, JSX and TSX
 #:   files are code, as Python, JavaScript, Go, Java, Rust and SQL were: chunked at top-level definitions a keyword
 #:   opens (``def``, ``function``, ``class``...), else by lines, never at a blank line inside a function (they were
 #:   text, chunked by paragraph); an .xhtml page is a web page (it was text: its markup was indexed).
-FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook": "11", "markdown": "11",
+FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook": "12", "markdown": "12",
                     "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
                     "xml": "11", "email": "9", "asciidoc": "12",
                     "docx": "17", "pptx": "12", "xlsx": "10", "subtitles": "1", "json": "2",
