@@ -2756,6 +2756,11 @@ def test_a_drawio_diagram_reads_as_a_visio_drawing_does():
     assert bare.text == "Finance\n\nPays the bonus"
     with pytest.raises(DocumentError, match="not draw.io's <mxfile>"):
         parse_document(raw("hr/other.drawio", b"<svg/>"))
+    from rag_assets.core.parsing import diagrams
+
+    bomb = base64.b64encode(zlib.compress(b"a" * (diagrams.MAX_PAGE_BYTES + 10), 9)[2:-4]).decode()  # about 64 kB
+    with pytest.raises(DocumentError, match="expands past 64 MB"):
+        parse_document(raw("hr/bomb.drawio", f'<mxfile><diagram name="x">{bomb}</diagram></mxfile>'.encode()))
 
 
 def test_an_svg_picture_reads_as_the_text_it_shows_and_a_drawio_export_as_its_diagram():

@@ -188,6 +188,7 @@ def _cell(shape, name: str) -> float:
         return 0.0
 
 
+MAX_PAGE_BYTES = 64 * 2**20  # a compressed draw.io page expands to at most this much XML (a bomb is refused)
 _DRAWIO_KEPT = {"id", "label", "placeholders", "tooltip", "link", "linkTarget"}  # an object's attributes that are no data
 
 
@@ -209,7 +210,11 @@ def drawio_pages(data: bytes) -> list[tuple[str, list[tuple[str, str]]]]:
     for diagram in root.iterfind("diagram"):
         model = diagram.find("mxGraphModel")
         if model is None and (diagram.text or "").strip():
-            inflated = zlib.decompress(base64.b64decode(diagram.text.strip()), -15)  # raw deflate, as draw.io saves
+            inflating = zlib.decompressobj(-15)  # raw deflate, as draw.io saves a page
+            inflated = inflating.decompress(base64.b64decode(diagram.text.strip()), MAX_PAGE_BYTES + 1)
+            if len(inflated) > MAX_PAGE_BYTES:
+                raise ValueError(f"page {diagram.get('name', '')!r} expands past {MAX_PAGE_BYTES // 2**20} MB: "
+                                 "it is no diagram draw.io saved (open and save it again in draw.io)")
             model = etree.fromstring(unquote(inflated.decode("utf-8")).encode("utf-8"), parser)
         name = diagram.get("name", "")
         pages.append(("" if _DEFAULT_NAME.fullmatch(name) else name, _drawio_items(model) if model is not None else []))
