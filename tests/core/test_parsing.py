@@ -2062,10 +2062,15 @@ def test_a_notebook_is_its_cells_as_markdown_with_fenced_code_and_what_it_printe
         {"output_type": "stream", "name": "stderr", "text": "WARNING: slow\n"},
         {"output_type": "execute_result", "data": {"text/plain": "1234.5", "text/html": "<b>1234.5</b>"}}]},
         {"cell_type": "code", "source": "train()", "outputs": [
-            {"output_type": "stream", "name": "stdout", "text": [f"epoch {i} loss 0.{i:03d}\n" for i in range(500)]}]}]
+            {"output_type": "stream", "name": "stdout", "text": [f"epoch {i} loss 0.{i:03d}\n" for i in range(500)]}]},
+        {"cell_type": "code", "source": "display(top)", "outputs": [  # a displayed table and Markdown were lost
+            {"output_type": "display_data", "data": {"text/plain": "   region  churn\n0  north   0.12"}},
+            {"output_type": "display_data", "data": {"text/markdown": "**Best month:** May", "text/plain": "<Markdown>"}},
+            {"output_type": "display_data", "data": {"application/vnd.jupyter.widget-view+json": {}, "text/plain": "HBox()"}}]}]
     fitted = parse_document(raw("fit.ipynb", json.dumps({"cells": cells, "nbformat": 4}).encode())).text
     assert "```\nmodel.aic\n```\n\n```text\n1234.5\n```" in fitted and "WARNING" not in fitted and "<b>" not in fitted
     assert "epoch 19 loss" in fitted and "epoch 20 loss" not in fitted  # a training log: its first 20 lines
+    assert "0  north   0.12\n**Best month:** May\n```" in fitted and "HBox" not in fitted  # a widget: left out
 
 
 def test_a_workbook_is_its_sheets_as_tables_a_sheet_a_page():

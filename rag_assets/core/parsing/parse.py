@@ -285,11 +285,13 @@ PARSER_REVISION = "44"
 #:   headed where its markup marks a header row; 12: another HTML block (a README's centred banner, a <details> box)
 #:   as its text (``_html_blocks_as_markdown``): their tags were read as text. 31 of 1,467 Markdown files here read
 #:   otherwise (Node.js' API pages and changelogs; three READMEs' banners and summaries).
+#: - Notebooks 13: what a cell displays (``display(df.head())``, a Markdown display) reads as its result does; it was
+#:   left out.
 #: - Code 2: C, C++, C#, Kotlin, Swift, Scala, Ruby, PHP, shell, PowerShell, Lua, Perl, Dart, Elixir, Groovy, JSX and TSX
 #:   files are code, as Python, JavaScript, Go, Java, Rust and SQL were: chunked at top-level definitions a keyword
 #:   opens (``def``, ``function``, ``class``...), else by lines, never at a blank line inside a function (they were
 #:   text, chunked by paragraph); an .xhtml page is a web page (it was text: its markup was indexed).
-FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook": "12", "markdown": "12",
+FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook": "13", "markdown": "12",
                     "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
                     "xml": "11", "email": "9", "asciidoc": "12",
                     "docx": "17", "pptx": "12", "xlsx": "10", "subtitles": "1", "json": "2",
@@ -2443,17 +2445,19 @@ NOTEBOOK_OUTPUT_LINES, NOTEBOOK_OUTPUT_CHARS = 20, 1000  # of a code cell's prin
 
 
 def _notebook_output(cell: dict) -> str:
-    """What a code cell printed (stdout) and the plain text of its result, as a reader sees it
-    under the cell (a metric, a value, a small table), cut to its first ``NOTEBOOK_OUTPUT_LINES``
+    """What a code cell printed (stdout) and the text of its result and of what it displayed
+    (``display(df.head())``; Markdown where it shows Markdown, else plain text), as a reader sees
+    it under the cell (a metric, a value, a small table), cut to its first ``NOTEBOOK_OUTPUT_LINES``
     lines and ``NOTEBOOK_OUTPUT_CHARS`` characters (at a line's end); stderr, pictures and their
-    captions (<Figure ...>) and HTML are left out."""
+    captions (<Figure ...>), widgets and HTML are left out."""
     texts = []
     for output in cell.get("outputs") or []:
-        kind = output.get("output_type")
+        kind, data = output.get("output_type"), output.get("data") or {}
         if kind == "stream" and output.get("name") == "stdout":
             text = output.get("text", "")
-        elif kind in ("execute_result", "pyout") and not any(k.startswith("image/") for k in output.get("data") or {}):
-            text = (output.get("data") or {}).get("text/plain", output.get("text", ""))
+        elif kind in ("execute_result", "pyout", "display_data") and not any(
+                k.startswith(("image/", "application/vnd.jupyter.widget")) for k in data):
+            text = data.get("text/markdown", data.get("text/plain", output.get("text", "")))
         else:
             continue
         texts.append(("".join(text) if isinstance(text, list) else str(text)).strip("\n"))
