@@ -69,8 +69,8 @@ _MAGIC = (
     (b"PK\x03\x04", "a ZIP archive or a zip-based package (Apple Pages, Keynote and Numbers files are ones)",
      "unpack it, or export the document to PDF or Word, or leave it out with an exclude glob in sources.yml"),
     (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an OLE compound file (Thumbs.db, or a Word, Excel, PowerPoint or "
-     "Outlook 97-2003 file)", "name an Office file .doc, .xls, .ppt or .msg to have it read; leave anything else "
-     "out with an exclude glob in sources.yml"),
+     "Outlook 97-2003 file, or a Visio 2003-2010 drawing)", "name an Office file .doc, .xls, .ppt or .msg to have it "
+     "read; save a Visio .vsd as .vsdx in Visio; leave anything else out with an exclude glob in sources.yml"),
     (b"\x1f\x8b", "a gzip archive", "unpack it, or leave it out with an exclude glob in sources.yml"),
     (b"BZh", "a bzip2 archive", "unpack it, or leave it out with an exclude glob in sources.yml"),
     (b"\xfd7zXZ\x00", "an xz archive", "unpack it, or leave it out with an exclude glob in sources.yml"),
@@ -84,7 +84,8 @@ _MAGIC = (
 
 # Packages a format rag reads, by a member only they hold (an OpenDocument file by its mimetype member).
 _PACKAGES = (("word/document.xml", "a Word document", ".docx"), ("ppt/presentation.xml", "a PowerPoint deck", ".pptx"),
-             ("xl/workbook.xml", "an Excel workbook", ".xlsx"), ("META-INF/container.xml", "an EPUB book", ".epub"))
+             ("xl/workbook.xml", "an Excel workbook", ".xlsx"), ("META-INF/container.xml", "an EPUB book", ".epub"),
+             ("visio/document.xml", "a Visio drawing", ".vsdx"))
 _OPENDOCUMENT = {"text": ".odt", "spreadsheet": ".ods", "presentation": ".odp"}  # the kinds rag reads
 
 
