@@ -1203,6 +1203,7 @@ def test_a_word_chart_reads_as_its_data_and_a_smartart_diagram_as_its_nodes_afte
 
 
 _CX = "http://schemas.microsoft.com/office/drawing/2014/chartex"
+_W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
 
 def _chartex_space(series: str, data: str, title: str = "") -> bytes:
@@ -1339,6 +1340,45 @@ def test_an_excel_worksheet_or_visio_drawing_embedded_in_a_word_document_or_on_a
     slide.shapes.add_ole_object(io.BytesIO(flow), "Visio.Drawing.15", Inches(1), Inches(4), Inches(2), Inches(1))
     doc = parse_document(raw("decks/rates.pptx", saved(deck)))
     assert doc.text == f"Rates\n\n{table}\n\nRequest\n\nApprove\n\nRequest → Approve"
+
+
+def test_a_word_document_s_imported_chunks_are_read_in_their_place(tmp_path):
+    """"Export to Word" tools and mail merges embed a web page, RTF or Word document whole
+    (``w:altChunk``): python-docx skips it, so such a document read empty. Each is read as its
+    format is, in its place, its headings kept; a missing one, or one in a table, stands for
+    nothing."""
+    from docx import Document
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+    from lxml import etree
+
+    word = Document()
+    word.add_paragraph("Exported from the intranet.")
+    page = (b"<html><body><h1>Travel policy</h1><p>Book trains for trips under six hours.</p><table><tr><th>City</th>"
+            b"<th>Hotel limit</th></tr><tr><td>Oslo</td><td>180 EUR</td></tr></table></body></html>")
+    memo = pandoc_document("Visitors park on level 2.\n", "rtf", tmp_path)
+    chunk_type = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/aFChunk"
+
+    def chunk(name: str | None, blob: bytes = b""):
+        rel = word.part.relate_to(Part(PackURI(f"/word/{name}"), "text/html", blob, word.part.package), chunk_type) \
+            if name else "rId999"
+        return etree.fromstring(f'<w:altChunk xmlns:w="{_W_NS}" xmlns:r="{_REL}" r:id="{rel}"/>')
+
+    body = word.element.body
+    body.insert(1, chunk("afchunk1.htm", page))
+    body.insert(2, chunk("afchunk2.rtf", memo))
+    body.insert(3, chunk(None))  # its part is missing
+    word.add_paragraph("Questions: travel@acme.example")
+    cell = word.add_table(rows=1, cols=1).cell(0, 0)._tc
+    cell.append(chunk("afchunk3.htm", b"<p>In a cell</p>"))
+    doc = parse_document(raw("policies/travel.docx", saved(word)))
+    assert [(doc.text[e.start : e.end], e.category, e.heading_path) for e in doc.elements][:6] == [
+        ("Exported from the intranet.", "NarrativeText", ()), ("Travel policy", "Title", ("Travel policy",)),
+        ("Book trains for trips under six hours.", "NarrativeText", ("Travel policy",)),
+        ("| City | Hotel limit |\n| --- | --- |\n| Oslo | 180 EUR |", "Table", ("Travel policy",)),
+        ("Visitors park on level 2.", "NarrativeText", ("Travel policy",)),
+        ("Questions: travel@acme.example", "NarrativeText", ("Travel policy",))]
+    assert "altChunk" not in doc.text and "\u2063" not in doc.text
 
 
 def test_a_chart_reads_its_cached_titles_and_a_scatter_chart_its_x_values():

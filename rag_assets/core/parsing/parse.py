@@ -1386,7 +1386,7 @@ def _parse_docx(data: bytes):
     from unstructured.partition.docx import STYLE_TO_ELEMENT_MAPPING, partition_docx
 
     data = _word97_as_docx(data) if data.startswith(_OLE_MAGIC) else _plain_package(data, "wordprocessingml.document")
-    data = _unwrapped_body(data)
+    data, chunks = _alt_chunks(_unwrapped_body(data))
     elements = [el for el in partition_docx(file=io.BytesIO(data), languages=NO_LANGUAGE)
                 if not _TOC_STYLE.match(el.metadata.style_name or "")]
     # Word's own style names unstructured reads itself; any other may be a heading style (its styles
@@ -1394,6 +1394,9 @@ def _parse_docx(data: bytes):
     own = {"Normal", *STYLE_TO_ELEMENT_MAPPING}
     outline = _outline_levels(data) if any((el.metadata.style_name or "Normal") not in own for el in elements) else {}
     items = _code_blocks(_unstructured_items(elements, outline=outline, code=_CODE_STYLE))
+    if chunks:  # each marker paragraph stands for a chunk's items (one inside a table: for nothing)
+        items = [chunk_item for item in items for chunk_item in chunks.get(item[1].strip(), [
+            (item[0], _ALT_CHUNK_MARKER.sub("", item[1]), *item[2:])])]
     if sum(len(item[1].strip()) for item in items) <= SCANNED_MAX_CHARS:  # pictures of pages ("Scan to Word")
         items += _pictures_text(_word_pictures(data), None)
     title = next((item[1].strip()[:200] for item in items if item[0] == "Title" and item[1].strip()), "")
@@ -1507,6 +1510,49 @@ def _unwrapped_body(data: bytes) -> bytes:
     _drawn_after(root, lambda rid: source.read(_package_path("word", targets[rid])))
     body = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
     return _with_member(data, "word/document.xml", body, zipfile.ZIP_DEFLATED)
+
+
+_ALT_CHUNK_MARKER = re.compile("\u2063altChunk-\\d+\u2063")
+_ALT_CHUNK_READERS = {".htm": "html", ".html": "html", ".mht": "html", ".mhtml": "html", ".xhtml": "html",
+                      ".rtf": "rtf", ".docx": "docx", ".txt": "text"}
+
+
+def _alt_chunks(data: bytes) -> tuple[bytes, dict[str, list[tuple]]]:
+    """A Word package whose imported chunks (``w:altChunk``: a web page, RTF or Word document that
+    "export to Word" tools and mail merges embed whole, which python-docx skips, so a document of
+    them read empty) each stand as a paragraph of a marker of its own, and each marker's items: the
+    chunk read as its format is, its headings kept. A chunk of another format, missing or
+    unreadable stands for nothing. A package without chunks is returned as it is, with none."""
+    import zipfile
+
+    from lxml import etree
+
+    xml = _zip_member(data, "word/document.xml")
+    if "altChunk" not in xml:
+        return data, {}
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
+    rels = _zip_member(data, "word/_rels/document.xml.rels")
+    targets = {rel.get("Id"): rel.get("Target", "") for rel in etree.fromstring(rels.encode(), parser)
+               if rel.get("TargetMode") != "External"} if rels else {}
+    package, root = zipfile.ZipFile(io.BytesIO(data)), etree.fromstring(xml.encode(), parser)
+    chunks: dict[str, list[tuple]] = {}
+    for n, chunk in enumerate(list(root.iter(f"{_W}altChunk")), start=1):
+        marker = f"\u2063altChunk-{n}\u2063"  # invisible separators: no document's own text
+        paragraph = etree.Element(f"{_W}p")
+        etree.SubElement(etree.SubElement(paragraph, f"{_W}r"), f"{_W}t").text = marker
+        chunk.getparent().replace(chunk, paragraph)
+        target = targets.get(chunk.get(f"{_RELATIONSHIP}id"), "")
+        kind = _ALT_CHUNK_READERS.get(posixpath.splitext(target)[1].lower())
+        try:
+            part = package.read(_package_path("word", target))
+            text, elements, _ = _parse_pandoc("rtf", part) if kind == "rtf" else _PARSERS[kind](part) \
+                if kind in _PARSERS else _parse_text("text", part)
+        except Exception:  # noqa: BLE001 - a missing or damaged chunk: the rest of the document is read
+            chunks[marker] = []
+            continue
+        chunks[marker] = [(e.category, text[e.start : e.end], e.page, max(len(e.heading_path), 1)) for e in elements]
+    body = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+    return _with_member(data, "word/document.xml", body, zipfile.ZIP_DEFLATED), chunks
 
 
 def _with_member(data: bytes, name: str, body: bytes | str, compression: int) -> bytes:
