@@ -281,6 +281,9 @@ PARSER_REVISION = "44"
 #:   as its XML (path data indexed).
 #: - Word 16, PowerPoint 11: an embedded Excel worksheet (an OLE object, shown as a picture of its cells) reads as
 #:   its active sheet's table (``_embedded_object``), after the paragraph it is in or in its place on the slide.
+#:   Word 17, PowerPoint 12: an embedded Visio drawing reads as its shapes and connections, a list item each.
+#:   Word 18: a chunk imported whole (``w:altChunk``: a web page, RTF or Word document an "export to Word" tool or a
+#:   mail merge embeds) is read as its format is, in its place (``_alt_chunks``); python-docx skipped it.
 #: - Markdown and notebooks 11: a block that is an HTML table (Node.js' API docs, READMEs) reads as a Markdown table,
 #:   headed where its markup marks a header row; 12: another HTML block (a README's centred banner, a <details> box)
 #:   as its text (``_html_blocks_as_markdown``): their tags were read as text. 31 of 1,467 Markdown files here read
@@ -294,7 +297,7 @@ PARSER_REVISION = "44"
 FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook": "13", "markdown": "12",
                     "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
                     "xml": "11", "email": "9", "asciidoc": "12",
-                    "docx": "17", "pptx": "12", "xlsx": "10", "subtitles": "1", "json": "2",
+                    "docx": "18", "pptx": "12", "xlsx": "10", "subtitles": "1", "json": "2",
                     "pdf": "3", "image": "2", "ods": "1", "odp": "2", "visio": "2", "drawio": "1", "svg": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
