@@ -323,8 +323,8 @@ def test_an_html_table_in_markdown_reads_as_a_markdown_table_and_other_html_bloc
     so the table was neither cited nor chunked by rows. Headed where its markup marks a header row
     (merged cells repeated, a line break a space); one cut by a blank line, or a table of tables
     (a layout), is left as written. A README's centred banner or <details> box reads as its text
-    (a line a block, a picture its alt text); one holding preformatted text is left as written, and
-    so is inline HTML in prose."""
+    (a line a block, a picture its alt text), an HTML heading as a Markdown one; one holding
+    preformatted text is left as written, and so is inline HTML in prose."""
     md = ("# Signals\n\n<table>\n  <tr>\n    <th>Constant</th>\n    <th>Description</th>\n  </tr>\n  <tr>\n"
           "    <td><code>SIGINT</code></td>\n    <td>Sent on <kbd>Ctrl</kbd>+<kbd>C</kbd>.<br>Stops the process.</td>\n"
           '  </tr>\n  <tr><td colspan="2">Both are POSIX.</td></tr>\n</table>\n\nText.\n\n  <TABLE><tr><td>no</td>'
@@ -336,13 +336,15 @@ def test_an_html_table_in_markdown_reads_as_a_markdown_table_and_other_html_bloc
         ("| Constant | Description |\n| --- | --- |\n| SIGINT | Sent on Ctrl+C. Stops the process. |\n"
          "| Both are POSIX. | Both are POSIX. |", "Table"), ("Text.", "NarrativeText"), ("| no | header |", "Table")]
     assert "<table><tr><td>a</td></tr>" in doc.text and "<table><tr><td><table>" in doc.text
-    readme = ('<p align="center"><img src="logo.svg" alt="Acme Gate"><br><b>Fast gate control</b> for warehouses.</p>\n\n'
+    readme = ('<h1 align="center">Acme <i>Gate</i></h1>\n\n'  # a heading as Markdown writes it
+              '<p align="center"><img src="logo.svg" alt="Acme Gate"><br><b>Fast gate control</b> for warehouses.</p>\n\n'
               "<details>\n\n<summary>Why offline?</summary>\n\nDocks lose <b>Wi-Fi</b>.\n\n</details>\n\n"
               "<div><pre>gate:\n  open: true</pre></div>\n")
     doc = parse_document(raw("README.md", readme.encode()))
     assert [doc.text[e.start : e.end] for e in doc.elements] == [
-        "Acme Gate\nFast gate control for warehouses.", "Why offline?", "Docks lose <b>Wi-Fi</b>.",
+        "# Acme Gate", "Acme Gate\nFast gate control for warehouses.", "Why offline?", "Docks lose <b>Wi-Fi</b>.",
         "<div><pre>gate:\n  open: true</pre></div>"]
+    assert doc.elements[-1].heading_path == ("Acme Gate",)
 
 
 def test_a_markdown_page_s_table_of_contents_is_left_out_as_a_web_page_s_is():

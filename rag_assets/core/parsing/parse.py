@@ -43,9 +43,9 @@ from rag_assets.core.parsing.office_graphics import chart_rows, chartex_rows, di
 from rag_assets.core.parsing.opendocument import is_formula, object_items, presentation_slides, spreadsheet_sheets
 from rag_assets.core.parsing.pdf_columns import Box, reading_order
 from rag_assets.core.parsing.rst import rst_as_shown
-from rag_assets.core.parsing.structure import (front_matter, indent_width, markdown_blocks, markdown_table,
-                                              paragraph_elements, rst_elements, tag_names, without_lines,
-                                              without_site_markup)
+from rag_assets.core.parsing.structure import (front_matter, html_heading_as_atx, indent_width, markdown_blocks,
+                                              markdown_table, paragraph_elements, rst_elements, tag_names,
+                                              without_lines, without_site_markup)
 from rag_assets.core.parsing.subtitles import subtitle_transcript
 from rag_assets.core.parsing.diagrams import drawio_pages, svg_pages, visio_pages
 
@@ -287,14 +287,16 @@ PARSER_REVISION = "44"
 #: - Markdown and notebooks 11: a block that is an HTML table (Node.js' API docs, READMEs) reads as a Markdown table,
 #:   headed where its markup marks a header row; 12: another HTML block (a README's centred banner, a <details> box)
 #:   as its text (``_html_blocks_as_markdown``): their tags were read as text. 31 of 1,467 Markdown files here read
-#:   otherwise (Node.js' API pages and changelogs; three READMEs' banners and summaries).
+#:   otherwise (Node.js' API pages and changelogs; three READMEs' banners and summaries). Markdown 13, notebooks 14:
+#:   an HTML heading alone on its line reads as a Markdown one ("# Acme Gate", was '<h1 align="center">Acme
+#:   Gate</h1>'); 2 more files here.
 #: - Notebooks 13: what a cell displays (``display(df.head())``, a Markdown display) reads as its result does; it was
 #:   left out.
 #: - Code 2: C, C++, C#, Kotlin, Swift, Scala, Ruby, PHP, shell, PowerShell, Lua, Perl, Dart, Elixir, Groovy, JSX and TSX
 #:   files are code, as Python, JavaScript, Go, Java, Rust and SQL were: chunked at top-level definitions a keyword
 #:   opens (``def``, ``function``, ``class``...), else by lines, never at a blank line inside a function (they were
 #:   text, chunked by paragraph); an .xhtml page is a web page (it was text: its markup was indexed).
-FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook": "13", "markdown": "12",
+FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook": "14", "markdown": "13",
                     "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
                     "xml": "11", "email": "9", "asciidoc": "12",
                     "docx": "18", "pptx": "12", "xlsx": "10", "subtitles": "1", "json": "2",
@@ -683,15 +685,18 @@ _HTML_LINE_BREAKS = ("br", "p", "div", "li", "dt", "dd", "summary", "figcaption"
 def _html_blocks_as_markdown(text: str, elements: tuple[Element, ...]) -> str:
     """``text`` with each block that is an HTML table (as READMEs embed one) written as a Markdown
     table (``html_tables.table_rows``: headed where its markup marks a header row), so it is cited
-    and chunked row by row as one, and each block that is other HTML (a centred banner, a
-    <details> box, opening and closing with the same tag) as the text it shows, a line a block and
-    a picture its alt text (``_html_block_text``): the tags of both were read as text."""
+    and chunked row by row as one, each block that is other HTML (a centred banner, a <details>
+    box, opening and closing with the same tag) as the text it shows, a line a block and a picture
+    its alt text (``_html_block_text``), and an HTML heading as a Markdown one ("# Acme Gate"):
+    their tags were read as text."""
     out, kept_to = [], 0
     for element in elements:
         block = text[element.start : element.end]
-        if element.category != "NarrativeText":
+        if element.category == "Title":
+            shown = html_heading_as_atx(block)
+        elif element.category != "NarrativeText":
             continue
-        if _HTML_TABLE_BLOCK.fullmatch(block):
+        elif _HTML_TABLE_BLOCK.fullmatch(block):
             read = table_rows(block)
             shown = markdown_table(*read) if read else None
         else:

@@ -47,6 +47,15 @@ _INLINE = [
 MAX_HEADING_CHARS = 1_000  # a heading's text read (no page's heading is longer; the patterns are quadratic)
 
 
+def html_heading_as_atx(line: str) -> str | None:
+    """An HTML heading alone on its line (``<h1 align="center">Acme <i>Gate</i></h1>``, as READMEs
+    write one) as the Markdown heading a reader sees ("# Acme Gate"); None for another line or a
+    heading showing no text (a logo)."""
+    match = _HTML_HEADING.fullmatch(line)
+    text = heading_text(match.group(2)) if match else ""
+    return "#" * int(match.group(1)) + " " + text if text else None
+
+
 def heading_text(raw: str) -> str:
     """A Markdown heading's text as a reader sees it: inline markup, links and escapes rendered; of
     its first ``MAX_HEADING_CHARS`` characters."""
