@@ -1344,6 +1344,48 @@ def test_an_excel_worksheet_or_visio_drawing_embedded_in_a_word_document_or_on_a
     assert doc.text == f"Rates\n\n{table}\n\nRequest\n\nApprove\n\nRequest → Approve"
 
 
+def test_a_file_embedded_as_an_icon_in_a_word_document_or_on_a_slide_is_read_as_its_format_is():
+    """"Insert > Object > Create from file" packages a file (Object Packager's ``Ole10Native``)
+    shown as an icon: its text was lost. It reads under "Attachment: name" as its extension says,
+    after the paragraph it is in or in its place on the slide, its tables as tables; a picture, a
+    damaged file or another object is left out."""
+    from docx import Document
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+    from lxml import etree
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    from tests.support.compound import compound_file, ole10_native
+
+    notes = b"# Gate rota\n\nThe east gate opens at 05:30.\n\n| Day | Guard |\n| --- | --- |\n| Mon | Ana |\n"
+    packaged = compound_file("\x01Ole10Native", ole10_native("rota.md", notes))
+    picture = compound_file("\x01Ole10Native", ole10_native("logo.png", b"\x89PNG\r\n\x1a\n" + bytes(200)))
+    damaged = compound_file("\x01Ole10Native", b"\x10\x00\x00\x00\x02\x00no ends")
+    word = Document()
+    ole = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/oleObject"
+    for n, (blob, text) in enumerate(((packaged, "The rota is attached:"), (picture, "Our logo:"), (damaged, "Broken:")), 1):
+        part = Part(PackURI(f"/word/embeddings/oleObject{n}.bin"), "application/vnd.openxmlformats-officedocument.oleObject",
+                    blob, word.part.package)
+        rel = word.part.relate_to(part, ole)
+        word.add_paragraph(text)._p.append(etree.fromstring(
+            f'<w:r xmlns:w="{_W_NS}"><w:object><o:OLEObject xmlns:o="urn:schemas-microsoft-com:office:office" '
+            f'xmlns:r="{_REL}" Type="Embed" ProgID="Package" r:id="{rel}"/></w:object></w:r>'))
+    doc = parse_document(raw("ops/gates.docx", saved(word)))
+    assert [(doc.text[e.start : e.end], e.category) for e in doc.elements] == [
+        ("The rota is attached:", "NarrativeText"), ("Attachment: rota.md", "NarrativeText"), ("Gate rota", "NarrativeText"),
+        ("The east gate opens at 05:30.", "NarrativeText"), ("| Day | Guard |\n| --- | --- |\n| Mon | Ana |", "Table"),
+        ("Our logo:", "NarrativeText"), ("Broken:", "NarrativeText")]
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    slide.shapes.title.text = "Rota"
+    slide.shapes.add_ole_object(io.BytesIO(packaged), "Package", Inches(1), Inches(2), Inches(1), Inches(1))
+    doc = parse_document(raw("ops/gates.pptx", saved(deck)))
+    assert [(doc.text[e.start : e.end], e.category) for e in doc.elements][:3] == [
+        ("Rota", "Title"), ("Attachment: rota.md", "NarrativeText"), ("Gate rota", "NarrativeText")]
+    assert doc.elements[2].heading_path == ("Rota",)  # the slide's title still heads it
+
+
 def test_a_word_document_s_imported_chunks_are_read_in_their_place(tmp_path):
     """"Export to Word" tools and mail merges embed a web page, RTF or Word document whole
     (``w:altChunk``): python-docx skips it, so such a document read empty. Each is read as its

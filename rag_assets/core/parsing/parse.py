@@ -284,6 +284,8 @@ PARSER_REVISION = "44"
 #:   Word 17, PowerPoint 12: an embedded Visio drawing reads as its shapes and connections, a list item each.
 #:   Word 18: a chunk imported whole (``w:altChunk``: a web page, RTF or Word document an "export to Word" tool or a
 #:   mail merge embeds) is read as its format is, in its place (``_alt_chunks``); python-docx skipped it.
+#:   Word 19, PowerPoint 13: a file embedded as an icon ("Insert > Object > Create from file": Object Packager's
+#:   ``Ole10Native``, an Acrobat PDF) reads under "Attachment: name" as its format is (``_packaged_file``).
 #: - Markdown and notebooks 11: a block that is an HTML table (Node.js' API docs, READMEs) reads as a Markdown table,
 #:   headed where its markup marks a header row; 12: another HTML block (a README's centred banner, a <details> box)
 #:   as its text (``_html_blocks_as_markdown``): their tags were read as text. 31 of 1,467 Markdown files here read
@@ -299,7 +301,7 @@ PARSER_REVISION = "44"
 FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook": "14", "markdown": "13",
                     "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
                     "xml": "11", "email": "9", "asciidoc": "12",
-                    "docx": "18", "pptx": "12", "xlsx": "10", "subtitles": "1", "json": "2",
+                    "docx": "19", "pptx": "13", "xlsx": "10", "subtitles": "1", "json": "2",
                     "pdf": "3", "image": "2", "ods": "1", "odp": "2", "visio": "2", "drawio": "1", "svg": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
@@ -1608,11 +1610,13 @@ def _drawn_after(root, part) -> None:
             blocks = [child for child in drawn if child.tag in (f"{_W}p", f"{_W}tbl")]
         else:
             try:
-                title, rows, nodes = _graphic_content(drawn, part) or ("", [], [])
+                title, rows, nodes, shown = _graphic_content(drawn, part) or ("", [], [], [])
             except Exception:  # noqa: BLE001 - a missing or damaged part: zipfile and lxml raise many types
                 continue
             blocks = ([_word_paragraph(title)] if title else []) + ([_word_table(rows)] if rows else []) \
-                + [_word_paragraph(text, listed=True) for text in nodes]
+                + [_word_paragraph(text, listed=True) for text in nodes] \
+                + [_word_table(_markdown_rows(text)) if kind == "Table" else _word_paragraph(text, kind == "ListItem")
+                   for kind, text in shown]
         _put_after(anchor, blocks, last)
 
 
@@ -1869,7 +1873,7 @@ _OLE_WORD = "{urn:schemas-microsoft-com:office:office}OLEObject"  # an embedded 
 _OLE_SLIDE = "{http://schemas.openxmlformats.org/presentationml/2006/main}oleObj"  # ... on a slide
 
 
-def _graphic_content(graphic, part) -> tuple[str, list[list[str]], list[str]] | None:
+def _graphic_content(graphic, part) -> tuple[str, list[list[str]], list[str], list[tuple[str, str]]] | None:
     """What a DrawingML graphic or embedded object (an lxml element holding a ``c:chart``,
     ``cx:chart``, ``dgm:relIds``, ``o:OLEObject`` or ``p:oleObj`` reference) shows, read from the
     part ``part(relationship id)`` returns (its bytes): a chart's title and rows (``chart_rows``,
@@ -1881,16 +1885,76 @@ def _graphic_content(graphic, part) -> tuple[str, list[list[str]], list[str]] | 
     parser = etree.XMLParser(resolve_entities=False, no_network=True)
     if (chart := graphic.find(f".//{_CHART}")) is not None:
         title, rows = chart_rows(etree.fromstring(part(chart.get(f"{_RELATIONSHIP}id")), parser))
-        return title, rows, []
+        return title, rows, [], []
     if (chart := graphic.find(f".//{_CHARTEX}")) is not None:
         title, rows = chartex_rows(etree.fromstring(part(chart.get(f"{_RELATIONSHIP}id")), parser))
-        return title, rows, []
+        return title, rows, [], []
     if (embedded := graphic.find(f".//{_OLE_WORD}")) is not None or (embedded := graphic.find(f".//{_OLE_SLIDE}")) is not None:
-        rows, nodes = _embedded_object(part(embedded.get(f"{_RELATIONSHIP}id")))
-        return ("", rows, nodes) if rows or nodes else None
+        blob = part(embedded.get(f"{_RELATIONSHIP}id"))
+        rows, nodes = _embedded_object(blob)
+        if rows or nodes:
+            return "", rows, nodes, []
+        packaged = _packaged_file(blob)
+        return (f"Attachment: {packaged[0]}", [], [], packaged[1]) if packaged and packaged[1] else None
     if (diagram := graphic.find(f".//{_DIAGRAM_DATA}")) is not None:
-        return "", [], diagram_lines(etree.fromstring(part(diagram.get(f"{_RELATIONSHIP}dm")), parser))
+        return "", [], diagram_lines(etree.fromstring(part(diagram.get(f"{_RELATIONSHIP}dm")), parser)), []
     return None
+
+
+def _packaged_file(data: bytes) -> tuple[str, list[tuple[str, str]]] | None:
+    """The name of the file an embedded object packages and what it shows, as (category, text) of
+    its elements (a heading as a paragraph of its text: it heads nothing in the document around
+    it), read as its extension says within the default parse limits: a file Windows'
+    Object Packager wrapped (``\x01Ole10Native``: "Insert > Object > Create from file", shown as an
+    icon) or an Acrobat document's PDF (``CONTENTS``); None for another object, and for a file of
+    another kind (a picture) or one that cannot be read."""
+    import olefile
+
+    if not data.startswith(_OLE_MAGIC):
+        return None
+    with olefile.OleFileIO(io.BytesIO(data)) as package:
+        if package.exists("\x01Ole10Native"):
+            name, payload = _ole10_native(package.openstream("\x01Ole10Native").read())
+        elif package.exists("CONTENTS") and (payload := package.openstream("CONTENTS").read()).startswith(b"%PDF"):
+            name = "document.pdf"
+        else:
+            return None
+    content_type = content_type_for(name)
+    if not payload or content_type == "image" or (mimetypes.guess_type(name)[0] or "").startswith(("image", "audio", "video")):
+        return None
+    try:
+        if content_type in _ARCHIVES:
+            ParseLimits().check_archive(payload)
+        text, elements, _ = _parse_format(content_type, payload)
+    except Exception:  # noqa: BLE001 - a damaged or oversized file: the document around it is read
+        return None
+    return name, [("NarrativeText", e.heading_path[-1]) if e.category == "Title" and e.heading_path
+                  else (e.category, text[e.start : e.end]) for e in elements]  # its headings head nothing here
+
+
+def _ole10_native(record: bytes) -> tuple[str, bytes]:
+    """The file name and bytes an Object Packager record (``\x01Ole10Native``) holds: after its
+    size and flags, a label, the source path, two reserved words, a temporary path and the data,
+    each length-prefixed or NUL-ended (MS-OLEDS); ("", b"") where it is no such record."""
+    size = int.from_bytes(record[:4], "little")
+    body = record[4 : 4 + size]
+    if body[:2] != b"\x02\x00" or body.count(b"\0", 2) < 2:
+        return "", b""
+    label, rest = body[2:].split(b"\0", 1)
+    source, rest = rest.split(b"\0", 1)
+    rest = rest[4:]  # two reserved words
+    temporary = int.from_bytes(rest[:4], "little")
+    rest = rest[4 + temporary :]
+    length = int.from_bytes(rest[:4], "little")
+    named = source.decode("cp1252", "replace").replace("\\", "/").rsplit("/", 1)[-1]
+    name = named if "." in named else label.decode("cp1252", "replace")
+    return name, rest[4 : 4 + length]
+
+
+def _markdown_rows(table: str) -> list[list[str]]:
+    """The rows of a Markdown table as ``markdown_table`` writes one (its delimiter row left out)."""
+    return [[cell.strip() for cell in line.strip()[1:-1].split(" | ")] for line in table.splitlines()
+            if line.strip() and not re.fullmatch(r"\|(?: --- \|)+", line.strip())]
 
 
 def _slide_graphics(slide, page: int) -> list[tuple]:
@@ -1911,10 +1975,11 @@ def _slide_graphics(slide, page: int) -> list[tuple]:
         except Exception:  # noqa: BLE001 - a missing or damaged part: python-pptx and lxml raise many types
             continue
         if content:
-            title, rows, nodes = content
+            title, rows, nodes, shown = content
             items += [("NarrativeText", title, page)] if title else []
             items += [("Table", markdown_table(rows), page)] if rows else []
             items += [("ListItem", text, page) for text in nodes]
+            items += [(kind, text, page) for kind, text in shown]
     return items
 
 
