@@ -1344,7 +1344,7 @@ def test_an_excel_worksheet_or_visio_drawing_embedded_in_a_word_document_or_on_a
     assert doc.text == f"Rates\n\n{table}\n\nRequest\n\nApprove\n\nRequest → Approve"
 
 
-def test_a_file_embedded_as_an_icon_in_a_word_document_or_on_a_slide_is_read_as_its_format_is():
+def test_a_file_embedded_as_an_icon_in_a_word_document_or_on_a_slide_is_read_as_its_format_is(tmp_path):
     """"Insert > Object > Create from file" packages a file (Object Packager's ``Ole10Native``)
     shown as an icon: its text was lost. It reads under "Attachment: name" as its extension says,
     after the paragraph it is in or in its place on the slide, its tables as tables; a picture, a
@@ -1380,9 +1380,15 @@ def test_a_file_embedded_as_an_icon_in_a_word_document_or_on_a_slide_is_read_as_
     slide = deck.slides.add_slide(deck.slide_layouts[5])
     slide.shapes.title.text = "Rota"
     slide.shapes.add_ole_object(io.BytesIO(packaged), "Package", Inches(1), Inches(2), Inches(1), Inches(1))
+    from tests.support.make_sample_binaries import write_pdf
+
+    write_pdf(tmp_path / "dock.pdf", [["Dock Manual", "", "The dock charges the robot."]])
+    acrobat = compound_file("CONTENTS", (tmp_path / "dock.pdf").read_bytes())  # an Acrobat document's object
+    slide.shapes.add_ole_object(io.BytesIO(acrobat), "AcroExch.Document.DC", Inches(3), Inches(2), Inches(1), Inches(1))
     doc = parse_document(raw("ops/gates.pptx", saved(deck)))
     assert [(doc.text[e.start : e.end], e.category) for e in doc.elements][:3] == [
         ("Rota", "Title"), ("Attachment: rota.md", "NarrativeText"), ("Gate rota", "NarrativeText")]
+    assert "Attachment: document.pdf\n\nDock Manual\n\nThe dock charges the robot." in doc.text
     assert doc.elements[2].heading_path == ("Rota",)  # the slide's title still heads it
 
 
