@@ -1292,8 +1292,8 @@ def test_an_excel_worksheet_or_visio_drawing_embedded_in_a_word_document_or_on_a
     """An embedded worksheet or drawing ("Insert > Object", pasted as an object) shows a picture:
     its numbers and steps were lost. A worksheet's active sheet reads as a table (empty rows left
     out, numbers as formatted), a drawing's shapes and connections as list items, after the
-    paragraph it is in, or in its place on the slide; another object (an embedded document) or a
-    damaged one is left out."""
+    paragraph it is in, or in its place on the slide; an embedded Word document under "Attachment";
+    a damaged one is left out."""
     from tests.support.visio import connect, drawing, shape
     from docx import Document
     from docx.opc.packuri import PackURI
@@ -1318,9 +1318,12 @@ def test_an_excel_worksheet_or_visio_drawing_embedded_in_a_word_document_or_on_a
     word = Document()
     package = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/package"
     flow = drawing([("Page-1", shape(1, "Request", y=2) + shape(2, "Approve", y=1) + shape(3, y=1.5), connect(3, 1, 2))])
+    annex = Document()
+    annex.add_paragraph("See the annex.")
+    annex = saved(annex)
     for name, blob, text in (("Microsoft_Excel_Worksheet.xlsx", embedded.getvalue(), "Rates by site:"),
                              ("Microsoft_Visio_Drawing.vsdx", flow, "The approval flow:"),
-                             ("Microsoft_Word_Document.docx", saved(Document()), "An embedded document:"),
+                             ("Microsoft_Word_Document.docx", annex, "An embedded document:"),
                              ("Microsoft_Excel_Worksheet1.xlsx", b"PK damaged", "A damaged one:")):
         part = Part(PackURI(f"/word/embeddings/{name}"), "application/octet-stream", blob, word.part.package)
         rel = word.part.relate_to(part, package)
@@ -1331,7 +1334,8 @@ def test_an_excel_worksheet_or_visio_drawing_embedded_in_a_word_document_or_on_a
     word.add_paragraph("Rates change in May.")
     doc = parse_document(raw("reports/rates.docx", saved(word)))
     assert doc.text == (f"Rates by site:\n\n{table}\n\nThe approval flow:\n\nRequest\n\nApprove\n\nRequest → Approve\n\n"
-                        "An embedded document:\n\nA damaged one:\n\nRates change in May.")
+                        "An embedded document:\n\nAttachment: document.docx\n\nSee the annex.\n\nA damaged one:\n\n"
+                        "Rates change in May.")
     assert [e.category for e in doc.elements][1:6] == ["Table", "NarrativeText", "ListItem", "ListItem", "ListItem"]
 
     deck = Presentation()

@@ -286,6 +286,7 @@ PARSER_REVISION = "44"
 #:   mail merge embeds) is read as its format is, in its place (``_alt_chunks``); python-docx skipped it.
 #:   Word 19, PowerPoint 13: a file embedded as an icon ("Insert > Object > Create from file": Object Packager's
 #:   ``Ole10Native``, an Acrobat PDF) reads under "Attachment: name" as its format is (``_packaged_file``).
+#:   Word 20, PowerPoint 14: so does a Word document or deck embedded whole (Word.Document.12, PowerPoint.Show.12).
 #: - Markdown and notebooks 11: a block that is an HTML table (Node.js' API docs, READMEs) reads as a Markdown table,
 #:   headed where its markup marks a header row; 12: another HTML block (a README's centred banner, a <details> box)
 #:   as its text (``_html_blocks_as_markdown``): their tags were read as text. 31 of 1,467 Markdown files here read
@@ -301,7 +302,7 @@ PARSER_REVISION = "44"
 FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook": "14", "markdown": "13",
                     "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
                     "xml": "11", "email": "9", "asciidoc": "12",
-                    "docx": "19", "pptx": "13", "xlsx": "10", "subtitles": "1", "json": "2",
+                    "docx": "20", "pptx": "14", "xlsx": "10", "subtitles": "1", "json": "2",
                     "pdf": "3", "image": "2", "ods": "1", "odp": "2", "visio": "2", "drawio": "1", "svg": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
@@ -1906,19 +1907,22 @@ def _packaged_file(data: bytes) -> tuple[str, list[tuple[str, str]]] | None:
     its elements (a heading as a paragraph of its text: it heads nothing in the document around
     it), read as its extension says within the default parse limits: a file Windows'
     Object Packager wrapped (``\x01Ole10Native``: "Insert > Object > Create from file", shown as an
-    icon) or an Acrobat document's PDF (``CONTENTS``); None for another object, and for a file of
-    another kind (a picture) or one that cannot be read."""
+    icon), an Acrobat document's PDF (``CONTENTS``), a Word document or deck embedded whole; None
+    for another object, and for a file of another kind (a picture) or one that cannot be read."""
     import olefile
 
-    if not data.startswith(_OLE_MAGIC):
+    if kind := _office_package(data):  # a Word document or deck embedded whole (Word.Document.12, PowerPoint.Show.12)
+        name, payload = f"document.{kind}", data
+    elif not data.startswith(_OLE_MAGIC):
         return None
-    with olefile.OleFileIO(io.BytesIO(data)) as package:
-        if package.exists("\x01Ole10Native"):
-            name, payload = _ole10_native(package.openstream("\x01Ole10Native").read())
-        elif package.exists("CONTENTS") and (payload := package.openstream("CONTENTS").read()).startswith(b"%PDF"):
-            name = "document.pdf"
-        else:
-            return None
+    else:
+        with olefile.OleFileIO(io.BytesIO(data)) as package:
+            if package.exists("\x01Ole10Native"):
+                name, payload = _ole10_native(package.openstream("\x01Ole10Native").read())
+            elif package.exists("CONTENTS") and (payload := package.openstream("CONTENTS").read()).startswith(b"%PDF"):
+                name = "document.pdf"
+            else:
+                return None
     content_type = content_type_for(name)
     if not payload or content_type == "image" or (mimetypes.guess_type(name)[0] or "").startswith(("image", "audio", "video")):
         return None
