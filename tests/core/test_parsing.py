@@ -2664,7 +2664,9 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
         ("rates.txt", saved_zip({"mimetype": "application/vnd.oasis.opendocument.spreadsheet", "content.xml": "<x/>"}),
          "an OpenDocument spreadsheet, not text; name it .ods to have it read"),  # it said "text; name it .odt"
         ("plan.md", saved_zip({"mimetype": "application/vnd.oasis.opendocument.graphics", "content.xml": "<x/>"}),
-         "an OpenDocument graphics, not text; not a document format rag reads"),
+         "an OpenDocument graphics, not text; name it .odg to have it read"),
+        ("sum.md", saved_zip({"mimetype": "application/vnd.oasis.opendocument.formula", "content.xml": "<x/>"}),
+         "an OpenDocument formula, not text; not a document format rag reads"),
         ("broken.pdf", b"%PDF-1.4\nthis is not really a pdf", "cannot parse as pdf: the file is damaged or cut short"),
         ("cut.pdf", b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R", "cannot parse as pdf: the file is damaged"),
         ("broken.docx", b"PK\x03\x04 not a zip", "cannot parse as docx: the file is damaged or cut short"),
@@ -2736,8 +2738,9 @@ def test_an_opendocument_spreadsheet_reads_as_a_workbook_does():
 
 def test_an_opendocument_presentation_reads_as_a_deck_does():
     """LibreOffice Impress's .odp files were refused: a slide is a page headed by its title, its
-    text, list items, tables, charts and formulas in order under it, then its notes; its footer and
-    number left out."""
+    text, list items, tables, charts and formulas in order under it, then its connectors joining
+    two shapes with text ("From → To: label"), then its notes; its footer and number left out. A
+    LibreOffice Draw drawing (.odg) reads alike."""
     def frame(kind: str, inner: str) -> str:
         return f'<draw:frame presentation:class="{kind}"><draw:text-box>{inner}</draw:text-box></draw:frame>'
 
@@ -2777,6 +2780,12 @@ def test_an_opendocument_presentation_reads_as_a_deck_does():
         ("Leaks per month", "NarrativeText", 2, ()),
         ("|  | Oslo | Bergen |\n| --- | --- | --- |\n| Jan | 3 | 1 |\n| Feb | 0 | 2 |", "Table", 2, ()),
         ("Q=V/t", "NarrativeText", 2, ())]
+    shape = lambda key, text: (f'<draw:custom-shape draw:id="{key}"><text:p>{text}</text:p></draw:custom-shape>')  # noqa: E731
+    flow = ('<draw:page draw:name="page1">' + shape("a", "Request") + shape("b", "Approve")
+            + '<draw:connector draw:start-shape="a" draw:end-shape="b"><text:p>yes</text:p></draw:connector>'
+            + '<draw:connector draw:start-shape="a" draw:end-shape="z"><text:p>loose end</text:p></draw:connector></draw:page>')
+    drawn = parse_document(raw("flows/approval.odg", opendocument("drawing", "", flow)))  # LibreOffice Draw
+    assert drawn.text == "Request\n\nApprove\n\nRequest → Approve: yes\n\nloose end"
 
 
 def test_a_visio_drawing_reads_as_its_shapes_and_connections_page_by_page():

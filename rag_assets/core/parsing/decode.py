@@ -86,7 +86,7 @@ _MAGIC = (
 _PACKAGES = (("word/document.xml", "a Word document", ".docx"), ("ppt/presentation.xml", "a PowerPoint deck", ".pptx"),
              ("xl/workbook.xml", "an Excel workbook", ".xlsx"), ("META-INF/container.xml", "an EPUB book", ".epub"),
              ("visio/document.xml", "a Visio drawing", ".vsdx"))
-_OPENDOCUMENT = {"text": ".odt", "spreadsheet": ".ods", "presentation": ".odp"}  # the kinds rag reads
+_OPENDOCUMENT = {"text": ".odt", "spreadsheet": ".ods", "presentation": ".odp", "graphics": ".odg"}  # the kinds rag reads
 
 
 def binary_cause(data: bytes) -> str:

@@ -1,4 +1,4 @@
-"""OpenDocument spreadsheets (.ods) and presentations (.odp), read from their content part
+"""OpenDocument spreadsheets (.ods), presentations (.odp) and drawings (.odg), read from their content part
 (``content.xml``, an lxml root) as LibreOffice shows them: a cell's text as its format displays it
 (the file keeps that text beside the value), a slide's title, text, lists and tables and its
 speaker notes, an embedded object's content. Neither unstructured nor pandoc reads these formats."""
@@ -15,6 +15,7 @@ _STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
 _PRESENTATION = "{urn:oasis:names:tc:opendocument:xmlns:presentation:1.0}"
 _CHART = "{urn:oasis:names:tc:opendocument:xmlns:chart:1.0}"
 _XLINK = "{http://www.w3.org/1999/xlink}"
+_XML = "{http://www.w3.org/XML/1998/namespace}"
 _ROW_GROUPS = {f"{_TABLE}{name}" for name in ("table-header-rows", "table-row-group", "table-rows")}
 _CELLS = (f"{_TABLE}table-cell", f"{_TABLE}covered-table-cell")
 _PARAGRAPHS = (f"{_TEXT}p", f"{_TEXT}h")
@@ -108,11 +109,12 @@ def presentation_slides(content, embedded=lambda href: None) -> list[tuple[str, 
     where it has none), what else it shows in order (``("text", paragraph)``, ``("item", list
     item)``, ``("table", rows)``; groups' shapes in their place, a repeated placeholder such as
     its footer or number left out, an embedded chart or spreadsheet as ``object_items`` reads the
-    content part ``embedded(its link)`` returns, None where there is none) and its speaker notes
-    ("" where it has none)."""
+    content part ``embedded(its link)`` returns, None where there is none; then each connector
+    joining two shapes with text as ``("item", "From → To: label")``) and its speaker notes ("" where
+    it has none). A drawing's pages (LibreOffice Draw) read alike."""
     slides = []
     for page in content.iter(f"{_DRAW}page"):
-        title, items = "", []
+        title, items, texts, connectors = "", [], {}, []
         for shape in _shapes(page):
             kind = shape.get(f"{_PRESENTATION}class", "")
             if kind in _FURNITURE:
@@ -120,7 +122,19 @@ def presentation_slides(content, embedded=lambda href: None) -> list[tuple[str, 
             if kind == "title" and not title:
                 title = " ".join(" ".join(shown_text(p) for p in shape.iter(*_PARAGRAPHS)).split())
                 continue
-            items += _shape_items(shape, embedded)
+            if shape.tag == f"{_DRAW}connector":
+                connectors.append(shape)
+                continue
+            shown = _shape_items(shape, embedded)
+            for key in (shape.get(f"{_DRAW}id"), shape.get(f"{_XML}id")):
+                if key:
+                    texts[key] = " ".join(text for what, text in shown if what != "table")
+            items += shown
+        for connector in connectors:  # after the shapes: "From → To: label" where both ends show text
+            label = " ".join(text for what, text in _shape_items(connector, embedded) if what != "table")
+            begin, end = texts.get(connector.get(f"{_DRAW}start-shape", "")), texts.get(connector.get(f"{_DRAW}end-shape", ""))
+            items += [("item", f"{begin} → {end}" + (f": {label}" if label else ""))] if begin and end else \
+                [("text", label)] if label else []
         notes = page.find(f"{_PRESENTATION}notes")
         notes_text = "" if notes is None else "\n".join(
             shown_text(p).strip() for frame in _shapes(notes) if frame.get(f"{_PRESENTATION}class") == "notes"

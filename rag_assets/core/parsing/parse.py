@@ -274,6 +274,8 @@ PARSER_REVISION = "44"
 #:   equations as lines of text (``_slides_unwrapped``): python-pptx skips the wrapper, so its text was lost.
 #:   PowerPoint 10 and Word 15: an Office 2016 chart (waterfall, histogram, Pareto, box and whisker, funnel, treemap,
 #:   sunburst: ``cx:chart``) reads as a chart does, its title and data table (``chartex_rows``); it was lost.
+#: - ODP 3: a connector joining two shapes with text reads as "From → To: label" after the slide's shapes, and an
+#:   OpenDocument drawing (.odg, LibreOffice Draw; refused as binary before) is read as a presentation.
 #: - Visio 1: a drawing's pages, their shapes' texts in reading order and their connections (``diagrams.visio_pages``).
 #:   Visio 2: the data set on a shape ("IP address: 10.0.0.1") on lines under its text. draw.io 1: a diagram read as a
 #:   Visio drawing is (``diagrams.drawio_pages``); it was read as its XML, a compressed page as base64. SVG 1: a
@@ -303,7 +305,7 @@ FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook"
                     "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
                     "xml": "11", "email": "9", "asciidoc": "12",
                     "docx": "20", "pptx": "14", "xlsx": "10", "subtitles": "1", "json": "2",
-                    "pdf": "3", "image": "2", "ods": "1", "odp": "2", "visio": "2", "drawio": "1", "svg": "1"}
+                    "pdf": "3", "image": "2", "ods": "1", "odp": "3", "visio": "2", "drawio": "1", "svg": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")
@@ -347,6 +349,7 @@ CONTENT_TYPES = {
     ".odt": "odt",
     ".ods": "ods",  # OpenDocument spreadsheets and presentations (LibreOffice Calc, Impress)
     ".odp": "odp",
+    ".odg": "odp",  # LibreOffice Draw: its pages read as slides
     ".vsdx": "visio",  # Visio drawings (macro-enabled too; macros never run)
     ".drawio": "drawio",  # draw.io (diagrams.net) diagrams
     ".dio": "drawio",
