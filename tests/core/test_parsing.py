@@ -1147,6 +1147,30 @@ def test_a_slide_s_shape_powerpoint_wraps_for_older_readers_is_read_with_its_equ
     assert doc.text == "Discounting\n\nValue today: NPV=CF/(1+r)"
 
 
+def test_a_slide_s_connectors_read_as_what_they_join():
+    """A flowchart on a slide read as its boxes alone: which step leads to which was lost. A
+    connector glued to two shapes with text reads as "From → To"; one glued to nothing is left out."""
+    from pptx import Presentation
+    from pptx.enum.shapes import MSO_CONNECTOR, MSO_SHAPE
+    from pptx.util import Inches
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    slide.shapes.title.text = "Returns"
+    shipped = slide.shapes.add_shape(MSO_SHAPE.RECTANGLE, Inches(1), Inches(2), Inches(2), Inches(1))
+    shipped.text = "Customer ships item"
+    group = slide.shapes.add_group_shape()
+    inspected = group.shapes.add_shape(MSO_SHAPE.RECTANGLE, Inches(5), Inches(2), Inches(2), Inches(1))
+    inspected.text = "Warehouse inspects"
+    arrow = slide.shapes.add_connector(MSO_CONNECTOR.STRAIGHT, Inches(3), Inches(2.5), Inches(5), Inches(2.5))
+    arrow.begin_connect(shipped, 3)
+    arrow.end_connect(inspected, 1)
+    slide.shapes.add_connector(MSO_CONNECTOR.STRAIGHT, Inches(3), Inches(4), Inches(5), Inches(4))  # glued to nothing
+    doc = parse_document(raw("decks/returns.pptx", saved(deck)))
+    assert doc.text == "Returns\n\nCustomer ships item\n\nWarehouse inspects\n\nCustomer ships item → Warehouse inspects"
+    assert doc.elements[-1].category == "ListItem"
+
+
 def _chart_space(kind, data, title: str = "") -> bytes:
     """A chart part's XML, as python-pptx writes one, with a typed ``title`` where one is given."""
     from lxml import etree

@@ -289,6 +289,8 @@ PARSER_REVISION = "44"
 #:   Word 19, PowerPoint 13: a file embedded as an icon ("Insert > Object > Create from file": Object Packager's
 #:   ``Ole10Native``, an Acrobat PDF) reads under "Attachment: name" as its format is (``_packaged_file``).
 #:   Word 20, PowerPoint 14: so does a Word document or deck embedded whole (Word.Document.12, PowerPoint.Show.12).
+#:   PowerPoint 15: a connector (a flowchart's arrow) joining two shapes with text reads as "From → To" after the
+#:   slide's graphics (``_slide_connections``).
 #: - Markdown and notebooks 11: a block that is an HTML table (Node.js' API docs, READMEs) reads as a Markdown table,
 #:   headed where its markup marks a header row; 12: another HTML block (a README's centred banner, a <details> box)
 #:   as its text (``_html_blocks_as_markdown``): their tags were read as text. 31 of 1,467 Markdown files here read
@@ -304,7 +306,7 @@ PARSER_REVISION = "44"
 FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook": "14", "markdown": "13",
                     "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
                     "xml": "11", "email": "9", "asciidoc": "12",
-                    "docx": "20", "pptx": "14", "xlsx": "10", "subtitles": "1", "json": "2",
+                    "docx": "20", "pptx": "15", "xlsx": "10", "subtitles": "1", "json": "2",
                     "pdf": "3", "image": "2", "ods": "1", "odp": "3", "visio": "2", "drawio": "1", "svg": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
@@ -1797,7 +1799,7 @@ def _parse_pptx(data: bytes):
     deck = Presentation(io.BytesIO(data))
     for number, slide in enumerate(deck.slides, start=1):
         slide_items = _slide_furniture(_one_slide_title(by_slide.get(number, []), slide.shapes.title), slide, shown)
-        slide_items += _slide_graphics(slide, number)
+        slide_items += _slide_graphics(slide, number) + _slide_connections(slide, number)
         if not any(item[0] == "Title" for item in slide_items):
             items.append((_UNTITLED, "", number))
         items += slide_items
@@ -1988,6 +1990,25 @@ def _slide_graphics(slide, page: int) -> list[tuple]:
             items += [("ListItem", text, page) for text in nodes]
             items += [(kind, text, page) for kind, text in shown]
     return items
+
+
+def _slide_connections(slide, page: int) -> list[tuple]:
+    """A slide's connectors (a flowchart's arrows) joining two shapes with text, each a list item
+    "From → To", groups included; unstructured reads shapes' text but not what joins them."""
+    texts: dict[str, str] = {}
+    joins: list[tuple[str, str]] = []
+    for element in slide.element.iter(f"{_P}sp", f"{_P}cxnSp"):
+        if element.tag == f"{_P}cxnSp":
+            start, end = element.find(f".//{_DRAWING}stCxn"), element.find(f".//{_DRAWING}endCxn")
+            if start is not None and end is not None:
+                joins.append((start.get("id", ""), end.get("id", "")))
+            continue
+        named = element.find(f"{_P}nvSpPr/{_P}cNvPr")
+        body = element.find(f"{_P}txBody")
+        if named is not None and body is not None:
+            texts[named.get("id", "")] = " ".join(" ".join(
+                "".join(t.text or "" for t in p.iter(f"{_DRAWING}t")) for p in body.iter(f"{_DRAWING}p")).split())
+    return [("ListItem", f"{texts[a]} → {texts[b]}", page) for a, b in joins if texts.get(a) and texts.get(b)]
 
 
 def _slide_furniture(items: list[tuple], slide, shown: set[str]) -> list[tuple]:
