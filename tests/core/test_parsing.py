@@ -1505,9 +1505,11 @@ def test_a_slide_without_a_title_is_not_under_the_slide_before_it():
         assert next(c for c in chunks if "renew their badge" in c.text).heading_path == ()
 
 
-def _with_text_boxes(workbook: bytes, boxes: dict[int, list[tuple[int, int, str]]]) -> bytes:
+def _with_text_boxes(workbook: bytes, boxes: dict[int, list[tuple[int, int, str]]],
+                     arrows: dict[int, tuple[int, int]] | None = None) -> bytes:
     """An XLSX ``workbook`` whose sheets (by number, from 1) show text boxes: (row, column, text),
-    each a drawing shape anchored at that cell, as Excel writes one."""
+    each a drawing shape anchored at that cell (its id the row), as Excel writes one, and on a
+    sheet of ``arrows`` a connector from one box to another (by their rows)."""
     import zipfile
 
     xdr, a = "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing", _DRAWING
@@ -1523,10 +1525,12 @@ def _with_text_boxes(workbook: bytes, boxes: dict[int, list[tuple[int, int, str]
                 f"name='TextBox'/><xdr:cNvSpPr txBox='1'/></xdr:nvSpPr><xdr:spPr/><xdr:txBody><a:bodyPr/>"
                 + "".join(f"<a:p><a:r><a:t>{line}</a:t></a:r></a:p>" for line in text.split("\n"))
                 + "</xdr:txBody></xdr:sp><xdr:clientData/></xdr:twoCellAnchor>" for row, column, text in shapes)
+            glued = "<a:stCxn id='{}' idx='3'/><a:endCxn id='{}' idx='1'/>".format(*arrows[number]) \
+                if arrows and number in arrows else ""
             anchors += ("<xdr:oneCellAnchor><xdr:from><xdr:col>0</xdr:col><xdr:colOff>0</xdr:colOff><xdr:row>0</xdr:row>"
                         "<xdr:rowOff>0</xdr:rowOff></xdr:from><xdr:ext cx='1' cy='1'/><xdr:cxnSp><xdr:nvCxnSpPr>"
-                        "<xdr:cNvPr id='99' name='Arrow'/><xdr:cNvCxnSpPr/></xdr:nvCxnSpPr><xdr:spPr/></xdr:cxnSp>"
-                        "<xdr:clientData/></xdr:oneCellAnchor>")  # an arrow: no text
+                        f"<xdr:cNvPr id='99' name='Arrow'/><xdr:cNvCxnSpPr>{glued}</xdr:cNvCxnSpPr></xdr:nvCxnSpPr>"
+                        "<xdr:spPr/></xdr:cxnSp><xdr:clientData/></xdr:oneCellAnchor>")  # an arrow: no text
             package.writestr(f"xl/drawings/drawing{number}.xml",
                              f'<xdr:wsDr xmlns:xdr="{xdr}" xmlns:a="{a}">{anchors}</xdr:wsDr>')
             package.writestr(f"xl/worksheets/_rels/sheet{number}.xml.rels",
@@ -1537,7 +1541,8 @@ def _with_text_boxes(workbook: bytes, boxes: dict[int, list[tuple[int, int, str]
 
 
 def test_a_sheet_s_text_boxes_are_read_after_its_cells():
-    """openpyxl reads no drawing: a sheet's instructions or notes in text boxes were lost."""
+    """openpyxl reads no drawing: a sheet's instructions or notes in text boxes were lost, and so
+    was the arrow of a process drawn in boxes."""
     from openpyxl import Workbook
 
     book = Workbook()
@@ -1548,12 +1553,13 @@ def test_a_sheet_s_text_boxes_are_read_after_its_cells():
     book.create_sheet("Notes")  # no cells: a text box alone
     data = _with_text_boxes(saved(book), {1: [(6, 0, "Count the stock every Friday."),
                                                (1, 4, "How to fill in:\nUnits are pieces, not boxes.")],
-                                          2: [(0, 0, "Ask Dana before ordering.")]})
+                                          2: [(0, 0, "Ask Dana before ordering.")]}, arrows={1: (1, 6)})
     doc = parse_document(raw("stock.xlsx", data))
     assert [(doc.text[e.start : e.end], e.category, e.page) for e in doc.elements] == [
         ("Stock", "Title", 1), ("| Part | Units |\n| --- | --- |\n| NW-BATT-5200 | 40 |", "Table", 1),
         ("How to fill in:\nUnits are pieces, not boxes.", "NarrativeText", 1),
         ("Count the stock every Friday.", "NarrativeText", 1),
+        ("How to fill in: Units are pieces, not boxes. → Count the stock every Friday.", "ListItem", 1),
         ("Notes", "Title", 2), ("Ask Dana before ordering.", "NarrativeText", 2)]
 
 

@@ -194,3 +194,22 @@ def drawing_texts(drawing) -> list[str]:
 
 def _number(text: str | None) -> int:
     return int(text) if text and text.strip().isdigit() else -1
+
+
+def connections(root, namespace: str) -> list[str]:
+    """"From → To" for each connector under ``root`` (a slide's shapes, a sheet's drawing: DrawingML
+    shapes in ``namespace``, PresentationML's or SpreadsheetDrawing's) glued to two shapes with text
+    (a flowchart's arrows), in the order they are drawn, groups included."""
+    texts: dict[str, str] = {}
+    joins: list[tuple[str, str]] = []
+    for element in root.iter(f"{namespace}sp", f"{namespace}cxnSp"):
+        if element.tag == f"{namespace}cxnSp":
+            start, end = element.find(f".//{_A}stCxn"), element.find(f".//{_A}endCxn")
+            if start is not None and end is not None:
+                joins.append((start.get("id", ""), end.get("id", "")))
+            continue
+        named, body = element.find(f"{namespace}nvSpPr/{namespace}cNvPr"), element.find(f"{namespace}txBody")
+        if named is not None and body is not None:
+            texts[named.get("id", "")] = " ".join(" ".join(_paragraph_text(p) for p in body.iter(f"{_A}p")).split())
+    return [f"{texts[a]} → {texts[b]}" for a, b in joins if texts.get(a) and texts.get(b)]
+

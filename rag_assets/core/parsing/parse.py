@@ -39,7 +39,8 @@ from rag_assets.core.parsing.limits import (ParseLimitExceeded, ParseLimits, Par
                                             report_ocr_page, report_pages, run_bounded)
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, reading_languages
 from rag_assets.core.parsing.math_text import OMML, mathml_text, omml_text
-from rag_assets.core.parsing.office_graphics import chart_rows, chartex_rows, diagram_lines, drawing_texts
+from rag_assets.core.parsing.office_graphics import (chart_rows, chartex_rows, connections, diagram_lines,
+                                                     drawing_texts)
 from rag_assets.core.parsing.opendocument import is_formula, object_items, presentation_slides, spreadsheet_sheets
 from rag_assets.core.parsing.pdf_columns import Box, reading_order
 from rag_assets.core.parsing.rst import rst_as_shown
@@ -299,6 +300,8 @@ PARSER_REVISION = "44"
 #:   Gate</h1>'); 2 more files here.
 #: - Notebooks 13: what a cell displays (``display(df.head())``, a Markdown display) reads as its result does; it was
 #:   left out.
+#: - Excel 11: a sheet's connector joining two of its text boxes (a process drawn in boxes) reads as "From → To"
+#:   after them (``office_graphics.connections``, as a slide's does).
 #: - Code 2: C, C++, C#, Kotlin, Swift, Scala, Ruby, PHP, shell, PowerShell, Lua, Perl, Dart, Elixir, Groovy, JSX and TSX
 #:   files are code, as Python, JavaScript, Go, Java, Rust and SQL were: chunked at top-level definitions a keyword
 #:   opens (``def``, ``function``, ``class``...), else by lines, never at a blank line inside a function (they were
@@ -306,7 +309,7 @@ PARSER_REVISION = "44"
 FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook": "14", "markdown": "13",
                     "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
                     "xml": "11", "email": "9", "asciidoc": "12",
-                    "docx": "20", "pptx": "15", "xlsx": "10", "subtitles": "1", "json": "2",
+                    "docx": "20", "pptx": "15", "xlsx": "11", "subtitles": "1", "json": "2",
                     "pdf": "3", "image": "2", "ods": "1", "odp": "3", "visio": "2", "drawio": "1", "svg": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
@@ -1994,21 +1997,9 @@ def _slide_graphics(slide, page: int) -> list[tuple]:
 
 def _slide_connections(slide, page: int) -> list[tuple]:
     """A slide's connectors (a flowchart's arrows) joining two shapes with text, each a list item
-    "From → To", groups included; unstructured reads shapes' text but not what joins them."""
-    texts: dict[str, str] = {}
-    joins: list[tuple[str, str]] = []
-    for element in slide.element.iter(f"{_P}sp", f"{_P}cxnSp"):
-        if element.tag == f"{_P}cxnSp":
-            start, end = element.find(f".//{_DRAWING}stCxn"), element.find(f".//{_DRAWING}endCxn")
-            if start is not None and end is not None:
-                joins.append((start.get("id", ""), end.get("id", "")))
-            continue
-        named = element.find(f"{_P}nvSpPr/{_P}cNvPr")
-        body = element.find(f"{_P}txBody")
-        if named is not None and body is not None:
-            texts[named.get("id", "")] = " ".join(" ".join(
-                "".join(t.text or "" for t in p.iter(f"{_DRAWING}t")) for p in body.iter(f"{_DRAWING}p")).split())
-    return [("ListItem", f"{texts[a]} → {texts[b]}", page) for a, b in joins if texts.get(a) and texts.get(b)]
+    "From → To" (``office_graphics.connections``); unstructured reads shapes' text but not what
+    joins them."""
+    return [("ListItem", text, page) for text in connections(slide.element, _P)]
 
 
 def _slide_furniture(items: list[tuple], slide, shown: set[str]) -> list[tuple]:
@@ -2342,7 +2333,7 @@ def _parse_xlsx(data: bytes):
             sheet_items = _sheet_items(sheet.title, _sheet_rows(sheet), number)
             if boxes := drawings.get(sheet.title):  # after its cells, under its name
                 sheet_items = (sheet_items or [("Title", sheet.title, number)]) + [
-                    ("NarrativeText", text, number) for text in boxes]
+                    (kind, text, number) for kind, text in boxes]
             items += sheet_items
         title = (book.properties.title or "").strip()
     finally:
@@ -2491,12 +2482,15 @@ def _parse_visio(data: bytes):
 
 
 _SPREADSHEET = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+_XDR = "{http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing}"
 
 
-def _sheet_drawings(data: bytes) -> dict[str, list[str]]:
+def _sheet_drawings(data: bytes) -> dict[str, list[tuple[str, str]]]:
     """An XLSX package's text boxes and shapes by sheet name, each sheet's in the order of the cells
-    they are anchored at (``office_graphics.drawing_texts``); {} where it has none or they cannot
-    be read (they are then left out: the cells are the workbook's content)."""
+    they are anchored at (``office_graphics.drawing_texts``), then its connectors joining two of
+    them as list items "From → To" (``office_graphics.connections``), as (category, text); {}
+    where it has none or they cannot be read (they are then left out: the cells are the workbook's
+    content)."""
     import zipfile
 
     from lxml import etree
@@ -2520,10 +2514,12 @@ def _sheet_drawings(data: bytes) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
         for sheet in etree.fromstring(package.read("xl/workbook.xml"), parser).iter(f"{_SPREADSHEET}sheet"):
             part = sheet_parts.get(sheet.get(f"{_RELATIONSHIP}id"))
-            texts = [text for _, kind, member in (related(part) if part else []) if kind.endswith("/drawing")
-                     and member in members for text in drawing_texts(etree.fromstring(package.read(member), parser))]
-            if texts:
-                found[sheet.get("name", "")] = texts
+            drawings = [etree.fromstring(package.read(member), parser) for _, kind, member in
+                        (related(part) if part else []) if kind.endswith("/drawing") and member in members]
+            shown = [("NarrativeText", text) for drawing in drawings for text in drawing_texts(drawing)] + [
+                ("ListItem", text) for drawing in drawings for text in connections(drawing, _XDR)]
+            if shown:
+                found[sheet.get("name", "")] = shown
         return found
     except Exception:  # noqa: BLE001 - drawings are optional: damaged ones must not fail the workbook
         return {}
