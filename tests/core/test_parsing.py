@@ -2690,6 +2690,7 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
         ("scan.txt", b"%PDF-1.4\n" + bytes(range(256)) * 8, "a PDF, not text; name it .pdf"),
         ("minutes.txt", slide_deck(), "a PowerPoint deck, not text; name it .pptx to have it read"),
         ("flow.txt", saved_zip({"visio/document.xml": "<VisioDocument/>"}), "a Visio drawing, not text; name it .vsdx"),
+        ("sales.xlsb", saved_zip({"xl/workbook.bin": "\x83\x01"}), "an Excel binary workbook (.xlsb), not text; save it as .xlsx"),
         ("flow.vsd", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(range(256)) * 8, "save a Visio .vsd as .vsdx in Visio"),
         ("rates.txt", saved_zip({"mimetype": "application/vnd.oasis.opendocument.spreadsheet", "content.xml": "<x/>"}),
          "an OpenDocument spreadsheet, not text; name it .ods to have it read"),  # it said "text; name it .odt"
