@@ -1,8 +1,8 @@
 """Diagrams read as a reader sees them: each page's shapes' texts in reading order (in rows top
 down, each row left to right; a group's or container's text before its members'), each with the
 data set on it, then its connections as "From → To: label" lines. Visio drawings (.vsdx, .vsdm)
-from their page parts, draw.io diagrams (.drawio) from their mxGraph XML (lxml). Neither
-unstructured nor pandoc reads either."""
+from their page parts, draw.io diagrams (.drawio) from their mxGraph XML, SVG pictures as the text
+they draw (lxml). Neither unstructured nor pandoc reads any of them."""
 
 from __future__ import annotations
 
@@ -82,46 +82,41 @@ def visio_pages(read) -> list[tuple[str, list[tuple[str, str]]]]:
     from lxml import etree
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
-    listing = read(_PAGES)
-    if listing is None:
+    if read(_PAGES) is None:
         raise ValueError("the package has no visio/pages/pages.xml: it is no Visio drawing (save it again from Visio)")
-    targets = _targets(read("visio/pages/_rels/pages.xml.rels"), parser)
     masters = _master_shapes(read, parser)
     pages = []
-    for page in etree.fromstring(listing, parser).iterfind(f"{_V}Page"):
+    for page, contents in _listed(read, "pages", "Page", parser):
         if page.get("Background") == "1":
             continue
-        rel = page.find(f"{_V}Rel")
-        target = targets.get(rel.get(f"{_R}id")) if rel is not None else None
-        contents = read(posixpath.normpath(posixpath.join("visio/pages", target))) if target else None
         name = page.get("Name") or page.get("NameU") or ""
         pages.append(("" if _DEFAULT_NAME.fullmatch(name) else name,
                       _page_items(etree.fromstring(contents, parser), masters) if contents else []))
     return pages
 
 
-def _targets(rels: bytes | None, parser) -> dict[str, str]:
+def _listed(read, folder: str, tag: str, parser):
+    """The entries ``tag`` a Visio package lists in ``visio/{folder}/{folder}.xml`` (its pages, its
+    masters), each with its part's bytes (None where its part is missing), in order."""
     from lxml import etree
 
-    if rels is None:
-        return {}
-    return {rel.get("Id"): rel.get("Target", "") for rel in etree.fromstring(rels, parser).iter(f"{_RELS}Relationship")
-            if rel.get("TargetMode") != "External"}
+    listing, rels = read(f"visio/{folder}/{folder}.xml"), read(f"visio/{folder}/_rels/{folder}.xml.rels")
+    if listing is None:
+        return
+    targets = {} if rels is None else {rel.get("Id"): rel.get("Target", "") for rel in etree.fromstring(
+        rels, parser).iter(f"{_RELS}Relationship") if rel.get("TargetMode") != "External"}
+    for entry in etree.fromstring(listing, parser).iterfind(f"{_V}{tag}"):
+        rel = entry.find(f"{_V}Rel")
+        target = targets.get(rel.get(f"{_R}id")) if rel is not None else None
+        yield entry, read(posixpath.normpath(posixpath.join(f"visio/{folder}", target))) if target else None
 
 
 def _master_shapes(read, parser) -> dict[str, dict]:
     """Each master's (by its ID) shapes by shape ID, its top shape also under ""."""
     from lxml import etree
 
-    listing = read("visio/masters/masters.xml")
-    if listing is None:
-        return {}
-    targets = _targets(read("visio/masters/_rels/masters.xml.rels"), parser)
     masters = {}
-    for master in etree.fromstring(listing, parser).iterfind(f"{_V}Master"):
-        rel = master.find(f"{_V}Rel")
-        target = targets.get(rel.get(f"{_R}id")) if rel is not None else None
-        contents = read(posixpath.normpath(posixpath.join("visio/masters", target))) if target else None
+    for master, contents in _listed(read, "masters", "Master", parser):
         if contents is None:
             continue
         root = etree.fromstring(contents, parser)

@@ -32,6 +32,7 @@ from importlib.metadata import version
 
 from rag_assets.core.models import Element, ParsedDocument, RawDocument
 from rag_assets.core.parsing.decode import decode_text, elide_inline_data
+from rag_assets.core.parsing.diagrams import drawio_pages, svg_pages, visio_pages
 from rag_assets.core.parsing.html_landmarks import MIN_CONTENTS_ENTRIES, readable_landmarks
 from rag_assets.core.parsing.html_tables import expand_spans, is_header_row, readable_tables, table_rows
 from rag_assets.core.parsing.hyphens import Hyphens, joined_lines
@@ -48,7 +49,6 @@ from rag_assets.core.parsing.structure import (front_matter, html_heading_as_atx
                                               markdown_table, paragraph_elements, rst_elements, tag_names,
                                               without_lines, without_site_markup)
 from rag_assets.core.parsing.subtitles import subtitle_transcript
-from rag_assets.core.parsing.diagrams import drawio_pages, svg_pages, visio_pages
 
 # 43: a table's empty columns left out; 42: a slide without a title no longer under the slide
 # before it; 41: a Markdown or reStructuredText attachment's headings named by their text, not
@@ -356,10 +356,10 @@ CONTENT_TYPES = {
     ".odp": "odp",
     ".odg": "odp",  # LibreOffice Draw: its pages read as slides
     ".vsdx": "visio",  # Visio drawings (macro-enabled too; macros never run)
+    ".vsdm": "visio",
     ".drawio": "drawio",  # draw.io (diagrams.net) diagrams
     ".dio": "drawio",
     ".svg": "svg",  # pictures and diagrams (draw.io's and Mermaid's exports): the text they show
-    ".vsdm": "visio",
     ".rtf": "rtf",
     ".epub": "epub",
     ".pptx": "pptx",
@@ -391,7 +391,7 @@ CONTENT_TYPES = {
     ".sql": "code",
     **dict.fromkeys((".tsx", ".jsx", ".mjs", ".cjs", ".rb", ".php", ".kt", ".kts", ".swift", ".cs", ".scala", ".c", ".h",
                      ".cc", ".cpp", ".cxx", ".hpp", ".sh", ".bash", ".zsh", ".ps1", ".lua", ".pl", ".dart", ".ex", ".exs",
-                     ".groovy"), "code"),  # by function, as the languages above
+                     ".groovy"), "code"),  # chunked as code, as the languages above
     ".json": "json",
     ".jsonl": "json",  # JSON Lines: a value a line
     ".ndjson": "json",
@@ -1524,8 +1524,7 @@ def _unwrapped_body(data: bytes) -> bytes:
                                                " ".join(omml_text(e) for e in equations.iter(f"{OMML}oMath")))
         equations.getparent().replace(equations, run)
     source = zipfile.ZipFile(io.BytesIO(data))
-    targets = {rel.get("Id"): rel.get("Target", "") for rel in etree.fromstring(rels.encode(), parser)
-               if rel.get("TargetMode") != "External"} if rels else {}
+    targets = _rel_targets(rels, parser)
     _drawn_after(root, lambda rid: source.read(_package_path("word", targets[rid])))
     body = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
     return _with_member(data, "word/document.xml", body, zipfile.ZIP_DEFLATED)
@@ -1540,8 +1539,8 @@ def _alt_chunks(data: bytes) -> tuple[bytes, dict[str, list[tuple]]]:
     """A Word package whose imported chunks (``w:altChunk``: a web page, RTF or Word document that
     "export to Word" tools and mail merges embed whole, which python-docx skips, so a document of
     them read empty) each stand as a paragraph of a marker of its own, and each marker's items: the
-    chunk read as its format is, its headings kept. A chunk of another format, missing or
-    unreadable stands for nothing. A package without chunks is returned as it is, with none."""
+    chunk read as its format is (a part of another format as text), its headings kept; a missing or
+    unreadable chunk stands for nothing. A package without chunks is returned as it is, with none."""
     import zipfile
 
     from lxml import etree
@@ -1550,9 +1549,7 @@ def _alt_chunks(data: bytes) -> tuple[bytes, dict[str, list[tuple]]]:
     if "altChunk" not in xml:
         return data, {}
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
-    rels = _zip_member(data, "word/_rels/document.xml.rels")
-    targets = {rel.get("Id"): rel.get("Target", "") for rel in etree.fromstring(rels.encode(), parser)
-               if rel.get("TargetMode") != "External"} if rels else {}
+    targets = _rel_targets(_zip_member(data, "word/_rels/document.xml.rels"), parser)
     package, root = zipfile.ZipFile(io.BytesIO(data)), etree.fromstring(xml.encode(), parser)
     chunks: dict[str, list[tuple]] = {}
     for n, chunk in enumerate(list(root.iter(f"{_W}altChunk")), start=1):
@@ -1561,17 +1558,23 @@ def _alt_chunks(data: bytes) -> tuple[bytes, dict[str, list[tuple]]]:
         etree.SubElement(etree.SubElement(paragraph, f"{_W}r"), f"{_W}t").text = marker
         chunk.getparent().replace(chunk, paragraph)
         target = targets.get(chunk.get(f"{_RELATIONSHIP}id"), "")
-        kind = _ALT_CHUNK_READERS.get(posixpath.splitext(target)[1].lower())
+        kind = _ALT_CHUNK_READERS.get(posixpath.splitext(target)[1].lower(), "text")
         try:
-            part = package.read(_package_path("word", target))
-            text, elements, _ = _parse_pandoc("rtf", part) if kind == "rtf" else _PARSERS[kind](part) \
-                if kind in _PARSERS else _parse_text("text", part)
+            text, elements, _ = _parse_format(kind, package.read(_package_path("word", target)))
         except Exception:  # noqa: BLE001 - a missing or damaged chunk: the rest of the document is read
             chunks[marker] = []
             continue
         chunks[marker] = [(e.category, text[e.start : e.end], e.page, max(len(e.heading_path), 1)) for e in elements]
     body = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
     return _with_member(data, "word/document.xml", body, zipfile.ZIP_DEFLATED), chunks
+
+
+def _rel_targets(rels: str, parser) -> dict[str, str]:
+    """A relationships part's (its XML, "" for none) targets inside the package by relationship id."""
+    from lxml import etree
+
+    return {rel.get("Id"): rel.get("Target", "") for rel in etree.fromstring(rels.encode(), parser)
+            if rel.get("TargetMode") != "External"} if rels else {}
 
 
 def _with_member(data: bytes, name: str, body: bytes | str, compression: int) -> bytes:
@@ -1913,8 +1916,8 @@ def _graphic_content(graphic, part) -> tuple[str, list[list[str]], list[str], li
 def _packaged_file(data: bytes) -> tuple[str, list[tuple[str, str]]] | None:
     """The name of the file an embedded object packages and what it shows, as (category, text) of
     its elements (a heading as a paragraph of its text: it heads nothing in the document around
-    it), read as its extension says within the default parse limits: a file Windows'
-    Object Packager wrapped (``\x01Ole10Native``: "Insert > Object > Create from file", shown as an
+    it), read as an e-mail's attachment is (``_attachment_items``) within the default parse limits:
+    a file Windows' Object Packager wrapped (``\x01Ole10Native``: "Insert > Object > Create from file", shown as an
     icon), an Acrobat document's PDF (``CONTENTS``), a Word document or deck embedded whole; None
     for another object, and for a file of another kind (a picture) or one that cannot be read."""
     import olefile
@@ -1931,17 +1934,14 @@ def _packaged_file(data: bytes) -> tuple[str, list[tuple[str, str]]] | None:
                 name = "document.pdf"
             else:
                 return None
-    content_type = content_type_for(name)
-    if not payload or content_type == "image" or (mimetypes.guess_type(name)[0] or "").startswith(("image", "audio", "video")):
+    if not payload or content_type_for(name) == "image":  # a picture: not read by OCR here
         return None
     try:
-        if content_type in _ARCHIVES:
-            ParseLimits().check_archive(payload)
-        text, elements, _ = _parse_format(content_type, payload)
-    except Exception:  # noqa: BLE001 - a damaged or oversized file: the document around it is read
+        items = _attachment_items(name, payload, ParseLimits(), 0)
+    except Exception:  # noqa: BLE001 - a damaged, oversized or unread file: the document around it is read
         return None
-    return name, [("NarrativeText", e.heading_path[-1]) if e.category == "Title" and e.heading_path
-                  else (e.category, text[e.start : e.end]) for e in elements]  # its headings head nothing here
+    return name, [("NarrativeText", item[5]) if item[0] == "Title" and item[5] else item[:2]
+                  for item in items]  # its headings head nothing here
 
 
 def _ole10_native(record: bytes) -> tuple[str, bytes]:
@@ -2371,8 +2371,7 @@ def _embedded_object(data: bytes) -> tuple[list[list[str]], list[str]]:
         return [], []
     names = set(package.namelist())
     if "visio/pages/pages.xml" in names:
-        pages = visio_pages(lambda part: package.read(part) if part in names else None)
-        return [], [text for _, shown in pages for _, text in shown]
+        return [], [text for _, shown in visio_pages(_member_reader(package)) for _, text in shown]
     if "xl/workbook.xml" not in names:
         return [], []
     book = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
@@ -2476,9 +2475,13 @@ def _parse_visio(data: bytes):
     import zipfile
 
     package = zipfile.ZipFile(io.BytesIO(data))  # a damaged one raises BadZipFile: see parse_document
+    return _diagram_document(visio_pages(_member_reader(package)), _package_title(data, "docProps/core.xml"))
+
+
+def _member_reader(package):
+    """A function reading a zip ``package``'s member by name: its bytes, None where it has none."""
     names = set(package.namelist())
-    pages = visio_pages(lambda part: package.read(part) if part in names else None)
-    return _diagram_document(pages, _package_title(data, "docProps/core.xml"))
+    return lambda name: package.read(name) if name in names else None
 
 
 _SPREADSHEET = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
