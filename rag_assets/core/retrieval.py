@@ -17,7 +17,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from rag_assets.core.index import LanceIndex, sql_str
-from rag_assets.core.parsing.parse import CONTENT_TYPE_NAMES
+from rag_assets.core.parsing.formats import CONTENT_TYPE_NAMES
 
 CITATION_COLUMNS = ["id", "doc_id", "text", "start", "end", "chunk_index", "title", "source_uri",
                     "heading_path", "page", "content_hash", "embedding_model", "chunk_profile", "run_id", "tenant",

@@ -293,7 +293,7 @@ def test_a_question_set_naming_another_corpus_is_refused_at_load(project):
 
 
 def test_the_shipped_source_lists_every_file_of_a_folder_but_hidden_ones(project):
-    from rag_assets.core.parsing.parse import CONTENT_TYPES
+    from rag_assets.core.parsing.formats import CONTENT_TYPES
     from rag_assets.core.sources import matches
 
     source = load_project(project).corpus("sample").source

@@ -16,7 +16,7 @@ from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError, parse_document
 from rag_assets.core.parsing import ocr
-from rag_assets.core.parsing.parse import _parse_pdf
+from rag_assets.core.parsing.pdf import parse_pdf
 from rag_assets.core.sources import read_disk
 from tests.support.bad_inputs import png
 from tests.support.make_sample_binaries import GERMAN_PAGES, PDF_PAGES, scanned, write_pdf
@@ -97,7 +97,7 @@ def test_only_a_pdf_s_scanned_pages_are_read_by_ocr(guide, monkeypatch):
     mixed.save(out)
     read, real = [], ocr.read_image
     monkeypatch.setattr(ocr, "read_image", lambda image, dpi, codes: read.append(dpi) or real(image, dpi, codes))
-    text, elements, title = _parse_pdf(out.getvalue())
+    text, elements, title = parse_pdf(out.getvalue())
     assert read == [ocr.OCR_DPI, ocr.OCR_DPI]  # pages 2 and 3
     assert words(text) == words(parse_document(raw("guide.pdf", guide)).text)
     assert sorted({e.page for e in elements}) == [1, 2, 3]
@@ -225,7 +225,7 @@ def test_a_page_or_image_is_read_at_most_at_max_ocr_pixels(guide, monkeypatch):
     big.save(out)
     sizes = []
     monkeypatch.setattr(ocr, "read_image", lambda image, dpi, codes: sizes.append((image.size, dpi)) or [])
-    _parse_pdf(out.getvalue())
+    parse_pdf(out.getvalue())
     [((width, height), dpi)] = sizes
     assert width * height <= ocr.MAX_OCR_PIXELS and dpi == pytest.approx(width / 100, rel=0.001)
     # An image file of 60 M pixels is read scaled down to MAX_OCR_PIXELS, its resolution with it.

@@ -13,7 +13,7 @@ import pytest
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError, ParseLimitExceeded, ParseLimits, parse_document
-from rag_assets.core.parsing import parse
+from rag_assets.core.parsing import pdf
 from rag_assets.core.parsing.limits import ParserFailed, report_ocr_page, report_pages, run_bounded
 from rag_assets.core.pipeline import parse_stage, snapshot_raw
 from rag_assets.core.store import StageStore
@@ -156,9 +156,9 @@ def _long_pdf(tmp_path, count: int) -> bytes:
 def test_a_pdf_reports_each_page_and_a_long_one_parses_past_max_seconds(tmp_path, monkeypatch):
     data = _long_pdf(tmp_path, 600)
     reported = []
-    monkeypatch.setattr(parse, "report_pages", lambda done, total: reported.append((done, total)))
+    monkeypatch.setattr(pdf, "report_pages", lambda done, total: reported.append((done, total)))
     started = time.monotonic()
-    assert parse._parse_pdf(data)[0].count("Dock ") == 600
+    assert pdf.parse_pdf(data)[0].count("Dock ") == 600
     assert time.monotonic() - started > 1.0  # ~6 ms a page here: 3.6 s in all, well past max_seconds below
     assert reported == [(page, 600) for page in range(601)]
     monkeypatch.undo()

@@ -684,20 +684,20 @@ def test_web_pages_and_word_documents_are_read_without_spacy(monkeypatch):
     titles are unstructured's guesses)."""
     import unstructured.partition.text_type as text_type
 
-    from rag_assets.core.parsing.parse import _parse_format
+    from rag_assets.core.parsing.formats import read_format
 
     sentences = []
     count = text_type.sentence_count
     monkeypatch.setattr(text_type, "sentence_count", lambda text, *a, **k: sentences.append(text) or count(text, *a, **k))
     page = (b"<html><body><h1>Guide</h1><p>Install the dock near a socket.</p><p>RESET THE DOCK</p><p>2026</p>"
             b"<ul><li>Unplug it.</li></ul></body></html>")
-    text, elements, _ = _parse_format("html", page)
+    text, elements, _ = read_format("html", page)
     assert [(text[e.start:e.end], e.category) for e in elements] == [
         ("Guide", "Title"), ("Install the dock near a socket.", "NarrativeText"), ("RESET THE DOCK", "NarrativeText"),
         ("2026", "UncategorizedText"), ("Unplug it.", "ListItem")]
-    text, elements, _ = _parse_format("docx", read_disk(SAMPLE, "handbook/travel_policy.docx").data)
+    text, elements, _ = read_format("docx", read_disk(SAMPLE, "handbook/travel_policy.docx").data)
     assert sentences == [] and {e.category for e in elements} >= {"Title", "NarrativeText"}
-    _parse_format("pdf", read_disk(SAMPLE, "handbook/robot_maintenance_guide.pdf").data)
+    read_format("pdf", read_disk(SAMPLE, "handbook/robot_maintenance_guide.pdf").data)
     assert sentences
 
 
@@ -1692,7 +1692,7 @@ def test_a_pdf_headed_by_its_font_sizes_is_read_without_unstructured_s_narrative
     page set the body size larger is read as one in one size."""
     import unstructured.partition.text as partition
 
-    from rag_assets.core.parsing.parse import _parse_pdf
+    from rag_assets.core.parsing.pdf import parse_pdf
     from tests.support.make_sample_binaries import write_pdf
 
     calls = []
@@ -1700,12 +1700,12 @@ def test_a_pdf_headed_by_its_font_sizes_is_read_without_unstructured_s_narrative
     monkeypatch.setattr(partition, "is_possible_narrative_text", lambda text, *a, **k: calls.append(text) or narrative(text, *a, **k))
     body = "The dock charges the robot in ninety minutes when the battery is empty and the contacts are clean."
     write_pdf(tmp_path / "headed.pdf", [[("Dock Manual", 24), "", body, "", "Battery care", "", body], [body, body]])
-    text, elements, _ = _parse_pdf((tmp_path / "headed.pdf").read_bytes())
+    text, elements, _ = parse_pdf((tmp_path / "headed.pdf").read_bytes())
     assert calls == []
     assert [(text[e.start:e.end], e.category) for e in elements][:4] == [
         ("Dock Manual", "Title"), (body, "NarrativeText"), ("Battery care", "NarrativeText"), (body, "NarrativeText")]
     guide = read_disk(SAMPLE, "handbook/robot_maintenance_guide.pdf").data
-    text, elements, _ = _parse_pdf(guide)
+    text, elements, _ = parse_pdf(guide)
     assert calls and "Monthly tasks" in [text[e.start:e.end] for e in elements if e.category == "Title"]
     # Page 1 looks headed ("Safety notes" above 10-point text), pages 2-3 set the body at 12 points.
     write_pdf(tmp_path / "late.pdf", [[("Safety notes", 12), "", (body, 10), (body, 10), "", ("Battery care", 10), "",
@@ -1799,7 +1799,7 @@ def test_a_pdf_paragraph_is_one_element_however_many_lines_it_has(tmp_path):
 def test_only_drawings_that_can_bound_cells_are_searched_for_tables(tmp_path):
     import pdfplumber
 
-    from rag_assets.core.parsing.parse import _may_bound_cells
+    from rag_assets.core.parsing.pdf import _may_bound_cells
     from tests.support.make_sample_binaries import write_pdf
 
     rules = ["72 700 m 540 700 l S", "72 100 m 540 100 l S", "300 650 m 300 600 l S"]  # two rules, one bar
@@ -2220,7 +2220,7 @@ def test_a_workbook_s_numbers_read_as_their_formats_show_them():
         sheet[f"{column}2"].number_format = number_format
     assert parse_document(raw("budget.xlsx", saved(book))).text.endswith(
         "| Spring | 95.0% | $23,750.50 | 1,234.50 € | 13 kg | 0.3 | 3 | -$5.00 |")
-    from rag_assets.core.parsing.parse import _cell_text
+    from rag_assets.core.parsing.sheets import _cell_text
 
     accounting = '_("$"* #,##0.00_);_("$"* \\(#,##0.00\\);_("$"* "-"??_);_(@_)'
     for value, number_format, shown in [
@@ -2250,7 +2250,7 @@ def test_tables_a_blank_row_apart_on_one_sheet_are_tables_of_their_own():
         ("Table", "| Product | Units | Refunded |")]
     # A blank row between a table's rows (before "Side brush", before "Total") splits nothing.
     assert doc.text.endswith("| Dock R4 | 3 | $387.00 |\n| Side brush | 12 | $95.40 |\n| Total | 15 | 482.4 |")
-    from rag_assets.core.parsing.parse import _sheet_tables
+    from rag_assets.core.parsing.sheets import _sheet_tables
 
     books = [["Title", "Author", "Published"], ["Dune", "Herbert", "1965"], [], ["Neuromancer", "Gibson", "1984"],
              ["Foundation", "Asimov", "1951"]]  # a row holding a year is data, not a header

@@ -512,7 +512,8 @@ def test_a_format_s_new_revision_re_parses_only_that_format_s_documents(tmp_path
 
 
 def test_new_ocr_languages_re_parse_only_the_formats_ocr_reads_as_dagster_marks_them(tmp_path):
-    from rag_assets.core.parsing.parse import OCR_FORMATS, content_type_for
+    from rag_assets.core.parsing.formats import content_type_for
+    from rag_assets.core.parsing.parse import OCR_FORMATS
     from tests.support.make_sample_binaries import GERMAN_PAGES, scanned, write_pdf
 
     values = make_project(tmp_path)

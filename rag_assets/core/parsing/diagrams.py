@@ -7,11 +7,15 @@ they draw (lxml). Neither unstructured nor pandoc reads any of them."""
 from __future__ import annotations
 
 import base64
+import io
 import posixpath
 import re
 import zlib
 from dataclasses import dataclass, field
 from urllib.parse import unquote
+
+from rag_assets.core.parsing.items import UNTITLED, first_title, join_elements
+from rag_assets.core.parsing.packages import member_reader, package_title
 
 _V = "{http://schemas.microsoft.com/office/visio/2012/main}"
 _R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
@@ -324,3 +328,40 @@ def _svg_text(text) -> str:
 def _local(element) -> str:
     """An element's name without its namespace ("" for a comment or processing instruction)."""
     return element.tag.rpartition("}")[2] if isinstance(element.tag, str) else ""
+
+
+def parse_drawio(data: bytes):
+    """A draw.io diagram, read as a Visio drawing is (``diagrams.drawio_pages``): each page headed
+    by its name (none for draw.io's own "Page-1"), its shapes' labels in reading order, then its
+    connections as list items; its title is its first page's name."""
+    return _diagram_document(drawio_pages(data), "")
+
+
+def parse_svg(data: bytes):
+    """An SVG picture: the text it shows, in the order it is drawn, or the diagram draw.io exported
+    into it (``diagrams.svg_pages``); its title is its own ``<title>``."""
+    title, pages = svg_pages(data)
+    return _diagram_document(pages, title)
+
+
+def _diagram_document(pages: list[tuple[str, list[tuple[str, str]]]], title: str):
+    """A diagram's ``pages`` (name, what it shows) as a document: a page a page, headed by its name
+    where it has one, a shape's text a paragraph, a connection a list item; titled ``title``, else
+    by its first page's name."""
+    items: list[tuple] = []
+    for number, (name, shown) in enumerate(pages, start=1):
+        items.append(("Title", name, number, 1) if name else (UNTITLED, "", number))
+        items += [("ListItem" if kind == "connection" else "NarrativeText", text, number) for kind, text in shown]
+    text, spans = join_elements(items)
+    return text, spans, title or first_title(text, spans)
+
+
+def parse_visio(data: bytes):
+    """A Visio drawing: each foreground page a page headed by its name (none where Visio named it,
+    "Page-1"), its shapes' texts in reading order, then its connections as list items ("Submit →
+    Approve: Yes"; ``diagrams.visio_pages``); its title is its properties' own, else its first
+    page's name."""
+    import zipfile
+
+    package = zipfile.ZipFile(io.BytesIO(data))  # a damaged one raises BadZipFile: see parse_document
+    return _diagram_document(visio_pages(member_reader(package)), package_title(data, "docProps/core.xml"))
