@@ -9,7 +9,7 @@ still fit that limit.
 Modules: ``profile`` (settings, fingerprint, row token limit), ``registry`` (strategies by name),
 ``document`` (``chunk_document``), ``base`` (the ``Chunker`` shape) and the strategies by kind:
 ``text`` (fixed, recursive), ``prose`` (sentence, semantic, sentence_window), ``structured``
-(markdown, table, code), ``dialogue`` (faq, transcript); ``auto`` picks one per document.
+(markdown, table), ``code``, ``dialogue`` (faq, transcript); ``auto`` picks one per document.
 ``engine`` and ``packing`` hold the exact-count machinery they share, with one verb per step:
 *split* cuts what is over the budget until every piece fits, *pack* joins consecutive pieces up to
 the budget, *finalize* trims spans and counts them exactly (re-splitting any still over).

@@ -24,6 +24,8 @@ class Chunker:
     profile_options: dict[str, str] = {}
     #: whether the strategy embeds while chunking (it then takes ``embed`` and ``embed_limit``)
     uses_embedder = False
+    #: whether the strategy reads the document's language (it then takes ``language``)
+    reads_language = False
 
     def __init__(self, max_tokens: int, overlap: int = 0, token_counter: TokenCounter | None = None,
                  min_tokens: int = 0):
@@ -41,12 +43,15 @@ class Chunker:
 
     @classmethod
     def from_profile(cls, profile: ChunkingProfile, max_tokens: int, token_counter: TokenCounter,
-                     embed: Embed | None = None, embed_limit: int | None = None) -> Chunker:
+                     embed: Embed | None = None, embed_limit: int | None = None, language: str = "") -> Chunker:
         """The strategy with ``profile``'s options (overlap capped at half of ``max_tokens``);
-        ``embed`` and ``embed_limit`` (the model's input limit) reach strategies that embed."""
+        ``embed`` and ``embed_limit`` (the model's input limit) reach strategies that embed, the
+        document's ``language`` those that read it."""
         options = {arg: getattr(profile, field) for arg, field in cls.profile_options.items()}
         if cls.uses_embedder:
             options.update(embed=embed, embed_limit=embed_limit)
+        if cls.reads_language:
+            options.update(language=language)
         return cls(max_tokens, min(profile.overlap, max_tokens // 2), token_counter, **options)
 
     @property

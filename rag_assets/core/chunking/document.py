@@ -6,6 +6,7 @@ from bisect import bisect_right
 from functools import lru_cache
 
 from rag_assets.core.chunking.cleaning import clean, repeated_page_lines
+from rag_assets.core.chunking.code import code_language
 from rag_assets.core.chunking.engine import Span, split_exact
 from rag_assets.core.chunking.profile import ChunkingProfile, row_token_limit
 from rag_assets.core.chunking.registry import make_chunker
@@ -81,7 +82,8 @@ def chunk_document(
             "raise max_tokens or set contextual_header: false in the profile"
         )
     strategy = profile.strategy_for(doc)
-    chunker = make_chunker(strategy, profile, size_limit - header_room, sizer, embed, model_limit)
+    chunker = make_chunker(strategy, profile, size_limit - header_room, sizer, embed, model_limit,
+                           code_language(doc.doc_id))
     elements = tuple(sorted(doc.elements, key=lambda el: el.start))
     starts = [el.start for el in elements]
     furniture = repeated_page_lines(doc.text, elements) if profile.cleaning.strip_page_furniture else frozenset()

@@ -20,9 +20,11 @@ CHUNKER_REVISION = "8"  # 8: running headers and footers leave the embedded text
 # semantic 1 and auto 5: a code block is one unit, never cut into sentences (its lines were units); sentence_window 3,
 # sentence 2, semantic 2 and auto 6: a sentence of no letter or digit ("---", a line of dots) joins the one before;
 # table 1, markdown 2 and auto 7: a Markdown table with no delimiter row has no header (its first row was
-# repeated before every group of rows after the first)
-STRATEGY_REVISIONS = {"sentence_window": "3", "sentence": "2", "semantic": "2", "auto": "7", "markdown": "2",
-                      "transcript": "1", "table": "1"}
+# repeated before every group of rows after the first); code 1 and auto 8: C, C++, C#, Go, Java, JavaScript,
+# TypeScript, Rust, Ruby, PHP, shell, Kotlin, Swift, Scala and Lua chunked by their syntax tree (a function, a
+# class's methods with its opening lines as context; they were cut at lines a keyword opens, C's and Kotlin's by lines)
+STRATEGY_REVISIONS = {"sentence_window": "3", "sentence": "2", "semantic": "2", "auto": "8", "markdown": "2",
+                      "transcript": "1", "table": "1", "code": "1"}
 
 # Settings added later count in the fingerprint only when set, so existing profiles keep theirs.
 OMITTED_WHEN_UNSET = ("header_weight", "sentence_weight")

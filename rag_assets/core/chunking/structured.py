@@ -1,8 +1,7 @@
-"""Chunkers that follow a document's structure: heading sections, table rows, code definitions."""
+"""Chunkers that follow a document's structure: heading sections, table rows."""
 
 from __future__ import annotations
 
-import ast
 import re
 from typing import Sequence
 
@@ -292,99 +291,3 @@ def _values(text: str, a: int, b: int, sep: str) -> list[str]:
 
 def _record(columns: list[str], cells: list[str]) -> str:
     return "; ".join(f"{c}: {v}" for c, v in zip(columns, cells) if v) or " ".join(cells)
-
-
-_DEF_LINE = re.compile(
-    r"^(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:def|class|function|func|fn|interface|struct|impl|enum|trait|module|"
-    r"(?:public|private|protected|static|final|abstract)\b[^\n]*\()",
-    re.M,
-)
-
-
-class CodeChunker(Chunker):
-    """Code by function and class: Python through ``ast`` (decorators and leading comments stay
-    with their definition, methods of a big class carry the class as path and context), other
-    languages by top-level definition lines. Imports join the next definition when it fits. A class
-    line over half the limit is not repeated as context."""
-
-    name = "code"
-    profile_options = {"min_tokens": "min_tokens"}
-
-    def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
-        if not text or text.isspace():
-            return []
-        index = TokenIndex(text, self.counter, chars=True)
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, or nested past the parser
-            tree = None
-        units = self._python_units(index, tree) if tree is not None else self._generic_units(text)
-        items: list[Item] = []
-        for a, b, meta in units:
-            context = meta.get("context", "")
-            ctx_tokens = self.counter.count(context) - self.counter.special_tokens if context else 0
-            if ctx_tokens > self.budget // 2:  # a class line over half the limit would crowd out the method
-                meta, ctx_tokens = {k: v for k, v in meta.items() if k != "context"}, 0
-            room = self.budget - ctx_tokens
-            if index.count(a, b) <= room:
-                items.append(Item(a, b, meta, self.max_tokens - (self.budget - room)))
-            else:
-                items.extend(Item(x, y, dict(meta), self.max_tokens - (self.budget - room))
-                             for x, y in pack_units(index, [(a, b)], room))
-        items = merge_small(index, items, self.min_tokens, self.budget)
-        return finalize_items(index, items, self.max_tokens)
-
-    def _python_units(self, index: TokenIndex, tree: ast.Module) -> list[tuple[int, int, dict]]:
-        text = index.text
-        line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
-
-        def offset(lineno: int) -> int:
-            return line_starts[lineno - 1] if lineno - 1 < len(line_starts) else len(text)
-
-        def node_start(node) -> int:
-            line = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-            while line > 1 and text[offset(line - 1) : offset(line)].lstrip().startswith("#"):
-                line -= 1  # comments directly above belong to the definition
-            return offset(line)
-
-        def node_end(node) -> int:
-            return offset(node.end_lineno + 1)
-
-        units: list[tuple[int, int, dict]] = []
-        pos = 0
-        for node in tree.body:
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
-            start, end = node_start(node), node_end(node)
-            if start > pos:
-                units.append((pos, start, {"heading_path": ()}))
-            if isinstance(node, ast.ClassDef) and index.count(start, end) > self.budget:
-                methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-                signature = text[offset(node.lineno) : offset(node.lineno + 1)].rstrip() + "\n"
-                inner = start
-                for method in methods:
-                    m_start, m_end = node_start(method), node_end(method)
-                    if m_start > inner:
-                        units.append((inner, m_start, {"heading_path": (node.name,)}))
-                    units.append((m_start, m_end, {"heading_path": (node.name, method.name), "context": signature}))
-                    inner = m_end
-                if inner < end:
-                    units.append((inner, end, {"heading_path": (node.name,)}))
-            else:
-                units.append((start, end, {"heading_path": (node.name,)}))
-            pos = end
-        if pos < len(text):
-            units.append((pos, len(text), {"heading_path": ()}))
-        units = [u for u in units if text[u[0] : u[1]].strip()]
-        # Imports and module docstring never stand alone: they join the first definition.
-        if len(units) > 1 and units[0][2]["heading_path"] == () and "context" not in units[1][2]:
-            a, _, _ = units[0]
-            _, b_end, b_meta = units[1]
-            if index.count(a, b_end) <= self.budget:
-                units[:2] = [(a, b_end, b_meta)]
-        return units
-
-    def _generic_units(self, text: str) -> list[tuple[int, int, dict]]:
-        starts = sorted({0, *(m.start() for m in _DEF_LINE.finditer(text))})
-        bounds = starts + [len(text)]
-        return [(a, b, {}) for a, b in zip(bounds, bounds[1:]) if text[a:b].strip()]

@@ -1,0 +1,300 @@
+"""Code chunked by its syntax: a chunk is a function, a class, or a method carrying its class's
+first lines as context. Python is read with ``ast``; C, C++, C#, Go, Java, JavaScript, TypeScript,
+Rust, Ruby, PHP, shell, Kotlin, Swift, Scala and Lua with their tree-sitter grammars (each a
+package of its own, nothing downloaded); other languages by their top-level definition lines."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import posixpath
+import re
+from functools import lru_cache
+from itertools import groupby
+from typing import Sequence
+
+from rag_assets.core.chunking.base import Chunker
+from rag_assets.core.chunking.engine import Span, TokenIndex
+from rag_assets.core.chunking.packing import Item, finalize_items, merge_small, pack_units
+from rag_assets.core.models import Element
+
+#: language -> (grammar module, its function returning the language)
+GRAMMARS = {
+    "bash": ("tree_sitter_bash", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "c_sharp": ("tree_sitter_c_sharp", "language"),
+    "go": ("tree_sitter_go", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),  # JSX too
+    "kotlin": ("tree_sitter_kotlin", "language"),
+    "lua": ("tree_sitter_lua", "language"),
+    "php": ("tree_sitter_php", "language_php"),
+    "ruby": ("tree_sitter_ruby", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "scala": ("tree_sitter_scala", "language"),
+    "swift": ("tree_sitter_swift", "language"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+}
+#: file extension -> language (``python``: read with ``ast``)
+LANGUAGES = {
+    ".py": "python", ".c": "c", ".h": "cpp",  # a header may be C or C++: C++'s grammar reads both
+    **dict.fromkeys((".cc", ".cpp", ".cxx", ".hpp"), "cpp"), ".cs": "c_sharp", ".go": "go", ".java": "java",
+    **dict.fromkeys((".js", ".mjs", ".cjs", ".jsx"), "javascript"), ".ts": "typescript", ".tsx": "tsx",
+    ".kt": "kotlin", ".kts": "kotlin", ".lua": "lua", ".php": "php", ".rb": "ruby", ".rs": "rust",
+    ".scala": "scala", ".swift": "swift", **dict.fromkeys((".sh", ".bash", ".zsh"), "bash"),
+}
+
+# Top-level definition lines of a language without a grammar here (SQL, Perl, PowerShell, Dart...).
+_DEF_LINE = re.compile(
+    r"^(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:def|class|function|func|fn|interface|struct|impl|enum|trait|module|"
+    r"(?:public|private|protected|static|final|abstract)\b[^\n]*\()",
+    re.M,
+)
+#: a node that belongs to the definition below it: a comment, a Rust attribute (#[derive(...)])
+_LEADING = re.compile(r"comment|^attribute_item$")
+#: a node holding a definition's members or statements, where the grammar names no ``body`` field
+_BODY = re.compile(r"body|block|declaration_list|compound_statement")
+#: a node whose children are read as its container's: a C preprocessor conditional (an include guard)
+_TRANSPARENT = re.compile(r"^preproc_(?:if|ifdef|else|elif|elifdef)$")
+MAX_DEPTH = 4  # how many levels a definition over the limit is read into (namespace, class, method, block)
+
+
+def code_language(doc_id: str) -> str:
+    """The language ``doc_id``'s extension names (``LANGUAGES``), "" where none is known."""
+    return LANGUAGES.get(posixpath.splitext(doc_id.lower())[1], "")
+
+
+@lru_cache(maxsize=None)
+def _grammar(language: str):
+    from tree_sitter import Language
+
+    module, function = GRAMMARS[language]
+    return Language(getattr(importlib.import_module(module), function)())
+
+
+class CodeChunker(Chunker):
+    """Code by function and class. Python through ``ast`` (decorators and leading comments stay
+    with their definition, methods of a big class carry the class as path and context); a
+    ``language`` with a grammar (``GRAMMARS``) through tree-sitter the same way, a definition over
+    the limit read into its members (a namespace's classes, a class's methods, a function's
+    statements), each carrying the lines that open it as context, statements packed together; other
+    languages by top-level definition lines. Comments directly above a definition stay with it;
+    imports join the next definition when it fits. A context over half the limit is not repeated."""
+
+    name = "code"
+    profile_options = {"min_tokens": "min_tokens"}
+    reads_language = True
+
+    def __init__(self, max_tokens, overlap=0, token_counter=None, min_tokens: int = 0, language: str = ""):
+        """``language``: the document's (``code_language``); "" reads it as Python where it parses."""
+        super().__init__(max_tokens, overlap, token_counter, min_tokens)
+        self.language = language
+
+    def chunk(self, text: str, elements: Sequence[Element] = ()) -> list[Span]:
+        if not text or text.isspace():
+            return []
+        index = TokenIndex(text, self.counter, chars=True)
+        units = None
+        if self.language in GRAMMARS:
+            from tree_sitter import Parser
+
+            root = Parser(_grammar(self.language)).parse(text.encode("utf-8", "surrogatepass")).root_node
+            units = _Units(index, self.budget, self.min_tokens).of(root)
+        elif self.language in ("", "python"):
+            try:
+                units = self._python_units(index, ast.parse(text))
+            except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, or nested past the parser
+                pass
+        units = _with_preamble(index, units or self._generic_units(text), self.budget)
+        # Read by a grammar, the units of one place in the tree (a function's statements, the lines
+        # between two definitions) are packed together; otherwise each unit is a piece of its own.
+        groups = [list(g) for _, g in groupby(units, key=lambda unit: unit[2])] if self.language in GRAMMARS \
+            else [[unit] for unit in units]
+        items: list[Item] = []
+        for group in groups:
+            meta = group[0][2]
+            context = meta.get("context", "")
+            ctx_tokens = self.counter.count(context) - self.counter.special_tokens if context else 0
+            if ctx_tokens > self.budget // 2:  # a class line over half the limit would crowd out the method
+                meta, ctx_tokens = {k: v for k, v in meta.items() if k != "context"}, 0
+            room = self.budget - ctx_tokens
+            items.extend(Item(x, y, dict(meta), self.max_tokens - (self.budget - room))
+                         for x, y in pack_units(index, [(a, b) for a, b, _ in group], room))
+        items = merge_small(index, items, self.min_tokens, self.budget)
+        return finalize_items(index, items, self.max_tokens)
+
+    def _python_units(self, index: TokenIndex, tree: ast.Module) -> list[tuple[int, int, dict]]:
+        text = index.text
+        line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+
+        def offset(lineno: int) -> int:
+            return line_starts[lineno - 1] if lineno - 1 < len(line_starts) else len(text)
+
+        def node_start(node) -> int:
+            line = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            while line > 1 and text[offset(line - 1) : offset(line)].lstrip().startswith("#"):
+                line -= 1  # comments directly above belong to the definition
+            return offset(line)
+
+        def node_end(node) -> int:
+            return offset(node.end_lineno + 1)
+
+        units: list[tuple[int, int, dict]] = []
+        pos = 0
+        for node in tree.body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            start, end = node_start(node), node_end(node)
+            if start > pos:
+                units.append((pos, start, {"heading_path": ()}))
+            if isinstance(node, ast.ClassDef) and index.count(start, end) > self.budget:
+                methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                signature = text[offset(node.lineno) : offset(node.lineno + 1)].rstrip() + "\n"
+                inner = start
+                for method in methods:
+                    m_start, m_end = node_start(method), node_end(method)
+                    if m_start > inner:
+                        units.append((inner, m_start, {"heading_path": (node.name,)}))
+                    units.append((m_start, m_end, {"heading_path": (node.name, method.name), "context": signature}))
+                    inner = m_end
+                if inner < end:
+                    units.append((inner, end, {"heading_path": (node.name,)}))
+            else:
+                units.append((start, end, {"heading_path": (node.name,)}))
+            pos = end
+        if pos < len(text):
+            units.append((pos, len(text), {"heading_path": ()}))
+        return [u for u in units if text[u[0] : u[1]].strip()]
+
+    def _generic_units(self, text: str) -> list[tuple[int, int, dict]]:
+        starts = sorted({0, *(m.start() for m in _DEF_LINE.finditer(text))})
+        bounds = starts + [len(text)]
+        return [(a, b, {}) for a, b in zip(bounds, bounds[1:]) if text[a:b].strip()]
+
+
+def _with_preamble(index: TokenIndex, units: list[tuple[int, int, dict]], budget: int) -> list[tuple[int, int, dict]]:
+    """Imports and a module docstring never stand alone: the first unit, outside any definition,
+    joins the first definition when the two fit ``budget``."""
+    if len(units) > 1 and units[0][2].get("heading_path") == () and units[1][2].get("heading_path") \
+            and "context" not in units[1][2] and index.count(units[0][0], units[1][1]) <= budget:
+        return [(units[0][0], units[1][1], units[1][2]), *units[2:]]
+    return units
+
+
+class _Units:
+    """A tree-sitter tree's units: (start, end, meta) on whole lines, covering the text in order.
+    A multi-line node of ``min_tokens`` or more is a unit of its own (the comments directly above it
+    included), headed by its name; the lines between them and smaller nodes are units of their
+    container; a unit over ``budget`` tokens is read into its members (``MAX_DEPTH`` levels), which
+    carry the lines opening it as context."""
+
+    def __init__(self, index: TokenIndex, budget: int, min_tokens: int):
+        self.index, self.budget, self.min_tokens = index, budget, min_tokens
+        text = index.text
+        self.line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)] + [len(text)]
+        self.units: list[tuple[int, int, dict]] = []
+
+    def at(self, row: int) -> int:
+        return self.line_starts[min(row, len(self.line_starts) - 1)]
+
+    def of(self, root) -> list[tuple[int, int, dict]]:
+        self._walk(root.named_children, (), "", "", 0, len(self.index.text), 0)
+        return [u for u in self.units if self.index.text[u[0] : u[1]].strip()]
+
+    def _walk(self, nodes, path: tuple[str, ...], context: str, outer: str, start: int, end: int, depth: int) -> None:
+        """Units of ``nodes`` from ``start`` to ``end`` under ``path`` with ``context``; the lines
+        before the first of them (those opening their container) with the container's ``outer``."""
+        pos = start
+        for first_row, node in _definitions(nodes):
+            a, b = max(self.at(first_row), pos), min(self.at(_rows(node)[1] + 1), end)
+            if a >= b:
+                continue
+            if a > pos:
+                self.units.append((pos, a, _meta(path, outer if pos == start else context)))
+            if _TRANSPARENT.match(node.type) and depth < MAX_DEPTH:
+                self._walk(node.named_children, path, context, context, a, b, depth + 1)
+                pos = b
+                continue
+            tokens = self.index.count(a, b)
+            name = _name(node) if tokens >= self.min_tokens else ""  # a small one packs with its neighbours
+            inner = path + (name,) if name else path
+            body = _body(node) if depth < MAX_DEPTH and tokens > self.budget else None
+            if body is not None:
+                opening = self.index.text[self.at(node.start_point.row) : self.at(body.start_point.row + 1)]
+                self._walk(body.named_children, inner, context + opening, context, a, b, depth + 1)
+            else:
+                self.units.append((a, b, _meta(inner, context)))
+            pos = b
+        if pos < end:
+            self.units.append((pos, end, _meta(path, outer if pos == start else context)))
+
+
+def _meta(path: tuple[str, ...], context: str) -> dict:
+    return {"heading_path": path, **({"context": context} if context else {})}
+
+
+def _definitions(nodes):
+    """(first row, node) of each node spanning lines, its first row that of the comments and
+    attributes directly above it (no blank line between)."""
+    lead = last = None
+    for node in nodes:
+        top, bottom = _rows(node)
+        if _LEADING.search(node.type):
+            lead = top if lead is None or last is None or top > last + 1 else lead
+            last = bottom
+            continue
+        first = lead if lead is not None and last is not None and last >= top - 1 else top
+        lead = last = None
+        if bottom > top:
+            yield first, node
+
+
+def _rows(node) -> tuple[int, int]:
+    """A node's first and last rows (a node ending with its line's newline ends on that line)."""
+    top, (bottom, column) = node.start_point.row, node.end_point
+    return top, bottom - 1 if column == 0 and bottom > top else bottom
+
+
+def _multiline(node) -> bool:
+    top, bottom = _rows(node)
+    return bottom > top
+
+
+def _name(node, depth: int = 0) -> str:
+    """What a definition is called: its ``name``, else its declarator's (a C function's), its
+    type's (a Rust impl's), or a wrapped definition's (an export, a template, a const holding a
+    function); "" for a statement."""
+    for field in ("name", "declarator", "type"):
+        found = node.child_by_field_name(field)
+        if found is not None:
+            return (field != "name" and _name(found, depth)) or " ".join(found.text.decode("utf-8", "replace").split())[:100]
+    if depth < 2:
+        body = _body(node, nested=False)
+        for child in node.named_children:
+            if body is not None and child.start_byte >= body.start_byte:
+                break
+            if not _LEADING.search(child.type) and _multiline(child) and (found := _name(child, depth + 1)):
+                return found
+    return ""
+
+
+def _body(node, nested: bool = True):
+    """The node holding a definition's members or statements: its ``body`` (a class body, a
+    block), else the node itself where two of its children span lines (a struct's initialiser), else,
+    when ``nested``, its one such child's (an export's, a template's, a const's holding a function);
+    None for a node without."""
+    for _ in range(3):
+        body = node.child_by_field_name("body") or next((c for c in node.named_children if _BODY.search(c.type)), None)
+        while body is not None and body.named_child_count == 1 and _BODY.search(body.named_children[0].type):
+            body = body.named_children[0]  # a function body holding its block
+        if body is not None and body.named_child_count:
+            return body
+        spanning = [c for c in node.named_children if _multiline(c)]
+        if len(spanning) > 1 and nested:
+            return node
+        if not nested or not spanning:
+            return None
+        node = spanning[0]
+    return None

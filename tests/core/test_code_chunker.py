@@ -1,0 +1,161 @@
+"""Code chunked by its syntax tree (tree-sitter): invariants (hypothesis) and, per language, a
+function whole under its name with the comment above it."""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rag_assets.core.chunking import ChunkingProfile, chunk_document
+from rag_assets.core.chunking.code import GRAMMARS, CodeChunker, code_language
+from rag_assets.core.models import RawDocument
+from rag_assets.core.parsing import parse_document
+from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter
+
+COUNTER = get_token_counter(MINILM_TOKENIZER)
+
+# Two functions, alpha and beta, each under a comment, in each language with a grammar.
+FUNCTIONS = {
+    "c": ("//", "int {name}(int stock, int total)\n{{", "    total = total + stock * 2;\n    log_value(total);\n"
+          "    return total;", "}}"),
+    "cpp": ("//", "int {name}(int stock, int total) {{", "    total = total + stock * 2;\n    log_value(total);\n"
+            "    return total;", "}}"),
+    "go": ("//", "func {name}(stock int, total int) int {{", "\ttotal = total + stock*2\n\tlogValue(total)\n"
+           "\treturn total", "}}"),
+    "javascript": ("//", "function {name}(stock, total) {{", "  total = total + stock * 2;\n  logValue(total);\n"
+                   "  return total;", "}}"),
+    "typescript": ("//", "function {name}(stock: number, total: number): number {{",
+                   "  total = total + stock * 2;\n  logValue(total);\n  return total;", "}}"),
+    "tsx": ("//", "export function {name}(stock: number) {{", "  const total = stock * 2;\n  logValue(total);\n"
+            "  return <span>{{total}}</span>;", "}}"),
+    "rust": ("///", "pub fn {name}(stock: i32, total: i32) -> i32 {{", "    let sum = total + stock * 2;\n"
+             "    log_value(sum);\n    sum", "}}"),
+    "ruby": ("#", "def {name}(stock, total)", "  total = total + stock * 2\n  log_value(total)\n  total", "end"),
+    "php": ("//", "function {name}($stock, $total) {{", "  $total = $total + $stock * 2;\n  log_value($total);\n"
+            "  return $total;", "}}"),
+    "bash": ("#", "{name}() {{", "  total=$(( $2 + $1 * 2 ))\n  log_value \"$total\"\n  echo \"$total\"", "}}"),
+    "kotlin": ("//", "fun {name}(stock: Int, total: Int): Int {{", "    val sum = total + stock * 2\n"
+               "    logValue(sum)\n    return sum", "}}"),
+    "swift": ("//", "func {name}(stock: Int, total: Int) -> Int {{", "    let sum = total + stock * 2\n"
+              "    logValue(sum)\n    return sum", "}}"),
+    "scala": ("//", "def {name}(stock: Int, total: Int): Int = {{", "  val sum = total + stock * 2\n  logValue(sum)\n"
+              "  sum", "}}"),
+    "lua": ("--", "function {name}(stock, total)", "  total = total + stock * 2\n  log_value(total)\n"
+            "  return total", "end"),
+}
+# Java and C# hold methods in a class: read into it, each method carries the class's opening line.
+CLASSES = {
+    "java": ("public class Warehouse {", "    public int {name}(int stock, int total) {{",
+             "        total = total + stock * 2;\n        logValue(total);\n        return total;", "    }}", "}"),
+    "c_sharp": ("public class Warehouse {", "    public int {name}(int stock, int total) {{",
+                "        total = total + stock * 2;\n        LogValue(total);\n        return total;", "    }}", "}"),
+}
+
+
+def _function(language: str, name: str) -> str:
+    comment, head, stmts, close = FUNCTIONS[language]
+    return f"{comment} Adds the stock of the {name} bin to the total and logs it.\n{head.format(name=name)}\n" \
+           f"{stmts}\n{close.format()}\n"
+
+
+def _chunks(language: str, text: str, max_tokens: int, min_tokens: int = 0):
+    return CodeChunker(max_tokens, 0, COUNTER, min_tokens=min_tokens, language=language).chunk(text)
+
+
+def test_every_grammar_is_tested_and_every_extension_names_one():
+    assert set(FUNCTIONS) | set(CLASSES) == set(GRAMMARS)
+    assert {code_language(f"src/a{ext}") for ext in (".c", ".hpp", ".kt", ".swift", ".tsx", ".sh", ".cs")} == {
+        "c", "cpp", "kotlin", "swift", "tsx", "bash", "c_sharp"}
+    assert code_language("a.py") == "python" and code_language("query.sql") == ""
+
+
+@pytest.mark.parametrize("language", sorted(FUNCTIONS))
+def test_a_function_is_a_chunk_under_its_name_with_the_comment_above_it(language):
+    """Kotlin's, C's and C++'s functions open with no keyword the line rule knew (`fun`, a return
+    type): they were cut by lines, and no language's chunk named its function."""
+    prefix = "<?php\n" if language == "php" else ""
+    text = prefix + "\n".join(_function(language, name) for name in ("alpha", "beta"))
+    spans = _chunks(language, text, 64)
+    by_path = {span.heading_path: text[span.start : span.end] for span in spans}
+    assert ("alpha",) in by_path and ("beta",) in by_path, (language, [s.heading_path for s in spans])
+    assert by_path[("alpha",)].strip() == (prefix + _function(language, "alpha")).strip(), language  # <?php joins it
+    assert by_path[("beta",)].strip() == _function(language, "beta").strip(), language
+
+
+@pytest.mark.parametrize("language", sorted(CLASSES))
+def test_a_class_over_the_limit_is_read_into_its_methods_which_carry_its_opening_line(language):
+    opening, head, stmts, close, end = CLASSES[language]
+    methods = [f"    // Adds the stock of the {name} bin.\n{head.format(name=name)}\n{stmts}\n{close.format()}\n"
+               for name in ("alpha", "beta", "gamma")]
+    text = f"{opening}\n" + "\n".join(methods) + f"{end}\n"
+    spans = _chunks(language, text, 64)
+    method_spans = {s.heading_path: s for s in spans if len(s.heading_path) == 2}
+    assert set(method_spans) == {("Warehouse", name) for name in ("alpha", "beta", "gamma")}, language
+    for (_, name), span in method_spans.items():
+        assert text[span.start : span.end].strip().startswith(f"// Adds the stock of the {name} bin.")
+        assert span.context == opening + "\n"
+
+
+def test_a_long_function_is_cut_between_its_statements_each_piece_under_its_signature():
+    blocks = "".join(f"    if (bins[{i}] > limit) {{\n        total += bins[{i}] * {i};\n        log_value(total);\n    }}\n"
+                     for i in range(30))
+    text = f"int restock(int *bins, int limit)\n{{\n    int total = 0;\n{blocks}    return total;\n}}\n"
+    spans = _chunks("c", text, 96)
+    assert len(spans) > 3
+    cut = [s for s in spans if s.context]
+    assert cut and all(s.context == "int restock(int *bins, int limit)\n{\n" for s in cut)
+    assert all(s.heading_path == ("restock",) for s in cut)
+    assert all(text[s.start : s.end].lstrip().startswith(("if (", "int total", "return total")) for s in cut)
+
+
+def test_an_include_guard_heads_nothing():
+    """A header's #ifndef wraps the whole file: its definitions are read as top-level ones."""
+    functions = "\n".join(_function("c", name) for name in ("alpha", "beta"))
+    text = f"#ifndef WAREHOUSE_H\n#define WAREHOUSE_H\n\n{functions}\n#endif\n"
+    paths = {s.heading_path for s in _chunks("cpp", text, 64)}
+    assert ("alpha",) in paths and ("beta",) in paths and not any("WAREHOUSE_H" in p for p in paths)
+
+
+def test_small_declarations_pack_together_up_to_the_limit():
+    """Twenty two-line prototypes in an extern "C" block over the limit were twenty chunks of a
+    dozen tokens each: definitions under min_tokens are packed with their neighbours."""
+    prototypes = "".join(f"extern int stock_of_bin_{i}(int bin,\n                          int shelf);\n" for i in range(20))
+    text = f"extern \"C\" {{\n{prototypes}}}\n"
+    held = [s for s in _chunks("cpp", text, 128, min_tokens=50) if "stock_of_bin_" in text[s.start : s.end]]
+    assert len(held) <= 4 and sum(text[s.start : s.end].count("stock_of_bin_") for s in held) == 20
+    assert all(s.context == 'extern "C" {\n' for s in held)
+    assert len(_chunks("cpp", text, 128)) >= 20  # each its own without min_tokens
+
+
+def test_chunk_document_reads_the_language_from_the_document_name():
+    source = "\n".join(_function("kotlin", name) for name in ("alpha", "beta")).encode()
+    doc = parse_document(RawDocument("app/Stock.kt", "", "h", len(source), "", source))
+    for strategy in ("auto", "code"):
+        profile = ChunkingProfile("p", strategy=strategy, max_tokens=128, min_tokens=0)
+        chunks = chunk_document(doc, profile, COUNTER, 256).chunks
+        assert {c.heading_path for c in chunks} >= {("alpha",), ("beta",)}, strategy
+
+
+lines = st.sampled_from(
+    ["int f(int a) {", "}", "  return a;", "/* a comment", "   over lines */", "// note", "class K {", "fn main() {",
+     "def x", "end", "fun k() {", "{", "if (x) {", "} else {", "", "x" * 300, "日本語の文です。", "    ", "#ifdef X",
+     "#endif", '"an unterminated string', "#[derive(Debug)]", "struct S {", "  int a;", "function g() {", "};",
+     "  total += stock * 2;", "package main", "import x from \"y\";", "<?php", "  log(a, b, c, d, e, f, g);"])
+documents = st.lists(lines, max_size=60).map("\n".join)
+
+
+@pytest.mark.parametrize("language", ["c", "cpp", "javascript", "rust", "kotlin", "ruby", "bash", "php"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=documents, max_tokens=st.integers(16, 96), min_tokens=st.sampled_from([0, 30]))
+def test_code_chunks_are_exact_covered_within_the_limit_and_deterministic(language, text, max_tokens, min_tokens):
+    spans = _chunks(language, text, max_tokens, min_tokens)
+    covered = bytearray(len(text))
+    for span in spans:
+        piece = text[span.start : span.end]
+        assert 0 <= span.start < span.end <= len(text) and piece.strip()
+        assert span.tokens == COUNTER.count(piece) <= max_tokens
+        if span.context:
+            assert COUNTER.count(span.context + piece) <= max_tokens + COUNTER.special_tokens + 2
+        covered[span.start : span.end] = b"\x01" * (span.end - span.start)
+    assert all(covered[i] or ch.isspace() for i, ch in enumerate(text))
+    assert [s.start for s in spans] == sorted(s.start for s in spans)
+    assert _chunks(language, text, max_tokens, min_tokens) == spans
