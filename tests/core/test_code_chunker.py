@@ -115,6 +115,18 @@ def test_an_include_guard_heads_nothing():
     assert ("alpha",) in paths and ("beta",) in paths and not any("WAREHOUSE_H" in p for p in paths)
 
 
+def test_definitions_are_read_however_deep_a_header_or_a_script_wraps_them():
+    """LLVM's headers nest a class's methods in a class, two namespaces and an include guard, and
+    scripts wrap a file in a function called at once: their methods and functions were cut by lines."""
+    methods = "".join(_function("cpp", name).replace("\n", "\n    ") + "\n" for name in ("alpha", "beta", "gamma"))
+    header = (f"#ifndef ARCH_H\n#define ARCH_H\nnamespace llvm {{\nnamespace object {{\nclass Universal {{\n"
+              f"  class ObjectForArch {{\n  public:\n    {methods}  }};\n}};\n}}\n}}\n#endif\n")
+    paths = {s.heading_path for s in _chunks("cpp", header, 64)}
+    assert {("llvm", "object", "Universal", "ObjectForArch", name) for name in ("alpha", "beta", "gamma")} <= paths
+    script = "(function () {\n" + "\n".join(_function("javascript", n) for n in ("alpha", "beta", "gamma")) + "})();\n"
+    assert {("alpha",), ("beta",), ("gamma",)} <= {s.heading_path for s in _chunks("javascript", script, 64)}
+
+
 def test_small_declarations_pack_together_up_to_the_limit():
     """Twenty two-line prototypes in an extern "C" block over the limit were twenty chunks of a
     dozen tokens each: definitions under min_tokens are packed with their neighbours."""
@@ -124,6 +136,48 @@ def test_small_declarations_pack_together_up_to_the_limit():
     assert len(held) <= 4 and sum(text[s.start : s.end].count("stock_of_bin_") for s in held) == 20
     assert all(s.context == 'extern "C" {\n' for s in held)
     assert len(_chunks("cpp", text, 128)) >= 20  # each its own without min_tokens
+
+
+def test_a_method_that_fits_only_without_its_class_line_is_embedded_whole_without_it():
+    """cuda_fp8.hpp's 230-token operators under a 20-token struct line were cut in two to make room
+    for the line: a method is kept whole before its class's lines are repeated."""
+    opening = "public class Warehouse extends AbstractInventoryService implements Comparable<Warehouse>, Serializable {"
+    statements = "".join(f"        total = total + bins[{i}] * weights[{i}];\n" for i in range(9))
+    big = f"    public int weigh(int[] bins, int[] weights) {{\n        int total = 0;\n{statements}        return total;\n    }}\n"
+    small = "    public int zero() {\n        return 0;\n    }\n"
+    text = f"{opening}\n{small}\n{big}\n{small.replace('zero', 'none')}}}\n"
+    chunker = CodeChunker(170, 0, COUNTER, language="java")
+    assert COUNTER.count(big) <= chunker.budget < COUNTER.count(opening + "\n" + big) - COUNTER.special_tokens
+    held = [s for s in chunker.chunk(text) if "weigh(" in text[s.start : s.end]]
+    assert len(held) == 1 and text[held[0].start : held[0].end].strip() == big.strip() and not held[0].context
+
+
+def test_a_function_that_fits_only_without_the_comment_above_it_is_kept_whole():
+    comment = "".join(f"// Step {i}: the picker scans the bin label, then confirms the count on the handheld.\n"
+                      for i in range(4))
+    body = "".join(f"    total += bins[{i}] * {i + 3};\n" for i in range(14))
+    function = f"int weigh(const int *bins)\n{{\n    int total = 0;\n{body}    return total;\n}}\n"
+    text = comment + function
+    chunker = CodeChunker(180, 0, COUNTER, language="c")
+    assert COUNTER.count(function) <= chunker.budget < COUNTER.count(text)
+    spans = chunker.chunk(text)
+    assert any(text[s.start : s.end].strip() == function.strip() for s in spans)
+
+
+def test_a_doc_comment_the_grammar_puts_in_the_definition_above_goes_with_the_one_below():
+    """Scala's indented blocks end at the next definition: each held the next one's doc comment,
+    and a definition on the line after another was cut with the first line of the next."""
+    definitions = "".join(f"  /** Units in bin {name}, counted at the last stocktake. */\n"
+                          f"  def {name}(shelf: Int): Int =\n    stock(shelf) * {len(name)} + reserve(shelf)\n\n"
+                          for name in ("alpha", "beta", "gamma", "delta"))
+    text = f"object Stock {{\n{definitions}  def epsilon: Int =\n    0\n  def zeta: Int =\n    1\n}}\n"
+    spans = _chunks("scala", text, 40)
+    for name in ("alpha", "beta", "gamma", "delta"):
+        held = [text[s.start : s.end] for s in spans if f"def {name}(" in text[s.start : s.end]]
+        assert len(held) == 1 and held[0].startswith(f"/** Units in bin {name},"), (name, held)
+        assert held[0].count("/**") == 1
+    epsilon = [text[s.start : s.end] for s in spans if "def epsilon" in text[s.start : s.end]]
+    assert epsilon == ["def epsilon: Int =\n    0"]
 
 
 def test_chunk_document_reads_the_language_from_the_document_name():

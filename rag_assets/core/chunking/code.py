@@ -58,7 +58,7 @@ _LEADING = re.compile(r"comment|^attribute_item$")
 _BODY = re.compile(r"body|block|declaration_list|compound_statement")
 #: a node whose children are read as its container's: a C preprocessor conditional (an include guard)
 _TRANSPARENT = re.compile(r"^preproc_(?:if|ifdef|else|elif|elifdef)$")
-MAX_DEPTH = 4  # how many levels a definition over the limit is read into (namespace, class, method, block)
+MAX_DEPTH = 8  # how many levels a definition over the limit is read into (#ifdef, namespaces, class, method, block)
 
 
 def code_language(doc_id: str) -> str:
@@ -117,7 +117,11 @@ class CodeChunker(Chunker):
             meta = group[0][2]
             context = meta.get("context", "")
             ctx_tokens = self.counter.count(context) - self.counter.special_tokens if context else 0
-            if ctx_tokens > self.budget // 2:  # a class line over half the limit would crowd out the method
+            # A class line over half the limit would crowd out the method; a method that fits the limit
+            # alone but not after its class's lines is embedded whole, without them.
+            if ctx_tokens > self.budget // 2 or (len(group) == 1 and ctx_tokens
+                                                 and self.budget - ctx_tokens < index.count(group[0][0], group[0][1])
+                                                 <= self.budget):
                 meta, ctx_tokens = {k: v for k, v in meta.items() if k != "context"}, 0
             room = self.budget - ctx_tokens
             items.extend(Item(x, y, dict(meta), self.max_tokens - (self.budget - room))
@@ -207,17 +211,20 @@ class _Units:
         """Units of ``nodes`` from ``start`` to ``end`` under ``path`` with ``context``; the lines
         before the first of them (those opening their container) with the container's ``outer``."""
         pos = start
-        for first_row, node in _definitions(nodes):
-            a, b = max(self.at(first_row), pos), min(self.at(_rows(node)[1] + 1), end)
+        for first_row, last_row, node in _definitions(nodes):
+            a, b = max(self.at(first_row), pos), min(self.at(last_row + 1), end)
             if a >= b:
                 continue
+            tokens = self.index.count(a, b)
+            bare = max(self.at(node.start_point.row), pos)
+            if tokens > self.budget >= self.index.count(bare, b):  # it fits without the comments above it
+                a, tokens = bare, self.index.count(bare, b)
             if a > pos:
                 self.units.append((pos, a, _meta(path, outer if pos == start else context)))
             if _TRANSPARENT.match(node.type) and depth < MAX_DEPTH:
                 self._walk(node.named_children, path, context, context, a, b, depth + 1)
                 pos = b
                 continue
-            tokens = self.index.count(a, b)
             name = _name(node) if tokens >= self.min_tokens else ""  # a small one packs with its neighbours
             inner = path + (name,) if name else path
             body = _body(node) if depth < MAX_DEPTH and tokens > self.budget else None
@@ -236,8 +243,9 @@ def _meta(path: tuple[str, ...], context: str) -> dict:
 
 
 def _definitions(nodes):
-    """(first row, node) of each node spanning lines, its first row that of the comments and
-    attributes directly above it (no blank line between)."""
+    """(first row, last row, node) of each node spanning lines, its first row that of the comments
+    and attributes directly above it (no blank line between), its last the last before the comments
+    it ends with (Scala's indented blocks hold the next definition's doc comment)."""
     lead = last = None
     for node in nodes:
         top, bottom = _rows(node)
@@ -247,14 +255,36 @@ def _definitions(nodes):
             continue
         first = lead if lead is not None and last is not None and last >= top - 1 else top
         lead = last = None
+        if (trailing := _trailing_comments(node)) is not None:
+            bottom, (lead, last) = trailing[0], (trailing[1], bottom)
         if bottom > top:
-            yield first, node
+            yield first, bottom, node
+
+
+def _trailing_comments(node) -> tuple[int, int] | None:
+    """(last row before them, first row of them) where ``node`` ends with comments, nothing after
+    them but blank space; None where it does not."""
+    end = node
+    while end.named_child_count:
+        children = end.named_children
+        tail = end.text[children[-1].end_byte - end.start_byte :]
+        if tail.strip():  # the node closes after its last child (a "}", an "end")
+            return None
+        if _LEADING.search(children[-1].type):
+            kept = [child for child in children if not _LEADING.search(child.type)]
+            if not kept:
+                return None
+            first_comment = next(child for child in children if child.start_byte >= kept[-1].end_byte)
+            return _rows(kept[-1])[1], _rows(first_comment)[0]
+        end = children[-1]
+    return None
 
 
 def _rows(node) -> tuple[int, int]:
-    """A node's first and last rows (a node ending with its line's newline ends on that line)."""
-    top, (bottom, column) = node.start_point.row, node.end_point
-    return top, bottom - 1 if column == 0 and bottom > top else bottom
+    """A node's first and last rows, blank space it ends with left out (a C directive's newline, the
+    indentation of the line after a Scala definition)."""
+    text = node.text
+    return node.start_point.row, node.end_point.row - text[len(text.rstrip()) :].count(b"\n")
 
 
 def _multiline(node) -> bool:
@@ -285,7 +315,7 @@ def _body(node, nested: bool = True):
     block), else the node itself where two of its children span lines (a struct's initialiser), else,
     when ``nested``, its one such child's (an export's, a template's, a const's holding a function);
     None for a node without."""
-    for _ in range(3):
+    for _ in range(6):  # wrappers: a call of a parenthesised function expression holding the file (an IIFE)
         body = node.child_by_field_name("body") or next((c for c in node.named_children if _BODY.search(c.type)), None)
         while body is not None and body.named_child_count == 1 and _BODY.search(body.named_children[0].type):
             body = body.named_children[0]  # a function body holding its block

@@ -1,0 +1,102 @@
+"""How often a function that fits one chunk is chunked whole and cited under its name: the code
+chunker with the file's grammar (``chunking.code``) against the definition-line rule it replaced
+(the same chunker given no language), on the same files in the same run.
+
+A function is a node of the file's syntax tree whose type names a function or method (not a
+preprocessor macro), from its first line to its last (before comments it ends with), at most the
+chunk's budget; it is whole where one chunk holds all its
+lines, named where that chunk's heading path ends with its name.
+
+    .venv/bin/python benchmarks/code_chunks.py PATH... [--max-tokens 256] [--min-tokens 50] [--files 400]
+
+PATH: source files or folders (searched for the extensions ``chunking.code.LANGUAGES`` names);
+prints counts per language and the ratios."""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rag_assets.core.chunking.code import (GRAMMARS, CodeChunker, _grammar, _name, _rows,  # noqa: E402
+                                          _trailing_comments, code_language)
+from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter  # noqa: E402
+
+
+def _functions(root):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if ("function" in node.type or "method" in node.type) and not node.type.startswith("preproc"):
+            if node.end_point.row > node.start_point.row and node.type not in ("function_body", "method_body"):
+                yield node
+        stack.extend(node.named_children)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("--max-tokens", type=int, default=256)
+    parser.add_argument("--min-tokens", type=int, default=50)
+    parser.add_argument("--files", type=int, default=400, help="at most this many files, drawn at random (seed 1)")
+    args = parser.parse_args()
+    from tree_sitter import Parser
+
+    files = sorted({p for path in args.paths for p in ([path] if path.is_file() else path.rglob("*"))
+                    if p.is_file() and code_language(p.name) in GRAMMARS})
+    random.Random(1).shuffle(files)
+    counter = get_token_counter(MINILM_TOKENIZER)
+    stats: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for path in files[: args.files]:
+        language = code_language(path.name)
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if not text.strip() or len(text) > 2_000_000:
+            continue
+        lines = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"] + [len(text)]
+        root = Parser(_grammar(language)).parse(text.encode("utf-8", "surrogatepass")).root_node
+        s = stats[language]
+        s["files"] += 1
+        for name, chunker_language in (("tree", language), ("lines", "")):
+            started = time.perf_counter()
+            spans = CodeChunker(args.max_tokens, 0, counter, args.min_tokens, chunker_language).chunk(text)
+            s[f"{name}_seconds"] += time.perf_counter() - started
+            s[f"{name}_chunks"] += len(spans)
+            for node in _functions(root):
+                # a doc comment it ends with is the next definition's, blank space after it nobody's
+                last_row = trailing[0] if (trailing := _trailing_comments(node)) else _rows(node)[1]
+                a, b = lines[node.start_point.row], lines[min(last_row + 1, len(lines) - 1)]
+                if counter.count(text[a:b]) > CodeChunker(args.max_tokens, 0, counter).budget:
+                    continue
+                s["functions"] += name == "tree"
+                first = a + len(text[a:b]) - len(text[a:b].lstrip())  # chunks are trimmed: so are the lines
+                last = first + len(text[a:b].strip())
+                holder = next((sp for sp in spans if sp.start <= first and sp.end >= last), None)
+                if holder is not None:
+                    s[f"{name}_whole"] += 1
+                    s[f"{name}_named"] += bool(holder.heading_path) and holder.heading_path[-1] == _name(node)
+    total: dict[str, float] = defaultdict(float)
+    print(f"{'language':12s} {'files':>5s} {'functions':>9s}  whole: tree  lines   named: tree  lines   chunks: tree  lines")
+    for language, s in sorted(stats.items()):
+        for key, value in s.items():
+            total[key] += value
+        _row(language, s)
+    _row("all", total)
+    print(f"chunking time: tree {total['tree_seconds']:.1f} s, lines {total['lines_seconds']:.1f} s "
+          f"({total['tree_seconds'] / max(total['lines_seconds'], 1e-9):.2f}x)")
+
+
+def _row(label: str, s: dict[str, float]) -> None:
+    n = max(s["functions"], 1)
+    print(f"{label:12s} {int(s['files']):5d} {int(s['functions']):9d}  "
+          f"{100 * s['tree_whole'] / n:10.1f}% {100 * s['lines_whole'] / n:5.1f}%  "
+          f"{100 * s['tree_named'] / n:10.1f}% {100 * s['lines_named'] / n:5.1f}%  "
+          f"{int(s['tree_chunks']):11d} {int(s['lines_chunks']):6d}")
+
+
+if __name__ == "__main__":
+    main()
