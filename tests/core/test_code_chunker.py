@@ -41,6 +41,8 @@ FUNCTIONS = {
               "  sum", "}}"),
     "lua": ("--", "function {name}(stock, total)", "  total = total + stock * 2\n  log_value(total)\n"
             "  return total", "end"),
+    "powershell": ("#", "function {name} {{", "  param($Stock, $Total)\n  $Total = $Total + $Stock * 2\n"
+                   "  Write-Log $Total\n  return $Total", "}}"),
 }
 # Java and C# hold methods in a class: read into it, each method carries the class's opening line.
 CLASSES = {
@@ -62,10 +64,10 @@ def _chunks(language: str, text: str, max_tokens: int, min_tokens: int = 0):
 
 
 def test_every_grammar_is_tested_and_every_extension_names_one():
-    assert set(FUNCTIONS) | set(CLASSES) == set(GRAMMARS)
+    assert set(FUNCTIONS) | set(CLASSES) | {"sql"} == set(GRAMMARS)
     assert {code_language(f"src/a{ext}") for ext in (".c", ".hpp", ".kt", ".swift", ".tsx", ".sh", ".cs")} == {
         "c", "cpp", "kotlin", "swift", "tsx", "bash", "c_sharp"}
-    assert code_language("a.py") == "python" and code_language("query.sql") == ""
+    assert code_language("a.py") == "python" and code_language("query.sql") == "sql" and code_language("a.pl") == ""
 
 
 @pytest.mark.parametrize("language", sorted(FUNCTIONS))
@@ -93,6 +95,18 @@ def test_a_class_over_the_limit_is_read_into_its_methods_which_carry_its_opening
     for (_, name), span in method_spans.items():
         assert text[span.start : span.end].strip().startswith(f"// Adds the stock of the {name} bin.")
         assert span.context == opening + "\n"
+
+
+def test_sql_is_chunked_by_statement_each_table_or_view_under_its_name():
+    """A migration was cut by lines: a CREATE TABLE's columns apart from its name."""
+    tables = "".join(f"-- Stock of the {name} warehouse, one row a bin.\nCREATE TABLE {name}_stock (\n"
+                     + "".join(f"  column_{i} INT NOT NULL,\n" for i in range(8)) + "  id INT PRIMARY KEY\n);\n\n"
+                     for name in ("alpha", "beta"))
+    text = tables + "CREATE VIEW low_stock AS\nSELECT id FROM alpha_stock\nWHERE column_1 < 12;\n"
+    spans = _chunks("sql", text, 96)
+    held = {s.heading_path: text[s.start : s.end] for s in spans}
+    assert held[("alpha_stock",)].startswith("-- Stock of the alpha warehouse") and held[("alpha_stock",)].endswith(");")
+    assert held[("beta_stock",)].count("CREATE TABLE") == 1 and ("low_stock",) in held
 
 
 def test_a_long_function_is_cut_between_its_statements_each_piece_under_its_signature():
@@ -197,7 +211,7 @@ lines = st.sampled_from(
 documents = st.lists(lines, max_size=60).map("\n".join)
 
 
-@pytest.mark.parametrize("language", ["c", "cpp", "javascript", "rust", "kotlin", "ruby", "bash", "php"])
+@pytest.mark.parametrize("language", ["c", "cpp", "javascript", "rust", "kotlin", "ruby", "bash", "php", "sql", "powershell"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=documents, max_tokens=st.integers(16, 96), min_tokens=st.sampled_from([0, 30]))
 def test_code_chunks_are_exact_covered_within_the_limit_and_deterministic(language, text, max_tokens, min_tokens):

@@ -1,7 +1,7 @@
 """Code chunked by its syntax: a chunk is a function, a class, or a method carrying its class's
 first lines as context. Python is read with ``ast``; C, C++, C#, Go, Java, JavaScript, TypeScript,
-Rust, Ruby, PHP, shell, Kotlin, Swift, Scala and Lua with their tree-sitter grammars (each a
-package of its own, nothing downloaded); other languages by their top-level definition lines."""
+Rust, Ruby, PHP, shell, PowerShell, Kotlin, Swift, Scala, Lua and SQL with their tree-sitter grammars
+(each a package of its own, nothing downloaded); other languages by their top-level definition lines."""
 
 from __future__ import annotations
 
@@ -30,9 +30,11 @@ GRAMMARS = {
     "kotlin": ("tree_sitter_kotlin", "language"),
     "lua": ("tree_sitter_lua", "language"),
     "php": ("tree_sitter_php", "language_php"),
+    "powershell": ("tree_sitter_powershell", "language"),
     "ruby": ("tree_sitter_ruby", "language"),
     "rust": ("tree_sitter_rust", "language"),
     "scala": ("tree_sitter_scala", "language"),
+    "sql": ("tree_sitter_sql", "language"),
     "swift": ("tree_sitter_swift", "language"),
     "tsx": ("tree_sitter_typescript", "language_tsx"),
     "typescript": ("tree_sitter_typescript", "language_typescript"),
@@ -43,10 +45,11 @@ LANGUAGES = {
     **dict.fromkeys((".cc", ".cpp", ".cxx", ".hpp"), "cpp"), ".cs": "c_sharp", ".go": "go", ".java": "java",
     **dict.fromkeys((".js", ".mjs", ".cjs", ".jsx"), "javascript"), ".ts": "typescript", ".tsx": "tsx",
     ".kt": "kotlin", ".kts": "kotlin", ".lua": "lua", ".php": "php", ".rb": "ruby", ".rs": "rust",
-    ".scala": "scala", ".swift": "swift", **dict.fromkeys((".sh", ".bash", ".zsh"), "bash"),
+    ".scala": "scala", ".swift": "swift", **dict.fromkeys((".sh", ".bash", ".zsh"), "bash"), ".ps1": "powershell",
+    ".sql": "sql",
 }
 
-# Top-level definition lines of a language without a grammar here (SQL, Perl, PowerShell, Dart...).
+# Top-level definition lines of a language without a grammar here (Perl, Dart, Elixir, Groovy).
 _DEF_LINE = re.compile(
     r"^(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:def|class|function|func|fn|interface|struct|impl|enum|trait|module|"
     r"(?:public|private|protected|static|final|abstract)\b[^\n]*\()",
@@ -56,8 +59,11 @@ _DEF_LINE = re.compile(
 _LEADING = re.compile(r"comment|^attribute_item$")
 #: a node holding a definition's members or statements, where the grammar names no ``body`` field
 _BODY = re.compile(r"body|block|declaration_list|compound_statement")
-#: a node whose children are read as its container's: a C preprocessor conditional (an include guard)
-_TRANSPARENT = re.compile(r"^preproc_(?:if|ifdef|else|elif|elifdef)$")
+#: a node naming its definition, where the grammar names no ``name`` field (PowerShell's, SQL's)
+_NAMING = ("function_name", "object_reference")
+#: a node whose children are read as its container's: a C preprocessor conditional (an include guard),
+#: PowerShell's list of a script's statements
+_TRANSPARENT = re.compile(r"^(?:preproc_(?:if|ifdef|else|elif|elifdef)|statement_list)$")
 MAX_DEPTH = 8  # how many levels a definition over the limit is read into (#ifdef, namespaces, class, method, block)
 
 
@@ -296,10 +302,11 @@ def _name(node, depth: int = 0) -> str:
     """What a definition is called: its ``name``, else its declarator's (a C function's), its
     type's (a Rust impl's), or a wrapped definition's (an export, a template, a const holding a
     function); "" for a statement."""
-    for field in ("name", "declarator", "type"):
-        found = node.child_by_field_name(field)
+    for field in ("name", "declarator", "type", None):
+        found = node.child_by_field_name(field) if field else next((c for c in node.children if c.type in _NAMING), None)
         if found is not None:
-            return (field != "name" and _name(found, depth)) or " ".join(found.text.decode("utf-8", "replace").split())[:100]
+            return (field not in ("name", None) and _name(found, depth)) \
+                or " ".join(found.text.decode("utf-8", "replace").split())[:100]
     if depth < 2:
         body = _body(node, nested=False)
         for child in node.named_children:
