@@ -195,10 +195,11 @@ def _with_preamble(index: TokenIndex, units: list[tuple[int, int, dict]], budget
 
 class _Units:
     """A tree-sitter tree's units: (start, end, meta) on whole lines, covering the text in order.
-    A multi-line node of ``min_tokens`` or more is a unit of its own (the comments directly above it
-    included), headed by its name; the lines between them and smaller nodes are units of their
-    container; a unit over ``budget`` tokens is read into its members (``MAX_DEPTH`` levels), which
-    carry the lines opening it as context."""
+    A multi-line node is a unit (the comments directly above it included, unless only the node fits
+    ``budget``), headed by its name where it holds ``min_tokens`` or more (a smaller one takes its
+    container's path, as the lines between nodes do, and packs with them); a unit over ``budget``
+    tokens is read into its members (``MAX_DEPTH`` levels), which carry the lines opening it as
+    context."""
 
     def __init__(self, index: TokenIndex, budget: int, min_tokens: int):
         self.index, self.budget, self.min_tokens = index, budget, min_tokens
