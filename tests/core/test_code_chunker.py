@@ -203,6 +203,18 @@ def test_chunk_document_reads_the_language_from_the_document_name():
         assert {c.heading_path for c in chunks} >= {("alpha",), ("beta",)}, strategy
 
 
+@pytest.mark.parametrize("language", sorted(GRAMMARS))
+def test_code_nested_thousands_deep_or_on_one_long_line_is_chunked_and_covered(language):
+    """A pointer declarator 5,000 stars deep raised RecursionError naming the C function: the
+    document failed at chunking."""
+    texts = ["int *\n" + "*" * 5000 + "x;\n", "int f(void) {\n" + "{" * 3000 + "}" * 3000 + "\n}\n",
+             "x = " + "(" * 4000 + "1" + ")" * 4000 + "\n", "var a = '" + "x" * 100_000 + "';\n"]
+    for text in texts:
+        spans = _chunks(language, text, 64, 50)
+        covered = "".join(text[s.start : s.end] for s in spans)
+        assert "".join(covered.split()) == "".join(text.split()), language
+
+
 lines = st.sampled_from(
     ["int f(int a) {", "}", "  return a;", "/* a comment", "   over lines */", "// note", "class K {", "fn main() {",
      "def x", "end", "fun k() {", "{", "if (x) {", "} else {", "", "x" * 300, "日本語の文です。", "    ", "#ifdef X",

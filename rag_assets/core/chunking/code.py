@@ -299,21 +299,21 @@ def _multiline(node) -> bool:
     return bottom > top
 
 
-def _name(node, depth: int = 0) -> str:
-    """What a definition is called: its ``name``, else its declarator's (a C function's), its
-    type's (a Rust impl's), or a wrapped definition's (an export, a template, a const holding a
-    function); "" for a statement."""
+def _name(node, depth: int = 0, wraps: int = 0) -> str:
+    """What a definition is called: its ``name``, else its declarator's (a C function's, at most 8
+    declarators deep), its type's (a Rust impl's), or a wrapped definition's (an export, a template, a
+    const holding a function; at most 2 wrappers deep); "" for a statement."""
     for field in ("name", "declarator", "type", None):
         found = node.child_by_field_name(field) if field else next((c for c in node.children if c.type in _NAMING), None)
         if found is not None:
-            return (field not in ("name", None) and _name(found, depth)) \
+            return (field not in ("name", None) and depth < 8 and _name(found, depth + 1, wraps)) \
                 or " ".join(found.text.decode("utf-8", "replace").split())[:100]
-    if depth < 2:
+    if wraps < 2:
         body = _body(node, nested=False)
         for child in node.named_children:
             if body is not None and child.start_byte >= body.start_byte:
                 break
-            if not _LEADING.search(child.type) and _multiline(child) and (found := _name(child, depth + 1)):
+            if not _LEADING.search(child.type) and _multiline(child) and (found := _name(child, depth + 1, wraps + 1)):
                 return found
     return ""
 
