@@ -358,6 +358,7 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
         "structure/table_10k.html": html_table.encode(),
         "web/scripts_and_styles.html": html.encode(),
         "web/only_scripts.html": b"<html><head><script>var a = 1;</script><style>p {}</style></head><body></body></html>",
+        "code/nested.c": b"/* Restarts the dock's charger: CODE-MARKER-5120. */\nint *\n" + b"*" * 5000 + b"charger;\n",
         "docx/images_only.docx": _images_only_docx(),
         "pptx/review.pptx": deck,
         "pptx/corrupt.pptx": deck[: len(deck) // 2],
@@ -436,6 +437,7 @@ def write_corpus(root: Path, outside: Path) -> list[Case]:
              check=lambda rows: has("closes at 22:00")(rows) and "LEAK" not in _texts(rows)
              and "SECRET_STYLE" not in _texts(rows)),
         Case("HTML that parses to nothing", ("web/only_scripts.html",), "error", "no text"),
+        Case("C source nested 5,000 declarators deep", ("code/nested.c",), "ok", check=has("CODE-MARKER-5120")),
         Case("DOCX with only images", ("docx/images_only.docx",), "error", "no text"),
         Case("PowerPoint deck with notes and a table", ("pptx/review.pptx",), "ok",
              check=has("Returns fell to 1.2 percent", "NW-BATT-5200", "EMEA")),
