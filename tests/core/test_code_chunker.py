@@ -41,6 +41,8 @@ FUNCTIONS = {
               "  sum", "}}"),
     "lua": ("--", "function {name}(stock, total)", "  total = total + stock * 2\n  log_value(total)\n"
             "  return total", "end"),
+    "elixir": ("#", "def {name}(stock, total) when stock > 0 do", "    total = total + stock * 2\n"
+               "    Logger.info(total)\n    total", "end"),
     "powershell": ("#", "function {name} {{", "  param($Stock, $Total)\n  $Total = $Total + $Stock * 2\n"
                    "  Write-Log $Total\n  return $Total", "}}"),
 }

@@ -1,6 +1,6 @@
 """Code chunked by its syntax: a chunk is a function, a class, or a method carrying its class's
 first lines as context. Python is read with ``ast``; C, C++, C#, Go, Java, JavaScript, TypeScript,
-Rust, Ruby, PHP, shell, PowerShell, Kotlin, Swift, Scala, Lua and SQL with their tree-sitter grammars
+Rust, Ruby, PHP, shell, PowerShell, Kotlin, Swift, Scala, Lua, Elixir and SQL with their tree-sitter grammars
 (each a package of its own, nothing downloaded); other languages by their top-level definition lines."""
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ GRAMMARS = {
     "bash": ("tree_sitter_bash", "language"),
     "c": ("tree_sitter_c", "language"),
     "cpp": ("tree_sitter_cpp", "language"),
+    "elixir": ("tree_sitter_elixir", "language"),
     "c_sharp": ("tree_sitter_c_sharp", "language"),
     "go": ("tree_sitter_go", "language"),
     "java": ("tree_sitter_java", "language"),
@@ -46,10 +47,10 @@ LANGUAGES = {
     **dict.fromkeys((".js", ".mjs", ".cjs", ".jsx"), "javascript"), ".ts": "typescript", ".tsx": "tsx",
     ".kt": "kotlin", ".kts": "kotlin", ".lua": "lua", ".php": "php", ".rb": "ruby", ".rs": "rust",
     ".scala": "scala", ".swift": "swift", **dict.fromkeys((".sh", ".bash", ".zsh"), "bash"), ".ps1": "powershell",
-    ".sql": "sql",
+    ".sql": "sql", ".ex": "elixir", ".exs": "elixir",
 }
 
-# Top-level definition lines of a language without a grammar here (Perl, Dart, Elixir, Groovy).
+# Top-level definition lines of a language without a grammar here (Perl, Dart, Groovy).
 _DEF_LINE = re.compile(
     r"^(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:def|class|function|func|fn|interface|struct|impl|enum|trait|module|"
     r"(?:public|private|protected|static|final|abstract)\b[^\n]*\()",
@@ -303,6 +304,9 @@ def _name(node, depth: int = 0, wraps: int = 0) -> str:
     """What a definition is called: its ``name``, else its declarator's (a C function's, at most 8
     declarators deep), its type's (a Rust impl's), or a wrapped definition's (an export, a template, a
     const holding a function; at most 2 wrappers deep); "" for a statement."""
+    if node.type == "call" and (keyword := node.child_by_field_name("target")) is not None \
+            and keyword.text.startswith(b"def") and (named := _elixir_name(node)):
+        return named
     for field in ("name", "declarator", "type", None):
         found = node.child_by_field_name(field) if field else next((c for c in node.children if c.type in _NAMING), None)
         if found is not None:
@@ -316,6 +320,16 @@ def _name(node, depth: int = 0, wraps: int = 0) -> str:
             if not _LEADING.search(child.type) and _multiline(child) and (found := _name(child, depth + 1, wraps + 1)):
                 return found
     return ""
+
+
+def _elixir_name(call) -> str:
+    """The name an Elixir definition (``def add(a, b) do``, ``defmodule Acme.Stock do``, a call of
+    a ``def...`` macro) gives: its first argument's head ("add", "Acme.Stock")."""
+    arguments = next((c for c in call.named_children if c.type == "arguments"), None)
+    head = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+    while head is not None and head.type in ("call", "binary_operator"):  # add(a, b); sub(a, b) when a > b
+        head = head.child_by_field_name("target") or head.child_by_field_name("left")
+    return " ".join(head.text.decode("utf-8", "replace").split())[:100] if head is not None else ""
 
 
 def _body(node, nested: bool = True):

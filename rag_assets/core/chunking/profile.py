@@ -25,9 +25,10 @@ CHUNKER_REVISION = "8"  # 8: running headers and footers leave the embedded text
 # class's methods with its opening lines as context; they were cut at lines a keyword opens, C's and Kotlin's by lines);
 # code 2 and auto 9: a definition that fits only without the comment above it or its class's lines is kept whole
 # without them (a Python method too), definitions read 8 levels deep and through 6 wrappers, a Scala doc comment with
-# the definition below it; code 3 and auto 10: PowerShell and SQL by their syntax tree (a statement a unit)
-STRATEGY_REVISIONS = {"sentence_window": "3", "sentence": "2", "semantic": "2", "auto": "10", "markdown": "2",
-                      "transcript": "1", "table": "1", "code": "3"}
+# the definition below it; code 3 and auto 10: PowerShell and SQL by their syntax tree (a statement a unit); code 4
+# and auto 11: Elixir too (a def under its name)
+STRATEGY_REVISIONS = {"sentence_window": "3", "sentence": "2", "semantic": "2", "auto": "11", "markdown": "2",
+                      "transcript": "1", "table": "1", "code": "4"}
 
 # Settings added later count in the fingerprint only when set, so existing profiles keep theirs.
 OMITTED_WHEN_UNSET = ("header_weight", "sentence_weight")
