@@ -3,7 +3,7 @@ chunker with the file's grammar (``chunking.code``) against the definition-line 
 (the same chunker given no language), on the same files in the same run.
 
 A function is a node of the file's syntax tree whose type names a function or method (not a
-preprocessor macro), from its first line to its last (before comments it ends with), at most the
+preprocessor macro), or an Elixir def, from its first line to its last (before comments it ends with), at most the
 chunk's budget; it is whole where one chunk holds all its
 lines, named where that chunk's heading path ends with its name.
 
@@ -32,7 +32,8 @@ def _functions(root):
     stack = [root]
     while stack:
         node = stack.pop()
-        if ("function" in node.type or "method" in node.type) and not node.type.startswith("preproc"):
+        elixir_def = node.type == "call" and (node.child_by_field_name("target") or node).text in (b"def", b"defp")
+        if ("function" in node.type or "method" in node.type) and not node.type.startswith("preproc") or elixir_def:
             if node.end_point.row > node.start_point.row and node.type not in ("function_body", "method_body"):
                 yield node
         stack.extend(node.named_children)
