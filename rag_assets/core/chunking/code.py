@@ -1,7 +1,8 @@
 """Code chunked by its syntax: a chunk is a function, a class, or a method carrying its class's
 first lines as context. Python is read with ``ast``; C, C++, C#, Go, Java, JavaScript, TypeScript,
-Rust, Ruby, PHP, shell, PowerShell, Kotlin, Swift, Scala, Lua, Elixir and SQL with their tree-sitter grammars
-(each a package of its own, nothing downloaded); other languages by their top-level definition lines."""
+Rust, Ruby, PHP, shell, PowerShell, Kotlin, Swift, Scala, Lua, Elixir and SQL with their tree-sitter
+grammars (each a package of its own, nothing downloaded); other languages by their top-level
+definition lines."""
 
 from __future__ import annotations
 
@@ -22,9 +23,9 @@ from rag_assets.core.models import Element
 GRAMMARS = {
     "bash": ("tree_sitter_bash", "language"),
     "c": ("tree_sitter_c", "language"),
+    "c_sharp": ("tree_sitter_c_sharp", "language"),
     "cpp": ("tree_sitter_cpp", "language"),
     "elixir": ("tree_sitter_elixir", "language"),
-    "c_sharp": ("tree_sitter_c_sharp", "language"),
     "go": ("tree_sitter_go", "language"),
     "java": ("tree_sitter_java", "language"),
     "javascript": ("tree_sitter_javascript", "language"),  # JSX too
