@@ -111,6 +111,20 @@ def test_sql_is_chunked_by_statement_each_table_or_view_under_its_name():
     assert held[("beta_stock",)].count("CREATE TABLE") == 1 and ("low_stock",) in held
 
 
+def test_a_container_s_opening_and_closing_lines_go_with_its_first_and_last_members():
+    """Of nine projects' 35,611 code chunks, 1,845 were a closing "}" or "end" alone (a class or
+    module read into its members) and many more its opening line alone: they pack with its members."""
+    opening, head, stmts, close, end = CLASSES["java"]
+    methods = "\n".join(f"    // Adds the stock of the {name} bin to the running total, then logs it for the audit.\n"
+                        f"{head.format(name=name)}\n{stmts}\n{close.format()}\n" for name in ("alpha", "beta", "gamma"))
+    module = "defmodule Acme.Stock do\n" + "\n".join(
+        "  " + _function("elixir", name).replace("\n", "\n  ") for name in ("alpha", "beta", "gamma")) + "\nend\n"
+    for language, text, top in (("java", f"{opening}\n{methods}{end}\n", opening), ("elixir", module, "defmodule Acme.Stock do")):
+        pieces = [text[s.start : s.end].strip() for s in _chunks(language, text, 120, min_tokens=50)]
+        assert len(pieces) > 1 and all(p.strip("}; \n") not in ("", "end") for p in pieces), (language, pieces)
+        assert top not in pieces and pieces[0].startswith(top) and "alpha" in pieces[0], language
+
+
 def test_a_long_function_is_cut_between_its_statements_each_piece_under_its_signature():
     blocks = "".join(f"    if (bins[{i}] > limit) {{\n        total += bins[{i}] * {i};\n        log_value(total);\n    }}\n"
                      for i in range(30))

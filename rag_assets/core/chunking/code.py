@@ -219,7 +219,7 @@ class _Units:
     def _walk(self, nodes, path: tuple[str, ...], context: str, outer: str, start: int, end: int, depth: int) -> None:
         """Units of ``nodes`` from ``start`` to ``end`` under ``path`` with ``context``; the lines
         before the first of them (those opening their container) with the container's ``outer``."""
-        pos = start
+        pos, first = start, len(self.units)
         for first_row, last_row, node in _definitions(nodes):
             a, b = max(self.at(first_row), pos), min(self.at(last_row + 1), end)
             if a >= b:
@@ -245,6 +245,28 @@ class _Units:
             pos = b
         if pos < end:
             self.units.append((pos, end, _meta(path, outer if pos == start else context)))
+        if depth:
+            self._edges_joined(first, start, end)
+
+    def _edges_joined(self, first: int, start: int, end: int) -> None:
+        """A container's opening and closing lines (from ``start``, to ``end``) under ``min_tokens``
+        go with its first and last members, packed with them (alone they were chunks of "class Stock {"
+        or "end"); the first member's chunk then shows its opening lines twice, as context and text."""
+        units = self.units
+        if len(units) - first < 2:
+            return
+        (a, b, _), (_, d, meta) = units[first], units[first + 1]
+        if a == start and self.index.count(a, b) < self.min_tokens and self._fits(a, d, meta):
+            units[first] = (a, b, meta)
+        (a, b, meta), (c, d, _) = units[-2], units[-1]
+        if d == end and self.index.count(c, d) < self.min_tokens and len(units) - first > 2 and self._fits(a, d, meta):
+            units[-1] = (c, d, meta)
+
+    def _fits(self, a: int, b: int, meta: dict) -> bool:
+        """Whether ``text[a:b]`` fits ``budget`` after the context ``meta`` gives it."""
+        context = meta.get("context", "")
+        counter = self.index.counter
+        return self.index.count(a, b) + (counter.count(context) - counter.special_tokens if context else 0) <= self.budget
 
 
 def _meta(path: tuple[str, ...], context: str) -> dict:

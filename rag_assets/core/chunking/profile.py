@@ -26,9 +26,10 @@ CHUNKER_REVISION = "8"  # 8: running headers and footers leave the embedded text
 # code 2 and auto 9: a definition that fits only without the comment above it or its class's lines is kept whole
 # without them (a Python method too), definitions read 8 levels deep and through 6 wrappers, a Scala doc comment with
 # the definition below it; code 3 and auto 10: PowerShell and SQL by their syntax tree (a statement a unit); code 4
-# and auto 11: Elixir too (a def under its name)
-STRATEGY_REVISIONS = {"sentence_window": "3", "sentence": "2", "semantic": "2", "auto": "11", "markdown": "2",
-                      "transcript": "1", "table": "1", "code": "4"}
+# and auto 11: Elixir too (a def under its name); code 5 and auto 12: a container's opening and closing lines
+# under min_tokens pack with its first and last members (a "}" or "end" was a chunk of its own)
+STRATEGY_REVISIONS = {"sentence_window": "3", "sentence": "2", "semantic": "2", "auto": "12", "markdown": "2",
+                      "transcript": "1", "table": "1", "code": "5"}
 
 # Settings added later count in the fingerprint only when set, so existing profiles keep theirs.
 OMITTED_WHEN_UNSET = ("header_weight", "sentence_weight")
