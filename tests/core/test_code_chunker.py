@@ -7,8 +7,11 @@ from hypothesis import strategies as st
 
 from rag_assets.core.chunking import ChunkingProfile, chunk_document
 from rag_assets.core.chunking.code import GRAMMARS, CodeChunker, code_language
+from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import parse_document
+from rag_assets.core.pipeline import chunk_stage, parse_stage, snapshot_raw
+from rag_assets.core.store import StageStore
 from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter
 
 COUNTER = get_token_counter(MINILM_TOKENIZER)
@@ -229,6 +232,21 @@ def test_code_nested_thousands_deep_or_on_one_long_line_is_chunked_and_covered(l
         spans = _chunks(language, text, 64, 50)
         covered = "".join(text[s.start : s.end] for s in spans)
         assert "".join(covered.split()) == "".join(text.split()), language
+
+
+def test_a_code_document_s_chunks_say_which_language_read_them(tmp_path):
+    """What the chunks asset's materialisation shows in the Dagster UI: the language its code was read
+    as (the grammar, or Python's ast), beside the strategy; nothing for a document that is no code."""
+    store = StageStore(tmp_path)
+    docs = {"app/Stock.kt": "\n".join(_function("kotlin", n) for n in ("alpha", "beta")), "notes.md": "# Notes\n\nText.\n"}
+    for doc_id, text in docs.items():
+        data = text.encode()
+        snapshot_raw(store, RawDocument(doc_id, f"file:///{doc_id}", content_hash(data), len(data), "v1", data))
+        parse_stage(store, doc_id)
+    profile = ChunkingProfile("p", strategy="auto", max_tokens=128)
+    shown = {doc_id: chunk_stage(store, doc_id, profile, COUNTER, 256).metadata for doc_id in docs}
+    assert (shown["app/Stock.kt"]["strategy"], shown["app/Stock.kt"]["language"]) == ("code", "kotlin")
+    assert "language" not in shown["notes.md"]
 
 
 lines = st.sampled_from(
