@@ -501,7 +501,7 @@ def cmd_chunk(args) -> int:
     from rag_assets.config import load_project
     from rag_assets.config.profiles import profile_from_config
     from rag_assets.core.chunking import STRATEGY_NAMES, chunk_document, row_token_limit
-    from rag_assets.core.chunking.code import code_language
+    from rag_assets.core.chunking.code import read_as
     from rag_assets.core.chunking.profile import check_overlap
     from rag_assets.core.hashing import content_hash
     from rag_assets.core.models import RawDocument
@@ -573,8 +573,8 @@ def cmd_chunk(args) -> int:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     strategy = rows[0]["strategy"] if rows else profile.strategy
-    language = f" ({code_language(doc.doc_id) or 'definition lines'})" if strategy == "code" else ""  # as the UI says it
-    print(f"{path}: {doc.content_type}, {len(rows)} chunks, strategy {strategy}{language}, "
+    read = f" ({read_as(doc.doc_id)})" if strategy == "code" else ""  # as the chunks materialisation says it
+    print(f"{path}: {doc.content_type}, {len(rows)} chunks, strategy {strategy}{read}, "
           f"limit {row_token_limit(profile, args.tokenizer or model.tokenizer, limit)} {counter.name} tokens")
     for row in rows:
         preview = " ".join(row["text"].split())

@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rag_assets.core.chunking import ChunkingProfile, chunk_document
-from rag_assets.core.chunking.code import code_language
+from rag_assets.core.chunking.code import read_as
 from rag_assets.core.embed_cache import EmbeddingCache
 from rag_assets.core.embedding import InputTooLong, chunk_inputs, chunk_vectors
 from rag_assets.core.hashing import content_hash, settings_hash, text_hash
@@ -140,10 +140,9 @@ def chunk_stage(store: StageStore, doc_id: str, profile: ChunkingProfile, counte
     store.set_current("chunks", doc_id, key=key, content_hash=parsed_ptr["content_hash"])
     tokens = [c.tokens for c in chunked.chunks] or [0]
     strategy = chunked.chunks[0].strategy if chunked.chunks else profile.strategy
-    language = code_language(doc_id) if strategy == "code" else ""  # the grammar (or Python's ast) it was read with
     return StageResult(doc_id, status, key, metadata={
         "chunks": len(chunked.chunks), "max_tokens": max(tokens), "mean_tokens": round(sum(tokens) / len(tokens), 1),
-        "strategy": strategy, **({"language": language} if language else {})})
+        "strategy": strategy, **({"language": read_as(doc_id)} if strategy == "code" else {})})
 
 
 def chunks_with(store: StageStore, doc_id: str, profile: ChunkingProfile, counter: TokenCounter, model_limit: int,

@@ -238,7 +238,8 @@ def test_a_code_document_s_chunks_say_which_language_read_them(tmp_path):
     """What the chunks asset's materialisation shows in the Dagster UI: the language its code was read
     as (the grammar, or Python's ast), beside the strategy; nothing for a document that is no code."""
     store = StageStore(tmp_path)
-    docs = {"app/Stock.kt": "\n".join(_function("kotlin", n) for n in ("alpha", "beta")), "notes.md": "# Notes\n\nText.\n"}
+    docs = {"app/Stock.kt": "\n".join(_function("kotlin", n) for n in ("alpha", "beta")), "notes.md": "# Notes\n\nText.\n",
+            "etl/load.pl": "sub load {\n  return 1;\n}\n"}
     for doc_id, text in docs.items():
         data = text.encode()
         snapshot_raw(store, RawDocument(doc_id, f"file:///{doc_id}", content_hash(data), len(data), "v1", data))
@@ -246,7 +247,7 @@ def test_a_code_document_s_chunks_say_which_language_read_them(tmp_path):
     profile = ChunkingProfile("p", strategy="auto", max_tokens=128)
     shown = {doc_id: chunk_stage(store, doc_id, profile, COUNTER, 256).metadata for doc_id in docs}
     assert (shown["app/Stock.kt"]["strategy"], shown["app/Stock.kt"]["language"]) == ("code", "kotlin")
-    assert "language" not in shown["notes.md"]
+    assert "language" not in shown["notes.md"] and shown["etl/load.pl"]["language"] == "definition lines"
 
 
 lines = st.sampled_from(

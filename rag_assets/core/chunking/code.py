@@ -74,6 +74,12 @@ def code_language(doc_id: str) -> str:
     return LANGUAGES.get(posixpath.splitext(doc_id.lower())[1], "")
 
 
+def read_as(doc_id: str) -> str:
+    """How the code strategy reads ``doc_id``, as the CLI and the chunks materialisation say it: its
+    language (``code_language``), or "definition lines" where no grammar reads it."""
+    return code_language(doc_id) or "definition lines"
+
+
 @lru_cache(maxsize=None)
 def _grammar(language: str):
     from tree_sitter import Language
