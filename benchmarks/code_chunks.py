@@ -52,6 +52,7 @@ def main() -> None:
                     if p.is_file() and code_language(p.name) in GRAMMARS})
     random.Random(1).shuffle(files)
     counter = get_token_counter(MINILM_TOKENIZER)
+    budget = CodeChunker(args.max_tokens, 0, counter).budget
     stats: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for path in files[: args.files]:
         language = code_language(path.name)
@@ -71,7 +72,7 @@ def main() -> None:
                 # a doc comment it ends with is the next definition's, blank space after it nobody's
                 last_row = trailing[0] if (trailing := _trailing_comments(node)) else _rows(node)[1]
                 a, b = lines[node.start_point.row], lines[min(last_row + 1, len(lines) - 1)]
-                if counter.count(text[a:b]) > CodeChunker(args.max_tokens, 0, counter).budget:
+                if counter.count(text[a:b]) > budget:
                     continue
                 s["functions"] += name == "tree"
                 first = a + len(text[a:b]) - len(text[a:b].lstrip())  # chunks are trimmed: so are the lines

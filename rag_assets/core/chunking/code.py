@@ -12,7 +12,7 @@ import posixpath
 import re
 from functools import lru_cache
 from itertools import groupby
-from typing import Sequence
+from typing import Callable, Sequence
 
 from rag_assets.core.chunking.base import Chunker
 from rag_assets.core.chunking.engine import Span, TokenIndex
@@ -110,12 +110,19 @@ class CodeChunker(Chunker):
         if not text or text.isspace():
             return []
         index = TokenIndex(text, self.counter, chars=True)
+        counter = self.counter
+
+        @lru_cache(maxsize=None)  # a class's lines are the context of each of its members
+        def context_tokens(context: str) -> int:
+            """What ``context`` adds to a chunk's tokens (the model's special tokens are the text's)."""
+            return counter.count(context) - counter.special_tokens if context else 0
+
         units = None
         if self.language in GRAMMARS:
             from tree_sitter import Parser
 
             root = Parser(_grammar(self.language)).parse(text.encode("utf-8", "surrogatepass")).root_node
-            units = _Units(index, self.budget, self.min_tokens).of(root)
+            units = _Units(index, self.budget, self.min_tokens, context_tokens).of(root)
         elif self.language in ("", "python"):
             try:
                 units = self._python_units(index, ast.parse(text))
@@ -129,8 +136,7 @@ class CodeChunker(Chunker):
         items: list[Item] = []
         for group in groups:
             meta = group[0][2]
-            context = meta.get("context", "")
-            ctx_tokens = self.counter.count(context) - self.counter.special_tokens if context else 0
+            ctx_tokens = context_tokens(meta.get("context", ""))
             # A class line over half the limit would crowd out the method; a method that fits the limit
             # alone but not after its class's lines is embedded whole, without them.
             if ctx_tokens > self.budget // 2 or (len(group) == 1 and ctx_tokens
@@ -209,8 +215,8 @@ class _Units:
     tokens is read into its members (``MAX_DEPTH`` levels), which carry the lines opening it as
     context."""
 
-    def __init__(self, index: TokenIndex, budget: int, min_tokens: int):
-        self.index, self.budget, self.min_tokens = index, budget, min_tokens
+    def __init__(self, index: TokenIndex, budget: int, min_tokens: int, context_tokens: Callable[[str], int]):
+        self.index, self.budget, self.min_tokens, self.context_tokens = index, budget, min_tokens, context_tokens
         text = index.text
         self.line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)] + [len(text)]
         self.units: list[tuple[int, int, dict]] = []
@@ -232,8 +238,8 @@ class _Units:
                 continue
             tokens = self.index.count(a, b)
             bare = max(self.at(node.start_point.row), pos)
-            if tokens > self.budget >= self.index.count(bare, b):  # it fits without the comments above it
-                a, tokens = bare, self.index.count(bare, b)
+            if tokens > self.budget >= (alone := self.index.count(bare, b)):  # it fits without the comments above it
+                a, tokens = bare, alone
             if a > pos:
                 self.units.append((pos, a, _meta(path, outer if pos == start else context)))
             if _TRANSPARENT.match(node.type) and depth < MAX_DEPTH:
@@ -270,9 +276,7 @@ class _Units:
 
     def _fits(self, a: int, b: int, meta: dict) -> bool:
         """Whether ``text[a:b]`` fits ``budget`` after the context ``meta`` gives it."""
-        context = meta.get("context", "")
-        counter = self.index.counter
-        return self.index.count(a, b) + (counter.count(context) - counter.special_tokens if context else 0) <= self.budget
+        return self.index.count(a, b) + self.context_tokens(meta.get("context", "")) <= self.budget
 
 
 def _meta(path: tuple[str, ...], context: str) -> dict:
