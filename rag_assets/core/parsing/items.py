@@ -21,6 +21,7 @@ def sole_top_heading(text: str, elements: tuple[Element, ...]) -> str:
 
 UNTITLED = "Untitled"  # the category of an item that ends the heading path before it (no text)
 CONTINUED = "Continued"  # the category of an item whose text joins the next item to the one before
+CLOSED = "Closed"  # the category of an item that ends the headings of its level and below (no text)
 
 
 #: what a page or a section carries whatever heading it is under: a Word section's header and footer, a deck's
@@ -35,7 +36,8 @@ def join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
     when absent (top level); a fifth, True, marks an item OCR read (``Element.ocr``); a sixth names
     a Title's heading where its text is markup (a Markdown attachment's "# Notes"). An
     ``UNTITLED`` item ends the heading path (a slide without a title is not under the slide
-    before it); a ``CONTINUED`` item's text (" " or "") joins the items around it in place of the
+    before it), a ``CLOSED`` one the headings of its level (a fourth field) and below (what follows
+    an API object's description is the section's again); a ``CONTINUED`` item's text (" " or "") joins the items around it in place of the
     blank lines (a paragraph that a page break cuts mid-sentence). A header or footer is under no
     heading (``_FURNITURE``)."""
     parts: list[str] = []
@@ -48,6 +50,11 @@ def join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
         if category == UNTITLED:  # a part without a heading: nothing before it heads it
             heading = ()
             levels.clear()
+            continue
+        if category == CLOSED:
+            while levels and levels[-1] >= more[0]:
+                levels.pop()
+            heading = heading[: len(levels)]
             continue
         if category == CONTINUED:
             joint = item_text

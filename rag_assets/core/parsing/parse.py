@@ -295,8 +295,16 @@ PARSER_REVISION = "44"
 #:   files are code, as Python, JavaScript, Go, Java, Rust and SQL were: chunked at top-level definitions a keyword
 #:   opens (``def``, ``function``, ``class``...), else by lines, never at a blank line inside a function (they were
 #:   text, chunked by paragraph); an .xhtml page is a web page (it was text: its markup was indexed).
-FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "6", "notebook": "14", "markdown": "13",
-                    "html": "10", **dict.fromkeys(("odt", "rtf", "epub", "latex", "org"), "10"),
+#: - Web pages 11, EPUB 11 (its pages may be Sphinx's), reStructuredText 7: an API reference's objects (a function,
+#:   a class and its methods, a C macro, an HTTP endpoint, a command-line option: Sphinx's ``<dl>`` objects, the
+#:   directives that make them) are sections headed by their signatures and cited by their names
+#:   ("Main Interfaces > charset_normalizer.from_bytes()"), one level below the section they are in
+#:   (``api_objects``); a function's description was cut from its signature and cited under the page's section.
+#:   reStructuredText 7 also shows nothing for ``moduleauthor``, ``sectionauthor``, ``codeauthor`` and
+#:   ``program``, as Sphinx does, and reads ``.. class::`` with a description as Python's class (docutils' class
+#:   directive, one without, still shows nothing).
+FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "7", "notebook": "14", "markdown": "13",
+                    "html": "11", **dict.fromkeys(("odt", "rtf", "latex", "org"), "10"), "epub": "11",
                     "xml": "11", "email": "9", "asciidoc": "12",
                     "docx": "20", "pptx": "15", "xlsx": "11", "subtitles": "1", "json": "2",
                     "pdf": "3", "image": "2", "ods": "1", "odp": "3", "visio": "2", "drawio": "1", "svg": "1"}

@@ -9,6 +9,7 @@ import re
 from unicodedata import east_asian_width
 
 from rag_assets.core.models import Element
+from rag_assets.core.parsing.api_objects import object_kind, object_name
 from rag_assets.core.parsing.structure import (ADORNMENT, indent_width, line_body, line_break, markdown_table,
                                               rst_elements, rst_underline, without_lines)
 
@@ -27,6 +28,7 @@ _VERSIONS = {"versionadded": "Added in version", "versionchanged": "Changed in v
 # Directives whose line shows nothing (their content, if any, still shows), whose content shows
 # nothing either, and whose content is code or math (kept as written, never rewritten).
 _SILENT = frozenset("module contents highlight include literalinclude image figure only tabularcolumns currentmodule "
+                    "moduleauthor sectionauthor codeauthor program "
                     "default-role role ifconfig tab-set grid container class sectnum header footer".split())
 _HIDDEN = frozenset("toctree index meta raw testsetup testcleanup".split())
 _CODE = frozenset("code-block code sourcecode code-tab parsed-literal testcode testoutput doctest ipython "
@@ -325,6 +327,8 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     drawn_tables = _DrawnTables(lines)
     swallow: tuple[str, int] | None = None  # ("drop" | "code" | _PARSED, the indent the block must exceed)
     options_over: int | None = None  # a directive's indent while its option lines may follow
+    objects: list[list] = []  # API objects: [start, end, content end, name] (rst_elements' objects)
+    described: list[tuple[int, int]] = []  # the objects whose description goes on: (indent, index)
     size = 0
 
     def emit(piece: str, is_code: bool = False) -> None:
@@ -355,6 +359,8 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
         end = line_break(line)  # "\n", or a form feed, U+2028...
         body = line[: len(line) - len(end)]
         blank = not body.strip()
+        while described and not blank and indent_width(body) <= described[-1][0]:  # a description ends
+            objects[described.pop()[1]][2] = size
         if options_over is not None and not blank and indent_width(body) > options_over and (option := _OPTION.fullmatch(body)):
             value = (option.group(2) or "").strip()
             if option.group(1) in _SHOWN_OPTIONS and value and (swallow is None or swallow[0] == "code"):
@@ -402,6 +408,12 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
                 emit_table(table, directive.group(1), end, read[2])
                 skip_to = read[2]
                 continue
+            if (kind := object_kind(name)) and argument and not marker \
+                    and (name != "class" or _has_content(lines, k, indent)):  # docutils' class:: classes what follows
+                shown = directive.group(1) + argument
+                objects.append([size + len(directive.group(1)), size + len(shown), None,
+                                object_name(*kind, argument)])
+                described.append((indent, len(objects) - 1))
             if shown:
                 emit(marker + shown[len(marker):] + end)
             options_over = indent
@@ -430,5 +442,16 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             if not body.strip():
                 continue
         emit(_inline_as_shown(body, substitutions) + end)
+    for _, index in described:
+        objects[index][2] = size
     shown = "".join(out)
-    return without_lines(shown, *rst_elements(shown, code, tables))
+    return without_lines(shown, *rst_elements(shown, code, tables, objects=[tuple(o) for o in objects]))
+
+
+def _has_content(lines: list[str], k: int, indent: int) -> bool:
+    """Whether the directive at ``lines[k]`` has content: its first line after the options is indented
+    past the directive's ``indent``."""
+    for line in lines[k + 1:]:
+        if line.strip() and not _OPTION.fullmatch(line_body(line)):
+            return indent_width(line_body(line)) > indent
+    return False

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import replace
 from functools import lru_cache
 from itertools import accumulate
@@ -568,12 +568,16 @@ def rst_underline(title: str, under: str, whole: bool = False) -> str | None:
 
 
 def rst_elements(text: str, code: Sequence[tuple[int, int]] = (), tables: Sequence[tuple[int, int]] = (),
-                 whole: bool = False) -> tuple[tuple[Element, ...], tuple[tuple[int, int], ...]]:
+                 whole: bool = False, objects: Sequence[tuple[int, int, int, str]] = ()
+                 ) -> tuple[tuple[Element, ...], tuple[tuple[int, int], ...]]:
     """Blocks of a reStructuredText text: Title (a line under, or between, two adornment lines of
     one character, as long as the title or, but with ``whole``, at least 4; each adornment style a
     level, in the order the text first uses it), CodeSnippet and Table (a block starting in a
     ``code`` or ``tables`` span: sorted ``(start, end)`` spans, as ``rst_as_shown`` finds them,
-    never read for titles), ListItem, NarrativeText. Every element carries the heading path it sits under. Also the
+    never read for titles), ListItem, NarrativeText. An API object (``objects``: sorted ``(start, end,
+    content_end, name)``, as ``rst_as_shown`` finds them) is a Title too, the line at ``start`` to
+    ``end``, cited by its name, one level below the title it is under and each object it is in,
+    until ``content_end``. Every element carries the heading path it sits under. Also the
     ``(start, end)`` spans of the titles' adornment lines and of transitions (a line of one
     punctuation character, 4 or more, alone between blank lines), their line breaks included."""
     lines = list(_lines(text))
@@ -602,9 +606,24 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = (), tables: Sequen
                                     heading_path=tuple(t for _, t in stack)))
             block.clear()
 
+    object_starts = [o[0] for o in objects]
+    open_objects: list[int] = []  # the content ends of the objects on the stack, innermost last
     i = 0
     while i < len(lines):
         start, _, line = lines[i]
+        if open_objects and start >= open_objects[-1]:
+            flush()
+            while open_objects and start >= open_objects[-1]:
+                open_objects.pop()
+                stack.pop()
+        if (o := bisect_left(object_starts, start)) < len(objects) and objects[o][0] < start + len(line):
+            flush()
+            _, end, content_end, name = objects[o]
+            stack.append(((stack[-1][0] if stack else 0) + 1, name))
+            open_objects.append(content_end)
+            elements.append(Element(objects[o][0], end, "Title", heading_path=tuple(t for _, t in stack)))
+            i += 1
+            continue
         prose = not in_span(start)
         over = ADORNMENT.fullmatch(line) if prose else None
         title_at = None
@@ -625,6 +644,8 @@ def rst_elements(text: str, code: Sequence[tuple[int, int]] = (), tables: Sequen
         if style not in styles:
             styles.append(style)
         level = styles.index(style) + 1
+        del stack[len(stack) - len(open_objects):]  # no title lies in an object's description
+        open_objects.clear()
         while stack and stack[-1][0] >= level:
             stack.pop()
         title_start, _, title_line = lines[title_at]

@@ -7,10 +7,11 @@ from __future__ import annotations
 import html
 import re
 
+from rag_assets.core.parsing.api_objects import api_items, marked_api_objects
 from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.html_landmarks import readable_landmarks
 from rag_assets.core.parsing.html_tables import readable_tables
-from rag_assets.core.parsing.items import NO_LANGUAGE, first_title, join_elements, unstructured_items
+from rag_assets.core.parsing.items import CLOSED, NO_LANGUAGE, first_title, join_elements, unstructured_items
 from rag_assets.core.parsing.math_text import mathml_text
 
 
@@ -18,7 +19,8 @@ def parse_html(data: bytes, untitled: str = "", marked_headers: bool = True):
     """An HTML page, or the page of a MIME web archive (``_archived_page``); its title is its
     <title> (entities decoded) unless that is empty or ``untitled``, else the archive's subject,
     else its first heading. A table's header is the row its markup marks (``_table_rows``), its
-    first row where not ``marked_headers``."""
+    first row where not ``marked_headers``. An API reference's objects (Sphinx's) are sections
+    under their names (``api_objects``)."""
     from rag_assets.core.parsing.offline import prepare_unstructured
 
     prepare_unstructured()
@@ -28,8 +30,9 @@ def parse_html(data: bytes, untitled: str = "", marked_headers: bool = True):
     title_match = re.search(r"<title[^>]*>(.*?)</title>", page, re.I | re.S)
     title = " ".join(html.unescape(title_match.group(1)).split()) if title_match else ""
     title = title if title != untitled else ""
-    text, elements = join_elements(unstructured_items(partition_html(text=readable_html(page), languages=NO_LANGUAGE),
-                                                      marked_headers=marked_headers))
+    items = unstructured_items(partition_html(text=readable_html(marked_api_objects(page)), languages=NO_LANGUAGE),
+                               marked_headers=marked_headers)
+    text, elements = join_elements(api_items(items, CLOSED))
     return text, elements, title or " ".join(subject.split()) or first_title(text, elements)
 
 
