@@ -3347,6 +3347,8 @@ def test_restructuredtext_reads_as_sphinx_shows_it():
      "Run ``ls [1]_ |x|`` here: EX, [1], a | EX b.\n\n"),  # literals stay as written
     (".. [TODO: fix this later] a comment\n   still the comment\n\n.. [1] A footnote.\n", "\n[1] A footnote.\n"),
     (".. module:: acme\n\nText.\n", "\nText.\n"),
+    (":exc:`py3:StopIteration`, :data:`py2:types.ClassType`, :ref:`python:comparisons`\n",
+     "StopIteration, types.ClassType, python:comparisons\n"),  # a resolved link drops a Python target's inventory
 ])
 def test_restructuredtext_inline_markup_reads_as_sphinx_shows_it(page, text):
     """A file role's ".gitignore" read "gitignore"; a footnote reference inside ``literal`` text was

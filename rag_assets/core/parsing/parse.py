@@ -301,8 +301,9 @@ PARSER_REVISION = "44"
 #:   ("Main Interfaces > charset_normalizer.from_bytes()"), one level below the section they are in
 #:   (``api_objects``); a function's description was cut from its signature and cited under the page's section.
 #:   reStructuredText 7 also shows nothing for ``moduleauthor``, ``sectionauthor``, ``codeauthor`` and
-#:   ``program``, as Sphinx does, and reads ``.. class::`` with a description as Python's class (docutils' class
-#:   directive, one without, still shows nothing).
+#:   ``program``, as Sphinx does, reads ``.. class::`` with a description as Python's class (docutils' class
+#:   directive, one without, still shows nothing), and a Python role's target without its intersphinx inventory's
+#:   name (``:exc:`py3:StopIteration``` shows "StopIteration" where intersphinx resolves it).
 FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "7", "notebook": "14", "markdown": "13",
                     "html": "11", **dict.fromkeys(("odt", "rtf", "latex", "org"), "10"), "epub": "11",
                     "xml": "11", "email": "9", "asciidoc": "12",

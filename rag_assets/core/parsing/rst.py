@@ -57,6 +57,7 @@ _LITERAL = re.compile(r"(``(?>[^`\n]+)``)")
 _SUBSTITUTION_USE = re.compile(r"\|(?![ \t])([^|\n]*[^|\s])\|(?:__?)?")  # |name|, no space inside its bars
 _TARGET_OPEN = re.compile(r"(?<!\\)<")
 _PYTHON_ROLES = frozenset("class meth func attr obj exc data mod const".split())
+_INVENTORY = re.compile(r"^[A-Za-z][\w-]*:(?=[\w.])")  # an intersphinx inventory's name before a Python target
 _FOOTNOTE_REFERENCE = re.compile(r"\[(#?[\w-]*|\*)\]_(?!\w)")  # "[1]_", "[#note]_": shown as the label
 _REFERENCE = re.compile(r"(?<![\w`])`(?>([^`<\n]*))(?>(<[^<>`\n]*>)?)`__?(?!\w)")
 
@@ -64,15 +65,16 @@ _REFERENCE = re.compile(r"(?<![\w`])`(?>([^`<\n]*))(?>(<[^<>`\n]*>)?)`__?(?!\w)"
 def _role_text(role: str, body: str) -> str:
     """What Sphinx shows for ``:role:`body```: a title before its <target> (opened by the first "<"
     not escaped with a backslash, as Sphinx's explicit_title_re reads it), a ~path's last part,
-    a Python object's .path without its leading dots."""
+    a Python object's .path without its leading dots and its intersphinx inventory's name
+    (``py3:StopIteration`` shows "StopIteration" once intersphinx resolves it)."""
     if role == "math":
         return body
     if body.endswith(">") and (target := _TARGET_OPEN.search(body, 1)):
         return body[: target.start()].rstrip()
     if body.startswith("!") and len(body) > 1:  # "!" only suppresses the link
         body = body[1:]
-    if role in _PYTHON_ROLES:
-        body = body.lstrip(".") or body
+    if role in _PYTHON_ROLES:  # a Python name holds no ":": "py3:" names the inventory, which a resolved link drops
+        body = _INVENTORY.sub("", body, count=1).lstrip(".") or body
     return body[1:].rsplit(".", 1)[-1] if body.startswith("~") and len(body) > 1 else body
 
 
