@@ -1,6 +1,9 @@
 """API reference objects (Sphinx's HTML, the reStructuredText directives that make them) are
 sections under their names, one level below the section they are in."""
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from rag_assets.config.profiles import profile_from_config
 from rag_assets.config.schema import ChunkingProfileConfig
 from rag_assets.core.chunking import chunk_document
@@ -216,3 +219,24 @@ def test_chunks_break_between_objects_and_cite_them():
     for name in functions:
         holding = [c for c in chunks if f"how {name} turns" in c.text]
         assert holding and all(c.heading_path[-1] == f"{name}()" for c in holding), name
+
+
+RST_LINES = [".. function:: f(x)", ".. class:: C", "   .. method:: C.m()", "      Body.", "   Text.", "Text.",
+             "", "Title", "=====", ".. c:macro:: M", ".. class:: special", "   :noindex:", ".. note::", "Sub", "---",
+             "   ", ".. option:: -v", "      .. data:: D"]
+
+
+@given(st.lists(st.sampled_from(RST_LINES), max_size=16))
+@settings(max_examples=300, deadline=None)
+def test_restructuredtext_objects_have_ordered_elements_and_nested_paths(lines):
+    """Every element lies in the text, in order; an object's title ends its own heading path."""
+    from rag_assets.core.parsing.rst import rst_as_shown
+
+    shown, elements = rst_as_shown("\n".join(lines) + "\n")
+    ends = 0
+    for element in elements:
+        body = shown[element.start : element.end]
+        assert ends <= element.start < element.end <= len(shown) and body.strip() == body
+        if element.category == "Title":
+            assert element.heading_path and element.heading_path[-1]
+        ends = element.end

@@ -108,6 +108,23 @@ def _directive_line(indent: str, name: str, argument: str) -> str:
     return indent + argument if argument else ""
 
 
+def directive_reading(name: str, argument: str) -> tuple[str, str]:
+    """How Sphinx shows a directive ``name`` with its ``argument`` (written in reStructuredText or
+    in MyST's Markdown): ("hidden", "") where its content shows nothing either (``toctree``,
+    ``index``, ``raw``), ("code", "") where its content is code, else ("text", what its own line
+    shows: a label, a version note, its argument, "" for nothing)."""
+    if name in _HIDDEN:
+        return "hidden", ""
+    if name in _CODE:
+        return "code", ""
+    return "text", _directive_line("", name, argument)
+
+
+def role_text(role: str, body: str) -> str:
+    """What Sphinx shows for a role ``role`` (its domain dropped) around ``body`` (``_role_text``)."""
+    return _role_text(role.rsplit(":", 1)[-1], body)
+
+
 def _opens_inline(line: str) -> bool:
     """Whether ``line`` leaves a role or reference open (an odd number of backquotes outside its
     literals): its text or target goes on in the next line."""

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 
 from rag_assets.core.models import Element
+from rag_assets.core.parsing.api_objects import object_kind
 from rag_assets.core.parsing.decode import decode_text, elide_inline_data
 from rag_assets.core.parsing.html_landmarks import MIN_CONTENTS_ENTRIES
 from rag_assets.core.parsing.html_tables import table_rows
 from rag_assets.core.parsing.items import join_elements, sole_top_heading
-from rag_assets.core.parsing.rst import rst_as_shown
+from rag_assets.core.parsing.rst import directive_reading, role_text, rst_as_shown
 from rag_assets.core.parsing.structure import (html_heading_as_atx, indent_width, markdown_blocks, markdown_table,
                                                paragraph_elements, rst_elements, without_lines, without_site_markup)
 from rag_assets.core.parsing.subtitles import subtitle_transcript
@@ -71,11 +73,13 @@ _LINK_DEFINITION = re.compile(r" {0,3}\[(?!\^)(?:[^\[\]\\\n]|\\.){1,999}\]:[ \t]
 
 
 def markdown_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
-    """Markdown text as a reader of its rendered page sees it, and its elements: what no renderer
+    """Markdown text as a reader of its rendered page sees it, and its elements: MyST's directives and
+    roles read as Sphinx shows them (``_myst_directives``), what no renderer
     shows (``_unshown``) and the page's own tables of contents (``_contents_lists``) left out,
     docs-site markup lines replaced by their labels (``without_site_markup``), an HTML table block
     written as a Markdown table and another HTML block as its text (``_html_blocks_as_markdown``), setext underlines and thematic
     breaks left out (``markdown_blocks``)."""
+    text = _myst_directives(text)
     blocks = markdown_blocks(text)
     if cuts := sorted(_unshown(text, blocks[0]) + _contents_lists(text, blocks[0])):
         text = without_lines(text, (), tuple(cuts))[0]
@@ -86,6 +90,122 @@ def markdown_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     if (rendered := _html_blocks_as_markdown(text, blocks[0])) != text:
         text, blocks = rendered, markdown_blocks(rendered, containers)
     return without_lines(text, *blocks)
+
+
+# MyST's directives: a fence of backticks, tildes or colons whose info string is {name}, then its argument.
+_MYST_OPEN = re.compile(r"( {0,3})(`{3,}|~{3,}|:{3,})\{([A-Za-z][\w:.+-]*)\}[ \t]*([^`\n]*)")
+# Directives MyST pages use (Sphinx's, sphinx-design's, MyST-NB's): only these are read as directives, so an R
+# Markdown or Quarto code chunk (```{r}, ```{python}) stays code. API objects ({py:function}) are read too.
+_MYST_NAMES = frozenset("""admonition attention caution danger error hint important note seealso tip todo warning
+    versionadded versionchanged deprecated versionremoved dropdown tab-set tab-item tabbed grid grid-item grid-item-card
+    card card-carousel button-link button-ref article-info figure image list-table csv-table table glossary topic
+    sidebar margin epigraph pull-quote highlights rubric centered hlist div only include literalinclude toctree
+    tableofcontents contents index raw math code-block code sourcecode code-cell eval-rst mermaid graphviz
+    bibliography parsed-literal doctest testcode testoutput ipython jupyter-execute prompt productionlist""".split())
+_MYST_CODE = frozenset(("code-cell", "eval-rst", "mermaid", "graphviz"))  # MyST's code besides reStructuredText's
+_MYST_OPTION = re.compile(r"[ \t]*:[\w-]+:(?:[ \t].*)?")
+_MYST_ROLE = re.compile(r"\{([A-Za-z][\w+.-]*(?::[\w+.-]+){0,2})\}$")  # {ref}, right before a code span: a role
+_CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")  # CommonMark's: closed by a run of as many backticks
+MAX_MYST_NESTING = 8  # directives in directives read; deeper ones stay as written
+
+
+def _myst_directives(text: str) -> str:
+    """``text`` with MyST's directives read as Sphinx shows them: a directive's options (``:key:
+    value`` lines, or a YAML block between ``---`` lines) left out; one whose content shows nothing
+    (``{toctree}``, ``{index}``) left out whole; one of code (``{code-block} python``, ``{math}``) a
+    fenced code block in that language; another (``{note}``, ``{versionadded} 2.1``, ``{dropdown}
+    Title``, ``{figure} path``) its line read as what it shows (``rst.directive_reading``: "Note",
+    "Added in version 2.1", "Title", nothing), a paragraph of its own, its closing fence left out and
+    its content read as the page's Markdown. A role (``{ref}`the guide <guide>```) reads as its
+    text. Directives nested in directives are read down to ``MAX_MYST_NESTING``."""
+    if "{" not in text:
+        return text
+    for _ in range(MAX_MYST_NESTING):
+        rewritten = _myst_pass(text)
+        if rewritten == text:
+            break
+        text = rewritten
+    return text
+
+
+def _myst_pass(text: str) -> str:
+    """One reading of ``_myst_directives``: the directives no other holds, and roles outside code."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    code = {}  # a code block's first line -> its last line
+    for element in markdown_blocks(text)[0]:
+        if element.category == "CodeSnippet":
+            first = bisect_right(starts, element.start) - 1
+            code[first] = bisect_right(starts, max(element.end - 1, element.start)) - 1
+    out: list[str] = []
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        opened = _MYST_OPEN.fullmatch(line.rstrip())
+        in_code = k in code
+        if opened is None or (opened.group(2)[0] == ":") == in_code \
+                or not (opened.group(3) in _MYST_NAMES or object_kind(opened.group(3))):  # a colon fence is prose
+            last = code.get(k, k)
+            out += lines[k : last + 1] if in_code else [_myst_roles(line)]
+            k = last + 1
+            continue
+        indent, fence, name, argument = opened.groups()
+        if in_code:
+            end = code[k]
+            closing = end if end > k and _closes_fence(lines[end], fence) else None
+        else:
+            closing = next((j for j in range(k + 1, len(lines)) if _closes_fence(lines[j], fence)), None)
+            end = closing if closing is not None else len(lines) - 1
+        body = k + 1 + _options(lines, k + 1, end if closing is None else closing)
+        content = lines[body : closing if closing is not None else end + 1]
+        kind, shown = directive_reading(name, argument.strip())
+        if kind == "code" or name in _MYST_CODE:
+            ticks = "~" if fence[0] == "~" else "`"
+            while content and not content[0].strip():  # the blank line after its options
+                content = content[1:]
+            out += [indent + ticks * len(fence) + argument.strip().split(" ", 1)[0], *content,
+                    indent + ticks * len(fence)]
+        elif kind == "text":
+            out += ([indent + shown.strip(), *([""] if content and content[0].strip() else [])] if shown.strip()
+                    else []) + content
+        k = end + 1
+    return "\n".join(out)
+
+
+def _myst_roles(line: str) -> str:
+    """``line`` with each MyST role (``{name}`` right before a code span of one backtick:
+    ``{ref}`the guide <guide>```) read as its text (``rst.role_text``); other code spans as written."""
+    if "}`" not in line:
+        return line
+    out, pos = [], 0
+    for span in _CODE_SPAN.finditer(line):
+        gap = line[pos : span.start()]
+        role = _MYST_ROLE.search(gap)
+        out.append(gap[: role.start()] + role_text(role.group(1), span.group(2)) if role and span.group(1) == "`"
+                   else gap + span.group())
+        pos = span.end()
+    return "".join(out) + line[pos:]
+
+
+def _closes_fence(line: str, fence: str) -> bool:
+    """Whether ``line`` closes a fence opened by ``fence``: its character alone, as many or more."""
+    body = line.strip()
+    return len(line) - len(line.lstrip(" ")) <= 3 and len(body) >= len(fence) and body == fence[0] * len(body)
+
+
+def _options(lines: list[str], first: int, end: int) -> int:
+    """How many lines from ``first`` (before ``end``) are a directive's options: ``:key: value``
+    lines, or a YAML block between two ``---`` lines."""
+    if first < end and lines[first].strip() == "---":
+        close = next((j for j in range(first + 1, end) if lines[j].strip() == "---"), None)
+        if close is not None:
+            return close + 1 - first
+    count = 0
+    while first + count < end and _MYST_OPTION.fullmatch(lines[first + count]):
+        count += 1
+    return count
 
 
 _HTML_TABLE_BLOCK = re.compile(r" {0,3}<table\b.*</table>[ \t]*", re.I | re.S)
