@@ -5,7 +5,8 @@ chunker with the file's grammar (``chunking.code``) against the definition-line 
 A function is a node of the file's syntax tree whose type names a function or method (not a
 preprocessor macro), or an Elixir def, from its first line to its last (before comments it ends with), at most the
 chunk's budget; it is whole where one chunk holds all its
-lines, named where that chunk's heading path ends with its name.
+lines, named where that chunk's heading path ends with its name, cited where it is named or one of the
+chunk's sections (the small definitions it packs) ends with its name.
 
     .venv/bin/python benchmarks/code_chunks.py PATH... [--max-tokens 256] [--min-tokens 50] [--files 400]
 
@@ -80,9 +81,12 @@ def main() -> None:
                 holder = next((sp for sp in spans if sp.start <= first and sp.end >= last), None)
                 if holder is not None:
                     s[f"{name}_whole"] += 1
-                    s[f"{name}_named"] += bool(holder.heading_path) and holder.heading_path[-1] == _name(node)
+                    named = bool(holder.heading_path) and holder.heading_path[-1] == (own := _name(node))
+                    s[f"{name}_named"] += named
+                    s[f"{name}_cited"] += named or any(path and path[-1] == own for path in holder.sections)
     total: dict[str, float] = defaultdict(float)
-    print(f"{'language':12s} {'files':>5s} {'functions':>9s}  whole: tree  lines   named: tree  lines   chunks: tree  lines")
+    print(f"{'language':12s} {'files':>5s} {'functions':>9s}  whole: tree  lines   named: tree  lines   "
+          f"cited: tree  lines   chunks: tree  lines")
     for language, s in sorted(stats.items()):
         for key, value in s.items():
             total[key] += value
@@ -97,6 +101,7 @@ def _row(label: str, s: dict[str, float]) -> None:
     print(f"{label:12s} {int(s['files']):5d} {int(s['functions']):9d}  "
           f"{100 * s['tree_whole'] / n:10.1f}% {100 * s['lines_whole'] / n:5.1f}%  "
           f"{100 * s['tree_named'] / n:10.1f}% {100 * s['lines_named'] / n:5.1f}%  "
+          f"{100 * s['tree_cited'] / n:10.1f}% {100 * s['lines_cited'] / n:5.1f}%  "
           f"{int(s['tree_chunks']):11d} {int(s['lines_chunks']):6d}")
 
 

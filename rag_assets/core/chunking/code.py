@@ -10,6 +10,7 @@ import ast
 import importlib
 import posixpath
 import re
+from bisect import bisect_left
 from functools import lru_cache
 from itertools import groupby
 from typing import Callable, Sequence
@@ -117,12 +118,13 @@ class CodeChunker(Chunker):
             """What ``context`` adds to a chunk's tokens (the model's special tokens are the text's)."""
             return counter.count(context) - counter.special_tokens if context else 0
 
-        units = None
+        units, walked = None, None
         if self.language in GRAMMARS:
             from tree_sitter import Parser
 
             root = Parser(_grammar(self.language)).parse(text.encode("utf-8", "surrogatepass")).root_node
-            units = _Units(index, self.budget, self.min_tokens, context_tokens).of(root)
+            walked = _Units(index, self.budget, self.min_tokens, context_tokens)
+            units = walked.of(root)
         elif self.language in ("", "python"):
             try:
                 units = self._python_units(index, ast.parse(text))
@@ -147,7 +149,9 @@ class CodeChunker(Chunker):
             items.extend(Item(x, y, dict(meta), self.max_tokens - (self.budget - room))
                          for x, y in pack_units(index, [(a, b) for a, b, _ in group], room))
         items = merge_small(index, items, self.min_tokens, self.budget)
-        return finalize_items(index, items, self.max_tokens)
+        named = walked.named if units and walked is not None else [(a, b, m["heading_path"]) for a, b, m in units
+                                                                   if m.get("heading_path")]
+        return _with_sections(text, finalize_items(index, items, self.max_tokens), named)
 
     def _python_units(self, index: TokenIndex, tree: ast.Module) -> list[tuple[int, int, dict]]:
         text = index.text
@@ -220,6 +224,7 @@ class _Units:
         text = index.text
         self.line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)] + [len(text)]
         self.units: list[tuple[int, int, dict]] = []
+        self.named: list[tuple[int, int, tuple[str, ...]]] = []  # each named definition's span and path
 
     def at(self, row: int) -> int:
         return self.line_starts[min(row, len(self.line_starts) - 1)]
@@ -246,8 +251,10 @@ class _Units:
                 self._walk(node.named_children, path, context, context, a, b, depth + 1)
                 pos = b
                 continue
-            name = _name(node) if tokens >= self.min_tokens else ""  # a small one packs with its neighbours
-            inner = path + (name,) if name else path
+            name = _name(node)
+            if name:
+                self.named.append((a, b, path + (name,)))
+            inner = path + (name,) if name and tokens >= self.min_tokens else path  # a small one packs with its neighbours
             body = _body(node) if depth < MAX_DEPTH and tokens > self.budget else None
             if body is not None:
                 opening = self.index.text[self.at(node.start_point.row) : self.at(body.start_point.row + 1)]
@@ -277,6 +284,21 @@ class _Units:
     def _fits(self, a: int, b: int, meta: dict) -> bool:
         """Whether ``text[a:b]`` fits ``budget`` after the context ``meta`` gives it."""
         return self.index.count(a, b) + self.context_tokens(meta.get("context", "")) <= self.budget
+
+
+def _with_sections(text: str, spans: list[Span], named: list[tuple[int, int, tuple[str, ...]]]) -> list[Span]:
+    """``spans`` with the paths of the ``named`` definitions each holds whole besides its own heading
+    path (``Span.sections``): the small functions a chunk packs under their container."""
+    named = sorted((a + len(text[a:b]) - len(text[a:b].lstrip()), a + len(text[a:b].rstrip()), path)
+                   for a, b, path in named)
+    starts = [a for a, _, _ in named]
+    out = []
+    for span in spans:
+        held = tuple(dict.fromkeys(path for a, b, path in named[bisect_left(starts, span.start):
+                                                               bisect_left(starts, span.end)]
+                                   if b <= span.end and path != span.heading_path))
+        out.append(span._replace(sections=held) if held else span)
+    return out
 
 
 def _meta(path: tuple[str, ...], context: str) -> dict:

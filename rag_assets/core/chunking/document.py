@@ -204,7 +204,8 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
         ocr=any(el.ocr for el in covering),
         header=apart,
         sentence=sentence,
-        sections=tuple(dict.fromkeys(" > ".join(p) for p in (path, *(el.heading_path for el in covering)) if p)),
+        sections=tuple(dict.fromkeys(" > ".join(p) for p in (path, *(el.heading_path for el in covering), *span.sections)
+                                     if p)),
     )
 
 

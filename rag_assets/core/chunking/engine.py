@@ -68,7 +68,9 @@ class Span(NamedTuple):
     ``embed_override`` replaces the chunk text in what is embedded (serialised table rows);
     ``window`` is the char span a sentence-window chunk expands to at query time;
     ``embed_span`` is a wider char span embedded in place of the chunk (context-enriched
-    embeddings), shrunk to the chunk itself where it would not fit the model.
+    embeddings), shrunk to the chunk itself where it would not fit the model;
+    ``sections`` are the heading paths of what else the chunk holds whole (the small functions a
+    code chunk packs under their class), cited with it.
     """
 
     start: int
@@ -79,6 +81,7 @@ class Span(NamedTuple):
     embed_override: str | None = None
     window: tuple[int, int] | None = None
     embed_span: tuple[int, int] | None = None
+    sections: tuple[tuple[str, ...], ...] = ()
 
 
 class TokenIndex:
