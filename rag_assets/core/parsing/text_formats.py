@@ -102,6 +102,7 @@ _MYST_NAMES = frozenset("""admonition attention caution danger error hint import
     sidebar margin epigraph pull-quote highlights rubric centered hlist div only include literalinclude toctree
     tableofcontents contents index raw math code-block code sourcecode code-cell eval-rst mermaid graphviz
     bibliography parsed-literal doctest testcode testoutput ipython jupyter-execute prompt productionlist""".split())
+_MYST_FENCE = re.compile(r"^ {0,3}(?:`{3,}|~{3,}|:{3,})\{", re.M)
 _MYST_CODE = frozenset(("code-cell", "eval-rst", "mermaid", "graphviz"))  # MyST's code besides reStructuredText's
 _MYST_OPTION = re.compile(r"[ \t]*:[\w-]+:(?:[ \t].*)?")
 _MYST_ROLE = re.compile(r"\{([A-Za-z][\w+.-]*(?::[\w+.-]+){0,2})\}$")  # {ref}, right before a code span: a role
@@ -118,7 +119,7 @@ def _myst_directives(text: str) -> str:
     "Added in version 2.1", "Title", nothing), a paragraph of its own, its closing fence left out and
     its content read as the page's Markdown. A role (``{ref}`the guide <guide>```) reads as its
     text. Directives nested in directives are read down to ``MAX_MYST_NESTING``."""
-    if "{" not in text:
+    if "}`" not in text and not _MYST_FENCE.search(text):  # most pages: none, and no extra block parse
         return text
     for _ in range(MAX_MYST_NESTING):
         rewritten = _myst_pass(text)
