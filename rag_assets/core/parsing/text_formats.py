@@ -9,6 +9,7 @@ from bisect import bisect_right
 
 from rag_assets.core.models import Element
 from rag_assets.core.parsing.api_objects import object_kind
+from rag_assets.core.parsing.chats import chat_items
 from rag_assets.core.parsing.decode import decode_text, elide_inline_data
 from rag_assets.core.parsing.html_landmarks import MIN_CONTENTS_ENTRIES
 from rag_assets.core.parsing.html_tables import table_rows
@@ -309,7 +310,8 @@ def _unshown(text: str, elements: tuple[Element, ...]) -> list[tuple[int, int]]:
 
 
 def _parse_json(text: str):
-    """A JSON file (or JSON Lines, a value a line) as text to search: records (an array of objects,
+    """A JSON file (or JSON Lines, a value a line) as text to search: a chat export as its
+    conversation (``chats.chat_items``: a message a turn under its day, titled by its channel), records (an array of objects,
     also under a top-level key, which heads them) as a table, a row a record under their keys
     (nested values as compact JSON; records whose keys differ much, as "key: value" lines a record),
     the rest pretty-printed, two spaces an indent, so a minified export reads line by line (it was
@@ -327,6 +329,9 @@ def _parse_json(text: str):
     except RecursionError:
         return None
     try:
+        if (chat := chat_items(value)) is not None:
+            joined, elements = join_elements(_whole_chars(chat[0]))
+            return joined, elements, chat[1]
         if _records(value):
             joined, elements = join_elements(_whole_chars(_record_items(value)))
         elif isinstance(value, dict) and any(_records(v) for v in value.values()):

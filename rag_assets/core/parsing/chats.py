@@ -1,0 +1,148 @@
+"""Chat exports read as the conversation they hold: Slack's (a channel's day, an array of
+messages), Discord's (DiscordChatExporter's JSON), Telegram Desktop's (result.json) and chat
+messages of roles (``[{"role": "user", "content": ...}]``, also under ``messages``). A message is a
+turn, "[10:15] Alice Smith: text" (a role's turn without a time), under the day it was sent; the
+export's markup reads as the app shows it (Slack's ``<https://x|label>`` as "label", ``<@U02>`` as
+the member's name where the file names them). Service lines (joins, pins, calls) are left out."""
+
+from __future__ import annotations
+
+import html
+import re
+from datetime import datetime, timezone
+
+# Slack's markup in a message's text: <@U02|name>, <#C01|general>, <!here>, <https://x|label>, <mailto:a@b>.
+_SLACK_MARKUP = re.compile(r"<([@#!]?)([^<>|\s]+)(?:\|([^<>]*))?>")
+_SLACK_SERVICE = frozenset(("channel_join", "channel_leave", "channel_purpose", "channel_topic", "channel_name",
+                            "channel_archive", "channel_unarchive", "pinned_item", "unpinned_item", "group_join",
+                            "group_leave", "bot_add", "bot_remove", "tombstone"))
+_ROLES = frozenset(("system", "user", "assistant", "tool", "developer", "function", "model"))
+MIN_SHARE = 0.8  # of an array's objects that must be messages for it to read as a chat
+
+
+def chat_items(value) -> tuple[list[tuple], str] | None:
+    """Items (``join_elements``' tuples) of a chat export and its title (a Discord channel, a
+    Telegram chat), or None for JSON that holds no chat export."""
+    for reader in (_slack, _discord, _telegram, _roles):
+        if (read := reader(value)) is not None:
+            turns, title = read
+            return _items(turns), title
+    return None
+
+
+def _items(turns: list[tuple[datetime | None, str, str]]) -> list[tuple]:
+    """A day's title before its first turn, then a turn an item."""
+    items: list[tuple] = []
+    day = None
+    for when, speaker, text in turns:
+        text = text.strip()
+        if not text:
+            continue
+        if when is not None and when.date() != day:
+            day = when.date()
+            items.append(("Title", day.isoformat(), None))
+        stamp = f"[{when:%H:%M}] " if when is not None else ""
+        items.append(("NarrativeText", f"{stamp}{speaker}: {text}", None))
+    return items
+
+
+def _mostly(records, test) -> bool:
+    objects = [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
+    return bool(objects) and sum(1 for r in objects if test(r)) >= MIN_SHARE * len(records)
+
+
+def _slack(value):
+    if not _mostly(value, lambda m: m.get("type") == "message" and "ts" in m and isinstance(m.get("text"), str)):
+        return None
+    names = {}
+    for message in value:
+        profile = message.get("user_profile") if isinstance(message, dict) else None
+        if isinstance(profile, dict) and message.get("user"):
+            names[message["user"]] = profile.get("real_name") or profile.get("display_name") or message["user"]
+
+    def shown(match: re.Match) -> str:
+        sigil, target, label = match.groups()
+        if sigil == "@":
+            return "@" + (label or names.get(target, target))
+        if sigil == "#":
+            return "#" + (label or target)
+        if sigil == "!":
+            return "@" + (label or target.split("^", 1)[0])
+        return label or target.removeprefix("mailto:")
+
+    turns = []
+    for message in value:
+        if not isinstance(message, dict) or message.get("subtype") in _SLACK_SERVICE:
+            continue
+        speaker = names.get(message.get("user", "")) or message.get("username") or message.get("user") \
+            or message.get("bot_id") or "unknown"
+        text = html.unescape(_SLACK_MARKUP.sub(shown, message.get("text") or ""))
+        files = [f.get("name") or f.get("title") for f in message.get("files") or () if isinstance(f, dict)]
+        text += "".join(f"\n[file: {name}]" for name in files if name)
+        turns.append((_epoch(message.get("ts")), str(speaker), text))
+    return turns, ""
+
+
+def _discord(value):
+    messages = value.get("messages") if isinstance(value, dict) else None
+    if not _mostly(messages, lambda m: isinstance(m.get("author"), dict) and "content" in m and "timestamp" in m):
+        return None
+    turns = []
+    for message in messages:
+        if not isinstance(message, dict) or message.get("type") not in (None, "Default", "Reply"):
+            continue
+        author = message.get("author") or {}
+        attachments = [a.get("fileName") for a in message.get("attachments") or () if isinstance(a, dict)]
+        text = str(message.get("content") or "") + "".join(f"\n[file: {name}]" for name in attachments if name)
+        turns.append((_iso(message.get("timestamp")), str(author.get("nickname") or author.get("name") or "unknown"),
+                      text))
+    channel = value.get("channel") if isinstance(value.get("channel"), dict) else {}
+    guild = value.get("guild") if isinstance(value.get("guild"), dict) else {}
+    title = " / ".join(str(part) for part in (guild.get("name"), channel.get("name")) if part)
+    return turns, title
+
+
+def _telegram(value):
+    messages = value.get("messages") if isinstance(value, dict) else None
+    if not _mostly(messages, lambda m: "date" in m and "text" in m and m.get("type") in ("message", "service")):
+        return None
+    turns = []
+    for message in messages:
+        if not isinstance(message, dict) or message.get("type") != "message":
+            continue
+        text = message.get("text")
+        if isinstance(text, list):  # formatted text: strings and {"type": "bold", "text": ...} pieces
+            text = "".join(part if isinstance(part, str) else str(part.get("text", "")) for part in text
+                           if isinstance(part, (str, dict)))
+        turns.append((_iso(message.get("date")), str(message.get("from") or "unknown"), str(text or "")))
+    return turns, str(value.get("name") or "")
+
+
+def _roles(value):
+    messages = value.get("messages") if isinstance(value, dict) else value
+    if not _mostly(messages, lambda m: m.get("role") in _ROLES and isinstance(m.get("content"), (str, list))):
+        return None
+    turns = []
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if isinstance(content, list):  # parts: {"type": "text", "text": ...}, pictures and the like left out
+            content = "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+        turns.append((None, str(message.get("name") or message.get("role")), str(content or "")))
+    return turns, ""
+
+
+def _epoch(ts) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(float(ts), tz=timezone.utc)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+
+
+def _iso(stamp) -> datetime | None:
+    """An ISO 8601 time as written (its own offset's wall clock), or None."""
+    try:
+        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        return None
