@@ -186,6 +186,46 @@ def test_rst_object_directives_are_sections_under_their_names():
     assert "Ada Lovelace" not in doc.text and "special" not in doc.text  # Sphinx shows neither
 
 
+GLOSSARY_RST = """\
+Glossary
+========
+
+.. glossary::
+   :sorted:
+
+   API key
+      A secret that identifies a caller.
+
+   Chunk
+   Piece
+      A part of a document that is embedded.
+
+      It is cut at sentences.
+
+See also the index.
+"""
+
+GLOSSARY_HTML = """<html><body><h1>Glossary</h1><dl class="simple glossary">
+<dt id="term-API-key">API key<a class="headerlink" href="#term-API-key">¶</a></dt>
+<dd><p>A secret that identifies a caller.</p></dd>
+<dt id="term-Chunk">Chunk<a class="headerlink" href="#term-Chunk">¶</a></dt><dt id="term-Piece">Piece</dt>
+<dd><p>A part of a document that is embedded.</p><p>It is cut at sentences.</p></dd>
+</dl><p>See also the index.</p></body></html>"""
+
+
+def test_glossary_terms_are_sections_under_their_names():
+    """A glossary's term heads its definition (its synonyms after it); the page's text after the
+    glossary is its section's again."""
+    for doc_id, text in (("docs/glossary.rst", GLOSSARY_RST), ("docs/glossary.html", GLOSSARY_HTML)):
+        doc = parsed(doc_id, text)
+        found = {text.strip().split("\n")[-1].strip(): path for text, path in paths(doc).items()}
+        assert found["A secret that identifies a caller."] == ("Glossary", "API key"), doc_id
+        assert found["A part of a document that is embedded."] == ("Glossary", "Chunk"), doc_id
+        assert found["It is cut at sentences."] == ("Glossary", "Chunk"), doc_id
+        assert found["See also the index."] == ("Glossary",), doc_id
+        assert titles(doc) == ["Glossary", "API key", "Chunk"], doc_id
+
+
 def test_object_names_as_sphinx_cites_them():
     cases = {("function", "acme.send(to, body) -> bool"): "acme.send()",
              ("py:class", "Stack[T](size)"): "Stack",
@@ -223,7 +263,7 @@ def test_chunks_break_between_objects_and_cite_them():
 
 RST_LINES = [".. function:: f(x)", ".. class:: C", "   .. method:: C.m()", "      Body.", "   Text.", "Text.",
              "", "Title", "=====", ".. c:macro:: M", ".. class:: special", "   :noindex:", ".. note::", "Sub", "---",
-             "   ", ".. option:: -v", "      .. data:: D"]
+             "   ", ".. option:: -v", "      .. data:: D", ".. glossary::", "   Term", "   Synonym", "      Def."]
 
 
 @given(st.lists(st.sampled_from(RST_LINES), max_size=16))

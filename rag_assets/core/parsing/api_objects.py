@@ -64,15 +64,16 @@ def object_name(domain: str, kind: str, signature: str) -> str:
         name = names[-1]
     else:
         name = signature
-    return _cut(name + ("()" if kind in _CALLABLE and "(" in signature else ""))
+    return cut_name(name + ("()" if kind in _CALLABLE and "(" in signature else ""))
 
 
-def _cut(text: str) -> str:
+def cut_name(text: str) -> str:
+    """``text`` as a heading: cut at a word after ``MAX_NAME`` characters."""
     return text if len(text) <= MAX_NAME else text[:MAX_NAME].rsplit(" ", 1)[0] + " …"
 
 
 # Sphinx's HTML: what marks a <dt> as an object's signature, its name, and what is no part of its text.
-SPHINX_OBJECTS = re.compile(r"""class\s*=\s*["'][^"']*\b(?:descname|sig-name)\b""")
+SPHINX_OBJECTS = re.compile(r"""class\s*=\s*["'][^"']*\b(?:descname|sig-name|glossary)\b""")
 _SIGNATURE_CLASSES = frozenset(("descname", "sig-name"))
 _NAME_CLASSES = frozenset(("descname", "sig-name", "descclassname", "sig-prename"))
 _NOT_SHOWN = frozenset(("headerlink", "viewcode-link", "viewcode-back"))
@@ -101,7 +102,9 @@ def marked_api_objects(page: str) -> str:
     """``page`` with each Sphinx object (a ``<dl>`` whose first ``<dt>`` holds a ``descname`` or
     ``sig-name``) as blocks: its first signature a paragraph marked with the object's depth (1 for
     an object in no other) and name, its other signatures and its description as they were, then
-    a paragraph marking its end; ``api_items`` reads the marks. ``page`` itself where it has none."""
+    a paragraph marking its end; each term of a glossary (``<dl class="glossary">``) so too, named
+    by itself, its synonyms and definition after it. ``api_items`` reads the marks. ``page``
+    itself where it has neither."""
     if not SPHINX_OBJECTS.search(page):
         return page
     from lxml import etree
@@ -110,27 +113,53 @@ def marked_api_objects(page: str) -> str:
     root = html.document_fromstring(page.encode("utf-8"), parser=html.HTMLParser(encoding="utf-8", huge_tree=True))
     objects = [dl for dl in root.iter("dl") if (first := next((c for c in dl if c.tag == "dt"), None)) is not None
                and any(_classes(e) & _SIGNATURE_CLASSES for e in first.iter())]
-    if not objects:
+    glossaries = [dl for dl in root.iter("dl") if "glossary" in _classes(dl) and dl not in objects]
+    if not objects and not glossaries:
         return page
-    marked = set(objects)
-    depths = {dl: 1 + sum(ancestor in marked for ancestor in dl.iterancestors("dl")) for dl in objects}
+    marked = {*objects, *glossaries}
+    depths = {dl: 1 + sum(ancestor in marked for ancestor in dl.iterancestors("dl")) for dl in marked}
+
+    def paragraph(text: str):
+        element = etree.Element("p")
+        element.text = text
+        return element
+
+    def end_after(element, depth: int) -> None:
+        end = paragraph(f"{_CLOSE}{depth}")
+        end.tail, element.tail = element.tail, None
+        element.addnext(end)
+
     for dl in objects:
         for n, dt in enumerate([c for c in dl if c.tag == "dt"]):
             signature, name = _signature(dt)
             if n == 0:
-                name = _cut((name or signature) + ("()" if _classes(dl) & _CALLABLE and "(" in signature else ""))
-            paragraph = etree.Element("p")
-            paragraph.text = f"{_OPEN}{depths[dl]}{_FIELD}{name}{_FIELD}{signature}" if n == 0 else signature
-            paragraph.tail = dt.tail
-            dl.replace(dt, paragraph)
+                name = cut_name((name or signature) + ("()" if _classes(dl) & _CALLABLE and "(" in signature else ""))
+            shown = paragraph(f"{_OPEN}{depths[dl]}{_FIELD}{name}{_FIELD}{signature}" if n == 0 else signature)
+            shown.tail = dt.tail
+            dl.replace(dt, shown)
         for dd in dl:
             if dd.tag == "dd":
                 dd.tag = "div"
         dl.tag = "div"
-        end = etree.Element("p")
-        end.text = f"{_CLOSE}{depths[dl]}"
-        end.tail, dl.tail = dl.tail, None
-        dl.addnext(end)
+        end_after(dl, depths[dl])
+    for dl in glossaries:
+        term = None  # the open term's last block
+        for child in list(dl):
+            if child.tag == "dt":
+                shown, _ = _signature(child)
+                marked_term = paragraph(shown if term is not None and term.tag == "p"  # a synonym of the term before
+                                        else f"{_OPEN}{depths[dl]}{_FIELD}{cut_name(shown)}{_FIELD}{shown}")
+                marked_term.tail = child.tail
+                dl.replace(child, marked_term)
+                term = marked_term
+            elif child.tag == "dd":
+                child.tag = "div"
+                if term is not None:
+                    end_after(child, depths[dl])
+                term = None
+        if term is not None:
+            end_after(term, depths[dl])
+        dl.tag = "div"
     return html.tostring(root, encoding="unicode")
 
 

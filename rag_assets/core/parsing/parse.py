@@ -300,6 +300,7 @@ PARSER_REVISION = "44"
 #:   directives that make them) are sections headed by their signatures and cited by their names
 #:   ("Main Interfaces > charset_normalizer.from_bytes()"), one level below the section they are in
 #:   (``api_objects``); a function's description was cut from its signature and cited under the page's section.
+#:   A glossary's terms (``.. glossary::``, ``<dl class="glossary">``) head their definitions the same way.
 #:   reStructuredText 7 also shows nothing for ``moduleauthor``, ``sectionauthor``, ``codeauthor`` and
 #:   ``program``, as Sphinx does, reads ``.. class::`` with a description as Python's class (docutils' class
 #:   directive, one without, still shows nothing), and a Python role's target without its intersphinx inventory's

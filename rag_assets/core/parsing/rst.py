@@ -9,7 +9,7 @@ import re
 from unicodedata import east_asian_width
 
 from rag_assets.core.models import Element
-from rag_assets.core.parsing.api_objects import object_kind, object_name
+from rag_assets.core.parsing.api_objects import cut_name, object_kind, object_name
 from rag_assets.core.parsing.structure import (ADORNMENT, indent_width, line_body, line_break, markdown_table,
                                               rst_elements, rst_underline, without_lines)
 
@@ -348,6 +348,7 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
     options_over: int | None = None  # a directive's indent while its option lines may follow
     objects: list[list] = []  # API objects: [start, end, content end, name] (rst_elements' objects)
     described: list[tuple[int, int]] = []  # the objects whose description goes on: (indent, index)
+    glossary: list | None = None  # an open glossary: [its indent, its terms' indent, whether a term line came last]
     size = 0
 
     def emit(piece: str, is_code: bool = False) -> None:
@@ -378,8 +379,13 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
         end = line_break(line)  # "\n", or a form feed, U+2028...
         body = line[: len(line) - len(end)]
         blank = not body.strip()
-        while described and not blank and indent_width(body) <= described[-1][0]:  # a description ends
+        synonym = glossary is not None and glossary[2] and not blank and indent_width(body) == glossary[1]
+        while described and not blank and not synonym and indent_width(body) <= described[-1][0]:  # it ends
             objects[described.pop()[1]][2] = size
+        if glossary is not None and (blank or indent_width(body) <= glossary[0]):
+            glossary = None if not blank else glossary
+            if glossary is not None:
+                glossary[2] = False
         if options_over is not None and not blank and indent_width(body) > options_over and (option := _OPTION.fullmatch(body)):
             value = (option.group(2) or "").strip()
             if option.group(1) in _SHOWN_OPTIONS and value and (swallow is None or swallow[0] == "code"):
@@ -435,6 +441,8 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
                 described.append((indent, len(objects) - 1))
             if shown:
                 emit(marker + shown[len(marker):] + end)
+            if name == "glossary":
+                glossary = [indent, None, False]
             options_over = indent
             if name in _HIDDEN or name in _CODE:
                 swallow = ("drop" if name in _HIDDEN else _PARSED if name == _PARSED else "code", indent)
@@ -460,7 +468,15 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
             body = head + ":" if head and not head[-1].isspace() else head.rstrip()
             if not body.strip():
                 continue
-        emit(_inline_as_shown(body, substitutions) + end)
+        shown_line = _inline_as_shown(body, substitutions)
+        if glossary is not None:  # a term: a line at the indent of the glossary's first; synonyms follow it
+            glossary[1] = indent if glossary[1] is None else glossary[1]
+            if indent == glossary[1] and not glossary[2] and shown_line.strip():
+                term = shown_line.strip()
+                objects.append([size + indent_width(shown_line), size + len(shown_line.rstrip()), None, cut_name(term)])
+                described.append((indent, len(objects) - 1))
+            glossary[2] = indent == glossary[1]
+        emit(shown_line + end)
     for _, index in described:
         objects[index][2] = size
     shown = "".join(out)
