@@ -382,10 +382,10 @@ def rst_as_shown(text: str) -> tuple[str, tuple[Element, ...]]:
         synonym = glossary is not None and glossary[2] and not blank and indent_width(body) == glossary[1]
         while described and not blank and not synonym and indent_width(body) <= described[-1][0]:  # it ends
             objects[described.pop()[1]][2] = size
-        if glossary is not None and (blank or indent_width(body) <= glossary[0]):
-            glossary = None if not blank else glossary
-            if glossary is not None:
-                glossary[2] = False
+        if glossary is not None and blank:
+            glossary[2] = False  # a blank line ends a term's synonyms
+        elif glossary is not None and indent_width(body) <= glossary[0]:
+            glossary = None  # and a line as far left as the directive the glossary
         if options_over is not None and not blank and indent_width(body) > options_over and (option := _OPTION.fullmatch(body)):
             value = (option.group(2) or "").strip()
             if option.group(1) in _SHOWN_OPTIONS and value and (swallow is None or swallow[0] == "code"):
