@@ -1,4 +1,4 @@
-"""Chat exports (Slack, Discord, Telegram, role/content messages) read as their conversation: a
+"""Chat exports (Slack, Discord, Telegram, Microsoft Teams, role/content messages) read as their conversation: a
 message a turn under its day; other JSON records stay a table."""
 
 import json
@@ -64,6 +64,16 @@ def test_discord_telegram_and_role_messages_read_as_turns():
          "text": ["Battery swap ", {"type": "bold", "text": "done"}, " at site 4."]}]}
     doc = parsed("telegram/result.json", telegram)
     assert (doc.title, doc.text) == ("Field team", "2023-01-02\n\n[08:01] Eve: Battery swap done at site 4.")
+    teams = {"value": [  # Microsoft Graph pages a chat's messages newest first
+        {"messageType": "message", "createdDateTime": "2024-02-01T10:05:00.000Z",
+         "from": {"user": {"displayName": "Bob Jones"}},
+         "body": {"contentType": "html", "content": "<p>Done &amp; deployed</p><p>see <a href='x'>the log</a></p>"}},
+        {"messageType": "systemEventMessage", "createdDateTime": "2024-02-01T10:01:00Z", "from": None,
+         "body": {"contentType": "html", "content": "<systemEventMessage/>"}},
+        {"messageType": "message", "createdDateTime": "2024-02-01T10:00:00.000Z",
+         "from": {"user": {"displayName": "Alice Smith"}}, "body": {"contentType": "text", "content": "Deploy today?"}}]}
+    assert parsed("teams/ops.json", teams).text == ("2024-02-01\n\n[10:00] Alice Smith: Deploy today?\n\n"
+                                                    "[10:05] Bob Jones: Done & deployed\nsee the log")
     roles = {"messages": [{"role": "user", "content": "How do I reset the dock?"},
                           {"role": "assistant", "content": [{"type": "text", "text": "Hold reset for 10 s."}]}]}
     assert parsed("logs/chat.json", roles).text == "user: How do I reset the dock?\n\nassistant: Hold reset for 10 s."

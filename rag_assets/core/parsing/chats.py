@@ -1,6 +1,6 @@
 """Chat exports read as the conversation they hold: Slack's (a channel's day, an array of
-messages), Discord's (DiscordChatExporter's JSON), Telegram Desktop's (result.json) and chat
-messages of roles (``[{"role": "user", "content": ...}]``, also under ``messages``). A message is a
+messages), Discord's (DiscordChatExporter's JSON), Telegram Desktop's (result.json), Microsoft
+Teams' (Microsoft Graph's chatMessage list, newest first as Graph pages them) and chat messages of roles (``[{"role": "user", "content": ...}]``, also under ``messages``). A message is a
 turn, "[10:15] Alice Smith: text" (a role's turn without a time), under the day it was sent; the
 export's markup reads as the app shows it (Slack's ``<https://x|label>`` as "label", ``<@U02>`` as
 the member's name where the file names them). Service lines (joins, pins, calls) are left out."""
@@ -23,7 +23,7 @@ MIN_SHARE = 0.8  # of an array's objects that must be messages for it to read as
 def chat_items(value) -> tuple[list[tuple], str] | None:
     """Items (``join_elements``' tuples) of a chat export and its title (a Discord channel, a
     Telegram chat), or None for JSON that holds no chat export."""
-    for reader in (_slack, _discord, _telegram, _roles):
+    for reader in (_slack, _discord, _telegram, _teams, _roles):
         if (read := reader(value)) is not None:
             turns, title = read
             return _items(turns), title
@@ -116,6 +116,35 @@ def _telegram(value):
                            if isinstance(part, (str, dict)))
         turns.append((_iso(message.get("date")), str(message.get("from") or "unknown"), str(text or "")))
     return turns, str(value.get("name") or "")
+
+
+def _teams(value):
+    """Microsoft Teams messages as Microsoft Graph lists them (``chatMessage`` resources, also under
+    ``value``): the sender's display name, the body's text (HTML read as its text)."""
+    messages = value.get("value") if isinstance(value, dict) else value
+    if not _mostly(messages, lambda m: "createdDateTime" in m and isinstance(m.get("body"), dict)
+                   and "messageType" in m):
+        return None
+    turns = []
+    for message in messages:
+        if not isinstance(message, dict) or message.get("messageType") != "message":
+            continue
+        sender = message.get("from") if isinstance(message.get("from"), dict) else {}
+        who = next((party.get("displayName") for party in (sender.get("user"), sender.get("application"))
+                    if isinstance(party, dict) and party.get("displayName")), "unknown")
+        body = message["body"]
+        text = str(body.get("content") or "")
+        if str(body.get("contentType", "")).lower() == "html":
+            text = _html_text(text)
+        turns.append((_iso(message.get("createdDateTime")), str(who), text))
+    turns.sort(key=lambda turn: (turn[0] is None, turn[0] or datetime.min.replace(tzinfo=timezone.utc)))
+    return turns, ""
+
+
+def _html_text(markup: str) -> str:
+    """An HTML message body's text: a line a paragraph or line break, tags and entities read."""
+    markup = re.sub(r"(?i)<br\s*/?>|</(?:p|div|li)\s*>", "\n", markup)
+    return html.unescape(re.sub(r"<[^<>]*>", "", markup))
 
 
 def _roles(value):

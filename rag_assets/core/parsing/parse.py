@@ -310,7 +310,7 @@ PARSER_REVISION = "44"
 #:   version note or nothing for the directive's line, its options left out, its content the page's Markdown (it was
 #:   a code block, fence and options indexed), a code directive a code block in its language, a toctree nothing; R
 #:   Markdown's and Quarto's chunks (```{r}) stay code. 12 of 1,499 Markdown files here read otherwise (pip's docs).
-#: - JSON 3: a chat export (Slack's, Discord's, Telegram's, role/content messages) reads as its conversation, a
+#: - JSON 3: a chat export (Slack's, Discord's, Telegram's, Microsoft Teams' through Graph, role/content messages) reads as its conversation, a
 #:   message a turn "[10:15] Alice Smith: text" under its day (``chats.chat_items``); it was a table of its fields
 #:   (Slack's block JSON, ids and timestamps indexed, a chunk cut between rows).
 FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "7", "notebook": "15", "markdown": "14",
