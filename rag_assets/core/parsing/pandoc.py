@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from rag_assets.core.parsing.decode import decode_text
+from rag_assets.core.parsing.feeds import feed_page
 from rag_assets.core.parsing.math_text import mathml_text
 from rag_assets.core.parsing.opendocument import is_formula, object_items
 from rag_assets.core.parsing.packages import embedded_content, package_title, put_after, with_member, zip_member
@@ -195,7 +196,10 @@ _EXTERNAL_ENTITY = re.compile(r"<!ENTITY\s+([\w.-]+)\s+(?:SYSTEM|PUBLIC)\b[^>]*>
 
 def parse_xml(data: bytes):
     """A JATS article (the XML PubMed Central and journals publish) or a DocBook document, told
-    apart by its DOCTYPE or namespace, read through pandoc; any other XML as text."""
+    apart by its DOCTYPE or namespace, read through pandoc; an RSS or Atom feed (Jira's export of
+    issues among them) as the page a feed reader shows (``feeds.feed_page``); any other XML as text."""
+    if (page := feed_page(data)) is not None:
+        return parse_html(page.encode("utf-8"))
     head = data[:8192]
     if _JATS.search(head):
         return parse_pandoc("jats", data)

@@ -313,9 +313,13 @@ PARSER_REVISION = "44"
 #: - JSON 3: a chat export (Slack's, Discord's, Telegram's, Microsoft Teams' through Graph, role/content messages) reads as its conversation, a
 #:   message a turn "[10:15] Alice Smith: text" under its day (``chats.chat_items``); it was a table of its fields
 #:   (Slack's block JSON, ids and timestamps indexed, a chunk cut between rows).
+#: - XML 12: an RSS or Atom feed (Jira's XML export too) reads as a feed reader shows it (``feeds.feed_page``): each
+#:   item a section under its title, its content's HTML read as a web page's, its other fields and comments as
+#:   lines; it was its markup as text (escaped HTML, tags and mojibake indexed). 306 of 1,985 XML files here
+#:   (chardet's test feeds in 40 encodings) read otherwise; no other.
 FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "2", "rst": "7", "notebook": "15", "markdown": "14",
                     "html": "11", **dict.fromkeys(("odt", "rtf", "latex", "org"), "10"), "epub": "11",
-                    "xml": "11", "email": "9", "asciidoc": "12",
+                    "xml": "12", "email": "9", "asciidoc": "12",
                     "docx": "20", "pptx": "15", "xlsx": "11", "subtitles": "1", "json": "3",
                     "pdf": "3", "image": "2", "ods": "1", "odp": "3", "visio": "2", "drawio": "1", "svg": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
