@@ -37,6 +37,7 @@ def test_an_rss_feed_reads_as_its_items():
     assert found["The dock now charges twice as fast."] == first  # the full content, not the summary
     assert found["Reset it after the update."] == first  # a <main> in a post is no page's main
     assert found["Battery check"] == first and found["Plain & simple."] == ("Acme Engineering", "Second post")
+    assert parsed("feeds/bom.xml", b"\xef\xbb\xbf" + RSS).text == doc.text  # behind UTF-8's byte order mark too
     for unshown in ("Short summary", "track()", "commentRss", "<p>", "&amp;"):
         assert unshown not in doc.text, unshown
 

@@ -53,13 +53,13 @@ def _decoded(data: bytes) -> str | bytes:
     """A feed's text, decoded as a browser decodes its declared encoding (a byte it does not map
     replaced: libxml2 stopped at the first, losing the rest of the feed), its declaration left
     out; its bytes where it declares none Python knows (libxml2 then reads them)."""
+    data = data.removeprefix(b"\xef\xbb\xbf")  # UTF-8's byte order mark
     declared = _DECLARATION.match(data)
     label = declared.group(2).decode("ascii").lower() if declared and declared.group(2) else "utf-8"
     try:
-        text = data[declared.end() if declared else 0 :].decode(_BROWSER_CODECS.get(label, label), errors="replace")
+        return data[declared.end() if declared else 0 :].decode(_BROWSER_CODECS.get(label, label), errors="replace")
     except LookupError:
         return data
-    return text.lstrip("\ufeff")
 
 
 def _item(item, atom: bool) -> str:
