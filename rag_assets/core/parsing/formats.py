@@ -74,6 +74,7 @@ CONTENT_TYPES = {
     ".pps": "pptx",
     ".pot": "pptx",
     ".eml": "email",
+    ".mbox": "email",  # a mailbox: its messages (told apart by its "From " lines)
     ".msg": "email",
     ".xlsx": "xlsx",
     ".xlsm": "xlsx",

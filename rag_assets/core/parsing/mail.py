@@ -1,4 +1,4 @@
-"""E-mail messages (.eml, Outlook's .msg): subject and senders, the body (a quoted message under the
+"""E-mail messages (.eml, Outlook's .msg) and mailboxes (.mbox: a message a section): subject and senders, the body (a quoted message under the
 line introducing it), what OCR reads in its screenshots, then its attachments, each read as its
 format is."""
 
@@ -10,7 +10,7 @@ import re
 
 from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.formats import ARCHIVES, content_type_for, read_format
-from rag_assets.core.parsing.items import NO_LANGUAGE, join_elements, unstructured_items
+from rag_assets.core.parsing.items import NO_LANGUAGE, UNTITLED, join_elements, unstructured_items
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits
 from rag_assets.core.parsing.packages import OLE_MAGIC
 from rag_assets.core.parsing.pdf import pictures_text
@@ -27,6 +27,8 @@ def parse_email(data: bytes, limits: ParseLimits | None = None):
     each one not read (an image without text, audio, an unreadable file). Of the images the HTML
     body shows, what OCR reads in those of a screenshot's size (``MIN_SCREENSHOT_PIXELS``) follows
     the body."""
+    if data.startswith(b"From "):  # a mailbox (an mbox file: Thunderbird's folders, Google Takeout's mail)
+        return _mailbox(data, limits)
     from rag_assets.core.parsing.offline import prepare_unstructured
 
     prepare_unstructured()
@@ -63,6 +65,38 @@ def parse_email(data: bytes, limits: ParseLimits | None = None):
         body_items = [_quoted_message_title(item, level) for item in body_items]
     text, spans = join_elements(items + body_items + pictured + read)
     return text, spans, subject
+
+
+# A message's first line in an mbox file: "From <sender> <date>", at the file's start or after a blank line.
+_MBOX_FROM = re.compile(rb"(?:\A|(?<=\n\n)|(?<=\r\n\r\n))From [^\r\n]*\r?\n")
+_MBOX_QUOTED_FROM = re.compile(rb"^>(>*From )", re.M)  # a body line "From ..." as mboxrd writes it
+
+
+def _mailbox(data: bytes, limits: ParseLimits | None):
+    """An mbox file's messages, each read as a message is (``parse_email``: a section under its
+    subject, its senders, body and attachments), in the file's order; one that cannot be read is
+    named on a line of its own. Titled by its one message's subject (a file of several: none)."""
+    starts = [(m.start(), m.end()) for m in _MBOX_FROM.finditer(data)]
+    items: list[tuple] = []
+    subjects, failed = [], []
+    for n, (_, begin) in enumerate(starts):
+        message = _MBOX_QUOTED_FROM.sub(rb"\1", data[begin : starts[n + 1][0] if n + 1 < len(starts) else len(data)])
+        try:
+            text, elements, subject = parse_email(message, limits)
+        except Exception as exc:  # noqa: BLE001 - one bad message: the others are read
+            failed.append(f"message {n + 1} ({exc})")
+            continue
+        subjects.append(subject)
+        items.append((UNTITLED, "", None))  # a message without a subject is under no other's
+        items += [(e.category, text[e.start : e.end], e.page, len(e.heading_path), e.ocr, e.heading_path[-1])
+                  if e.category == "Title" and e.heading_path else (e.category, text[e.start : e.end], e.page, 0, e.ocr)
+                  for e in elements]
+    if not subjects:
+        raise ValueError(f"no message of the mailbox could be read: {'; '.join(failed)[:300]}")
+    if failed:
+        items += [(UNTITLED, "", None), ("UncategorizedText", "Not read: " + "; ".join(failed), None)]
+    text, spans = join_elements(items)
+    return text, spans, subjects[0] if len(subjects) == 1 else ""
 
 
 #: the lines a mail client writes above a message it quotes or forwards: Gmail's, Apple Mail's and
