@@ -1,6 +1,6 @@
-"""E-mail messages (.eml, Outlook's .msg) and mailboxes (.mbox: a message a section): subject and senders, the body (a quoted message under the
-line introducing it), what OCR reads in its screenshots, then its attachments, each read as its
-format is."""
+"""E-mail messages (.eml, Outlook's .msg) and mailboxes (.mbox: a message a section): subject and
+senders, the body (a quoted message under the line introducing it), what OCR reads in its
+screenshots, then its attachments, each read as its format is."""
 
 from __future__ import annotations
 
