@@ -1,7 +1,8 @@
 """Chat exports read as the conversation they hold: Slack's (a channel's day, an array of
 messages), Discord's (DiscordChatExporter's JSON), Telegram Desktop's (result.json), Microsoft
-Teams' (Microsoft Graph's chatMessage list, newest first as Graph pages them) and chat messages of roles (``[{"role": "user", "content": ...}]``, also under ``messages``). A message is a
-turn, "[10:15] Alice Smith: text" (a role's turn without a time), under the day it was sent; the
+Teams' (Microsoft Graph's chatMessage list, newest first as Graph pages them) and chat messages of
+roles (``[{"role": "user", "content": ...}]``, also under ``messages``). A message is a turn,
+"[10:15] Alice Smith: text" (a role's turn without a time), under the day it was sent; the
 export's markup reads as the app shows it (Slack's ``<https://x|label>`` as "label", ``<@U02>`` as
 the member's name where the file names them). Service lines (joins, pins, calls) are left out."""
 

@@ -310,13 +310,13 @@ def _unshown(text: str, elements: tuple[Element, ...]) -> list[tuple[int, int]]:
 
 
 def _parse_json(text: str):
-    """A JSON file (or JSON Lines, a value a line) as text to search: a chat export as its
-    conversation (``chats.chat_items``: a message a turn under its day, titled by its channel), records (an array of objects,
-    also under a top-level key, which heads them) as a table, a row a record under their keys
-    (nested values as compact JSON; records whose keys differ much, as "key: value" lines a record),
-    the rest pretty-printed, two spaces an indent, so a minified export reads line by line (it was
-    one line, cut mid-field); None for text that is not JSON (a file with comments is read as text)
-    or nests so deep that indenting would multiply it."""
+    """A JSON file (or JSON Lines, a value a line) as text to search: a chat export as its conversation
+    (``chats.chat_items``: a message a turn under its day, titled by its channel), records (an array
+    of objects, also under a top-level key, which heads them) as a table, a row a record under their
+    keys (nested values as compact JSON; records whose keys differ much, as "key: value" lines a
+    record), the rest pretty-printed, two spaces an indent, so a minified export reads line by line
+    (it was one line, cut mid-field); None for text that is not JSON (a file with comments is read
+    as text) or nests so deep that indenting would multiply it."""
     try:
         value = json.loads(text)
     except ValueError:
