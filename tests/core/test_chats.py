@@ -103,3 +103,21 @@ def test_a_chat_is_chunked_at_its_turns():
         holding = [c for c in result.chunks if f"Update {n}:" in c.text]
         assert len(holding) == 1 and f"Update {n}: dock {n} was checked" in holding[0].text
     assert all(c.heading_path == ("2021-03-04",) for c in result.chunks)
+
+
+def test_a_whatsapp_text_export_reads_as_turns_under_its_days():
+    """iPhone's and Android's export lines (12-hour times as 24); a message's next lines stay with
+    it; the app's own lines are left out; other text is read as it was."""
+    iphone = ("[04/03/2021, 10:15:02] Messages and calls are end-to-end encrypted. No one outside can read them.\n"
+              "[04/03/2021, 10:15:02] Alice Smith: Dock firmware 2.4 is out\n"
+              "[04/03/2021, 10:17:40] Bob Jones: Rolled it out to the Oslo docks.\nTwo needed a restart.\n"
+              "[05/03/2021, 09:01:00] Alice Smith: All docks report 2.4: done.\n")
+    doc = parse_document(RawDocument("chats/ops.txt", "", "h", len(iphone), "", iphone.encode()))
+    assert doc.text == ("04/03/2021\n\n[10:15] Alice Smith: Dock firmware 2.4 is out\n\n"
+                        "[10:17] Bob Jones: Rolled it out to the Oslo docks.\nTwo needed a restart.\n\n"
+                        "05/03/2021\n\n[09:01] Alice Smith: All docks report 2.4: done.")
+    android = "3/4/21, 10:15 AM - Alice Smith: Out\n3/4/21, 1:17 PM - Bob Jones: Rolled\n3/4/21, 1:20 PM - Bob: ok\n"
+    doc = parse_document(RawDocument("chats/a.txt", "", "h", len(android), "", android.encode()))
+    assert doc.text == "3/4/21\n\n[10:15] Alice Smith: Out\n\n[13:17] Bob Jones: Rolled\n\n[13:20] Bob: ok"
+    notes = "Meeting notes\n\n12/01/2024, 10:00 - Kickoff: agreed on scope\nEverything else as planned.\n"
+    assert parse_document(RawDocument("notes.txt", "", "h", len(notes), "", notes.encode())).text == notes

@@ -47,6 +47,51 @@ def _items(turns: list[tuple[datetime | None, str, str]]) -> list[tuple]:
     return items
 
 
+# A WhatsApp export's message line: "[04/03/2021, 10:15:02] Alice: text" (iPhone) or "04/03/2021, 10:15 - Alice: text"
+# (Android), 12-hour times with AM/PM too; the date as the phone wrote it.
+_WHATSAPP = re.compile(r"\u200e?(?:\[(?P<d1>\d{1,4}[./-]\d{1,2}[./-]\d{1,4}),? (?P<t1>\d{1,2}:\d{2})(?::\d{2})?"
+                       r"(?:\s?(?P<p1>[AaPp]\.?[Mm]\.?))?\]|(?P<d2>\d{1,4}[./-]\d{1,2}[./-]\d{1,4}),? (?P<t2>\d{1,2}:\d{2})"
+                       r"(?::\d{2})?(?:\s?(?P<p2>[AaPp]\.?[Mm]\.?))? -) (?:(?P<who>[^:\n]{1,80}): )?(?P<text>.*)")
+MIN_WHATSAPP_LINES = 3
+
+
+def whatsapp_items(text: str) -> list[tuple] | None:
+    """A WhatsApp chat exported as text ("Export chat"): a message a turn "[10:15] Alice: text" (a
+    12-hour time as 24), its following lines with it, under the day it was sent as the export writes
+    it; the app's own lines (encryption, "Alice added Bob") left out. None for other text: fewer
+    than ``MIN_WHATSAPP_LINES`` message lines, or under half its lines."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not any(_WHATSAPP.fullmatch(line) for line in lines[:MIN_WHATSAPP_LINES * 2]):  # most text: no such line
+        return None
+    matches = [_WHATSAPP.fullmatch(line) for line in lines]
+    messages = sum(1 for m in matches if m is not None and m["who"])
+    if messages < MIN_WHATSAPP_LINES or messages < 0.5 * len(lines):
+        return None
+    items: list[tuple] = []
+    day, turn = None, None
+    for line, match in zip(lines, matches):
+        if match is None:
+            if turn is not None:  # a message's next line
+                turn[1] += "\n" + line
+            continue
+        if turn is not None:
+            items.append(tuple(turn))
+        turn = None
+        if not match["who"]:  # the app's own line
+            continue
+        date, clock, meridiem = match["d1"] or match["d2"], match["t1"] or match["t2"], match["p1"] or match["p2"]
+        if date != day:
+            day = date
+            items.append(("Title", date, None))
+        hours, minutes = (int(part) for part in clock.split(":"))
+        if meridiem:
+            hours = hours % 12 + (12 if meridiem[0] in "Pp" else 0)
+        turn = ["NarrativeText", f"[{hours:02d}:{minutes:02d}] {match['who'].strip()}: {match['text']}", None]
+    if turn is not None:
+        items.append(tuple(turn))
+    return items
+
+
 def _mostly(records, test) -> bool:
     objects = [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
     return bool(objects) and sum(1 for r in objects if test(r)) >= MIN_SHARE * len(records)
