@@ -322,6 +322,10 @@ PARSER_REVISION = "44"
 #:   "From " line reads as before.
 #: - Text 3: a WhatsApp chat exported as text reads as its turns under its days (``chats.whatsapp_items``); it was
 #:   text chunked by paragraph (a day's messages one paragraph). 3,001 other text files here read as before.
+#:   Text 3 and JSON 3 also read an OpenAPI (3.x) or Swagger (2.0) description, YAML or JSON, as its API reference
+#:   (``openapi.openapi_items``): each operation a section under its tag with tables of its parameters and
+#:   responses, each schema with a table of its properties; it was YAML text or pretty-printed JSON (a $ref in
+#:   place of each type). 3,000 other YAML and 4,000 other JSON files here read as before.
 FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "3", "rst": "7", "notebook": "15", "markdown": "14",
                     "html": "11", **dict.fromkeys(("odt", "rtf", "latex", "org"), "10"), "epub": "11",
                     "xml": "12", "email": "10", "asciidoc": "12",

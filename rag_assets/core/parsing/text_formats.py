@@ -14,6 +14,7 @@ from rag_assets.core.parsing.decode import decode_text, elide_inline_data
 from rag_assets.core.parsing.html_landmarks import MIN_CONTENTS_ENTRIES
 from rag_assets.core.parsing.html_tables import table_rows
 from rag_assets.core.parsing.items import join_elements, sole_top_heading
+from rag_assets.core.parsing.openapi import is_openapi_yaml, openapi_items
 from rag_assets.core.parsing.rst import directive_reading, role_text, rst_as_shown
 from rag_assets.core.parsing.structure import (html_heading_as_atx, indent_width, markdown_blocks, markdown_table,
                                                paragraph_elements, rst_elements, without_lines, without_site_markup)
@@ -49,6 +50,8 @@ def parse_text(content_type: str, data: bytes):
         elements = (Element(0, len(text.rstrip()), "Table"),) if text.strip() else ()
     elif content_type == "code":
         elements = (Element(0, len(text.rstrip()), "CodeSnippet"),) if text.strip() else ()
+    elif content_type == "text" and is_openapi_yaml(text) and (api := _openapi_yaml(text)) is not None:
+        return api
     elif content_type == "text" and (chat := whatsapp_items(text)) is not None:
         text, elements = join_elements(chat)
     elif content_type == "text" and (titled := _underlined_titles(text)):
@@ -56,6 +59,21 @@ def parse_text(content_type: str, data: bytes):
     else:
         elements = paragraph_elements(text)
     return text, elements, sole_top_heading(text, elements)
+
+
+def _openapi_yaml(text: str):
+    """An OpenAPI or Swagger description in YAML read as its reference (``openapi.openapi_items``),
+    or None where the YAML does not parse or is no such description."""
+    import yaml
+
+    try:
+        read = openapi_items(yaml.safe_load(text))
+    except (yaml.YAMLError, RecursionError):
+        return None
+    if read is None:
+        return None
+    joined, elements = join_elements(_whole_chars(read[0]))
+    return joined, elements, read[1]
 
 
 def _underlined_titles(text: str) -> tuple[str, tuple[Element, ...]] | None:
@@ -332,9 +350,9 @@ def _parse_json(text: str):
     except RecursionError:
         return None
     try:
-        if (chat := chat_items(value)) is not None:
-            joined, elements = join_elements(_whole_chars(chat[0]))
-            return joined, elements, chat[1]
+        if (read := openapi_items(value) or chat_items(value)) is not None:
+            joined, elements = join_elements(_whole_chars(read[0]))
+            return joined, elements, read[1]
         if _records(value):
             joined, elements = join_elements(_whole_chars(_record_items(value)))
         elif isinstance(value, dict) and any(_records(v) for v in value.values()):
@@ -358,10 +376,10 @@ def _parse_json(text: str):
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a JSON escape of half a pair (an export cut mid-emoji)
 
 
-def _whole_chars(items: list[tuple[str, str, None]]) -> list[tuple[str, str, None]]:
+def _whole_chars(items: list[tuple]) -> list[tuple]:
     """Items with each lone surrogate replaced (one character for one), before their text
     becomes the document's, its titles and heading paths (which no tokenizer or Arrow column takes)."""
-    return [(category, _LONE_SURROGATE.sub("\ufffd", item), extra) for category, item, extra in items]
+    return [(category, _LONE_SURROGATE.sub("\ufffd", item), *rest) for category, item, *rest in items]
 
 
 def _records(value) -> bool:
