@@ -226,20 +226,21 @@ def test_chunk_document_reads_the_language_from_the_document_name():
     ("stock.c", "struct stock { int n; };\n\nstatic int add(int a, int b) {\n    return a + b;\n}\n\n"
                 "static int sub(int a, int b) {\n    return a - b;\n}\n"),
     ("stock.py", "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"),
+    ("stock.kt", "fun add(a: Int, b: Int) = a + b\nfun sub(a: Int, b: Int) = a - b\n"),  # one line each
     ("Stock.java", "public class Stock {\n" + "".join(
         f"    /** {verb} the two counts. */\n    int {verb}(int a, int b) {{\n        return a + b;\n    }}\n\n"
         for verb in ("add", "sub", "merge", "split"))
         + "    int total() {\n" + "        audit();\n" * 40 + "        return 0;\n    }\n}\n"),
 ])
 def test_a_chunk_packing_small_definitions_cites_each(name, source):
-    """Definitions (of more than one line) under min_tokens pack into one chunk, cited under their
+    """Definitions under min_tokens (one-line ones too) pack into one chunk, cited under their
     container alone (the file, or the class): each is now in the chunk's sections, as a heading
     section is."""
     doc = parse_document(RawDocument(name, "", "h", len(source), "", source.encode()))
     chunks = chunk_document(doc, ChunkingProfile("p", strategy="code", max_tokens=128, min_tokens=50), COUNTER,
                             256).chunks
     container = ("Stock",) if name.endswith(".java") else ()
-    packed = [c for c in chunks if "add(int a" in c.text or "def add" in c.text]
+    packed = [c for c in chunks if "add(int a" in c.text or "def add" in c.text or "fun add" in c.text]
     assert len(packed) == 1 and packed[0].heading_path == container
     assert {" > ".join((*container, verb)) for verb in ("add", "sub")} <= set(packed[0].sections)
     # a definition cut into several chunks is cited by their heading paths, never in another chunk's sections

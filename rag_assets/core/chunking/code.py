@@ -67,6 +67,8 @@ _NAMING = ("function_name", "object_reference")
 #: a node whose children are read as its container's: a C preprocessor conditional (an include guard),
 #: PowerShell's list of a script's statements
 _TRANSPARENT = re.compile(r"^(?:preproc_(?:if|ifdef|else|elif|elifdef)|statement_list)$")
+#: a node defining a function or method (not calling one), which the chunk holding it cites when it is on one line
+_ONE_LINE_DEFINITION = re.compile(r"^(?!.*(?:call|invocation))(?:.*_)?(?:function|method)(?:_.*)?$")
 MAX_DEPTH = 8  # how many levels a definition over the limit is read into (#ifdef, namespaces, class, method, block)
 
 
@@ -237,6 +239,10 @@ class _Units:
         """Units of ``nodes`` from ``start`` to ``end`` under ``path`` with ``context``; the lines
         before the first of them (those opening their container) with the container's ``outer``."""
         pos, first = start, len(self.units)
+        for node in nodes:  # a definition on one line is no unit, but a chunk holding it cites it
+            if _ONE_LINE_DEFINITION.search(node.type) and not _multiline(node) and (name := _name(node)):
+                self.named.append((max(self.at(node.start_point.row), start), min(self.at(node.end_point.row + 1), end),
+                                   path + (name,)))
         for first_row, last_row, node in _definitions(nodes):
             a, b = max(self.at(first_row), pos), min(self.at(last_row + 1), end)
             if a >= b:

@@ -28,8 +28,8 @@ CHUNKER_REVISION = "8"  # 8: running headers and footers leave the embedded text
 # the definition below it; code 3 and auto 10: PowerShell and SQL by their syntax tree (a statement a unit); code 4
 # and auto 11: Elixir too (a def under its name); code 5 and auto 12: a container's opening and closing lines
 # under min_tokens pack with its first and last members (a "}" or "end" was a chunk of its own); code 6 and auto
-# 13: a chunk packing small definitions cites each of them in its sections ("tiny [add; sub; mul]"; it cited
-# their container alone)
+# 13: a chunk packing small definitions (one-line ones too) cites each of them in its sections ("tiny [add; sub;
+# mul]"; it cited their container alone)
 STRATEGY_REVISIONS = {"sentence_window": "3", "sentence": "2", "semantic": "2", "auto": "13", "markdown": "2",
                       "transcript": "1", "table": "1", "code": "6"}
 
