@@ -151,8 +151,8 @@ class CodeChunker(Chunker):
             items.extend(Item(x, y, dict(meta), self.max_tokens - (self.budget - room))
                          for x, y in pack_units(index, [(a, b) for a, b, _ in group], room))
         items = merge_small(index, items, self.min_tokens, self.budget)
-        named = walked.named if units and walked is not None else [(a, b, m["heading_path"]) for a, b, m in units
-                                                                   if m.get("heading_path")]
+        named = walked.named if walked is not None else [(a, b, m["heading_path"]) for a, b, m in units
+                                                         if m.get("heading_path")]
         return _with_sections(text, finalize_items(index, items, self.max_tokens), named)
 
     def _python_units(self, index: TokenIndex, tree: ast.Module) -> list[tuple[int, int, dict]]:

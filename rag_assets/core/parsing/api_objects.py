@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from rag_assets.core.parsing.items import CLOSED
+
 # Object directives by domain: Sphinx's own (py, c, cpp, js, rst, std) and the common extensions'
 # (sphinxcontrib-httpdomain's endpoints, CMake's commands and variables). Without a domain a
 # directive is read in the one that defines it (Python's where several do, as Sphinx's default).
@@ -124,6 +126,9 @@ def marked_api_objects(page: str) -> str:
         element.text = text
         return element
 
+    def opening(depth: int, name: str, signature: str):
+        return paragraph(f"{_OPEN}{depth}{_FIELD}{name}{_FIELD}{signature}")
+
     def end_after(element, depth: int) -> None:
         end = paragraph(f"{_CLOSE}{depth}")
         end.tail, element.tail = element.tail, None
@@ -134,7 +139,7 @@ def marked_api_objects(page: str) -> str:
             signature, name = _signature(dt)
             if n == 0:
                 name = cut_name((name or signature) + ("()" if _classes(dl) & _CALLABLE and "(" in signature else ""))
-            shown = paragraph(f"{_OPEN}{depths[dl]}{_FIELD}{name}{_FIELD}{signature}" if n == 0 else signature)
+            shown = opening(depths[dl], name, signature) if n == 0 else paragraph(signature)
             shown.tail = dt.tail
             dl.replace(dt, shown)
         for dd in dl:
@@ -147,8 +152,8 @@ def marked_api_objects(page: str) -> str:
         for child in list(dl):
             if child.tag == "dt":
                 shown, _ = _signature(child)
-                marked_term = paragraph(shown if term is not None and term.tag == "p"  # a synonym of the term before
-                                        else f"{_OPEN}{depths[dl]}{_FIELD}{cut_name(shown)}{_FIELD}{shown}")
+                # a term opens its entry; one right after another term is its synonym, a line of the entry
+                marked_term = opening(depths[dl], cut_name(shown), shown) if term is None else paragraph(shown)
                 marked_term.tail = child.tail
                 dl.replace(child, marked_term)
                 term = marked_term
@@ -163,10 +168,10 @@ def marked_api_objects(page: str) -> str:
     return html.tostring(root, encoding="unicode")
 
 
-def api_items(items: list[tuple], closed: str) -> list[tuple]:
+def api_items(items: list[tuple]) -> list[tuple]:
     """Items (``join_elements``' tuples) with ``marked_api_objects``' marks read: a signature a
-    Title at its depth below the last heading before it, cited by its name; an object's end an
-    item of category ``closed`` at that level (it ends the heading path there)."""
+    Title at its depth below the last heading before it, cited by its name; an object's end a
+    ``CLOSED`` item at that level (it ends the heading path there)."""
     out: list[tuple] = []
     base = 0  # the level of the last heading the page shows
     for item in items:
@@ -175,7 +180,7 @@ def api_items(items: list[tuple], closed: str) -> list[tuple]:
         if len(fields) == 3 and fields[0].isdigit():
             out.append(("Title", fields[2], page, base + int(fields[0]), False, fields[1]))
         elif text.startswith(_CLOSE) and text[len(_CLOSE):].isdigit():
-            out.append((closed, "", page, base + int(text[len(_CLOSE):])))
+            out.append((CLOSED, "", page, base + int(text[len(_CLOSE):])))
         else:
             if category == "Title":
                 base = more[0] if more else 1

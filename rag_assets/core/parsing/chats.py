@@ -32,25 +32,29 @@ def chat_items(value) -> tuple[list[tuple], str] | None:
 
 
 def _items(turns: list[tuple[datetime | None, str, str]]) -> list[tuple]:
-    """A day's title before its first turn, then a turn an item."""
+    """``_turn_items`` of turns timed by ``datetime`` (a day by its ISO date), empty ones left out."""
+    return _turn_items([(when.date().isoformat() if when else None, f"{when:%H:%M}" if when else None, speaker,
+                         text.strip()) for when, speaker, text in turns if text.strip()])
+
+
+def _turn_items(turns: list[tuple[str | None, str | None, str, str]]) -> list[tuple]:
+    """Items of (day, clock, speaker, text) turns: a day's title before its first turn, then a turn
+    an item, "[10:15] Alice Smith: text" (no stamp without a clock)."""
     items: list[tuple] = []
     day = None
-    for when, speaker, text in turns:
-        text = text.strip()
-        if not text:
-            continue
-        if when is not None and when.date() != day:
-            day = when.date()
-            items.append(("Title", day.isoformat(), None))
-        stamp = f"[{when:%H:%M}] " if when is not None else ""
-        items.append(("NarrativeText", f"{stamp}{speaker}: {text}", None))
+    for when, clock, speaker, text in turns:
+        if when is not None and when != day:
+            day = when
+            items.append(("Title", day, None))
+        items.append(("NarrativeText", f"[{clock}] {speaker}: {text}" if clock else f"{speaker}: {text}", None))
     return items
 
 
 # A WhatsApp export's message line: "[04/03/2021, 10:15:02] Alice: text" (iPhone) or "04/03/2021, 10:15 - Alice: text"
 # (Android), 12-hour times with AM/PM too; the date as the phone wrote it.
 _WHATSAPP = re.compile(r"\u200e?(?:\[(?P<d1>\d{1,4}[./-]\d{1,2}[./-]\d{1,4}),? (?P<t1>\d{1,2}:\d{2})(?::\d{2})?"
-                       r"(?:\s?(?P<p1>[AaPp]\.?[Mm]\.?))?\]|(?P<d2>\d{1,4}[./-]\d{1,2}[./-]\d{1,4}),? (?P<t2>\d{1,2}:\d{2})"
+                       r"(?:\s?(?P<p1>[AaPp]\.?[Mm]\.?))?\]"
+                       r"|(?P<d2>\d{1,4}[./-]\d{1,2}[./-]\d{1,4}),? (?P<t2>\d{1,2}:\d{2})"
                        r"(?::\d{2})?(?:\s?(?P<p2>[AaPp]\.?[Mm]\.?))? -) (?:(?P<who>[^:\n]{1,80}): )?(?P<text>.*)")
 MIN_WHATSAPP_LINES = 3
 
@@ -61,35 +65,30 @@ def whatsapp_items(text: str) -> list[tuple] | None:
     it; the app's own lines (encryption, "Alice added Bob") left out. None for other text: fewer
     than ``MIN_WHATSAPP_LINES`` message lines, or under half its lines."""
     lines = [line for line in text.splitlines() if line.strip()]
-    if not any(_WHATSAPP.fullmatch(line) for line in lines[:MIN_WHATSAPP_LINES * 2]):  # most text: no such line
+    matches = [_WHATSAPP.fullmatch(line) for line in lines[:MIN_WHATSAPP_LINES * 2]]
+    if not any(matches):  # most text: no such line, and no need to read the rest
         return None
-    matches = [_WHATSAPP.fullmatch(line) for line in lines]
+    matches += [_WHATSAPP.fullmatch(line) for line in lines[len(matches):]]
     messages = sum(1 for m in matches if m is not None and m["who"])
     if messages < MIN_WHATSAPP_LINES or messages < 0.5 * len(lines):
         return None
-    items: list[tuple] = []
-    day, turn = None, None
+    turns: list[tuple[str, str, str, str]] = []
+    opened = False  # whether the last line with a date was a message (its next lines are the message's)
     for line, match in zip(lines, matches):
         if match is None:
-            if turn is not None:  # a message's next line
-                turn[1] += "\n" + line
+            if opened:
+                day, clock, who, said = turns[-1]
+                turns[-1] = (day, clock, who, said + "\n" + line)
             continue
-        if turn is not None:
-            items.append(tuple(turn))
-        turn = None
-        if not match["who"]:  # the app's own line
+        opened = bool(match["who"])
+        if not opened:  # the app's own line
             continue
-        date, clock, meridiem = match["d1"] or match["d2"], match["t1"] or match["t2"], match["p1"] or match["p2"]
-        if date != day:
-            day = date
-            items.append(("Title", date, None))
+        clock, meridiem = match["t1"] or match["t2"], match["p1"] or match["p2"]
         hours, minutes = (int(part) for part in clock.split(":"))
         if meridiem:
             hours = hours % 12 + (12 if meridiem[0] in "Pp" else 0)
-        turn = ["NarrativeText", f"[{hours:02d}:{minutes:02d}] {match['who'].strip()}: {match['text']}", None]
-    if turn is not None:
-        items.append(tuple(turn))
-    return items
+        turns.append((match["d1"] or match["d2"], f"{hours:02d}:{minutes:02d}", match["who"].strip(), match["text"]))
+    return _turn_items(turns)
 
 
 def _mostly(records, test) -> bool:

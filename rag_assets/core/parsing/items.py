@@ -37,8 +37,9 @@ def join_elements(items: list[tuple]) -> tuple[str, tuple[Element, ...]]:
     a Title's heading where its text is markup (a Markdown attachment's "# Notes"). An
     ``UNTITLED`` item ends the heading path (a slide without a title is not under the slide
     before it), a ``CLOSED`` one the headings of its level (a fourth field) and below (what follows
-    an API object's description is the section's again); a ``CONTINUED`` item's text (" " or "") joins the items around it in place of the
-    blank lines (a paragraph that a page break cuts mid-sentence). A header or footer is under no
+    an API object's description is the section's again); a ``CONTINUED`` item's text (" " or "")
+    joins the items around it in place of the blank lines (a paragraph that a page break cuts
+    mid-sentence). A header or footer is under no
     heading (``_FURNITURE``)."""
     parts: list[str] = []
     elements: list[Element] = []

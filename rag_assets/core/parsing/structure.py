@@ -151,8 +151,8 @@ def _lines(text: str, markdown: bool = False):
         pos += size
 
 
-def _closes(line: str, fence: str, max_indent: int | None = None) -> bool:
-    """Whether ``line`` closes the code block ``fence`` ("```", "~~~~") opened: a line of its own
+def closes_fence(line: str, fence: str, max_indent: int | None = None) -> bool:
+    """Whether ``line`` closes the block ``fence`` ("```", "~~~~", MyST's ":::") opened: a line of its own
     character alone, at least as long, as CommonMark reads it; indented ``max_indent`` columns at
     most, when given (deeper, it is a line of the code)."""
     closing = re.fullmatch(rf"[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line) is not None
@@ -277,7 +277,7 @@ def markdown_blocks(text: str, containers: Mapping[int, int] | None = None
             flush_unclosed()
         if fence is not None:
             block_end = end
-            if _closes(line, fence[0], fence[1]):
+            if closes_fence(line, fence[0], fence[1]):
                 fence = None
                 flush()
             continue
@@ -288,7 +288,7 @@ def markdown_blocks(text: str, containers: Mapping[int, int] | None = None
                 flush_unclosed()
             else:
                 block_end = end
-                if _closes(line[marks.end():], quoted[0], 3):
+                if closes_fence(line[marks.end():], quoted[0], 3):
                     quoted = None
                     flush()
                 continue

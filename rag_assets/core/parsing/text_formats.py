@@ -16,8 +16,9 @@ from rag_assets.core.parsing.html_tables import table_rows
 from rag_assets.core.parsing.items import join_elements, sole_top_heading
 from rag_assets.core.parsing.openapi import is_openapi_yaml, openapi_items
 from rag_assets.core.parsing.rst import directive_reading, role_text, rst_as_shown
-from rag_assets.core.parsing.structure import (html_heading_as_atx, indent_width, markdown_blocks, markdown_table,
-                                               paragraph_elements, rst_elements, without_lines, without_site_markup)
+from rag_assets.core.parsing.structure import (closes_fence, html_heading_as_atx, indent_width, markdown_blocks,
+                                               markdown_table, paragraph_elements, rst_elements, without_lines,
+                                               without_site_markup)
 from rag_assets.core.parsing.subtitles import subtitle_transcript
 
 
@@ -177,9 +178,9 @@ def _myst_pass(text: str) -> str:
         indent, fence, name, argument = opened.groups()
         if in_code:
             end = code[k]
-            closing = end if end > k and _closes_fence(lines[end], fence) else None
+            closing = end if end > k and closes_fence(lines[end], fence, 3) else None
         else:
-            closing = next((j for j in range(k + 1, len(lines)) if _closes_fence(lines[j], fence)), None)
+            closing = next((j for j in range(k + 1, len(lines)) if closes_fence(lines[j], fence, 3)), None)
             end = closing if closing is not None else len(lines) - 1
         body = k + 1 + _options(lines, k + 1, end if closing is None else closing)
         content = lines[body : closing if closing is not None else end + 1]
@@ -210,12 +211,6 @@ def _myst_roles(line: str) -> str:
                    else gap + span.group())
         pos = span.end()
     return "".join(out) + line[pos:]
-
-
-def _closes_fence(line: str, fence: str) -> bool:
-    """Whether ``line`` closes a fence opened by ``fence``: its character alone, as many or more."""
-    body = line.strip()
-    return len(line) - len(line.lstrip(" ")) <= 3 and len(body) >= len(fence) and body == fence[0] * len(body)
 
 
 def _options(lines: list[str], first: int, end: int) -> int:

@@ -11,7 +11,7 @@ from rag_assets.core.parsing.api_objects import api_items, marked_api_objects
 from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.html_landmarks import readable_landmarks
 from rag_assets.core.parsing.html_tables import readable_tables
-from rag_assets.core.parsing.items import CLOSED, NO_LANGUAGE, first_title, join_elements, unstructured_items
+from rag_assets.core.parsing.items import NO_LANGUAGE, first_title, join_elements, unstructured_items
 from rag_assets.core.parsing.math_text import mathml_text
 
 
@@ -32,7 +32,7 @@ def parse_html(data: bytes, untitled: str = "", marked_headers: bool = True):
     title = title if title != untitled else ""
     items = unstructured_items(partition_html(text=readable_html(marked_api_objects(page)), languages=NO_LANGUAGE),
                                marked_headers=marked_headers)
-    text, elements = join_elements(api_items(items, CLOSED))
+    text, elements = join_elements(api_items(items))
     return text, elements, title or " ".join(subject.split()) or first_title(text, elements)
 
 
