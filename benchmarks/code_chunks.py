@@ -5,8 +5,9 @@ chunker with the file's grammar (``chunking.code``) against the definition-line 
 A function is a node of the file's syntax tree whose type names a function or method (not a
 preprocessor macro), or an Elixir def, from its first line to its last (before comments it ends with), at most the
 chunk's budget; it is whole where one chunk holds all its
-lines, named where that chunk's heading path ends with its name, cited where it is named or one of the
-chunk's sections (the small definitions it packs) ends with its name.
+lines, named where that chunk's heading path ends with its name (an anonymous function's: the const,
+property or assignment target holding it; a callback has none), cited where it is named or one of the
+chunk's sections (the small definitions it packs, a whole class's methods) ends with its name.
 
     .venv/bin/python benchmarks/code_chunks.py PATH... [--max-tokens 256] [--min-tokens 50] [--files 400]
 
@@ -38,6 +39,19 @@ def _functions(root):
             if node.end_point.row > node.start_point.row and node.type not in ("function_body", "method_body"):
                 yield node
         stack.extend(node.named_children)
+
+
+def _own_name(node) -> str:
+    """A function's name, or, for an anonymous one, the name of what holds it: a const or variable
+    (``const add = () => ...``), a property (``key: function () {...}``), an assignment's target
+    (``Foo.prototype.bar = function () {...}``), as a reader names it; "" for a callback."""
+    if own := _name(node):
+        return own
+    parent = node.parent
+    if parent is None or (parent.child_by_field_name("value") or parent.child_by_field_name("right")) != node:
+        return ""
+    target = parent.child_by_field_name("name") or parent.child_by_field_name("key") or parent.child_by_field_name("left")
+    return " ".join(target.text.decode("utf-8", "replace").strip("'\"`").split())[:100] if target is not None else ""
 
 
 def main() -> None:
@@ -81,7 +95,7 @@ def main() -> None:
                 holder = next((sp for sp in spans if sp.start <= first and sp.end >= last), None)
                 if holder is not None:
                     s[f"{name}_whole"] += 1
-                    named = bool(holder.heading_path) and holder.heading_path[-1] == (own := _name(node))
+                    named = bool(holder.heading_path) and holder.heading_path[-1] == (own := _own_name(node))
                     s[f"{name}_named"] += named
                     s[f"{name}_cited"] += named or any(path and path[-1] == own for path in holder.sections)
     total: dict[str, float] = defaultdict(float)

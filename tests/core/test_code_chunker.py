@@ -247,6 +247,41 @@ def test_a_chunk_packing_small_definitions_cites_each(name, source):
     assert all(" > ".join((*container, "total")) not in c.sections for c in chunks if "total" not in c.heading_path)
 
 
+@pytest.mark.parametrize("name, source, members", [
+    ("stack.ts", "export class Stack<T> {\n  private items: T[] = [];\n\n  push(item: T): void {\n"
+                 "    this.items.push(item);\n  }\n\n  peek = (): T | undefined => this.items[0];\n\n"
+                 "  get size(): number {\n    return this.items.length;\n  }\n}\n",
+     {"Stack > push", "Stack > peek", "Stack > size"}),
+    ("stack.py", "class Stack:\n    def push(self, x):\n        self.items.append(x)\n\n"
+                 "    class Empty(Exception):\n        def describe(self):\n            return 'empty'\n\n\n"
+                 "def helper(a):\n    def inner():\n        return a\n    return inner\n",
+     {"Stack", "Stack > push", "Stack > Empty", "Stack > Empty > describe", "helper"}),
+    ("Stock.kt", "class Stock(val name: String) {\n    fun add(a: Int) = a\n    fun sub(a: Int): Int {\n"
+                 "        return -a\n    }\n    companion object {\n        fun create(): Stock {\n"
+                 "            return Stock(\"x\")\n        }\n    }\n}\n",
+     {"Stock > add", "Stock > sub", "Stock > create"}),
+    ("stock.js", "const add = (a, b) => a + b;\nexport const sub = function (a, b) { return a - b; };\n"
+                 "var limit = 3, scale = (a) => a * limit;\nfunction mul(a, b) { return a * b; }\n",
+     {"add", "sub", "scale", "mul"}),
+    ("legacy.js", "function Stack() {\n  this.items = [];\n}\n\nStack.prototype.push = function (x) {\n"
+                  "  this.items.push(x);\n};\n\nmodule.exports = {\n  Stack: Stack,\n  create: function () {\n"
+                  "    return new Stack();\n  },\n  'make-two': () => [new Stack(), new Stack()],\n};\n",
+     {"Stack", "Stack.prototype.push", "module.exports", "module.exports > create", "module.exports > make-two"}),
+])
+def test_a_chunk_holding_a_whole_class_cites_its_members(name, source, members):
+    """A class that fits one chunk was cited under the class alone, its methods unlisted (a question
+    about Stack.push found the chunk, the citation did not say where push is); a function held by a
+    const (JavaScript's arrow functions), a property or an assignment (``Stack.prototype.push =
+    function``) carried no name. A function's own inner functions and statements are not listed."""
+    doc = parse_document(RawDocument(name, "", "h", len(source), "", source.encode()))
+    chunks = chunk_document(doc, ChunkingProfile("p", strategy="code", max_tokens=256, min_tokens=50), COUNTER,
+                            256).chunks
+    assert len(chunks) == 1
+    listed = set(chunks[0].sections) - {" > ".join(chunks[0].heading_path)}
+    assert listed == members
+    assert not any("inner" in s or "items" in s or "limit" in s for s in chunks[0].sections)
+
+
 @pytest.mark.parametrize("language", sorted(GRAMMARS))
 def test_code_nested_thousands_deep_or_on_one_long_line_is_chunked_and_covered(language):
     """A pointer declarator 5,000 stars deep raised RecursionError naming the C function: the

@@ -55,7 +55,7 @@ def test_profile_fingerprints_stay_put_across_refactors():
     default = ChunkingProfile("default", strategy="auto", max_tokens=256, overlap=32, min_tokens=50)
     fixed = ChunkingProfile("fixed_200_0", strategy="fixed", max_tokens=200, contextual_header=False,
                             size_tokenizer="cl100k_base")
-    assert (default.fingerprint(), fixed.fingerprint()) == ("5c79d5b2b0eb", "ad44177c0753")
+    assert (default.fingerprint(), fixed.fingerprint()) == ("45e259f6be56", "ad44177c0753")
 
 
 

@@ -69,6 +69,14 @@ _NAMING = ("function_name", "object_reference")
 _TRANSPARENT = re.compile(r"^(?:preproc_(?:if|ifdef|else|elif|elifdef)|statement_list)$")
 #: a node defining a function or method (not calling one), which the chunk holding it cites when it is on one line
 _ONE_LINE_DEFINITION = re.compile(r"^(?!.*(?:call|invocation))(?:.*_)?(?:function|method)(?:_.*)?$")
+#: a node holding a function as its value (JavaScript's arrow functions and function expressions, a lambda)
+_FUNCTION_VALUE = re.compile(r"^(?:arrow_function|function_expression|function|lambda(?:_expression)?)$")
+#: a value that an assignment or a property defines under its name (a function, a class, an object of them)
+_HELD_DEFINITION = re.compile(r"^(?:arrow_function|function_expression|function|class|object)$")
+#: a node declaring what its children define (an export, a const or variable declaration, an assignment)
+_DECLARING = re.compile(r"^(?:export_statement|lexical_declaration|variable_declaration|expression_statement)$")
+#: a node holding declarations, not statements (a class body: an unnamed one's members are its container's)
+_DECLARATIONS = re.compile(r"^(?:class_body|declaration_list|field_declaration_list)$")
 MAX_DEPTH = 8  # how many levels a definition over the limit is read into (#ifdef, namespaces, class, method, block)
 
 
@@ -120,16 +128,16 @@ class CodeChunker(Chunker):
             """What ``context`` adds to a chunk's tokens (the model's special tokens are the text's)."""
             return counter.count(context) - counter.special_tokens if context else 0
 
-        units, walked = None, None
+        units, named = None, []
         if self.language in GRAMMARS:
             from tree_sitter import Parser
 
             root = Parser(_grammar(self.language)).parse(text.encode("utf-8", "surrogatepass")).root_node
             walked = _Units(index, self.budget, self.min_tokens, context_tokens)
-            units = walked.of(root)
+            units, named = walked.of(root), walked.named
         elif self.language in ("", "python"):
             try:
-                units = self._python_units(index, ast.parse(text))
+                units, named = self._python_units(index, ast.parse(text))
             except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, or nested past the parser
                 pass
         units = _with_preamble(index, units or self._generic_units(text), self.budget)
@@ -151,11 +159,11 @@ class CodeChunker(Chunker):
             items.extend(Item(x, y, dict(meta), self.max_tokens - (self.budget - room))
                          for x, y in pack_units(index, [(a, b) for a, b, _ in group], room))
         items = merge_small(index, items, self.min_tokens, self.budget)
-        named = walked.named if walked is not None else [(a, b, m["heading_path"]) for a, b, m in units
-                                                         if m.get("heading_path")]
         return _with_sections(text, finalize_items(index, items, self.max_tokens), named)
 
-    def _python_units(self, index: TokenIndex, tree: ast.Module) -> list[tuple[int, int, dict]]:
+    def _python_units(self, index: TokenIndex, tree: ast.Module):
+        """(units, named): the module's units, and the span and path of each function and class in it,
+        those a class holds (its methods, its nested classes') included."""
         text = index.text
         line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
 
@@ -196,7 +204,16 @@ class CodeChunker(Chunker):
             pos = end
         if pos < len(text):
             units.append((pos, len(text), {"heading_path": ()}))
-        return [u for u in units if text[u[0] : u[1]].strip()]
+
+        named: list[tuple[int, int, tuple[str, ...]]] = []
+        definitions = [(node, ()) for node in tree.body]
+        while definitions:  # a function's own inner functions are not listed; a class's members are
+            node, path = definitions.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                named.append((node_start(node), node_end(node), path + (node.name,)))
+                if isinstance(node, ast.ClassDef) and len(path) < MAX_DEPTH:
+                    definitions.extend((member, path + (node.name,)) for member in node.body)
+        return [u for u in units if text[u[0] : u[1]].strip()], named
 
     def _generic_units(self, text: str) -> list[tuple[int, int, dict]]:
         starts = sorted({0, *(m.start() for m in _DEF_LINE.finditer(text))})
@@ -239,10 +256,7 @@ class _Units:
         """Units of ``nodes`` from ``start`` to ``end`` under ``path`` with ``context``; the lines
         before the first of them (those opening their container) with the container's ``outer``."""
         pos, first = start, len(self.units)
-        for node in nodes:  # a definition on one line is no unit, but a chunk holding it cites it
-            if _ONE_LINE_DEFINITION.search(node.type) and not _multiline(node) and (name := _name(node)):
-                self.named.append((max(self.at(node.start_point.row), start), min(self.at(node.end_point.row + 1), end),
-                                   path + (name,)))
+        self._one_line_functions(nodes, path, start, end)
         for first_row, last_row, node in _definitions(nodes):
             a, b = max(self.at(first_row), pos), min(self.at(last_row + 1), end)
             if a >= b:
@@ -267,11 +281,39 @@ class _Units:
                 self._walk(body.named_children, inner, context + opening, context, a, b, depth + 1)
             else:
                 self.units.append((a, b, _meta(inner, context)))
+                if name and not _function_name(node):
+                    self._members(node, path + (name,), a, b, depth + 1)
             pos = b
         if pos < end:
             self.units.append((pos, end, _meta(path, outer if pos == start else context)))
         if depth:
             self._edges_joined(first, start, end)
+
+    def _one_line_functions(self, nodes, path: tuple[str, ...], start: int, end: int) -> None:
+        """A function defined on one line is no unit, but a chunk holding it cites it."""
+        for node in nodes:
+            if not _multiline(node) and (name := _function_name(node)):
+                self.named.append((max(self.at(node.start_point.row), start), min(self.at(node.end_point.row + 1), end),
+                                   path + (name,)))
+
+    def _members(self, node, path: tuple[str, ...], start: int, end: int, depth: int) -> None:
+        """The named members of ``node``, a container kept whole from ``start`` to ``end`` (a class's
+        methods, a nested class's), under ``path``, so that the chunk holding them cites them; a
+        function's own statements are not read."""
+        body = (_object_held(node) or _body(node)) if depth < MAX_DEPTH else None
+        if body is None:
+            return
+        self._one_line_functions(body.named_children, path, start, end)
+        for first_row, last_row, member in _definitions(body.named_children):
+            a, b = max(self.at(first_row), start), min(self.at(last_row + 1), end)
+            name = _name(member)
+            if _TRANSPARENT.match(member.type) or not name and (inner := _body(member)) is not None \
+                    and _DECLARATIONS.search(inner.type):  # an #ifdef, Kotlin's unnamed companion object
+                self._members(member, path, a, b, depth + 1)
+            elif name:
+                self.named.append((a, b, path + (name,)))
+                if not _function_name(member):
+                    self._members(member, path + (name,), a, b, depth + 1)
 
     def _edges_joined(self, first: int, start: int, end: int) -> None:
         """A container's opening and closing lines (from ``start``, to ``end``) under ``min_tokens``
@@ -368,6 +410,8 @@ def _name(node, depth: int = 0, wraps: int = 0) -> str:
     if node.type == "call" and (keyword := node.child_by_field_name("target")) is not None \
             and keyword.text.startswith(b"def") and (named := _elixir_name(node)):
         return named
+    if held := _held_name(node, _HELD_DEFINITION):
+        return held
     for field in ("name", "declarator", "type", None):
         found = node.child_by_field_name(field) if field else next((c for c in node.children if c.type in _NAMING), None)
         if found is not None:
@@ -381,6 +425,47 @@ def _name(node, depth: int = 0, wraps: int = 0) -> str:
             if not _LEADING.search(child.type) and _multiline(child) and (found := _name(child, depth + 1, wraps + 1)):
                 return found
     return ""
+
+
+def _function_name(node, wraps: int = 0) -> str:
+    """The name of the function or method ``node`` defines: a definition's, a const's, variable's or
+    field's holding a function (``const add = (a, b) => a + b``), an export's of one (at most 2
+    wrappers deep); "" for anything else."""
+    if _ONE_LINE_DEFINITION.search(node.type) or node.type == "call" and (
+            (node.child_by_field_name("target") or node).text in (b"def", b"defp", b"defmacro", b"defmacrop")):
+        return _name(node)
+    if held := _held_name(node, _FUNCTION_VALUE):
+        return held
+    if wraps < 2 and _DECLARING.match(node.type):
+        return next((found for child in node.named_children if (found := _function_name(child, wraps + 1))), "")
+    return ""
+
+
+def _held_name(node, kinds: re.Pattern) -> str:
+    """The name a declarator, property or assignment gives the value it holds, where that value is
+    of ``kinds`` (``const add = () => ...``, ``key: function () {...}``, ``Foo.prototype.bar =
+    function () {...}``); "" otherwise."""
+    value = _value(node)
+    if value is None or not kinds.search(value.type):
+        return ""
+    target = node.child_by_field_name("name") or node.child_by_field_name("key") or node.child_by_field_name("left")
+    return " ".join(target.text.decode("utf-8", "replace").strip("'\"`").split())[:100] if target is not None else ""
+
+
+def _value(node):
+    """What a declarator, property or assignment holds (its ``value`` or ``right``), else None."""
+    return node.child_by_field_name("value") or node.child_by_field_name("right")
+
+
+def _object_held(node, wraps: int = 0):
+    """The object literal ``node`` declares or assigns (``module.exports = {...}``), its properties
+    being its members; None where it holds none."""
+    value = _value(node)
+    if value is not None:
+        return value if value.type == "object" else None
+    if wraps < 2 and _DECLARING.match(node.type):
+        return next((found for child in node.named_children if (found := _object_held(child, wraps + 1))), None)
+    return None
 
 
 def _elixir_name(call) -> str:

@@ -29,9 +29,11 @@ CHUNKER_REVISION = "8"  # 8: running headers and footers leave the embedded text
 # and auto 11: Elixir too (a def under its name); code 5 and auto 12: a container's opening and closing lines
 # under min_tokens pack with its first and last members (a "}" or "end" was a chunk of its own); code 6 and auto
 # 13: a chunk packing small definitions (one-line ones too) cites each of them in its sections ("tiny [add; sub;
-# mul]"; it cited their container alone)
-STRATEGY_REVISIONS = {"sentence_window": "3", "sentence": "2", "semantic": "2", "auto": "13", "markdown": "2",
-                      "transcript": "1", "table": "1", "code": "6"}
+# mul]"; it cited their container alone); code 7 and auto 14: a chunk holding a whole class cites its methods
+# ("Stack [push; pop]"), and what a const, property or assignment holds (`const add = (a, b) => a + b`,
+# `Stack.prototype.push = function`) is cited by its name
+STRATEGY_REVISIONS = {"sentence_window": "3", "sentence": "2", "semantic": "2", "auto": "14", "markdown": "2",
+                      "transcript": "1", "table": "1", "code": "7"}
 
 # Settings added later count in the fingerprint only when set, so existing profiles keep theirs.
 OMITTED_WHEN_UNSET = ("header_weight", "sentence_weight")
