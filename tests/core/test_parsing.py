@@ -6,6 +6,7 @@ import random
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,8 @@ from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError, ParseLimits, parse_document
 from rag_assets.core.parsing.subtitles import _unmarked
 from rag_assets.core.sources import list_disk, read_disk
-from tests.support.bad_inputs import (email_message, encrypted_docx, expanding_docx, legacy_workbook, notebook,
-                                      outlook_message, pandoc_document, png, slide_deck, workbook)
+from tests.support.bad_inputs import (binary_workbook, email_message, encrypted_docx, expanding_docx, legacy_workbook,
+                                      notebook, outlook_message, pandoc_document, png, slide_deck, workbook)
 from tests.support.opendocument import ODF_NAMESPACES, opendocument, saved_zip, spreadsheet
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
@@ -2220,6 +2221,8 @@ def test_a_workbook_s_numbers_read_as_their_formats_show_them():
         sheet[f"{column}2"].number_format = number_format
     assert parse_document(raw("budget.xlsx", saved(book))).text.endswith(
         "| Spring | 95.0% | $23,750.50 | 1,234.50 € | 13 kg | 0.3 | 3 | -$5.00 |")
+    from datetime import timedelta
+
     from rag_assets.core.parsing.sheets import _cell_text
 
     accounting = '_("$"* #,##0.00_);_("$"* \\(#,##0.00\\);_("$"* "-"??_);_(@_)'
@@ -2231,6 +2234,9 @@ def test_a_workbook_s_numbers_read_as_their_formats_show_them():
             (2134, "00000", "02134"), (7.5, "000.0", "007.5"),  # leading zeros
             (1e30, "0", "1e+30"), (5.0, "0." + "0" * 30, "5"), (float("inf"), "0.00", "inf")]:  # General
         assert _cell_text(value, number_format) == shown, number_format
+    # a duration as an [h]:mm:ss cell shows it (calamine reads a binary workbook's as a timedelta)
+    assert [_cell_text(timedelta(days=10, hours=15, minutes=10, seconds=10)), _cell_text(timedelta(minutes=-90))] == [
+        "255:10:10", "-1:30:00"]
 
 
 def test_tables_a_blank_row_apart_on_one_sheet_are_tables_of_their_own():
@@ -2351,6 +2357,20 @@ def test_an_excel_97_workbook_reads_as_the_same_sheets_saved_as_xlsx():
     assert [(e.category, e.page, e.heading_path) for e in old.elements] == [
         (e.category, e.page, e.heading_path) for e in book.elements]
     assert parse_document(raw("misnamed.xlsx", legacy)).text == book.text  # told apart by content
+
+
+def test_an_excel_binary_workbook_reads_as_the_same_sheets_saved_as_xlsx():
+    """An .xlsb file (Excel's binary workbook, common for large sheets) was refused: "save it as
+    .xlsx". It reads as the same workbook saved as .xlsx does, its hidden sheet left out."""
+    modern, binary = workbook(), binary_workbook()
+    assert zipfile.ZipFile(io.BytesIO(binary)).read("xl/workbook.bin")  # binary records, no workbook.xml
+    book, packed = parse_document(raw("stock.xlsx", modern)), parse_document(raw("reports/stock.xlsb", binary))
+    assert (packed.content_type, packed.title) == ("xlsx", "stock")
+    assert packed.text == book.text  # 40 not 40.0, the date as a date, blank rows and cells left out
+    assert "Alice Jones" not in packed.text
+    assert [(e.category, e.page, e.heading_path) for e in packed.elements] == [
+        (e.category, e.page, e.heading_path) for e in book.elements]
+    assert parse_document(raw("misnamed.xlsx", binary)).text == book.text  # told apart by content
 
 
 GUIDE = """---
@@ -2690,7 +2710,8 @@ def test_a_slide_deck_is_held_to_the_archive_limit():
         ("scan.txt", b"%PDF-1.4\n" + bytes(range(256)) * 8, "a PDF, not text; name it .pdf"),
         ("minutes.txt", slide_deck(), "a PowerPoint deck, not text; name it .pptx to have it read"),
         ("flow.txt", saved_zip({"visio/document.xml": "<VisioDocument/>"}), "a Visio drawing, not text; name it .vsdx"),
-        ("sales.xlsb", saved_zip({"xl/workbook.bin": "\x83\x01"}), "an Excel binary workbook (.xlsb), not text; save it as .xlsx"),
+        ("sales.txt", saved_zip({"xl/workbook.bin": "\x83\x01"}), "an Excel binary workbook, not text; name it .xlsb"),
+        ("sales.xlsb", saved_zip({"xl/workbook.bin": "\x83\x01"}), "a damaged Excel binary workbook (Cannot detect file"),
         ("flow.vsd", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(range(256)) * 8, "save a Visio .vsd as .vsdx in Visio"),
         ("rates.txt", saved_zip({"mimetype": "application/vnd.oasis.opendocument.spreadsheet", "content.xml": "<x/>"}),
          "an OpenDocument spreadsheet, not text; name it .ods to have it read"),  # it said "text; name it .odt"

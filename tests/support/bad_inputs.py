@@ -280,6 +280,28 @@ def legacy_workbook() -> bytes:
     return out.getvalue()
 
 
+def binary_workbook() -> bytes:
+    """``workbook()``'s sheets and values as an Excel binary workbook (.xlsb, pyxlsbwriter), without
+    its formula cell and title (pyxlsbwriter writes neither)."""
+    import tempfile
+    from datetime import date
+    from pathlib import Path
+
+    from pyxlsbwriter import XlsbWriter
+
+    sheets = {"Stock": [["Part", "Name", "Units", "Checked"], ["NW-BATT-5200", "Battery | 5200 mAh", 40, date(2026, 3, 31)],
+                        ["NW-BRUSH-1", "Side brush"], [], ["NW-DOCK-4", "Dock R4", 7]],
+              "Empty": [], "Prices": [["Part", "EUR"], ["NW-DOCK-4", 129.5]],
+              "Salaries": [["Name", "Salary"], ["Alice Jones", 123456]]}
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "stock.xlsb"
+        with XlsbWriter(str(path)) as book:
+            for name, rows in sheets.items():
+                book.add_sheet(name, hidden=name == "Salaries")  # hidden, as workbook()'s
+                book.write_sheet([row + [None] * (4 - len(row)) for row in rows])  # it writes rectangles
+        return path.read_bytes()
+
+
 def encrypted_docx() -> bytes:
     """A Word file saved with a password (Office's agile encryption, msoffcrypto-tool)."""
     from docx import Document

@@ -85,9 +85,7 @@ _MAGIC = (
 # Packages a format rag reads, by a member only they hold (an OpenDocument file by its mimetype member).
 _PACKAGES = (("word/document.xml", "a Word document", ".docx"), ("ppt/presentation.xml", "a PowerPoint deck", ".pptx"),
              ("xl/workbook.xml", "an Excel workbook", ".xlsx"), ("META-INF/container.xml", "an EPUB book", ".epub"),
-             ("visio/document.xml", "a Visio drawing", ".vsdx"))
-# Packages of a format rag does not read, by a member only they hold, and what to do.
-_UNREAD_PACKAGES = (("xl/workbook.bin", "an Excel binary workbook (.xlsb)", "save it as .xlsx in Excel to have it read"),)
+             ("visio/document.xml", "a Visio drawing", ".vsdx"), ("xl/workbook.bin", "an Excel binary workbook", ".xlsb"))
 _OPENDOCUMENT = {"text": ".odt", "spreadsheet": ".ods", "presentation": ".odp", "graphics": ".odg"}  # the kinds rag reads
 
 
@@ -104,9 +102,6 @@ def binary_cause(data: bytes) -> str:
         for member, kind, extension in _PACKAGES:
             if member in names:
                 return f"file content is {kind}, not text; {_RENAME.format(extension)}"
-        for member, kind, fix in _UNREAD_PACKAGES:
-            if member in names:
-                return f"file content is {kind}, not text; {fix}"
         if media.startswith("application/vnd.oasis.opendocument.") or "content.xml" in names:
             kind = media.removeprefix("application/vnd.oasis.opendocument.").split("-")[0] or "text"
             extension = _OPENDOCUMENT.get(kind)

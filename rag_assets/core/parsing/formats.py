@@ -82,6 +82,7 @@ CONTENT_TYPES = {
     ".xltm": "xlsx",
     ".xls": "xlsx",  # Excel 97-2003, told apart by content
     ".xlt": "xlsx",
+    ".xlsb": "xlsx",  # Excel's binary workbook, told apart by content
     ".ipynb": "notebook",
     ".csv": "csv",
     ".tsv": "csv",
@@ -136,7 +137,7 @@ READERS = {"html": Reader("web", "parse_html", ("unstructured.partition.html",))
            "docx": Reader("word", "parse_docx", ("unstructured.partition.docx", "doc2docx", "olefile")),
            "pptx": Reader("slides", "parse_pptx", ("pptx", "unstructured.partition.pptx", "ppt2pptx", "olefile")),
            "email": Reader("mail", "parse_email", ("oxmsg", "unstructured.partition.email")),
-           "xlsx": Reader("sheets", "parse_xlsx", ("openpyxl", "xlrd", "olefile")),
+           "xlsx": Reader("sheets", "parse_xlsx", ("openpyxl", "xlrd", "olefile", "python_calamine")),
            "ods": Reader("sheets", "parse_ods", ("lxml.etree",)),
            "odp": Reader("slides", "parse_odp", ("lxml.etree",)),
            "visio": Reader("diagrams", "parse_visio", ("lxml.etree",)),

@@ -20,7 +20,9 @@ def zip_member(data: bytes, name: str) -> str:
         return ""
 
 
-OFFICE_MAIN_PARTS = {"docx": "word/document.xml", "pptx": "ppt/presentation.xml", "xlsx": "xl/workbook.xml"}
+#: each Office format's main parts (a binary workbook's too: .xlsb)
+OFFICE_MAIN_PARTS = {"docx": ("word/document.xml",), "pptx": ("ppt/presentation.xml",),
+                     "xlsx": ("xl/workbook.xml", "xl/workbook.bin")}
 
 
 def office_package(data: bytes) -> str | None:
@@ -31,7 +33,7 @@ def office_package(data: bytes) -> str | None:
         names = set(zipfile.ZipFile(io.BytesIO(data)).namelist())
     except zipfile.BadZipFile:
         return None
-    return next((kind for kind, part in OFFICE_MAIN_PARTS.items() if part in names), None)
+    return next((kind for kind, parts in OFFICE_MAIN_PARTS.items() if names.intersection(parts)), None)
 
 
 def package_title(data: bytes, part: str = "meta.xml") -> str:

@@ -1,4 +1,4 @@
-"""Spreadsheets (Excel .xlsx and 97-2003 .xls, OpenDocument .ods): a visible sheet a page, its tables
+"""Spreadsheets (Excel .xlsx, .xlsb and 97-2003 .xls, OpenDocument .ods): a visible sheet a page, its tables
 as Markdown rows with numbers as their formats show them, then its text boxes and connectors."""
 
 from __future__ import annotations
@@ -7,14 +7,14 @@ import io
 import math
 import posixpath
 import re
-from datetime import datetime, time
+from datetime import datetime, time, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from rag_assets.core.parsing.items import join_elements, table_items
 from rag_assets.core.parsing.office_graphics import connections, drawing_texts
 from rag_assets.core.parsing.opendocument import spreadsheet_sheets
-from rag_assets.core.parsing.packages import (ENCRYPTED, OLE_MAGIC, RELATIONSHIP, is_encrypted, opendocument_content,
-                                              package_path, package_title)
+from rag_assets.core.parsing.packages import (ENCRYPTED, OLE_MAGIC, RELATIONSHIP, is_encrypted, office_package,
+                                              opendocument_content, package_path, package_title, zip_member)
 from rag_assets.core.parsing.web import parse_html, text_office_file
 
 
@@ -24,12 +24,14 @@ def parse_xlsx(data: bytes):
     cells dropped), then its text boxes' and shapes' texts (``_sheet_drawings``: openpyxl reads
     none); a sheet's number is its page. Hidden sheets are left out: a workbook's author
     keeps them from its readers. Its title is the workbook's own, if it has one. An Excel 97-2003
-    workbook (.xls, a compound file, told apart by content) is read the same way with xlrd, an HTML
-    table under an Excel name as a web page."""
+    workbook (.xls, a compound file, told apart by content) is read the same way with xlrd, a binary
+    workbook (.xlsb) with calamine, an HTML table under an Excel name as a web page."""
     from openpyxl import load_workbook
 
     if data.startswith(OLE_MAGIC):
         return _parse_xls(data)
+    if office_package(data) == "xlsx" and not zip_member(data, "xl/workbook.xml"):
+        return _parse_xlsb(data)
     if text_office_file(data) == "html":  # a web application's "Excel export": an HTML table, headed by its first row
         return parse_html(data, marked_headers=False)
     book = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
@@ -54,13 +56,15 @@ def parse_xlsx(data: bytes):
 def sheet_rows(sheet) -> list[list[str]]:
     """An openpyxl sheet's rows of cell texts as last saved, in their number formats
     (``_cell_text``), trailing empty cells dropped."""
-    rows = []
-    for row in sheet.iter_rows():
-        cells = [_cell_text(cell.value, getattr(cell, "number_format", None)) for cell in row]
-        while cells and not cells[-1].strip():
-            cells.pop()
-        rows.append(cells)
-    return rows
+    return [_trimmed([_cell_text(cell.value, getattr(cell, "number_format", None)) for cell in row])
+            for row in sheet.iter_rows()]
+
+
+def _trimmed(cells: list[str]) -> list[str]:
+    """A row's cell texts without the empty ones it ends with."""
+    while cells and not cells[-1].strip():
+        cells.pop()
+    return cells
 
 
 def parse_ods(data: bytes):
@@ -184,18 +188,38 @@ def _parse_xls(data: bytes):
             if sheet.visibility:  # 1 hidden, 2 very hidden
                 book.unload_sheet(number)
                 continue
-            rows = []
-            for index in range(sheet.nrows):
-                cells = [_xls_cell_text(cell, book.datemode) for cell in sheet.row(index)]
-                while cells and not cells[-1].strip():
-                    cells.pop()
-                rows.append(cells)
+            rows = [_trimmed([_xls_cell_text(cell, book.datemode) for cell in sheet.row(index)])
+                    for index in range(sheet.nrows)]
             items += _sheet_items(sheet.name, rows, number + 1)
             book.unload_sheet(number)
     finally:
         book.release_resources()
     text, spans = join_elements(items)
     return text, spans, ""
+
+
+def _parse_xlsb(data: bytes):
+    """An Excel binary workbook (.xlsb), as ``parse_xlsx`` reads one, with calamine: each visible
+    worksheet's cells as last saved, dates as dates; calamine reads no number format, so numbers read
+    as Excel's General shows them (a 95% cell as 0.95). Its title is its properties' own."""
+    from python_calamine import CalamineError, CalamineWorkbook, SheetTypeEnum, SheetVisibleEnum
+
+    items: list[tuple[str, str, int | None]] = []
+    try:
+        book = CalamineWorkbook.from_filelike(io.BytesIO(data))
+        try:
+            for number, sheet in enumerate(book.sheets_metadata, start=1):
+                if sheet.visible != SheetVisibleEnum.Visible or sheet.typ != SheetTypeEnum.WorkSheet:
+                    continue  # hidden from its readers, or a chart sheet (no cells)
+                rows = [_trimmed([_cell_text(value) for value in row])
+                        for row in book.get_sheet_by_name(sheet.name).to_python(skip_empty_area=False)]
+                items += _sheet_items(sheet.name, rows, number)
+        finally:
+            book.close()
+    except CalamineError as exc:
+        raise ValueError(f"a damaged Excel binary workbook ({exc}); save it again in Excel, or save it as .xlsx") from exc
+    text, spans = join_elements(items)
+    return text, spans, package_title(data, "docProps/core.xml")
 
 
 def _xls_cell_text(cell, datemode: int) -> str:
@@ -213,12 +237,17 @@ def _xls_cell_text(cell, datemode: int) -> str:
 
 
 def _cell_text(value, number_format: str = "General") -> str:
-    """A cell's value as Excel shows it: a date at midnight as its date, a number in its
-    ``number_format`` (``_number_text``)."""
+    """A cell's value as Excel shows it: a date at midnight as its date, a duration as hours,
+    minutes and seconds (``[h]:mm:ss``: 255:10:10), a number in its ``number_format``
+    (``_number_text``)."""
     if value is None:
         return ""
     if isinstance(value, datetime) and value.time() == time():
         return value.date().isoformat()
+    if isinstance(value, timedelta):  # calamine's reading of a duration format
+        total = round(value.total_seconds())
+        hours, seconds = divmod(abs(total), 3600)
+        return f"{'-' if total < 0 else ''}{hours}:{seconds // 60:02d}:{seconds % 60:02d}"
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return _number_text(value, number_format)
     return str(value)
