@@ -45,6 +45,25 @@ def test_a_slack_channel_day_reads_as_its_conversation():
     assert "rich_text" not in doc.text and "has joined" not in doc.text  # no block JSON, no service line
 
 
+def test_a_slack_thread_s_replies_follow_the_message_that_started_it():
+    """The export lists a thread's replies in time order among the channel's messages: a question and
+    its answer were turns apart, often chunks apart. They follow it, as the app shows a thread; a reply
+    whose thread started on another day (in another day's file) stays where it was sent."""
+    def message(ts, who, text, thread=None):
+        return {"type": "message", "user": who, "ts": ts, "text": text, **({"thread_ts": thread} if thread else {})}
+
+    day = [message("1614852900.0001", "alice", "How do I reset dock 4?", "1614852900.0001"),
+           message("1614853000.0001", "carol", "Lunch at noon?"),
+           message("1614853100.0001", "bob", "Hold reset for ten seconds.", "1614852900.0001"),
+           message("1614853200.0001", "dan", "Yes, noon."),
+           message("1614853300.0001", "erin", "And on dock 5 too?", "1614766500.0001"),  # yesterday's thread
+           message("1614853400.0001", "alice", "Thanks, it works.", "1614852900.0001")]
+    assert parsed("slack/ops/2021-03-04.json", day).text == (
+        "2021-03-04\n\n[10:15] alice: How do I reset dock 4?\n\n[10:18] bob: Hold reset for ten seconds.\n\n"
+        "[10:23] alice: Thanks, it works.\n\n[10:16] carol: Lunch at noon?\n\n[10:20] dan: Yes, noon.\n\n"
+        "[10:21] erin: And on dock 5 too?")
+
+
 def test_discord_telegram_and_role_messages_read_as_turns():
     discord = {"guild": {"name": "Acme"}, "channel": {"name": "support"}, "messages": [
         {"type": "Default", "timestamp": "2024-05-01T09:05:00+02:00", "author": {"name": "carol", "nickname": "Carol"},

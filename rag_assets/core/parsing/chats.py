@@ -4,7 +4,8 @@ Teams' (Microsoft Graph's chatMessage list, newest first as Graph pages them) an
 roles (``[{"role": "user", "content": ...}]``, also under ``messages``). A message is a turn,
 "[10:15] Alice Smith: text" (a role's turn without a time), under the day it was sent; the
 export's markup reads as the app shows it (Slack's ``<https://x|label>`` as "label", ``<@U02>`` as
-the member's name where the file names them). Service lines (joins, pins, calls) are left out."""
+the member's name where the file names them; a thread's replies after the message that started it).
+Service lines (joins, pins, calls) are left out."""
 
 from __future__ import annotations
 
@@ -115,7 +116,7 @@ def _slack(value):
             return "@" + (label or target.split("^", 1)[0])
         return label or target.removeprefix("mailto:")
 
-    turns = []
+    messages = []  # (ts, thread_ts, turn)
     for message in value:
         if not isinstance(message, dict) or message.get("subtype") in _SLACK_SERVICE:
             continue
@@ -124,8 +125,24 @@ def _slack(value):
         text = html.unescape(_SLACK_MARKUP.sub(shown, message.get("text") or ""))
         files = [f.get("name") or f.get("title") for f in message.get("files") or () if isinstance(f, dict)]
         text += "".join(f"\n[file: {name}]" for name in files if name)
-        turns.append((_epoch(message.get("ts")), str(speaker), text))
-    return turns, ""
+        messages.append((message.get("ts"), message.get("thread_ts"), (_epoch(message.get("ts")), str(speaker), text)))
+    return _threaded(messages), ""
+
+
+def _threaded(messages: list[tuple]) -> list[tuple]:
+    """Slack's turns with each thread's replies right after the message that started it, as the app
+    shows a thread (the export lists them in time order among the channel's messages), where both
+    were sent on the same day; other replies where they were sent."""
+    days = {ts: turn[0].date() if turn[0] else None for ts, _, turn in messages}
+    replies: dict[str, list[tuple]] = {}
+    top = []
+    for ts, parent, turn in messages:
+        if parent and parent != ts and parent in days and days[parent] == days[ts]:
+            replies.setdefault(parent, []).append(turn)
+        else:
+            top.append((ts, turn))
+    return [shown for ts, turn in top for shown in (turn, *replies.pop(ts, ()))] + [
+        turn for orphans in replies.values() for turn in orphans]
 
 
 def _discord(value):

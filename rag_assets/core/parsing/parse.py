@@ -328,10 +328,12 @@ PARSER_REVISION = "44"
 #:   place of each type). 3,000 other YAML and 4,000 other JSON files here read as before.
 #: - Excel 12: a binary workbook (``.xlsb``) reads as its sheets (``sheets._parse_xlsb``, calamine); it was refused
 #:   ("save it as .xlsx").
+#: - JSON 4: a Slack thread's replies follow the message that started it (``chats._threaded``), as the app shows a
+#:   thread; the export lists them in time order among the channel's messages (a question and its answer chunks apart).
 FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "3", "rst": "7", "notebook": "15", "markdown": "14",
                     "html": "11", **dict.fromkeys(("odt", "rtf", "latex", "org"), "10"), "epub": "11",
                     "xml": "12", "email": "10", "asciidoc": "12",
-                    "docx": "20", "pptx": "15", "xlsx": "12", "subtitles": "1", "json": "3",
+                    "docx": "20", "pptx": "15", "xlsx": "12", "subtitles": "1", "json": "4",
                     "pdf": "3", "image": "2", "ods": "1", "odp": "3", "visio": "2", "drawio": "1", "svg": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
