@@ -6,7 +6,7 @@ A function is a node of the file's syntax tree whose type names a function or me
 preprocessor macro), or an Elixir def, from its first line to its last (before comments it ends with), at most the
 chunk's budget; it is whole where one chunk holds all its
 lines, named where that chunk's heading path ends with its name (an anonymous function's: the const,
-property or assignment target holding it; a callback has none), cited where it is named or one of the
+property or assignment target holding it, or the test it is the body of; another callback has none), cited where it is named or one of the
 chunk's sections (the small definitions it packs, a whole class's methods) ends with its name.
 
     .venv/bin/python benchmarks/code_chunks.py PATH... [--max-tokens 256] [--min-tokens 50] [--files 400]
@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rag_assets.core.chunking.code import (GRAMMARS, CodeChunker, _grammar, _name, _rows,  # noqa: E402
-                                          _trailing_comments, code_language)
+                                          _test_name, _trailing_comments, code_language)
 from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter  # noqa: E402
 
 
@@ -44,10 +44,14 @@ def _functions(root):
 def _own_name(node) -> str:
     """A function's name, or, for an anonymous one, the name of what holds it: a const or variable
     (``const add = () => ...``), a property (``key: function () {...}``), an assignment's target
-    (``Foo.prototype.bar = function () {...}``), as a reader names it; "" for a callback."""
+    (``Foo.prototype.bar = function () {...}``), a test's (``it("pushes", () => {...})``), as a reader
+    names it; "" for another callback."""
     if own := _name(node):
         return own
     parent = node.parent
+    if parent is not None and parent.type == "arguments" and parent.parent is not None \
+            and (test := _test_name(parent.parent)[1]):
+        return test
     if parent is None or (parent.child_by_field_name("value") or parent.child_by_field_name("right")) != node:
         return ""
     target = parent.child_by_field_name("name") or parent.child_by_field_name("key") or parent.child_by_field_name("left")

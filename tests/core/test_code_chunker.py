@@ -282,6 +282,35 @@ def test_a_chunk_holding_a_whole_class_cites_its_members(name, source, members):
     assert not any("inner" in s or "items" in s or "limit" in s for s in chunks[0].sections)
 
 
+@pytest.mark.parametrize("name, source, paths", [
+    ("stack.test.ts", "describe('Stack', () => {\n" + "".join(
+        f"  it('{case}', () => {{\n" + "    const s = new Stack();\n" * 12 + "    expect(s.size).toBe(0);\n  });\n\n"
+        for case in ("starts empty", "pushes", "pops")) + "  test.each([1, 2])('holds %i', (n) => expect(n).toBe(n));\n});\n",
+     {("Stack", "starts empty"), ("Stack", "pushes"), ("Stack", "pops"), ("Stack", "holds %i")}),
+    ("stack_spec.rb", "describe Stack do\n" + "".join(
+        f"  it \"{case}\" do\n" + "    s = Stack.new\n" * 14 + "    expect(s.size).to eq(0)\n  end\n\n"
+        for case in ("starts empty", "pushes", "pops")) + "end\n",
+     {("Stack", "starts empty"), ("Stack", "pushes"), ("Stack", "pops")}),
+    ("stack_test.exs", "defmodule StackTest do\n  describe \"push/2\" do\n" + "".join(
+        f"    test \"{case}\" do\n" + "      assert Stack.new() == []\n" * 14 + "    end\n\n"
+        for case in ("starts empty", "pushes", "pops")) + "  end\nend\n",
+     {("StackTest", "push/2", "starts empty"), ("StackTest", "push/2", "pushes"), ("StackTest", "push/2", "pops")}),
+])
+def test_a_test_is_cited_by_its_description(name, source, paths):
+    """A test is a call with a callback (Jest's and Mocha's it/test/describe, RSpec's, ExUnit's): its
+    chunk was cited under nothing, or the file. Each test is now a definition named by its
+    description, under its describe block's, a one-line test cited in the sections of the chunk
+    holding it."""
+    doc = parse_document(RawDocument(name, "", "h", len(source), "", source.encode()))
+    chunks = chunk_document(doc, ChunkingProfile("p", strategy="code", max_tokens=128, min_tokens=20), COUNTER,
+                            256).chunks
+    cited = {c.heading_path for c in chunks} | {tuple(s.split(" > ")) for c in chunks for s in c.sections}
+    assert paths <= cited
+    for case in ("starts empty", "pushes", "pops"):  # each test (over min_tokens) is a chunk named after it
+        held = [c for c in chunks if case in c.text]
+        assert len(held) == 1 and held[0].heading_path[-1] == case, (case, [c.heading_path for c in held])
+
+
 @pytest.mark.parametrize("language", sorted(GRAMMARS))
 def test_code_nested_thousands_deep_or_on_one_long_line_is_chunked_and_covered(language):
     """A pointer declarator 5,000 stars deep raised RecursionError naming the C function: the

@@ -77,6 +77,10 @@ _HELD_DEFINITION = re.compile(r"^(?:arrow_function|function_expression|function|
 _DECLARING = re.compile(r"^(?:export_statement|lexical_declaration|variable_declaration|expression_statement)$")
 #: a node holding declarations, not statements (a class body: an unnamed one's members are its container's)
 _DECLARATIONS = re.compile(r"^(?:class_body|declaration_list|field_declaration_list)$")
+#: the calls that open a group of tests or a test, in JavaScript's test frameworks (Jest, Mocha, Vitest...),
+#: Ruby's (RSpec, Minitest's specs) and Elixir's (ExUnit)
+_TEST_CALLS = {**dict.fromkeys((b"describe", b"context", b"suite", b"fdescribe", b"xdescribe"), "group"),
+               **dict.fromkeys((b"it", b"test", b"specify", b"fit", b"xit"), "case")}
 MAX_DEPTH = 8  # how many levels a definition over the limit is read into (#ifdef, namespaces, class, method, block)
 
 
@@ -410,7 +414,7 @@ def _name(node, depth: int = 0, wraps: int = 0) -> str:
     if node.type == "call" and (keyword := node.child_by_field_name("target")) is not None \
             and keyword.text.startswith(b"def") and (named := _elixir_name(node)):
         return named
-    if held := _held_name(node, _HELD_DEFINITION):
+    if held := _held_name(node, _HELD_DEFINITION) or _test_name(node)[1]:
         return held
     for field in ("name", "declarator", "type", None):
         found = node.child_by_field_name(field) if field else next((c for c in node.children if c.type in _NAMING), None)
@@ -436,9 +440,28 @@ def _function_name(node, wraps: int = 0) -> str:
         return _name(node)
     if held := _held_name(node, _FUNCTION_VALUE):
         return held
+    if (test := _test_name(node))[0] == "case":
+        return test[1]
     if wraps < 2 and _DECLARING.match(node.type):
         return next((found for child in node.named_children if (found := _function_name(child, wraps + 1))), "")
     return ""
+
+
+def _test_name(node) -> tuple[str, str]:
+    """("group", name) for a call opening a group of tests (``describe("Stack", () => {...})``, RSpec's
+    ``describe Stack do``, ExUnit's ``describe "add/2" do``), ("case", name) for one opening a test
+    (``it("pushes", ...)``, ``test "adds" do``), its first argument's text; ("", "") for any other node."""
+    if node.type not in ("call_expression", "call"):
+        return "", ""
+    callee = node.child_by_field_name("function") or node.child_by_field_name("method") \
+        or node.child_by_field_name("target")
+    kind = _TEST_CALLS.get(m.group()) if callee is not None and (m := re.match(rb"\w+", callee.text)) else None
+    arguments = node.child_by_field_name("arguments") or next(
+        (c for c in node.named_children if c.type in ("arguments", "argument_list")), None)
+    first = arguments.named_children[0] if kind and arguments is not None and arguments.named_children else None
+    if first is None or not re.search(r"string|identifier|constant|scope_resolution|alias", first.type):
+        return "", ""
+    return kind, " ".join(first.text.decode("utf-8", "replace").strip("'\"`").split())[:100]
 
 
 def _held_name(node, kinds: re.Pattern) -> str:

@@ -31,7 +31,8 @@ CHUNKER_REVISION = "8"  # 8: running headers and footers leave the embedded text
 # 13: a chunk packing small definitions (one-line ones too) cites each of them in its sections ("tiny [add; sub;
 # mul]"; it cited their container alone); code 7 and auto 14: a chunk holding a whole class cites its methods
 # ("Stack [push; pop]"), and what a const, property or assignment holds (`const add = (a, b) => a + b`,
-# `Stack.prototype.push = function`) is cited by its name
+# `Stack.prototype.push = function`) is cited by its name, a test by its description (`it("pushes", ...)`, RSpec's
+# and ExUnit's)
 STRATEGY_REVISIONS = {"sentence_window": "3", "sentence": "2", "semantic": "2", "auto": "14", "markdown": "2",
                       "transcript": "1", "table": "1", "code": "7"}
 
