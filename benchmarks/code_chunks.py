@@ -6,7 +6,7 @@ A function is a node of the file's syntax tree whose type names a function or me
 preprocessor macro), or an Elixir def, from its first line to its last (before comments it ends with), at most the
 chunk's budget; it is whole where one chunk holds all its
 lines, named where that chunk's heading path ends with its name (an anonymous function's: the const,
-property or assignment target holding it, or the test it is the body of; another callback has none), cited where it is named or one of the
+property or assignment target holding it, the test or route it is the body of; another callback has none), cited where it is named or one of the
 chunk's sections (the small definitions it packs, a whole class's methods) ends with its name.
 
     .venv/bin/python benchmarks/code_chunks.py PATH... [--max-tokens 256] [--min-tokens 50] [--files 400]
@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rag_assets.core.chunking.code import (GRAMMARS, CodeChunker, _grammar, _name, _rows,  # noqa: E402
-                                          _test_name, _trailing_comments, code_language)
+                                          _call_name, _trailing_comments, code_language)
 from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter  # noqa: E402
 
 
@@ -44,13 +44,13 @@ def _functions(root):
 def _own_name(node) -> str:
     """A function's name, or, for an anonymous one, the name of what holds it: a const or variable
     (``const add = () => ...``), a property (``key: function () {...}``), an assignment's target
-    (``Foo.prototype.bar = function () {...}``), a test's (``it("pushes", () => {...})``), as a reader
-    names it; "" for another callback."""
+    (``Foo.prototype.bar = function () {...}``), a test's or a route's (``it("pushes", () => {...})``,
+    ``app.get("/users", (req, res) => {...})``: "GET /users"), as a reader names it; "" for another callback."""
     if own := _name(node):
         return own
     parent = node.parent
     if parent is not None and parent.type == "arguments" and parent.parent is not None \
-            and (test := _test_name(parent.parent)[1]):
+            and (test := _call_name(parent.parent)[1]):
         return test
     if parent is None or (parent.child_by_field_name("value") or parent.child_by_field_name("right")) != node:
         return ""

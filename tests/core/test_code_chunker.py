@@ -311,6 +311,23 @@ def test_a_test_is_cited_by_its_description(name, source, paths):
         assert len(held) == 1 and held[0].heading_path[-1] == case, (case, [c.heading_path for c in held])
 
 
+def test_a_web_route_is_cited_by_its_method_and_path():
+    """A route's handler (Express's, Sinatra's) is a callback: cited under nothing, or the file. It is a
+    definition named "GET /users/:id"; a client's request of a path (no handler) is not."""
+    handler = "".join(f"  const {name} = await db.find(req.params.id);\n" for name in ("user", "team", "plan", "quota"))
+    express = (f"app.get('/users/:id', async (req, res) => {{\n{handler * 4}  res.json(user);\n}});\n\n"
+               f"router.post(\"/users\", (req, res) => {{\n{handler * 4}  res.status(201).end();\n}});\n\n"
+               "axios.get('/api/users', {\n  headers: { Accept: 'application/json' },\n});\n")
+    sinatra = "get '/' do\n  'Hello world!'\nend\n\npost '/users' do\n  User.create(params)\nend\n"
+    for name, source, routes in (("server.js", express, {"GET /users/:id", "POST /users"}),
+                                 ("app.rb", sinatra, {"GET /", "POST /users"})):
+        doc = parse_document(RawDocument(name, "", "h", len(source), "", source.encode()))
+        chunks = chunk_document(doc, ChunkingProfile("p", strategy="code", max_tokens=256, min_tokens=50), COUNTER,
+                                256).chunks
+        cited = {s for c in chunks for s in c.sections} | {" > ".join(c.heading_path) for c in chunks}
+        assert routes <= cited and not any("/api/users" in s for s in cited), (name, cited)
+
+
 @pytest.mark.parametrize("language", sorted(GRAMMARS))
 def test_code_nested_thousands_deep_or_on_one_long_line_is_chunked_and_covered(language):
     """A pointer declarator 5,000 stars deep raised RecursionError naming the C function: the

@@ -81,6 +81,8 @@ _DECLARATIONS = re.compile(r"^(?:class_body|declaration_list|field_declaration_l
 #: Ruby's (RSpec, Minitest's specs) and Elixir's (ExUnit)
 _TEST_CALLS = {**dict.fromkeys((b"describe", b"context", b"suite", b"fdescribe", b"xdescribe"), "group"),
                **dict.fromkeys((b"it", b"test", b"specify", b"fit", b"xit"), "case")}
+#: the methods of a web framework's router that define a route (``app.get("/users", ...)``, Sinatra's ``get '/'``)
+_ROUTE_VERBS = frozenset((b"get", b"post", b"put", b"patch", b"delete", b"head", b"options", b"all"))
 MAX_DEPTH = 8  # how many levels a definition over the limit is read into (#ifdef, namespaces, class, method, block)
 
 
@@ -414,7 +416,7 @@ def _name(node, depth: int = 0, wraps: int = 0) -> str:
     if node.type == "call" and (keyword := node.child_by_field_name("target")) is not None \
             and keyword.text.startswith(b"def") and (named := _elixir_name(node)):
         return named
-    if held := _held_name(node, _HELD_DEFINITION) or _test_name(node)[1]:
+    if held := _held_name(node, _HELD_DEFINITION) or _call_name(node)[1]:
         return held
     for field in ("name", "declarator", "type", None):
         found = node.child_by_field_name(field) if field else next((c for c in node.children if c.type in _NAMING), None)
@@ -440,28 +442,38 @@ def _function_name(node, wraps: int = 0) -> str:
         return _name(node)
     if held := _held_name(node, _FUNCTION_VALUE):
         return held
-    if (test := _test_name(node))[0] == "case":
-        return test[1]
+    if (called := _call_name(node))[0] == "case":
+        return called[1]
     if wraps < 2 and _DECLARING.match(node.type):
         return next((found for child in node.named_children if (found := _function_name(child, wraps + 1))), "")
     return ""
 
 
-def _test_name(node) -> tuple[str, str]:
+def _call_name(node) -> tuple[str, str]:
     """("group", name) for a call opening a group of tests (``describe("Stack", () => {...})``, RSpec's
-    ``describe Stack do``, ExUnit's ``describe "add/2" do``), ("case", name) for one opening a test
-    (``it("pushes", ...)``, ``test "adds" do``), its first argument's text; ("", "") for any other node."""
+    ``describe Stack do``, ExUnit's ``describe "add/2" do``), its first argument's text; ("case", name)
+    for one opening a test (``it("pushes", ...)``, ``test "adds" do``), or a web route (Express's
+    ``app.get("/users/:id", ...)``, Sinatra's ``get '/' do``, Phoenix's ``get "/", PageController``:
+    "GET /users/:id"); ("", "") for any other node."""
     if node.type not in ("call_expression", "call"):
         return "", ""
     callee = node.child_by_field_name("function") or node.child_by_field_name("method") \
         or node.child_by_field_name("target")
-    kind = _TEST_CALLS.get(m.group()) if callee is not None and (m := re.match(rb"\w+", callee.text)) else None
     arguments = node.child_by_field_name("arguments") or next(
         (c for c in node.named_children if c.type in ("arguments", "argument_list")), None)
-    first = arguments.named_children[0] if kind and arguments is not None and arguments.named_children else None
-    if first is None or not re.search(r"string|identifier|constant|scope_resolution|alias", first.type):
+    if callee is None or arguments is None or not arguments.named_children:
         return "", ""
-    return kind, " ".join(first.text.decode("utf-8", "replace").strip("'\"`").split())[:100]
+    first = arguments.named_children[0]
+    text = " ".join(first.text.decode("utf-8", "replace").strip("'\"`").split())[:100]
+    verb = re.search(rb"(\w+)\s*$", callee.text)
+    handled = any(_FUNCTION_VALUE.search(c.type) or c.type == "alias" for c in arguments.named_children[1:]) \
+        or any(c.type in ("do_block", "block") for c in node.named_children)  # a handler, not a client's request
+    if verb and verb.group(1).lower() in _ROUTE_VERBS and "string" in first.type and text.startswith("/") and handled:
+        return "case", f"{verb.group(1).decode().upper()} {text}"
+    kind = _TEST_CALLS.get(m.group()) if (m := re.match(rb"\w+", callee.text)) else None
+    if kind is None or not re.search(r"string|identifier|constant|scope_resolution|alias", first.type):
+        return "", ""
+    return kind, text
 
 
 def _held_name(node, kinds: re.Pattern) -> str:

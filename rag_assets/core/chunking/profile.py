@@ -32,7 +32,7 @@ CHUNKER_REVISION = "8"  # 8: running headers and footers leave the embedded text
 # mul]"; it cited their container alone); code 7 and auto 14: a chunk holding a whole class cites its methods
 # ("Stack [push; pop]"), and what a const, property or assignment holds (`const add = (a, b) => a + b`,
 # `Stack.prototype.push = function`) is cited by its name, a test by its description (`it("pushes", ...)`, RSpec's
-# and ExUnit's)
+# and ExUnit's), a web route by its method and path (Express's `app.get("/users", ...)`, Sinatra's: "GET /users")
 STRATEGY_REVISIONS = {"sentence_window": "3", "sentence": "2", "semantic": "2", "auto": "14", "markdown": "2",
                       "transcript": "1", "table": "1", "code": "7"}
 
