@@ -1564,6 +1564,51 @@ def test_a_sheet_s_text_boxes_are_read_after_its_cells():
         ("Notes", "Title", 2), ("Ask Dana before ordering.", "NarrativeText", 2)]
 
 
+def test_a_sheet_s_charts_and_chart_sheets_read_as_their_titles_and_data():
+    """openpyxl reads no chart: a chart's title ("Revenue by month 2026"), which no cell holds, was
+    lost, and a chart sheet (a tab that is one chart) was left out. A chart reads after its sheet's
+    cells as a slide's does: its title, then the data it caches as a table (none cached: its title
+    alone); a chart sheet is a page of its own, numbered as its tab."""
+    import re
+    import zipfile
+
+    from openpyxl import Workbook
+    from openpyxl.chart import BarChart, LineChart, Reference
+
+    book = Workbook()
+    sales = book.active
+    sales.title = "Sales"
+    for row in (["Month", "Revenue"], ["Jan", 10], ["Feb", 12.5]):
+        sales.append(row)
+    charts = []
+    for kind, title in ((BarChart, "Revenue by month 2026"), (LineChart, "Revenue trend")):
+        chart = kind()
+        chart.title = title
+        chart.add_data(Reference(sales, min_col=2, min_row=1, max_row=3), titles_from_data=True)
+        chart.set_categories(Reference(sales, min_col=1, min_row=2, max_row=3))
+        charts.append(chart)
+    sales.add_chart(charts[0], "D2")
+    book.create_chartsheet("Trend").add_chart(charts[1])
+    source, out = zipfile.ZipFile(io.BytesIO(saved(book))), io.BytesIO()
+    with zipfile.ZipFile(out, "w") as package:  # the values Excel caches in a chart (openpyxl writes none)
+        for item in source.infolist():
+            part = source.read(item)
+            if item.filename == "xl/charts/chart1.xml":
+                part = re.sub(rb"(<cat><numRef><f>[^<]*</f>)", rb"\1<numCache><ptCount val='2'/><pt idx='0'><v>Jan</v>"
+                              rb"</pt><pt idx='1'><v>Feb</v></pt></numCache>", part)
+                part = re.sub(rb"(<val><numRef><f>[^<]*</f>)", rb"\1<numCache><ptCount val='2'/><pt idx='0'><v>10</v>"
+                              rb"</pt><pt idx='1'><v>12.5</v></pt></numCache>", part)
+                part = part.replace(b"<strRef><f>'Sales'!B1</f>", b"<strRef><f>'Sales'!B1</f><strCache><ptCount val='1'/>"
+                                    b"<pt idx='0'><v>Revenue</v></pt></strCache>")
+            package.writestr(item, part)
+    doc = parse_document(raw("sales.xlsx", out.getvalue()))
+    assert [(doc.text[e.start : e.end], e.category, e.page) for e in doc.elements] == [
+        ("Sales", "Title", 1), ("| Month | Revenue |\n| --- | --- |\n| Jan | 10 |\n| Feb | 12.5 |", "Table", 1),
+        ("Revenue by month 2026", "NarrativeText", 1),
+        ("|  | Revenue |\n| --- | --- |\n| Jan | 10 |\n| Feb | 12.5 |", "Table", 1),
+        ("Trend", "Title", 2), ("Revenue trend", "NarrativeText", 2)]
+
+
 def test_a_sheet_s_empty_columns_are_left_out():
     from openpyxl import Workbook
 

@@ -192,6 +192,19 @@ def drawing_texts(drawing) -> list[str]:
     return [text for *_, text in sorted(found)]
 
 
+def drawing_frames(drawing) -> list:
+    """A sheet's graphic frames (a chart's, a SmartArt diagram's: ``xdr:graphicFrame`` elements),
+    from its drawing part's root (``xdr:wsDr``), in the order of the cells they are anchored at, as
+    ``drawing_texts`` orders text boxes."""
+    found = []
+    for n, anchor in enumerate(child for child in drawing if child.tag in _ANCHORS):
+        start = anchor.find(f"{_XDR}from")
+        row, column = ((_number(start.findtext(f"{_XDR}row")), _number(start.findtext(f"{_XDR}col")))
+                       if start is not None else (-1, -1))
+        found += [(row, column, n, frame) for frame in anchor.iter(f"{_XDR}graphicFrame")]
+    return [frame for *_, frame in sorted(found, key=lambda item: item[:3])]
+
+
 def _number(text: str | None) -> int:
     return int(text) if text and text.strip().isdigit() else -1
 

@@ -327,7 +327,9 @@ PARSER_REVISION = "44"
 #:   responses, each schema with a table of its properties; it was YAML text or pretty-printed JSON (a $ref in
 #:   place of each type). 3,000 other YAML and 4,000 other JSON files here read as before.
 #: - Excel 12: a binary workbook (``.xlsb``) reads as its sheets (``sheets._parse_xlsb``, calamine); it was refused
-#:   ("save it as .xlsx").
+#:   ("save it as .xlsx"). A sheet's charts read after its cells as a slide's do (title, cached data as a table), a
+#:   chart sheet as a page of its own (pages are tabs' numbers: a chart sheet before a worksheet moves its page),
+#:   and a duration as [h]:mm:ss (it read "10 days, 15:10:10").
 #: - JSON 4: a Slack thread's replies follow the message that started it (``chats._threaded``), as the app shows a
 #:   thread; the export lists them in time order among the channel's messages (a question and its answer chunks apart).
 FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "3", "rst": "7", "notebook": "15", "markdown": "14",

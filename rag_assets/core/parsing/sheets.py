@@ -11,18 +11,19 @@ from datetime import datetime, time, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from rag_assets.core.parsing.items import join_elements, table_items
-from rag_assets.core.parsing.office_graphics import connections, drawing_texts
+from rag_assets.core.parsing.office_graphics import connections, drawing_frames, drawing_texts
 from rag_assets.core.parsing.opendocument import spreadsheet_sheets
 from rag_assets.core.parsing.packages import (ENCRYPTED, OLE_MAGIC, RELATIONSHIP, is_encrypted, office_package,
                                               opendocument_content, package_path, package_title, zip_member)
+from rag_assets.core.parsing.structure import markdown_table
 from rag_assets.core.parsing.web import parse_html, text_office_file
 
 
 def parse_xlsx(data: bytes):
     """An Excel workbook: each visible sheet's name (a title) and its cells as Markdown rows (values
     as last saved, shown in their number formats; a date at midnight as its date, trailing empty
-    cells dropped), then its text boxes' and shapes' texts (``_sheet_drawings``: openpyxl reads
-    none); a sheet's number is its page. Hidden sheets are left out: a workbook's author
+    cells dropped), then its text boxes', shapes' and charts' (``_sheet_drawings``: openpyxl reads
+    none); a chart sheet is its chart; a sheet's number (its tab's) is its page. Hidden sheets are left out: a workbook's author
     keeps them from its readers. Its title is the workbook's own, if it has one. An Excel 97-2003
     workbook (.xls, a compound file, told apart by content) is read the same way with xlrd, a binary
     workbook (.xlsb) with calamine, an HTML table under an Excel name as a web page."""
@@ -38,10 +39,12 @@ def parse_xlsx(data: bytes):
     drawings = _sheet_drawings(data)
     items: list[tuple[str, str, int | None]] = []
     try:
-        for number, sheet in enumerate(book.worksheets, start=1):
+        for number, name in enumerate(book.sheetnames, start=1):
+            sheet = book[name]
             if sheet.sheet_state != "visible":  # hidden (or very hidden) from whoever opens the workbook
                 continue
-            sheet_items = _sheet_items(sheet.title, sheet_rows(sheet), number)
+            rows = sheet_rows(sheet) if hasattr(sheet, "iter_rows") else []  # a chart sheet has no cells
+            sheet_items = _sheet_items(sheet.title, rows, number)
             if boxes := drawings.get(sheet.title):  # after its cells, under its name
                 sheet_items = (sheet_items or [("Title", sheet.title, number)]) + [
                     (kind, text, number) for kind, text in boxes]
@@ -85,13 +88,17 @@ _XDR = "{http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing}"
 
 def _sheet_drawings(data: bytes) -> dict[str, list[tuple[str, str]]]:
     """An XLSX package's text boxes and shapes by sheet name, each sheet's in the order of the cells
-    they are anchored at (``office_graphics.drawing_texts``), then its connectors joining two of
-    them as list items "From → To" (``office_graphics.connections``), as (category, text); {}
-    where it has none or they cannot be read (they are then left out: the cells are the workbook's
-    content)."""
+    they are anchored at (``office_graphics.drawing_texts``), then its charts (a title and a table of
+    the data the chart caches) and SmartArt diagrams (a list item a node) in the same order
+    (``embedded.graphic_content``, as a slide's are read; a damaged one left out), then its
+    connectors joining two of them as list items "From → To" (``office_graphics.connections``), as
+    (category, text); {} where it has none or they cannot be read (they are then left out: the
+    cells are the workbook's content)."""
     import zipfile
 
     from lxml import etree
+
+    from rag_assets.core.parsing.embedded import graphic_content  # it reads sheets: imported here, not above
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True)
     try:
@@ -112,10 +119,22 @@ def _sheet_drawings(data: bytes) -> dict[str, list[tuple[str, str]]]:
         found: dict[str, list[str]] = {}
         for sheet in etree.fromstring(package.read("xl/workbook.xml"), parser).iter(f"{_SPREADSHEET}sheet"):
             part = sheet_parts.get(sheet.get(f"{RELATIONSHIP}id"))
-            drawings = [etree.fromstring(package.read(member), parser) for _, kind, member in
+            drawings = [(member, etree.fromstring(package.read(member), parser)) for _, kind, member in
                         (related(part) if part else []) if kind.endswith("/drawing") and member in members]
-            shown = [("NarrativeText", text) for drawing in drawings for text in drawing_texts(drawing)] + [
-                ("ListItem", text) for drawing in drawings for text in connections(drawing, _XDR)]
+            shown = [("NarrativeText", text) for _, drawing in drawings for text in drawing_texts(drawing)]
+            for member, drawing in drawings:
+                targets = {rid: target for rid, _, target in related(member)}
+                for frame in drawing_frames(drawing):
+                    try:
+                        content = graphic_content(frame, lambda rid: package.read(targets[rid]))
+                    except Exception:  # noqa: BLE001 - a missing or damaged chart: lxml and zipfile raise many types
+                        continue
+                    if content:
+                        title, rows, nodes, _ = content
+                        shown += [("NarrativeText", title)] if title else []
+                        shown += [("Table", table)] if (table := markdown_table(rows)) else []
+                        shown += [("ListItem", node) for node in nodes]
+            shown += [("ListItem", text) for _, drawing in drawings for text in connections(drawing, _XDR)]
             if shown:
                 found[sheet.get("name", "")] = shown
         return found
