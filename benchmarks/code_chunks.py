@@ -2,12 +2,13 @@
 chunker with the file's grammar (``chunking.code``) against the definition-line rule it replaced
 (the same chunker given no language), on the same files in the same run.
 
-A function is a node of the file's syntax tree whose type names a function or method (not a
-preprocessor macro), or an Elixir def, from its first line to its last (before comments it ends with), at most the
-chunk's budget; it is whole where one chunk holds all its
-lines, named where that chunk's heading path ends with its name (an anonymous function's: the const,
-property or assignment target holding it, the test or route it is the body of; another callback has none), cited where it is named or one of the
-chunk's sections (the small definitions it packs, a whole class's methods) ends with its name.
+A function is a node of the file's syntax tree whose type names a function, method or subroutine (not a
+preprocessor macro, a call or its arguments: Lua's and HCL's function_call), or an Elixir def, from its
+first line to its last (before comments it ends with), at most the chunk's budget; it is whole where one
+chunk holds all its lines, named where that chunk's heading path ends with its name (an anonymous
+function's: the const, property or assignment target holding it, the test or route it is the body of;
+another callback has none), cited where it is named or one of the chunk's sections (the small
+definitions it packs, a whole class's methods) ends with its name.
 
     .venv/bin/python benchmarks/code_chunks.py PATH... [--max-tokens 256] [--min-tokens 50] [--files 400]
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import sys
 import time
 from collections import defaultdict
@@ -35,7 +37,8 @@ def _functions(root):
     while stack:
         node = stack.pop()
         elixir_def = node.type == "call" and (node.child_by_field_name("target") or node).text in (b"def", b"defp")
-        if ("function" in node.type or "method" in node.type) and not node.type.startswith("preproc") or elixir_def:
+        if re.search(r"function|method|subroutine", node.type) and not re.search(r"^preproc|call|argument", node.type) \
+                or elixir_def:
             if node.end_point.row > node.start_point.row and node.type not in ("function_body", "method_body"):
                 yield node
         stack.extend(node.named_children)

@@ -48,6 +48,12 @@ FUNCTIONS = {
                "    Logger.info(total)\n    total", "end"),
     "powershell": ("#", "function {name} {{", "  param($Stock, $Total)\n  $Total = $Total + $Stock * 2\n"
                    "  Write-Log $Total\n  return $Total", "}}"),
+    "perl": ("#", "sub {name} {{", "  my ($stock, $total) = @_;\n  $total = $total + $stock * 2;\n  log_value($total);\n"
+             "  return $total;", "}}"),
+    "haskell": ("--", "{name} :: Int -> Int -> Int\n{name} stock total =", "  let sum = total + stock * 2\n"
+                "  in logValue sum `seq`", "     sum"),  # its type signature with it
+    "zig": ("//", "pub fn {name}(stock: i32, total: i32) i32 {{", "    const sum = total + stock * 2;\n    logValue(sum);\n"
+            "    return sum;", "}}"),
 }
 # Java and C# hold methods in a class: read into it, each method carries the class's opening line.
 CLASSES = {
@@ -69,10 +75,11 @@ def _chunks(language: str, text: str, max_tokens: int, min_tokens: int = 0):
 
 
 def test_every_grammar_is_tested_and_every_extension_names_one():
-    assert set(FUNCTIONS) | set(CLASSES) | {"sql"} == set(GRAMMARS)
+    assert set(FUNCTIONS) | set(CLASSES) | {"sql", "hcl"} == set(GRAMMARS)
     assert {code_language(f"src/a{ext}") for ext in (".c", ".hpp", ".kt", ".swift", ".tsx", ".sh", ".cs")} == {
         "c", "cpp", "kotlin", "swift", "tsx", "bash", "c_sharp"}
-    assert code_language("a.py") == "python" and code_language("query.sql") == "sql" and code_language("a.pl") == ""
+    assert code_language("a.py") == "python" and code_language("query.sql") == "sql" and code_language("a.dart") == ""
+    assert {code_language(f"infra/main{ext}") for ext in (".tf", ".tfvars", ".hcl")} == {"hcl"}
 
 
 @pytest.mark.parametrize("language", sorted(FUNCTIONS))
@@ -100,6 +107,23 @@ def test_a_class_over_the_limit_is_read_into_its_methods_which_carry_its_opening
     for (_, name), span in method_spans.items():
         assert text[span.start : span.end].strip().startswith(f"// Adds the stock of the {name} bin.")
         assert span.context == opening + "\n"
+
+
+def test_terraform_is_chunked_by_block_each_under_its_address():
+    """A .tf file was text, chunked by paragraph: a resource's arguments cut from its name, and no
+    chunk said which resource it held. Each block is a definition under the address Terraform gives
+    it (aws_vpc.this, module.vpc, var.cidr); small ones pack, each in the chunk's sections."""
+    resource = 'resource "aws_vpc" "this" {\n' + "".join(f'  tag_{i} = "dock-{i}"\n' for i in range(6)) + "}\n"
+    text = ('# The network.\nvariable "cidr" {\n  type    = string\n  default = "10.0.0.0/16"\n}\n\n'
+            f'# The VPC itself.\n{resource}\nmodule "vpc" {{\n  source = "../vpc"\n}}\n\n# trailing note\n')
+    doc = parse_document(RawDocument("infra/main.tf", "", "h", len(text), "", text.encode()))
+    assert doc.content_type == "code"
+    chunks = chunk_document(doc, ChunkingProfile("p", strategy="code", max_tokens=128, min_tokens=30), COUNTER,
+                            256).chunks
+    holder = next(c for c in chunks if 'resource "aws_vpc"' in c.text)
+    assert resource.strip() in holder.text and holder.text.count("# The VPC itself.") == 1
+    assert "aws_vpc.this" in holder.sections  # its heading path or one of its packed definitions
+    assert {"var.cidr", "module.vpc"} <= {s for c in chunks for s in c.sections}
 
 
 def test_sql_is_chunked_by_statement_each_table_or_view_under_its_name():
@@ -345,7 +369,7 @@ def test_a_code_document_s_chunks_say_which_language_read_them(tmp_path):
     as (the grammar, or Python's ast), beside the strategy; nothing for a document that is no code."""
     store = StageStore(tmp_path)
     docs = {"app/Stock.kt": "\n".join(_function("kotlin", n) for n in ("alpha", "beta")), "notes.md": "# Notes\n\nText.\n",
-            "etl/load.pl": "sub load {\n  return 1;\n}\n"}
+            "app/load.dart": "void load() {\n  print(1);\n}\n"}
     for doc_id, text in docs.items():
         data = text.encode()
         snapshot_raw(store, RawDocument(doc_id, f"file:///{doc_id}", content_hash(data), len(data), "v1", data))
@@ -353,7 +377,7 @@ def test_a_code_document_s_chunks_say_which_language_read_them(tmp_path):
     profile = ChunkingProfile("p", strategy="auto", max_tokens=128)
     shown = {doc_id: chunk_stage(store, doc_id, profile, COUNTER, 256).metadata for doc_id in docs}
     assert (shown["app/Stock.kt"]["strategy"], shown["app/Stock.kt"]["language"]) == ("code", "kotlin")
-    assert "language" not in shown["notes.md"] and shown["etl/load.pl"]["language"] == "definition lines"
+    assert "language" not in shown["notes.md"] and shown["app/load.dart"]["language"] == "definition lines"
 
 
 lines = st.sampled_from(
@@ -364,7 +388,8 @@ lines = st.sampled_from(
 documents = st.lists(lines, max_size=60).map("\n".join)
 
 
-@pytest.mark.parametrize("language", ["c", "cpp", "javascript", "rust", "kotlin", "ruby", "bash", "php", "sql", "powershell"])
+@pytest.mark.parametrize("language", ["c", "cpp", "javascript", "rust", "kotlin", "ruby", "bash", "php", "sql", "powershell",
+                                      "perl", "haskell", "zig", "hcl"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=documents, max_tokens=st.integers(16, 96), min_tokens=st.sampled_from([0, 30]))
 def test_code_chunks_are_exact_covered_within_the_limit_and_deterministic(language, text, max_tokens, min_tokens):

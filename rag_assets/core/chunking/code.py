@@ -1,8 +1,8 @@
 """Code chunked by its syntax: a chunk is a function, a class, or a method carrying its class's
 first lines as context. Python is read with ``ast``; C, C++, C#, Go, Java, JavaScript, TypeScript,
-Rust, Ruby, PHP, shell, PowerShell, Kotlin, Swift, Scala, Lua, Elixir and SQL with their tree-sitter
-grammars (each a package of its own, nothing downloaded); other languages by their top-level
-definition lines."""
+Rust, Ruby, PHP, shell, PowerShell, Kotlin, Swift, Scala, Lua, Elixir, SQL, Perl, Haskell, Zig and
+Terraform (HCL) with their tree-sitter grammars (each a package of its own, nothing downloaded); other
+languages by their top-level definition lines."""
 
 from __future__ import annotations
 
@@ -28,10 +28,13 @@ GRAMMARS = {
     "cpp": ("tree_sitter_cpp", "language"),
     "elixir": ("tree_sitter_elixir", "language"),
     "go": ("tree_sitter_go", "language"),
+    "haskell": ("tree_sitter_haskell", "language"),
+    "hcl": ("tree_sitter_hcl", "language"),  # Terraform
     "java": ("tree_sitter_java", "language"),
     "javascript": ("tree_sitter_javascript", "language"),  # JSX too
     "kotlin": ("tree_sitter_kotlin", "language"),
     "lua": ("tree_sitter_lua", "language"),
+    "perl": ("tree_sitter_perl", "language"),
     "php": ("tree_sitter_php", "language_php"),
     "powershell": ("tree_sitter_powershell", "language"),
     "ruby": ("tree_sitter_ruby", "language"),
@@ -41,6 +44,7 @@ GRAMMARS = {
     "swift": ("tree_sitter_swift", "language"),
     "tsx": ("tree_sitter_typescript", "language_tsx"),
     "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "zig": ("tree_sitter_zig", "language"),
 }
 #: file extension -> language (``python``: read with ``ast``)
 LANGUAGES = {
@@ -49,26 +53,28 @@ LANGUAGES = {
     **dict.fromkeys((".js", ".mjs", ".cjs", ".jsx"), "javascript"), ".ts": "typescript", ".tsx": "tsx",
     ".kt": "kotlin", ".kts": "kotlin", ".lua": "lua", ".php": "php", ".rb": "ruby", ".rs": "rust",
     ".scala": "scala", ".swift": "swift", **dict.fromkeys((".sh", ".bash", ".zsh"), "bash"), ".ps1": "powershell",
-    ".sql": "sql", ".ex": "elixir", ".exs": "elixir",
+    ".sql": "sql", ".ex": "elixir", ".exs": "elixir", ".pl": "perl", ".pm": "perl", ".hs": "haskell", ".zig": "zig",
+    **dict.fromkeys((".tf", ".tfvars", ".hcl"), "hcl"),
 }
 
-# Top-level definition lines of a language without a grammar here (Perl, Dart, Groovy).
+# Top-level definition lines of a language without a grammar here (Dart, Groovy).
 _DEF_LINE = re.compile(
     r"^(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:def|class|function|func|fn|interface|struct|impl|enum|trait|module|"
     r"(?:public|private|protected|static|final|abstract)\b[^\n]*\()",
     re.M,
 )
-#: a node that belongs to the definition below it: a comment, a Rust attribute (#[derive(...)])
-_LEADING = re.compile(r"comment|^attribute_item$")
+#: a node that belongs to the definition below it: a comment, a Rust attribute (#[derive(...)]), Haskell's
+#: documentation (-- |) and type signature (add :: Int -> Int), Perl's POD
+_LEADING = re.compile(r"comment|^(?:attribute_item|haddock|signature|pod)$")
 #: a node holding a definition's members or statements, where the grammar names no ``body`` field
 _BODY = re.compile(r"body|block|declaration_list|compound_statement")
 #: a node naming its definition, where the grammar names no ``name`` field (PowerShell's, SQL's)
 _NAMING = ("function_name", "object_reference")
 #: a node whose children are read as its container's: a C preprocessor conditional (an include guard),
-#: PowerShell's list of a script's statements
-_TRANSPARENT = re.compile(r"^(?:preproc_(?:if|ifdef|else|elif|elifdef)|statement_list)$")
+#: PowerShell's list of a script's statements, Haskell's of a module's declarations
+_TRANSPARENT = re.compile(r"^(?:preproc_(?:if|ifdef|else|elif|elifdef)|statement_list|declarations)$")
 #: a node defining a function or method (not calling one), which the chunk holding it cites when it is on one line
-_ONE_LINE_DEFINITION = re.compile(r"^(?!.*(?:call|invocation))(?:.*_)?(?:function|method)(?:_.*)?$")
+_ONE_LINE_DEFINITION = re.compile(r"^(?!.*(?:call|invocation))(?:.*_)?(?:function|method|subroutine)(?:_.*)?$")
 #: a node holding a function as its value (JavaScript's arrow functions and function expressions, a lambda)
 _FUNCTION_VALUE = re.compile(r"^(?:arrow_function|function_expression|function|lambda(?:_expression)?)$")
 #: a value that an assignment or a property defines under its name (a function, a class, an object of them)
@@ -255,7 +261,9 @@ class _Units:
         return self.line_starts[min(row, len(self.line_starts) - 1)]
 
     def of(self, root) -> list[tuple[int, int, dict]]:
-        self._walk(root.named_children, (), "", "", 0, len(self.index.text), 0)
+        nodes = [inner for node in root.named_children  # HCL's file: a body holding its blocks, comments after it
+                 for inner in (node.named_children if node.type == "body" else [node])]
+        self._walk(nodes, (), "", "", 0, len(self.index.text), 0)
         return [u for u in self.units if self.index.text[u[0] : u[1]].strip()]
 
     def _walk(self, nodes, path: tuple[str, ...], context: str, outer: str, start: int, end: int, depth: int) -> None:
@@ -416,8 +424,15 @@ def _name(node, depth: int = 0, wraps: int = 0) -> str:
     if node.type == "call" and (keyword := node.child_by_field_name("target")) is not None \
             and keyword.text.startswith(b"def") and (named := _elixir_name(node)):
         return named
-    if held := _held_name(node, _HELD_DEFINITION) or _call_name(node)[1]:
+    if held := _held_name(node, _HELD_DEFINITION) or _call_name(node)[1] or _hcl_address(node):
         return held
+    children = node.named_children
+    if node.type == "test_declaration":  # Zig's test "name" {...}
+        return next((" ".join(c.text.decode("utf-8", "replace").strip('"').split())[:100] for c in children
+                     if c.type == "string"), "")
+    if node.type == "variable_declaration" and children and children[0].type == "identifier" \
+            and node.child_by_field_name("type") != children[0]:  # Zig's const Pool = struct {...}
+        return children[0].text.decode("utf-8", "replace")[:100]
     for field in ("name", "declarator", "type", None):
         found = node.child_by_field_name(field) if field else next((c for c in node.children if c.type in _NAMING), None)
         if found is not None:
@@ -474,6 +489,20 @@ def _call_name(node) -> tuple[str, str]:
     if kind is None or not re.search(r"string|identifier|constant|scope_resolution|alias", first.type):
         return "", ""
     return kind, text
+
+
+def _hcl_address(node) -> str:
+    """The address Terraform gives an HCL block (``resource "aws_vpc" "this" {`` is "aws_vpc.this", a
+    ``module "vpc"`` "module.vpc", a ``variable "cidr"`` "var.cidr", ``locals`` "locals"); "" for
+    another node."""
+    children = node.named_children
+    if node.type != "block" or not children or children[0].type != "identifier" \
+            or not any(c.type == "block_start" for c in children):
+        return ""
+    words = [" ".join(c.text.decode("utf-8", "replace").strip('"').split())[:100] for c in children
+             if c.type in ("identifier", "string_lit")]
+    kind = {"resource": [], "variable": ["var"]}.get(words[0], words[:1])
+    return ".".join(kind + words[1:])
 
 
 def _held_name(node, kinds: re.Pattern) -> str:

@@ -94,8 +94,8 @@ CONTENT_TYPES = {
     ".rs": "code",
     ".sql": "code",
     **dict.fromkeys((".tsx", ".jsx", ".mjs", ".cjs", ".rb", ".php", ".kt", ".kts", ".swift", ".cs", ".scala", ".c", ".h",
-                     ".cc", ".cpp", ".cxx", ".hpp", ".sh", ".bash", ".zsh", ".ps1", ".lua", ".pl", ".dart", ".ex", ".exs",
-                     ".groovy"), "code"),  # chunked as code, as the languages above
+                     ".cc", ".cpp", ".cxx", ".hpp", ".sh", ".bash", ".zsh", ".ps1", ".lua", ".pl", ".pm", ".dart", ".ex",
+                     ".exs", ".groovy", ".hs", ".zig", ".tf", ".tfvars", ".hcl"), "code"),  # chunked as code, as those above
     ".json": "json",
     ".jsonl": "json",  # JSON Lines: a value a line
     ".ndjson": "json",

@@ -295,6 +295,8 @@ PARSER_REVISION = "44"
 #:   files are code, as Python, JavaScript, Go, Java, Rust and SQL were: chunked at top-level definitions a keyword
 #:   opens (``def``, ``function``, ``class``...), else by lines, never at a blank line inside a function (they were
 #:   text, chunked by paragraph); an .xhtml page is a web page (it was text: its markup was indexed).
+#: - Code 3: Perl modules (.pm), Haskell (.hs), Zig (.zig) and Terraform (.tf, .tfvars, .hcl) files are code, chunked
+#:   by their syntax trees as Perl scripts (.pl) now are (they were text, chunked by paragraph).
 #: - Web pages 11, EPUB 11 (its pages may be Sphinx's), reStructuredText 7: an API reference's objects (a function,
 #:   a class and its methods, a C macro, an HTTP endpoint, a command-line option: Sphinx's ``<dl>`` objects, the
 #:   directives that make them) are sections headed by their signatures and cited by their names
@@ -332,7 +334,7 @@ PARSER_REVISION = "44"
 #:   and a duration as [h]:mm:ss (it read "10 days, 15:10:10").
 #: - JSON 4: a Slack thread's replies follow the message that started it (``chats._threaded``), as the app shows a
 #:   thread; the export lists them in time order among the channel's messages (a question and its answer chunks apart).
-FORMAT_REVISIONS = {"code": "2", "csv": "1", "text": "3", "rst": "7", "notebook": "15", "markdown": "14",
+FORMAT_REVISIONS = {"code": "3", "csv": "1", "text": "3", "rst": "7", "notebook": "15", "markdown": "14",
                     "html": "11", **dict.fromkeys(("odt", "rtf", "latex", "org"), "10"), "epub": "11",
                     "xml": "12", "email": "10", "asciidoc": "12",
                     "docx": "20", "pptx": "15", "xlsx": "12", "subtitles": "1", "json": "4",
