@@ -428,8 +428,7 @@ def _name(node, depth: int = 0, wraps: int = 0) -> str:
         return held
     children = node.named_children
     if node.type == "test_declaration":  # Zig's test "name" {...}
-        return next((" ".join(c.text.decode("utf-8", "replace").strip('"').split())[:100] for c in children
-                     if c.type == "string"), "")
+        return next((_label(c, '"') for c in children if c.type == "string"), "")
     if node.type == "variable_declaration" and children and children[0].type == "identifier" \
             and node.child_by_field_name("type") != children[0]:  # Zig's const Pool = struct {...}
         return children[0].text.decode("utf-8", "replace")[:100]
@@ -437,7 +436,7 @@ def _name(node, depth: int = 0, wraps: int = 0) -> str:
         found = node.child_by_field_name(field) if field else next((c for c in node.children if c.type in _NAMING), None)
         if found is not None:
             return (field not in ("name", None) and depth < 8 and _name(found, depth + 1, wraps)) \
-                or " ".join(found.text.decode("utf-8", "replace").split())[:100]
+                or _label(found)
     if wraps < 2:
         body = _body(node, nested=False)
         for child in node.named_children:
@@ -479,7 +478,7 @@ def _call_name(node) -> tuple[str, str]:
     if callee is None or arguments is None or not arguments.named_children:
         return "", ""
     first = arguments.named_children[0]
-    text = " ".join(first.text.decode("utf-8", "replace").strip("'\"`").split())[:100]
+    text = _label(first, "'\"`")
     verb = re.search(rb"(\w+)\s*$", callee.text)
     handled = any(_FUNCTION_VALUE.search(c.type) or c.type == "alias" for c in arguments.named_children[1:]) \
         or any(c.type in ("do_block", "block") for c in node.named_children)  # a handler, not a client's request
@@ -499,8 +498,7 @@ def _hcl_address(node) -> str:
     if node.type != "block" or not children or children[0].type != "identifier" \
             or not any(c.type == "block_start" for c in children):
         return ""
-    words = [" ".join(c.text.decode("utf-8", "replace").strip('"').split())[:100] for c in children
-             if c.type in ("identifier", "string_lit")]
+    words = [_label(c, '"') for c in children if c.type in ("identifier", "string_lit")]
     kind = {"resource": [], "variable": ["var"]}.get(words[0], words[:1])
     return ".".join(kind + words[1:])
 
@@ -513,7 +511,7 @@ def _held_name(node, kinds: re.Pattern) -> str:
     if value is None or not kinds.search(value.type):
         return ""
     target = node.child_by_field_name("name") or node.child_by_field_name("key") or node.child_by_field_name("left")
-    return " ".join(target.text.decode("utf-8", "replace").strip("'\"`").split())[:100] if target is not None else ""
+    return _label(target, "'\"`") if target is not None else ""
 
 
 def _value(node):
@@ -532,6 +530,11 @@ def _object_held(node, wraps: int = 0):
     return None
 
 
+def _label(node, quotes: str = "") -> str:
+    """A node's text as a name: on one line, the ``quotes`` around it left out, at most 100 characters."""
+    return " ".join(node.text.decode("utf-8", "replace").strip(quotes).split())[:100]
+
+
 def _elixir_name(call) -> str:
     """The name an Elixir definition (``def add(a, b) do``, ``defmodule Acme.Stock do``, a call of
     a ``def...`` macro) gives: its first argument's head ("add", "Acme.Stock")."""
@@ -539,7 +542,7 @@ def _elixir_name(call) -> str:
     head = arguments.named_children[0] if arguments is not None and arguments.named_children else None
     while head is not None and head.type in ("call", "binary_operator"):  # add(a, b); sub(a, b) when a > b
         head = head.child_by_field_name("target") or head.child_by_field_name("left")
-    return " ".join(head.text.decode("utf-8", "replace").split())[:100] if head is not None else ""
+    return _label(head) if head is not None else ""
 
 
 def _body(node, nested: bool = True):
