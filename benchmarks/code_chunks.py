@@ -3,12 +3,13 @@ chunker with the file's grammar (``chunking.code``) against the definition-line 
 (the same chunker given no language), on the same files in the same run.
 
 A function is a node of the file's syntax tree whose type names a function, method or subroutine (not a
-preprocessor macro, a call or its arguments: Lua's and HCL's function_call), or an Elixir def, from its
-first line to its last (before comments it ends with), at most the chunk's budget; it is whole where one
-chunk holds all its lines, named where that chunk's heading path ends with its name (an anonymous
-function's: the const, property or assignment target holding it, the test or route it is the body of;
-another callback has none), cited where it is named or one of the chunk's sections (the small
-definitions it packs, a whole class's methods) ends with its name.
+preprocessor macro, a call or its arguments: Lua's and HCL's function_call, a function's type or body), a
+Dart signature with the body after it, or an Elixir def, from its first line to its last (before comments
+it ends with), at most the chunk's budget; it is whole where one chunk holds all its lines, named where
+that chunk's heading path ends with its name (an anonymous function's: the const, property or assignment
+target holding it, the test or route it is the body of; another callback has none), cited where it is
+named or one of the chunk's sections (the small definitions it packs, a whole class's methods) ends with
+its name.
 
     .venv/bin/python benchmarks/code_chunks.py PATH... [--max-tokens 256] [--min-tokens 50] [--files 400]
 
@@ -27,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rag_assets.core.chunking.code import (GRAMMARS, CodeChunker, _grammar, _name, _rows,  # noqa: E402
-                                          _call_name, _trailing_comments, code_language)
+from rag_assets.core.chunking.code import (GRAMMARS, CodeChunker, _body_after, _call_name,  # noqa: E402
+                                          _grammar, _name, _rows, _trailing_comments, code_language)
 from rag_assets.core.tokens import MINILM_TOKENIZER, get_token_counter  # noqa: E402
 
 
@@ -37,10 +38,12 @@ def _functions(root):
     while stack:
         node = stack.pop()
         elixir_def = node.type == "call" and (node.child_by_field_name("target") or node).text in (b"def", b"defp")
-        if re.search(r"function|method|subroutine", node.type) and not re.search(r"^preproc|call|argument", node.type) \
+        body = _body_after(node)  # Dart: a signature and its body are siblings
+        if body is not None or (re.search(r"function|method|subroutine", node.type)
+                                and not re.search(r"^preproc|call|argument|signature|_type$|_body$", node.type)) \
                 or elixir_def:
-            if node.end_point.row > node.start_point.row and node.type not in ("function_body", "method_body"):
-                yield node
+            if (body or node).end_point.row > node.start_point.row:
+                yield node, body or node
         stack.extend(node.named_children)
 
 
@@ -90,9 +93,9 @@ def main() -> None:
             spans = CodeChunker(args.max_tokens, 0, counter, args.min_tokens, chunker_language).chunk(text)
             s[f"{name}_seconds"] += time.perf_counter() - started
             s[f"{name}_chunks"] += len(spans)
-            for node in _functions(root):
+            for node, end in _functions(root):
                 # a doc comment it ends with is the next definition's, blank space after it nobody's
-                last_row = trailing[0] if (trailing := _trailing_comments(node)) else _rows(node)[1]
+                last_row = trailing[0] if (trailing := _trailing_comments(end)) else _rows(end)[1]
                 a, b = lines[node.start_point.row], lines[min(last_row + 1, len(lines) - 1)]
                 if counter.count(text[a:b]) > budget:
                     continue

@@ -52,6 +52,8 @@ FUNCTIONS = {
              "  return $total;", "}}"),
     "haskell": ("--", "{name} :: Int -> Int -> Int\n{name} stock total =", "  let sum = total + stock * 2\n"
                 "  in logValue sum `seq`", "     sum"),  # its type signature with it
+    "dart": ("///", "int {name}(int stock, int total) {{", "  final sum = total + stock * 2;\n  logValue(sum);\n"
+             "  return sum;", "}}"),  # a signature and its body: siblings in the grammar
     "zig": ("//", "pub fn {name}(stock: i32, total: i32) i32 {{", "    const sum = total + stock * 2;\n    logValue(sum);\n"
             "    return sum;", "}}"),
 }
@@ -61,6 +63,8 @@ CLASSES = {
              "        total = total + stock * 2;\n        logValue(total);\n        return total;", "    }}", "}"),
     "c_sharp": ("public class Warehouse {", "    public int {name}(int stock, int total) {{",
                 "        total = total + stock * 2;\n        LogValue(total);\n        return total;", "    }}", "}"),
+    "dart": ("class Warehouse {", "  int {name}(int stock, int total) {{",
+             "    total = total + stock * 2;\n    logValue(total);\n    return total;", "  }}", "}"),
 }
 
 
@@ -78,7 +82,7 @@ def test_every_grammar_is_tested_and_every_extension_names_one():
     assert set(FUNCTIONS) | set(CLASSES) | {"sql", "hcl"} == set(GRAMMARS)
     assert {code_language(f"src/a{ext}") for ext in (".c", ".hpp", ".kt", ".swift", ".tsx", ".sh", ".cs")} == {
         "c", "cpp", "kotlin", "swift", "tsx", "bash", "c_sharp"}
-    assert code_language("a.py") == "python" and code_language("query.sql") == "sql" and code_language("a.dart") == ""
+    assert code_language("a.py") == "python" and code_language("query.sql") == "sql" and code_language("a.groovy") == ""
     assert {code_language(f"infra/main{ext}") for ext in (".tf", ".tfvars", ".hcl")} == {"hcl"}
 
 
@@ -369,7 +373,7 @@ def test_a_code_document_s_chunks_say_which_language_read_them(tmp_path):
     as (the grammar, or Python's ast), beside the strategy; nothing for a document that is no code."""
     store = StageStore(tmp_path)
     docs = {"app/Stock.kt": "\n".join(_function("kotlin", n) for n in ("alpha", "beta")), "notes.md": "# Notes\n\nText.\n",
-            "app/load.dart": "void load() {\n  print(1);\n}\n"}
+            "ci/load.groovy": "def load() {\n  return 1\n}\n"}
     for doc_id, text in docs.items():
         data = text.encode()
         snapshot_raw(store, RawDocument(doc_id, f"file:///{doc_id}", content_hash(data), len(data), "v1", data))
@@ -377,7 +381,7 @@ def test_a_code_document_s_chunks_say_which_language_read_them(tmp_path):
     profile = ChunkingProfile("p", strategy="auto", max_tokens=128)
     shown = {doc_id: chunk_stage(store, doc_id, profile, COUNTER, 256).metadata for doc_id in docs}
     assert (shown["app/Stock.kt"]["strategy"], shown["app/Stock.kt"]["language"]) == ("code", "kotlin")
-    assert "language" not in shown["notes.md"] and shown["app/load.dart"]["language"] == "definition lines"
+    assert "language" not in shown["notes.md"] and shown["ci/load.groovy"]["language"] == "definition lines"
 
 
 lines = st.sampled_from(
@@ -389,7 +393,7 @@ documents = st.lists(lines, max_size=60).map("\n".join)
 
 
 @pytest.mark.parametrize("language", ["c", "cpp", "javascript", "rust", "kotlin", "ruby", "bash", "php", "sql", "powershell",
-                                      "perl", "haskell", "zig", "hcl"])
+                                      "perl", "haskell", "zig", "hcl", "dart"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=documents, max_tokens=st.integers(16, 96), min_tokens=st.sampled_from([0, 30]))
 def test_code_chunks_are_exact_covered_within_the_limit_and_deterministic(language, text, max_tokens, min_tokens):

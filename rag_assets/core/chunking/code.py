@@ -1,7 +1,7 @@
 """Code chunked by its syntax: a chunk is a function, a class, or a method carrying its class's
 first lines as context. Python is read with ``ast``; C, C++, C#, Go, Java, JavaScript, TypeScript,
-Rust, Ruby, PHP, shell, PowerShell, Kotlin, Swift, Scala, Lua, Elixir, SQL, Perl, Haskell, Zig and
-Terraform (HCL) with their tree-sitter grammars (each a package of its own, nothing downloaded); other
+Rust, Ruby, PHP, shell, PowerShell, Kotlin, Swift, Scala, Lua, Elixir, SQL, Perl, Haskell, Zig, Dart
+and Terraform (HCL) with their tree-sitter grammars (each a package of its own, nothing downloaded); other
 languages by their top-level definition lines."""
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ GRAMMARS = {
     "c": ("tree_sitter_c", "language"),
     "c_sharp": ("tree_sitter_c_sharp", "language"),
     "cpp": ("tree_sitter_cpp", "language"),
+    "dart": ("tree_sitter_dart", "language"),
     "elixir": ("tree_sitter_elixir", "language"),
     "go": ("tree_sitter_go", "language"),
     "haskell": ("tree_sitter_haskell", "language"),
@@ -54,10 +55,11 @@ LANGUAGES = {
     ".kt": "kotlin", ".kts": "kotlin", ".lua": "lua", ".php": "php", ".rb": "ruby", ".rs": "rust",
     ".scala": "scala", ".swift": "swift", **dict.fromkeys((".sh", ".bash", ".zsh"), "bash"), ".ps1": "powershell",
     ".sql": "sql", ".ex": "elixir", ".exs": "elixir", ".pl": "perl", ".pm": "perl", ".hs": "haskell", ".zig": "zig",
+    ".dart": "dart",
     **dict.fromkeys((".tf", ".tfvars", ".hcl"), "hcl"),
 }
 
-# Top-level definition lines of a language without a grammar here (Dart, Groovy).
+# Top-level definition lines of a language without a grammar here (Groovy).
 _DEF_LINE = re.compile(
     r"^(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:def|class|function|func|fn|interface|struct|impl|enum|trait|module|"
     r"(?:public|private|protected|static|final|abstract)\b[^\n]*\()",
@@ -372,18 +374,32 @@ def _definitions(nodes):
     and attributes directly above it (no blank line between), its last the last before the comments
     it ends with (Scala's indented blocks hold the next definition's doc comment)."""
     lead = last = None
+    paired = None  # the body of the signature before, read with it
     for node in nodes:
+        if paired is not None and node == paired:
+            continue
+        paired = _body_after(node)
         top, bottom = _rows(node)
+        if paired is not None:
+            bottom = _rows(paired)[1]
         if _LEADING.search(node.type):
             lead = top if lead is None or last is None or top > last + 1 else lead
             last = bottom
             continue
         first = lead if lead is not None and last is not None and last >= top - 1 else top
         lead = last = None
-        if (trailing := _trailing_comments(node)) is not None:
+        if (trailing := _trailing_comments(paired or node)) is not None:
             bottom, (lead, last) = trailing[0], (trailing[1], bottom)
         if bottom > top:
             yield first, bottom, node
+
+
+def _body_after(node):
+    """The body a signature is followed by where the grammar makes them siblings (Dart's
+    ``function_signature`` or ``method_signature`` and its ``function_body``: one definition), else
+    None."""
+    after = node.next_named_sibling if node.type.endswith("signature") else None
+    return after if after is not None and after.type == "function_body" else None
 
 
 def _trailing_comments(node) -> tuple[int, int] | None:
@@ -427,6 +443,12 @@ def _name(node, depth: int = 0, wraps: int = 0) -> str:
     if held := _held_name(node, _HELD_DEFINITION) or _call_name(node)[1] or _hcl_address(node):
         return held
     children = node.named_children
+    if node.type.endswith("signature") and node.child_by_field_name("name") is None:  # Dart's method_signature
+        inner = next((c for c in children if c.type.endswith("signature")), None)  # wraps a function_signature
+        if inner is not None:
+            return _name(inner, depth + 1, wraps)
+        if node.type == "factory_constructor_signature":  # factory Book.fromJson(...)
+            return ".".join(_label(c) for c in children if c.type == "identifier")
     if node.type == "test_declaration":  # Zig's test "name" {...}
         return next((_label(c, '"') for c in children if c.type == "string"), "")
     if node.type == "variable_declaration" and children and children[0].type == "identifier" \
@@ -550,6 +572,7 @@ def _body(node, nested: bool = True):
     block), else the node itself where two of its children span lines (a struct's initialiser), else,
     when ``nested``, its one such child's (an export's, a template's, a const's holding a function);
     None for a node without."""
+    node = _body_after(node) or node
     for _ in range(6):  # wrappers: a call of a parenthesised function expression holding the file (an IIFE)
         body = node.child_by_field_name("body") or next((c for c in node.named_children if _BODY.search(c.type)), None)
         while body is not None and body.named_child_count == 1 and _BODY.search(body.named_children[0].type):
