@@ -134,8 +134,8 @@ def test_a_reader_that_stops_early_ends_rag_quietly(tmp_path):
 def test_rag_chunk_says_which_language_read_a_code_file(tmp_path):
     """As the chunks materialisation does in the UI: the grammar (or Python's ast) the code was read with."""
     (tmp_path / "Stock.kt").write_text("// Adds stock.\nfun add(stock: Int, total: Int): Int {\n    return stock + total\n}\n")
-    (tmp_path / "query.pl").write_text("sub add {\n  return $_[0] + $_[1];\n}\n")
-    for name, shown in (("Stock.kt", "strategy code (kotlin),"), ("query.pl", "strategy code (definition lines),")):
+    (tmp_path / "build.groovy").write_text("def add(a, b) {\n  return a + b\n}\n")
+    for name, shown in (("Stock.kt", "strategy code (kotlin),"), ("build.groovy", "strategy code (definition lines),")):
         out = subprocess.run([RAG, "chunk", str(tmp_path / name), "--strategy", "code"], capture_output=True, text=True,
                              timeout=300)
         assert out.returncode == 0 and shown in out.stdout.splitlines()[0], out.stdout + out.stderr[-2000:]

@@ -10,14 +10,11 @@ from rag_assets.core.parsing.diagrams import visio_pages
 from rag_assets.core.parsing.formats import content_type_for
 from rag_assets.core.parsing.limits import ParseLimitExceeded, ParseLimits
 from rag_assets.core.parsing.mail import attachment_items
-from rag_assets.core.parsing.office_graphics import chart_rows, chartex_rows, diagram_lines
+from rag_assets.core.parsing.office_graphics import drawn_graphic
 from rag_assets.core.parsing.packages import OLE_MAGIC, RELATIONSHIP, member_reader, office_package
 from rag_assets.core.parsing.sheets import sheet_rows
 
 
-_CHART = "{http://schemas.openxmlformats.org/drawingml/2006/chart}chart"
-_CHARTEX = "{http://schemas.microsoft.com/office/drawing/2014/chartex}chart"  # Office 2016's kinds: a waterfall...
-_DIAGRAM_DATA = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}relIds"
 _OLE_WORD = "{urn:schemas-microsoft-com:office:office}OLEObject"  # an embedded object in a Word document
 _OLE_SLIDE = "{http://schemas.openxmlformats.org/presentationml/2006/main}oleObj"  # ... on a slide
 
@@ -25,19 +22,12 @@ _OLE_SLIDE = "{http://schemas.openxmlformats.org/presentationml/2006/main}oleObj
 def graphic_content(graphic, part) -> tuple[str, list[list[str]], list[str], list[tuple[str, str]]] | None:
     """What a DrawingML graphic or embedded object (an lxml element holding a ``c:chart``,
     ``cx:chart``, ``dgm:relIds``, ``o:OLEObject`` or ``p:oleObj`` reference) shows, read from the
-    part ``part(relationship id)`` returns (its bytes): a chart's title and rows (``chart_rows``,
-    an Office 2016 chart's ``chartex_rows``), an embedded Excel worksheet's rows or Visio drawing's
-    shapes and connections (``_embedded_object``; another object: None), or a SmartArt diagram's
-    nodes (``diagram_lines``); None for another graphic (a picture, a shape)."""
-    from lxml import etree
-
-    parser = etree.XMLParser(resolve_entities=False, no_network=True)
-    if (chart := graphic.find(f".//{_CHART}")) is not None:
-        title, rows = chart_rows(etree.fromstring(part(chart.get(f"{RELATIONSHIP}id")), parser))
-        return title, rows, [], []
-    if (chart := graphic.find(f".//{_CHARTEX}")) is not None:
-        title, rows = chartex_rows(etree.fromstring(part(chart.get(f"{RELATIONSHIP}id")), parser))
-        return title, rows, [], []
+    part ``part(relationship id)`` returns (its bytes): a chart's title and rows or a SmartArt
+    diagram's nodes (``office_graphics.drawn_graphic``), an embedded Excel worksheet's rows or Visio
+    drawing's shapes and connections (``_embedded_object``; another object: None); None for another
+    graphic (a picture, a shape)."""
+    if (drawn := drawn_graphic(graphic, part)) is not None:
+        return (*drawn, [])
     if (embedded := graphic.find(f".//{_OLE_WORD}")) is not None or (embedded := graphic.find(f".//{_OLE_SLIDE}")) is not None:
         blob = part(embedded.get(f"{RELATIONSHIP}id"))
         rows, nodes = _embedded_object(blob)
@@ -45,8 +35,6 @@ def graphic_content(graphic, part) -> tuple[str, list[list[str]], list[str], lis
             return "", rows, nodes, []
         packaged = _packaged_file(blob)
         return (f"Attachment: {packaged[0]}", [], [], packaged[1]) if packaged and packaged[1] else None
-    if (diagram := graphic.find(f".//{_DIAGRAM_DATA}")) is not None:
-        return "", [], diagram_lines(etree.fromstring(part(diagram.get(f"{RELATIONSHIP}dm")), parser)), []
     return None
 
 

@@ -20,6 +20,29 @@ _ANCHORS = (f"{_XDR}twoCellAnchor", f"{_XDR}oneCellAnchor", f"{_XDR}absoluteAnch
 _NODE_TYPES = ("node", "asst")  # a diagram's points that show text (others: the document, transitions, layout)
 
 
+_CHART_REF = f"{_C}chart"
+_CHARTEX_REF = "{http://schemas.microsoft.com/office/drawing/2014/chartex}chart"  # Office 2016's kinds: a waterfall...
+_DIAGRAM_REF = f"{_DGM}relIds"
+_R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+
+
+def drawn_graphic(graphic, part) -> tuple[str, list[list[str]], list[str]] | None:
+    """What a DrawingML graphic (an lxml element holding a ``c:chart``, ``cx:chart`` or
+    ``dgm:relIds`` reference) shows, read from the part ``part(relationship id)`` returns (its
+    bytes): a chart's title and rows (``chart_rows``, an Office 2016 chart's ``chartex_rows``) or a
+    SmartArt diagram's nodes (``diagram_lines``), as (title, rows, nodes); None for another graphic."""
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    if (chart := graphic.find(f".//{_CHART_REF}")) is not None:
+        return (*chart_rows(etree.fromstring(part(chart.get(f"{_R}id")), parser)), [])
+    if (chart := graphic.find(f".//{_CHARTEX_REF}")) is not None:
+        return (*chartex_rows(etree.fromstring(part(chart.get(f"{_R}id")), parser)), [])
+    if (diagram := graphic.find(f".//{_DIAGRAM_REF}")) is not None:
+        return "", [], diagram_lines(etree.fromstring(part(diagram.get(f"{_R}dm")), parser))
+    return None
+
+
 def chart_rows(chart_space) -> tuple[str, list[list[str]]]:
     """A chart's title ("" where none is typed) and its data as rows, from its chart part's root
     (``c:chartSpace``, an lxml element): a header of the series' names, then a row a category (a

@@ -11,7 +11,7 @@ from datetime import datetime, time, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from rag_assets.core.parsing.items import join_elements, table_items
-from rag_assets.core.parsing.office_graphics import connections, drawing_frames, drawing_texts
+from rag_assets.core.parsing.office_graphics import connections, drawing_frames, drawing_texts, drawn_graphic
 from rag_assets.core.parsing.opendocument import spreadsheet_sheets
 from rag_assets.core.parsing.packages import (ENCRYPTED, OLE_MAGIC, RELATIONSHIP, is_encrypted, office_package,
                                               opendocument_content, package_path, package_title, zip_member)
@@ -90,15 +90,13 @@ def _sheet_drawings(data: bytes) -> dict[str, list[tuple[str, str]]]:
     """An XLSX package's text boxes and shapes by sheet name, each sheet's in the order of the cells
     they are anchored at (``office_graphics.drawing_texts``), then its charts (a title and a table of
     the data the chart caches) and SmartArt diagrams (a list item a node) in the same order
-    (``embedded.graphic_content``, as a slide's are read; a damaged one left out), then its
+    (``office_graphics.drawn_graphic``, as a slide's are read; a damaged one left out), then its
     connectors joining two of them as list items "From → To" (``office_graphics.connections``), as
     (category, text); {} where it has none or they cannot be read (they are then left out: the
     cells are the workbook's content)."""
     import zipfile
 
     from lxml import etree
-
-    from rag_assets.core.parsing.embedded import graphic_content  # it reads sheets: imported here, not above
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True)
     try:
@@ -126,11 +124,11 @@ def _sheet_drawings(data: bytes) -> dict[str, list[tuple[str, str]]]:
                 targets = {rid: target for rid, _, target in related(member)}
                 for frame in drawing_frames(drawing):
                     try:
-                        content = graphic_content(frame, lambda rid: package.read(targets[rid]))
+                        content = drawn_graphic(frame, lambda rid: package.read(targets[rid]))
                     except Exception:  # noqa: BLE001 - a missing or damaged chart: lxml and zipfile raise many types
                         continue
                     if content:
-                        title, rows, nodes, _ = content
+                        title, rows, nodes = content
                         shown += [("NarrativeText", title)] if title else []
                         shown += [("Table", table)] if (table := markdown_table(rows)) else []
                         shown += [("ListItem", node) for node in nodes]
