@@ -54,6 +54,9 @@ FUNCTIONS = {
                 "  in logValue sum `seq`", "     sum"),  # its type signature with it
     "dart": ("///", "int {name}(int stock, int total) {{", "  final sum = total + stock * 2;\n  logValue(sum);\n"
              "  return sum;", "}}"),  # a signature and its body: siblings in the grammar
+    "julia": ("#", "function {name}(stock::Int, total::Int)", "    sum = total + stock * 2\n    log_value(sum)\n"
+              "    return sum", "end"),
+    "ocaml": ("(*", "*)\nlet {name} stock total =", "  let sum = total + stock * 2 in\n  log_value sum;\n  sum", ""),
     "zig": ("//", "pub fn {name}(stock: i32, total: i32) i32 {{", "    const sum = total + stock * 2;\n    logValue(sum);\n"
             "    return sum;", "}}"),
 }
@@ -79,11 +82,12 @@ def _chunks(language: str, text: str, max_tokens: int, min_tokens: int = 0):
 
 
 def test_every_grammar_is_tested_and_every_extension_names_one():
-    assert set(FUNCTIONS) | set(CLASSES) | {"sql", "hcl"} == set(GRAMMARS)
+    assert set(FUNCTIONS) | set(CLASSES) | {"sql", "hcl", "ocaml_interface"} == set(GRAMMARS)
     assert {code_language(f"src/a{ext}") for ext in (".c", ".hpp", ".kt", ".swift", ".tsx", ".sh", ".cs")} == {
         "c", "cpp", "kotlin", "swift", "tsx", "bash", "c_sharp"}
     assert code_language("a.py") == "python" and code_language("query.sql") == "sql" and code_language("a.groovy") == ""
     assert {code_language(f"infra/main{ext}") for ext in (".tf", ".tfvars", ".hcl")} == {"hcl"}
+    assert [code_language(f"src/a{ext}") for ext in (".jl", ".ml", ".mli")] == ["julia", "ocaml", "ocaml_interface"]
 
 
 @pytest.mark.parametrize("language", sorted(FUNCTIONS))
@@ -393,7 +397,7 @@ documents = st.lists(lines, max_size=60).map("\n".join)
 
 
 @pytest.mark.parametrize("language", ["c", "cpp", "javascript", "rust", "kotlin", "ruby", "bash", "php", "sql", "powershell",
-                                      "perl", "haskell", "zig", "hcl", "dart"])
+                                      "perl", "haskell", "zig", "hcl", "dart", "julia", "ocaml"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=documents, max_tokens=st.integers(16, 96), min_tokens=st.sampled_from([0, 30]))
 def test_code_chunks_are_exact_covered_within_the_limit_and_deterministic(language, text, max_tokens, min_tokens):

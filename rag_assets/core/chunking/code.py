@@ -1,7 +1,7 @@
 """Code chunked by its syntax: a chunk is a function, a class, or a method carrying its class's
 first lines as context. Python is read with ``ast``; C, C++, C#, Go, Java, JavaScript, TypeScript,
-Rust, Ruby, PHP, shell, PowerShell, Kotlin, Swift, Scala, Lua, Elixir, SQL, Perl, Haskell, Zig, Dart
-and Terraform (HCL) with their tree-sitter grammars (each a package of its own, nothing downloaded); other
+Rust, Ruby, PHP, shell, PowerShell, Kotlin, Swift, Scala, Lua, Elixir, SQL, Perl, Haskell, Zig, Dart,
+Julia, OCaml and Terraform (HCL) with their tree-sitter grammars (each a package of its own, nothing downloaded); other
 languages by their top-level definition lines."""
 
 from __future__ import annotations
@@ -30,11 +30,14 @@ GRAMMARS = {
     "elixir": ("tree_sitter_elixir", "language"),
     "go": ("tree_sitter_go", "language"),
     "haskell": ("tree_sitter_haskell", "language"),
+    "julia": ("tree_sitter_julia", "language"),
     "hcl": ("tree_sitter_hcl", "language"),  # Terraform
     "java": ("tree_sitter_java", "language"),
     "javascript": ("tree_sitter_javascript", "language"),  # JSX too
     "kotlin": ("tree_sitter_kotlin", "language"),
     "lua": ("tree_sitter_lua", "language"),
+    "ocaml": ("tree_sitter_ocaml", "language_ocaml"),
+    "ocaml_interface": ("tree_sitter_ocaml", "language_ocaml_interface"),
     "perl": ("tree_sitter_perl", "language"),
     "php": ("tree_sitter_php", "language_php"),
     "powershell": ("tree_sitter_powershell", "language"),
@@ -55,7 +58,7 @@ LANGUAGES = {
     ".kt": "kotlin", ".kts": "kotlin", ".lua": "lua", ".php": "php", ".rb": "ruby", ".rs": "rust",
     ".scala": "scala", ".swift": "swift", **dict.fromkeys((".sh", ".bash", ".zsh"), "bash"), ".ps1": "powershell",
     ".sql": "sql", ".ex": "elixir", ".exs": "elixir", ".pl": "perl", ".pm": "perl", ".hs": "haskell", ".zig": "zig",
-    ".dart": "dart",
+    ".dart": "dart", ".jl": "julia", ".ml": "ocaml", ".mli": "ocaml_interface",
     **dict.fromkeys((".tf", ".tfvars", ".hcl"), "hcl"),
 }
 
@@ -70,8 +73,9 @@ _DEF_LINE = re.compile(
 _LEADING = re.compile(r"comment|^(?:attribute_item|haddock|signature|pod)$")
 #: a node holding a definition's members or statements, where the grammar names no ``body`` field
 _BODY = re.compile(r"body|block|declaration_list|compound_statement")
-#: a node naming its definition, where the grammar names no ``name`` field (PowerShell's, SQL's)
-_NAMING = ("function_name", "object_reference")
+#: a node naming its definition, where the grammar names no ``name`` field (PowerShell's, SQL's, OCaml's a
+#: let binding's, a module's and a signature's value, Julia's a struct's type head)
+_NAMING = ("function_name", "object_reference", "value_name", "module_name", "type_head")
 #: a node whose children are read as its container's: a C preprocessor conditional (an include guard),
 #: PowerShell's list of a script's statements, Haskell's of a module's declarations
 _TRANSPARENT = re.compile(r"^(?:preproc_(?:if|ifdef|else|elif|elifdef)|statement_list|declarations)$")
@@ -449,12 +453,17 @@ def _name(node, depth: int = 0, wraps: int = 0) -> str:
             return _name(inner, depth + 1, wraps)
         if node.type == "factory_constructor_signature":  # factory Book.fromJson(...)
             return ".".join(_label(c) for c in children if c.type == "identifier")
+    signature = next((c for c in children if c.type == "signature"), None) if node.type.endswith("definition") \
+        else children[0] if node.type == "assignment" and children else None  # Julia: function f(x), f(x) = ...
+    if signature is not None and (call := signature if signature.type == "call_expression" else next(
+            (c for c in signature.named_children if c.type == "call_expression"), None)) is not None:
+        return _label(call.named_children[0]) if call.named_children else ""
     if node.type == "test_declaration":  # Zig's test "name" {...}
         return next((_label(c, '"') for c in children if c.type == "string"), "")
     if node.type == "variable_declaration" and children and children[0].type == "identifier" \
             and node.child_by_field_name("type") != children[0]:  # Zig's const Pool = struct {...}
         return children[0].text.decode("utf-8", "replace")[:100]
-    for field in ("name", "declarator", "type", None):
+    for field in ("name", "declarator", None, "type"):  # OCaml's val names its value, then its type
         found = node.child_by_field_name(field) if field else next((c for c in node.children if c.type in _NAMING), None)
         if found is not None:
             return (field not in ("name", None) and depth < 8 and _name(found, depth + 1, wraps)) \

@@ -295,8 +295,9 @@ PARSER_REVISION = "44"
 #:   files are code, as Python, JavaScript, Go, Java, Rust and SQL were: chunked at top-level definitions a keyword
 #:   opens (``def``, ``function``, ``class``...), else by lines, never at a blank line inside a function (they were
 #:   text, chunked by paragraph); an .xhtml page is a web page (it was text: its markup was indexed).
-#: - Code 3: Perl modules (.pm), Haskell (.hs), Zig (.zig) and Terraform (.tf, .tfvars, .hcl) files are code, chunked
-#:   by their syntax trees as Perl scripts (.pl) now are (they were text, chunked by paragraph).
+#: - Code 3: Perl modules (.pm), Haskell (.hs), Zig (.zig), Julia (.jl), OCaml (.ml, .mli) and Terraform (.tf,
+#:   .tfvars, .hcl) files are code, chunked by their syntax trees as Perl scripts (.pl) now are (they were text,
+#:   chunked by paragraph).
 #: - Web pages 11, EPUB 11 (its pages may be Sphinx's), reStructuredText 7: an API reference's objects (a function,
 #:   a class and its methods, a C macro, an HTTP endpoint, a command-line option: Sphinx's ``<dl>`` objects, the
 #:   directives that make them) are sections headed by their signatures and cited by their names
