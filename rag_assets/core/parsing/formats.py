@@ -33,6 +33,7 @@ CONTENT_TYPES = {
     ".log": "text",
     ".srt": "subtitles",  # SubRip and WebVTT: read as their transcript
     ".vtt": "subtitles",
+    ".ics": "calendar",  # iCalendar: a calendar's export, a meeting invitation
     ".html": "html",
     ".htm": "html",
     ".xhtml": "html",
@@ -144,6 +145,7 @@ READERS = {"html": Reader("web", "parse_html", ("unstructured.partition.html",))
            "drawio": Reader("diagrams", "parse_drawio", ("lxml.etree",)),
            "svg": Reader("diagrams", "parse_svg", ("lxml.etree",)),
            "notebook": Reader("notebook", "parse_notebook", ("json",)),
+           "calendar": Reader("calendars", "parse_calendar", ("icalendar",)),
            "pdf": Reader("pdf", "parse_pdf", ("pdfplumber", "unstructured.partition.text")),  # pdfplumber imports pdfminer's
            "image": Reader("pdf", "parse_image", ("PIL.Image", "tesserocr", "unstructured.partition.text")),
            "xml": Reader("pandoc", "parse_xml", _PANDOC_USES),

@@ -335,11 +335,14 @@ PARSER_REVISION = "44"
 #:   and a duration as [h]:mm:ss (it read "10 days, 15:10:10").
 #: - JSON 4: a Slack thread's replies follow the message that started it (``chats._threaded``), as the app shows a
 #:   thread; the export lists them in time order among the channel's messages (a question and its answer chunks apart).
+#: - Calendar 1 (new): an iCalendar file (``.ics``) reads as its events, to-dos and journal entries
+#:   (``calendars.calendar_items``); it was text (folded, escaped property lines). An e-mail's invitation too.
 FORMAT_REVISIONS = {"code": "3", "csv": "1", "text": "3", "rst": "7", "notebook": "15", "markdown": "14",
                     "html": "11", **dict.fromkeys(("odt", "rtf", "latex", "org"), "10"), "epub": "11",
                     "xml": "12", "email": "10", "asciidoc": "12",
                     "docx": "20", "pptx": "15", "xlsx": "12", "subtitles": "1", "json": "4",
-                    "pdf": "3", "image": "2", "ods": "1", "odp": "3", "visio": "2", "drawio": "1", "svg": "1"}
+                    "pdf": "3", "image": "2", "ods": "1", "odp": "3", "visio": "2", "drawio": "1", "svg": "1",
+                    "calendar": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")
@@ -390,7 +393,7 @@ def parse_document(raw: RawDocument, limits: ParseLimits = ParseLimits(),
     (Tesseract's language codes); raises DocumentError (never returns partial text) when it
     cannot or when the document exceeds a limit (the cause names the limit and its setting).
 
-    Rich formats (HTML, DOCX, PPTX, e-mail, XLSX, ODS, ODP, notebooks, PDF, and through pandoc ODT,
+    Rich formats (HTML, DOCX, PPTX, e-mail, XLSX, ODS, ODP, notebooks, calendars, PDF, and through pandoc ODT,
     RTF, EPUB, AsciiDoc, LaTeX, Org, JATS, DocBook) are parsed in a child process bounded in time
     and memory (see ``limits.run_bounded``); a zip format (DOCX, PPTX, XLSX, ODT, ODS, ODP, EPUB)
     is first checked for its expanded size. Text formats are decoded in process: their cost is linear in

@@ -1,0 +1,64 @@
+"""iCalendar files (.ics) read as their events, to-dos and journal entries; an invitation attached to an
+e-mail too. They were text: folded property lines, escaped commas and "\\n", TZID parameters indexed."""
+
+from email.message import EmailMessage
+
+import pytest
+
+from rag_assets.core.hashing import content_hash
+from rag_assets.core.models import RawDocument
+from rag_assets.core.parsing import DocumentError, parse_document
+
+CALENDAR = (
+    "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Acme//Ops//EN\r\nX-WR-CALNAME:Ops calendar\r\n"
+    "BEGIN:VEVENT\r\nUID:1@acme\r\nSUMMARY:Dock firmware review\r\n"
+    "DTSTART;TZID=Europe/Berlin:20260304T100000\r\nDTEND;TZID=Europe/Berlin:20260304T110000\r\n"
+    "RRULE:FREQ=WEEKLY;BYDAY=WE\r\nLOCATION:Room 4.12\\, Building B\r\n"
+    "ORGANIZER;CN=Alice Smith:mailto:alice@acme.example\r\n"
+    "ATTENDEE;CN=Bob Jones;ROLE=REQ-PARTICIPANT:mailto:bob@acme.example\r\nATTENDEE:mailto:carol@acme.example\r\n"
+    "DESCRIPTION:Agenda:\\n1. Rollout status\\n2. Next st\r\n eps\\n\\nJoin: https://meet.example/abc\r\n"
+    "END:VEVENT\r\n"
+    "BEGIN:VEVENT\r\nUID:2@acme\r\nSUMMARY:Offsite\r\nDTSTART;VALUE=DATE:20260410\r\nDTEND;VALUE=DATE:20260412\r\n"
+    "STATUS:TENTATIVE\r\nEND:VEVENT\r\n"
+    "BEGIN:VTODO\r\nUID:3@acme\r\nSUMMARY:Order spare docks\r\nDUE:20260320T170000Z\r\nEND:VTODO\r\n"
+    "BEGIN:VEVENT\r\nUID:4@acme\r\nDTSTART:20260305T090000Z\r\nDURATION:PT30M\r\nEND:VEVENT\r\n"
+    "END:VCALENDAR\r\n")
+
+
+def parsed(doc_id: str, data: bytes):
+    return parse_document(RawDocument(doc_id, f"file:///{doc_id}", content_hash(data), len(data), "v1", data))
+
+
+def test_a_calendar_reads_as_its_entries_each_under_its_summary():
+    doc = parsed("calendars/ops.ics", CALENDAR.encode())
+    assert (doc.content_type, doc.title) == ("calendar", "Ops calendar")
+    assert doc.text == (
+        "Dock firmware review\n\nWhen: 2026-03-04 10:00 - 11:00 (Europe/Berlin)\n\nRepeats: FREQ=WEEKLY;BYDAY=WE\n\n"
+        "Where: Room 4.12, Building B\n\nOrganizer: Alice Smith <alice@acme.example>\n\n"
+        "Attendees: Bob Jones <bob@acme.example>, carol@acme.example\n\n"
+        "Agenda:\n1. Rollout status\n2. Next steps\n\nJoin: https://meet.example/abc\n\n"
+        "Offsite\n\nWhen: 2026-04-10 - 2026-04-11\n\nStatus: TENTATIVE\n\n"  # an all-day end is the day after
+        "Order spare docks\n\nDue: 2026-03-20 17:00 (UTC)\n\n"
+        "Event\n\nWhen: 2026-03-05 09:00 - 09:30 (UTC)")  # no summary; its end from its duration
+    sections = {doc.text[e.start:e.end]: e.heading_path for e in doc.elements}
+    assert sections["Where: Room 4.12, Building B"] == ("Dock firmware review",)
+    assert sections["Due: 2026-03-20 17:00 (UTC)"] == ("Order spare docks",)
+    assert "TZID" not in doc.text and "\\," not in doc.text and "mailto:" not in doc.text
+
+
+def test_an_invitation_attached_to_an_e_mail_reads_as_its_event():
+    message = EmailMessage()
+    message["From"], message["To"], message["Subject"] = "alice@acme.example", "bob@acme.example", "Invitation"
+    message.set_content("Please join the review.")
+    message.add_attachment(CALENDAR.encode(), maintype="text", subtype="calendar", filename="invite.ics")
+    doc = parsed("mail/invite.eml", bytes(message))
+    assert "When: 2026-03-04 10:00 - 11:00 (Europe/Berlin)" in doc.text and "DTSTART" not in doc.text
+
+
+def test_a_file_named_ics_that_is_no_calendar_reads_as_text_and_a_binary_one_fails():
+    note = b"Call the dock vendor on Monday.\n"
+    assert parsed("notes.ics", note).text == parsed("notes.txt", note).text
+    with pytest.raises(DocumentError, match="binary, not text"):
+        parsed("blob.ics", bytes(range(256)) * 8)
+    with pytest.raises(DocumentError, match="no text"):  # a calendar without entries
+        parsed("empty.ics", b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nEND:VCALENDAR\r\n")
