@@ -4,12 +4,18 @@ own time zone), how it repeats, where, who organises and attends, then its descr
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timedelta
 
 from rag_assets.core.parsing.items import join_elements
 from rag_assets.core.parsing.text_formats import parse_text
 
 _ENTRIES = {"VEVENT": "Event", "VTODO": "To-do", "VJOURNAL": "Journal entry"}
+_UNITS = {"SECONDLY": "second", "MINUTELY": "minute", "HOURLY": "hour", "DAILY": "day", "WEEKLY": "week",
+          "MONTHLY": "month", "YEARLY": "year"}
+_DAYS = {"MO": "Monday", "TU": "Tuesday", "WE": "Wednesday", "TH": "Thursday", "FR": "Friday", "SA": "Saturday",
+         "SU": "Sunday"}
+_ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", -1: "last", -2: "second to last"}
 
 
 def parse_calendar(data: bytes):
@@ -31,7 +37,7 @@ def calendar_items(calendar) -> list[tuple[str, str, None]]:
     """Items (``join_elements``' tuples) of a parsed calendar's entries in the file's order: a title
     (its summary, else "Event", "To-do" or "Journal entry"), then a line each for when ("When:
     2026-03-04 10:00 - 11:00 (Europe/Berlin)", an all-day entry by its dates), its due date, how it
-    repeats (its rule as written), where, its status where it is not confirmed, its organiser and
+    repeats (``_repeats``), where, its status where it is not confirmed, its organiser and
     attendees (name and address) and its link, then its description's paragraphs."""
     items: list[tuple[str, str, None]] = []
     for entry in calendar.walk():
@@ -39,7 +45,7 @@ def calendar_items(calendar) -> list[tuple[str, str, None]]:
             continue
         items.append(("Title", _text(entry.get("SUMMARY")) or _ENTRIES[entry.name], None))
         lines = [("When", _when(entry)), ("Due", _moment(entry, "DUE")),
-                 ("Repeats", entry["RRULE"].to_ical().decode() if entry.get("RRULE") else ""),
+                 ("Repeats", _repeats(entry.get("RRULE"))),
                  ("Where", _text(entry.get("LOCATION"))),
                  ("Status", "" if str(entry.get("STATUS", "")).upper() in ("", "CONFIRMED")
                   else _text(entry["STATUS"])),
@@ -50,6 +56,35 @@ def calendar_items(calendar) -> list[tuple[str, str, None]]:
         items += [("NarrativeText", paragraph.strip(), None) for paragraph in description.split("\n\n")
                   if paragraph.strip()]
     return items
+
+
+def _repeats(rule) -> str:
+    """How a recurrence rule repeats, as a calendar app says it ("every 2 weeks on Monday and Friday,
+    until 2026-06-30", "every year in April on the second Friday", "every day, 10 times"); the rule as
+    written where it uses parts this does not say (BYMONTHDAY, BYSETPOS...)."""
+    if rule is None:
+        return ""
+    parts = {key.upper(): values for key, values in rule.items()}
+    unit = _UNITS.get(str((parts.get("FREQ") or [""])[0]).upper())
+    days = [re.fullmatch(r"([+-]?\d{0,2})(MO|TU|WE|TH|FR|SA|SU)", str(day).upper()) for day in parts.get("BYDAY", [])]
+    months = [int(month) for month in parts.get("BYMONTH", []) if str(month).isdigit() and 1 <= int(month) <= 12]
+    if unit is None or not all(days) or any(m[1] and int(m[1]) not in _ORDINALS for m in days) \
+            or len(months) < len(parts.get("BYMONTH", [])) \
+            or set(parts) - {"FREQ", "INTERVAL", "BYDAY", "BYMONTH", "UNTIL", "COUNT", "WKST"}:
+        return rule.to_ical().decode()
+    interval = int((parts.get("INTERVAL") or [1])[0])
+    shown = f"every {unit}" if interval == 1 else f"every {interval} {unit}s"
+    if months:
+        shown += " in " + " and ".join(date(2000, month, 1).strftime("%B") for month in months)
+    named = [f"the {_ORDINALS[int(m[1])]} {_DAYS[m[2]]}" if m[1] else _DAYS[m[2]] for m in days]
+    if named:
+        shown += " on " + (" and ".join(named) if len(named) < 3 else ", ".join(named[:-1]) + " and " + named[-1])
+    if parts.get("UNTIL"):
+        until = parts["UNTIL"][0]
+        shown += f", until {until:%Y-%m-%d}" if isinstance(until, date) else ""
+    if parts.get("COUNT"):
+        shown += f", {int(parts['COUNT'][0])} times"
+    return shown
 
 
 def _text(value) -> str:
