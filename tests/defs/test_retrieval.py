@@ -56,7 +56,7 @@ def test_filters_are_escaped_and_validated(ingested_sample):
     assert markdown and {h.doc_id.rsplit(".", 1)[1] for h in markdown} == {"md"}
     out = subprocess.run([RAG, "query", "x", "--filter", "content_type=bogus"], env={**os.environ, **values},
                          capture_output=True, text=True)  # it found nothing, exit 0
-    assert out.returncode == 2 and "no content type 'bogus': use one of asciidoc, code," in out.stderr
+    assert out.returncode == 2 and "no content type 'bogus': use one of asciidoc, calendar, code," in out.stderr
     only = ask(values, "refund", k=5, filters=Filters.parse(["doc_id=support/customer_faq.md"]))
     assert only and {h.doc_id for h in only} == {"support/customer_faq.md"}
     section = ask(values, "leave", k=5, filters=Filters.parse(["section=Northwind Robotics Employee Handbook > Time Off"]))
