@@ -34,6 +34,8 @@ CONTENT_TYPES = {
     ".srt": "subtitles",  # SubRip and WebVTT: read as their transcript
     ".vtt": "subtitles",
     ".ics": "calendar",  # iCalendar: a calendar's export, a meeting invitation
+    ".vcf": "contacts",  # vCard: an address book's or a phone's export
+    ".vcard": "contacts",
     ".html": "html",
     ".htm": "html",
     ".xhtml": "html",

@@ -335,6 +335,8 @@ PARSER_REVISION = "44"
 #:   and a duration as [h]:mm:ss (it read "10 days, 15:10:10").
 #: - JSON 4: a Slack thread's replies follow the message that started it (``chats._threaded``), as the app shows a
 #:   thread; the export lists them in time order among the channel's messages (a question and its answer chunks apart).
+#: - Contacts 1 (new): a vCard file (``.vcf``) reads as its contacts (``contacts.contact_items``); it was an unknown
+#:   extension, read as text (escaped, folded, quoted-printable property lines, photos' base64).
 #: - Calendar 1 (new): an iCalendar file (``.ics``) reads as its events, to-dos and journal entries
 #:   (``calendars.calendar_items``); it was text (folded, escaped property lines). An e-mail's invitation too.
 FORMAT_REVISIONS = {"code": "3", "csv": "1", "text": "3", "rst": "7", "notebook": "15", "markdown": "14",
@@ -342,7 +344,7 @@ FORMAT_REVISIONS = {"code": "3", "csv": "1", "text": "3", "rst": "7", "notebook"
                     "xml": "12", "email": "10", "asciidoc": "12",
                     "docx": "20", "pptx": "15", "xlsx": "12", "subtitles": "1", "json": "4",
                     "pdf": "3", "image": "2", "ods": "1", "odp": "3", "visio": "2", "drawio": "1", "svg": "1",
-                    "calendar": "1"}
+                    "calendar": "1", "contacts": "1"}
 # An e-mail's attachments are read as their formats are: its reading changes with any of theirs.
 FORMAT_REVISIONS["email"] += "-" + "".join(f"{name}{revision}" for name, revision in sorted(FORMAT_REVISIONS.items())
                                           if name != "email")

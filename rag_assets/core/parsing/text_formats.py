@@ -10,6 +10,7 @@ from bisect import bisect_right
 from rag_assets.core.models import Element
 from rag_assets.core.parsing.api_objects import object_kind
 from rag_assets.core.parsing.chats import chat_items, whatsapp_items
+from rag_assets.core.parsing.contacts import contact_items
 from rag_assets.core.parsing.decode import decode_text, elide_inline_data
 from rag_assets.core.parsing.html_landmarks import MIN_CONTENTS_ENTRIES
 from rag_assets.core.parsing.html_tables import table_rows
@@ -37,7 +38,7 @@ def parse_text(content_type: str, data: bytes):
     heading, a reStructuredText file's sole top-level title; a front matter's title, which names
     a Markdown file before it, is read by ``parse_document``). Markdown is read as its rendered page
     shows it (``markdown_as_shown``), a WhatsApp chat exported as text as its turns
-    (``chats.whatsapp_items``)."""
+    (``chats.whatsapp_items``), a vCard file as its contacts (``contacts.contact_items``)."""
     text = elide_inline_data(decode_text(data)[0])
     if content_type == "subtitles":
         text = subtitle_transcript(text)
@@ -55,6 +56,9 @@ def parse_text(content_type: str, data: bytes):
         return api
     elif content_type == "text" and (chat := whatsapp_items(text)) is not None:
         text, elements = join_elements(chat)
+    elif content_type == "contacts" and (cards := contact_items(text)) is not None:
+        text, elements = join_elements(cards)
+        return text, elements, ""
     elif content_type == "text" and (titled := _underlined_titles(text)):
         text, elements = titled
     else:
