@@ -5,9 +5,8 @@ from email.message import EmailMessage
 
 import pytest
 
-from rag_assets.core.hashing import content_hash
-from rag_assets.core.models import RawDocument
-from rag_assets.core.parsing import DocumentError, parse_document
+from rag_assets.core.parsing import DocumentError
+from tests.support.documents import parsed
 
 CALENDAR = (
     "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Acme//Ops//EN\r\nX-WR-CALNAME:Ops calendar\r\n"
@@ -25,10 +24,6 @@ CALENDAR = (
     "BEGIN:VEVENT\r\nUID:4@acme\r\nDTSTART:20260305T090000Z\r\nDURATION:PT30M\r\n"
     "RRULE:FREQ=MONTHLY;BYDAY=-1MO;COUNT=3\r\nEND:VEVENT\r\n"
     "END:VCALENDAR\r\n")
-
-
-def parsed(doc_id: str, data: bytes):
-    return parse_document(RawDocument(doc_id, f"file:///{doc_id}", content_hash(data), len(data), "v1", data))
 
 
 def test_a_calendar_reads_as_its_entries_each_under_its_summary():

@@ -3,9 +3,8 @@ read as text: escaped, folded and quoted-printable property lines, a photo's bas
 
 import pytest
 
-from rag_assets.core.hashing import content_hash
-from rag_assets.core.models import RawDocument
-from rag_assets.core.parsing import DocumentError, parse_document
+from rag_assets.core.parsing import DocumentError
+from tests.support.documents import parsed
 
 CARDS = (
     "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Alice Smith\r\nN:Smith;Alice;;Dr.;\r\nORG:Acme Robotics;Field Service\r\n"
@@ -19,10 +18,6 @@ CARDS = (
     "NOTE;ENCODING=QUOTED-PRINTABLE;CHARSET=UTF-8:Gr=C3=BC=C3=9Fe aus M=C3=\r\n=BCnchen\r\nEND:VCARD\r\n"
     "BEGIN:VCARD\r\nVERSION:4.0\r\nEND:VCARD\r\n"  # empty: left out
     "BEGIN:VCARD\r\nVERSION:4.0\r\nEMAIL:ops@acme.example\r\nEND:VCARD\r\n")  # no name: its address
-
-
-def parsed(doc_id: str, data: bytes):
-    return parse_document(RawDocument(doc_id, f"file:///{doc_id}", content_hash(data), len(data), "v1", data))
 
 
 def test_a_vcard_file_reads_as_its_contacts_each_under_its_name():

@@ -1,13 +1,7 @@
 """RSS and Atom feeds (Jira's XML export among them) read as a feed reader shows them: each item
 under its title, its content's HTML read as a page's; other XML stays text."""
 
-from rag_assets.core.hashing import content_hash
-from rag_assets.core.models import RawDocument
-from rag_assets.core.parsing import parse_document
-
-
-def parsed(doc_id: str, data: bytes):
-    return parse_document(RawDocument(doc_id, f"file:///{doc_id}", content_hash(data), len(data), "v1", data))
+from tests.support.documents import parsed
 
 
 def paths(doc) -> dict[str, tuple[str, ...]]:

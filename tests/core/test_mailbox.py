@@ -3,13 +3,7 @@ section under its subject read as an .eml is."""
 
 from email.message import EmailMessage
 
-from rag_assets.core.hashing import content_hash
-from rag_assets.core.models import RawDocument
-from rag_assets.core.parsing import parse_document
-
-
-def parsed(doc_id: str, data: bytes):
-    return parse_document(RawDocument(doc_id, f"file:///{doc_id}", content_hash(data), len(data), "v1", data))
+from tests.support.documents import parsed
 
 
 def message(sender: str, subject: str | None, body: str, attachment: tuple[str, str] | None = None) -> bytes:
