@@ -80,11 +80,12 @@ def _shown(key: str, params: dict[str, list[str]], raw: str) -> str:
     """A property's value as an address book shows it (a name given name first, an address's parts
     in a line, an organisation's units after it), its types after it in brackets; "" for an empty one."""
     if "QUOTED-PRINTABLE" in (v.upper() for v in params.get("ENCODING", ())):
+        decoded = quopri.decodestring(raw.encode("latin-1", "replace"))
         charset = (params.get("CHARSET") or ["utf-8"])[0]
         try:
-            raw = quopri.decodestring(raw.encode("latin-1", "replace")).decode(charset, "replace")
+            raw = decoded.decode(charset, "replace")
         except LookupError:  # a charset Python does not know
-            raw = quopri.decodestring(raw.encode("latin-1", "replace")).decode("utf-8", "replace")
+            raw = decoded.decode("utf-8", "replace")
     separators = r"(?<!\\)[,;]" if key == "CATEGORIES" else r"(?<!\\);"  # categories are a list
     parts = [_unescape(part) for part in re.split(separators, raw)]
     if key == "N":  # family; given; additional; prefix; suffix

@@ -98,7 +98,8 @@ CONTENT_TYPES = {
     ".sql": "code",
     **dict.fromkeys((".tsx", ".jsx", ".mjs", ".cjs", ".rb", ".php", ".kt", ".kts", ".swift", ".cs", ".scala", ".c", ".h",
                      ".cc", ".cpp", ".cxx", ".hpp", ".sh", ".bash", ".zsh", ".ps1", ".lua", ".pl", ".pm", ".dart", ".ex",
-                     ".exs", ".groovy", ".hs", ".zig", ".tf", ".tfvars", ".hcl", ".jl", ".ml", ".mli"), "code"),  # chunked as code, as those above
+                     ".exs", ".groovy", ".hs", ".zig", ".tf", ".tfvars", ".hcl", ".jl", ".ml", ".mli"),
+                    "code"),  # chunked as code, as those above
     ".json": "json",
     ".jsonl": "json",  # JSON Lines: a value a line
     ".ndjson": "json",

@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from rag_assets.core.parsing.packages import RELATIONSHIP
+
 _DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
@@ -23,7 +25,6 @@ _NODE_TYPES = ("node", "asst")  # a diagram's points that show text (others: the
 _CHART_REF = f"{_C}chart"
 _CHARTEX_REF = "{http://schemas.microsoft.com/office/drawing/2014/chartex}chart"  # Office 2016's kinds: a waterfall...
 _DIAGRAM_REF = f"{_DGM}relIds"
-_R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 
 
 def drawn_graphic(graphic, part) -> tuple[str, list[list[str]], list[str]] | None:
@@ -35,11 +36,11 @@ def drawn_graphic(graphic, part) -> tuple[str, list[list[str]], list[str]] | Non
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True)
     if (chart := graphic.find(f".//{_CHART_REF}")) is not None:
-        return (*chart_rows(etree.fromstring(part(chart.get(f"{_R}id")), parser)), [])
+        return (*chart_rows(etree.fromstring(part(chart.get(f"{RELATIONSHIP}id")), parser)), [])
     if (chart := graphic.find(f".//{_CHARTEX_REF}")) is not None:
-        return (*chartex_rows(etree.fromstring(part(chart.get(f"{_R}id")), parser)), [])
+        return (*chartex_rows(etree.fromstring(part(chart.get(f"{RELATIONSHIP}id")), parser)), [])
     if (diagram := graphic.find(f".//{_DIAGRAM_REF}")) is not None:
-        return "", [], diagram_lines(etree.fromstring(part(diagram.get(f"{_R}dm")), parser))
+        return "", [], diagram_lines(etree.fromstring(part(diagram.get(f"{RELATIONSHIP}dm")), parser))
     return None
 
 
@@ -203,29 +204,31 @@ def drawing_texts(drawing) -> list[str]:
     they are anchored at (row, then column; an absolute anchor first), groups' shapes in their
     place; shapes without text (a line, an arrow, a picture) left out."""
     found = []
-    for n, anchor in enumerate(child for child in drawing if child.tag in _ANCHORS):
-        start = anchor.find(f"{_XDR}from")
-        row, column = ((_number(start.findtext(f"{_XDR}row")), _number(start.findtext(f"{_XDR}col")))
-                       if start is not None else (-1, -1))
+    for place, anchor in _anchors(drawing):
         for body in anchor.iter(f"{_XDR}txBody"):
             paragraphs = (_paragraph_text(p) for p in body.iterfind(f"{_A}p"))
             text = "\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
             if text:
-                found.append((row, column, n, text))
-    return [text for *_, text in sorted(found)]
+                found.append((place, text))
+    return [text for _, text in sorted(found)]
+
+
+def _anchors(drawing):
+    """A sheet drawing's anchors, each with its place: (row, column, position), the cell it is
+    anchored at (an absolute anchor at -1, -1) and its position among the anchors."""
+    for n, anchor in enumerate(child for child in drawing if child.tag in _ANCHORS):
+        start = anchor.find(f"{_XDR}from")
+        row, column = ((_number(start.findtext(f"{_XDR}row")), _number(start.findtext(f"{_XDR}col")))
+                       if start is not None else (-1, -1))
+        yield (row, column, n), anchor
 
 
 def drawing_frames(drawing) -> list:
     """A sheet's graphic frames (a chart's, a SmartArt diagram's: ``xdr:graphicFrame`` elements),
     from its drawing part's root (``xdr:wsDr``), in the order of the cells they are anchored at, as
     ``drawing_texts`` orders text boxes."""
-    found = []
-    for n, anchor in enumerate(child for child in drawing if child.tag in _ANCHORS):
-        start = anchor.find(f"{_XDR}from")
-        row, column = ((_number(start.findtext(f"{_XDR}row")), _number(start.findtext(f"{_XDR}col")))
-                       if start is not None else (-1, -1))
-        found += [(row, column, n, frame) for frame in anchor.iter(f"{_XDR}graphicFrame")]
-    return [frame for *_, frame in sorted(found, key=lambda item: item[:3])]
+    found = [(place, frame) for place, anchor in _anchors(drawing) for frame in anchor.iter(f"{_XDR}graphicFrame")]
+    return [frame for _, frame in sorted(found, key=lambda item: item[0])]
 
 
 def _number(text: str | None) -> int:

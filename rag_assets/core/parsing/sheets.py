@@ -23,8 +23,8 @@ def parse_xlsx(data: bytes):
     """An Excel workbook: each visible sheet's name (a title) and its cells as Markdown rows (values
     as last saved, shown in their number formats; a date at midnight as its date, trailing empty
     cells dropped), then its text boxes', shapes' and charts' (``_sheet_drawings``: openpyxl reads
-    none); a chart sheet is its chart; a sheet's number (its tab's) is its page. Hidden sheets are left out: a workbook's author
-    keeps them from its readers. Its title is the workbook's own, if it has one. An Excel 97-2003
+    none); a chart sheet is its chart; a sheet's number (its tab's) is its page. Hidden sheets are
+    left out: a workbook's author keeps them from its readers. Its title is the workbook's own, if it has one. An Excel 97-2003
     workbook (.xls, a compound file, told apart by content) is read the same way with xlrd, a binary
     workbook (.xlsb) with calamine, an HTML table under an Excel name as a web page."""
     from openpyxl import load_workbook
@@ -234,7 +234,8 @@ def _parse_xlsb(data: bytes):
         finally:
             book.close()
     except CalamineError as exc:
-        raise ValueError(f"a damaged Excel binary workbook ({exc}); save it again in Excel, or save it as .xlsx") from exc
+        raise ValueError(f"a damaged Excel binary workbook ({exc}); save it again in Excel, or save it as "
+                         ".xlsx") from exc
     text, spans = join_elements(items)
     return text, spans, package_title(data, "docProps/core.xml")
 
