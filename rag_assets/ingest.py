@@ -152,6 +152,8 @@ def _require_env(project: Project, corpus: Corpus, runs: bool = True) -> None:
         if model.provider == "openai" else []
     if source.kind == "s3":
         named += [("sources.yml", f"{source.name}.{k}", getattr(source, k)) for k in ("access_key_env", "secret_key_env")]
+    if source.auth_header_env:
+        named.append(("sources.yml", f"{source.name}.auth_header_env", source.auth_header_env))
     named += [("profiles/indexes.yml", f"{index.name}.{k}", getattr(index, k))
               for k in ("access_key_env", "secret_key_env") if getattr(index, k)]
     if runs and project.executor.kind == "celery":

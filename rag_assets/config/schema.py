@@ -84,11 +84,16 @@ class _Strict(BaseModel):
 
 class SourceConfig(_Strict):
     name: str = Field(pattern=NAME, description="Source name, referenced by corpora in rag_project.yml.")
-    kind: Literal["disk", "s3"] = Field(description="Where documents live: a local folder or an S3 bucket.")
+    kind: Literal["disk", "s3", "web"] = Field(description="Where documents live: a local folder, an S3 bucket or "
+                                               "the pages a web site's sitemap lists.")
     path: str | None = Field(None, description="disk: folder, relative to the config project directory.")
     bucket: str | None = Field(None, description="s3: bucket name.")
     prefix: str = Field("", description="s3: folder of keys to list under (with or without its trailing slash).")
     endpoint_url: str | None = Field(None, description="s3: endpoint of an S3-compatible server.")
+    sitemap: str | None = Field(None, description="web: address of the site's sitemap (sitemap.xml, a sitemap "
+                                "index, plain text or gzip); its pages are the documents, by their paths.")
+    auth_header_env: str | None = Field(None, description="web: environment variable holding the Authorization "
+                                        "header sent to the site (e.g. 'Bearer ...'; never sent to another host).")
     include: tuple[str, ...] = Field(("**/*",), description="Glob patterns of documents to index.")
     exclude: tuple[str, ...] = Field((), description="Glob patterns to leave out.")
     tenant: str | None = Field(None, description="Tenant every document of this source belongs to.")
@@ -96,11 +101,11 @@ class SourceConfig(_Strict):
     region: str | None = Field(None, description="s3: region name.")
     access_key_env: str = Field("AWS_ACCESS_KEY_ID", description="s3: environment variable holding the access key id.")
     secret_key_env: str = Field("AWS_SECRET_ACCESS_KEY", description="s3: environment variable holding the secret key.")
-    connect_timeout_seconds: float = Field(5.0, gt=0, le=300, description="s3: how long one attempt waits to "
-                                           "connect to the endpoint.")
-    read_timeout_seconds: float = Field(15.0, gt=0, le=3600, description="s3: how long one attempt waits for the "
-                                        "server to answer (each read of a response).")
-    max_attempts: int = Field(3, ge=1, le=10, description="s3: tries of each request (the first included) before "
+    connect_timeout_seconds: float = Field(5.0, gt=0, le=300, description="s3, web: how long one attempt "
+                                           "waits to connect to the endpoint or site.")
+    read_timeout_seconds: float = Field(15.0, gt=0, le=3600, description="s3, web: how long one attempt waits "
+                                        "for the server to answer (each read of a response).")
+    max_attempts: int = Field(3, ge=1, le=10, description="s3, web: tries of each request (the first included) before "
                               "the sweep fails; an unresponsive endpoint fails it after about max_attempts x "
                               "read_timeout_seconds.")
     max_document_mb: float = Field(32.0, gt=0, le=4096, description="Larger documents are refused from the "
@@ -130,10 +135,15 @@ class SourceConfig(_Strict):
     schedule: str | None = Field(None, description="Cron of a scheduled sweep, for sources without events.")
     description: str = ""
 
-    @field_validator("endpoint_url")
+    @field_validator("endpoint_url", "sitemap")
     @classmethod
     def _endpoint(cls, value: str | None) -> str | None:
         return _check_url(value)
+
+    @field_validator("auth_header_env")
+    @classmethod
+    def _header_env(cls, value: str | None) -> str | None:
+        return _check_env_name(value)
 
     @field_validator("prefix")
     @classmethod
@@ -188,6 +198,10 @@ class SourceConfig(_Strict):
             raise ValueError("a disk source needs 'path' (a folder relative to dbt_like_configs/)")
         if self.kind == "s3" and not self.bucket:
             raise ValueError("an s3 source needs 'bucket'")
+        if self.kind == "web" and not self.sitemap:
+            raise ValueError("a web source needs 'sitemap' (the address of the site's sitemap.xml)")
+        if self.kind != "web" and (self.sitemap or self.auth_header_env):
+            raise ValueError(f"'sitemap' and 'auth_header_env' belong to web sources; this one is {self.kind}")
         return self
 
     @property
@@ -658,7 +672,8 @@ class Corpus(_Strict):
     def source_location(self) -> str:
         """The source as an operator finds it: its name and folder, or its bucket and prefix, and the
         environment variables that location reads (``source_env``)."""
-        where = self.source_root if self.source.kind == "disk" else f"s3://{self.source.bucket}/{self.source.prefix}"
+        where = {"disk": self.source_root, "web": f"sitemap {self.source.sitemap}"}.get(
+            self.source.kind, f"s3://{self.source.bucket}/{self.source.prefix}")
         origin = env_origin(self.source_env)
         return f"{self.source.name!r} ({where}{', ' + origin if origin else ''})"
 

@@ -158,8 +158,9 @@ def plan_sweep(
 ) -> Plan:
     """Compare a listing with what the store holds and, given ``complete``, with what the index holds.
 
-    Size and source version (mtime or ETag) are a prefilter: a document whose source version is
-    unchanged is not read. Otherwise its xxh3 content hash decides. A document also needs work
+    Size and source version (mtime, ETag or a sitemap's lastmod) are a prefilter: a document whose
+    source version is unchanged is not read (a listing without sizes, -1, compares the version
+    alone, and one without either is read every time). Otherwise its xxh3 content hash decides. A document also needs work
     when its index entry was built with another chunk profile or embedding model, or (given
     ``index_version``: the index stage's code version, which the orchestrator compares too) under
     another one: a new parser, tokenizer, input limit, index URI, tenant rule or tags. A document
@@ -191,7 +192,9 @@ def plan_sweep(
     for ref in refs:
         plan.listed.append(ref.doc_id)
         raw = seen.get(ref.doc_id)
-        if raw is None or raw["source_version"] != ref.source_version or raw["size"] != ref.size or (
+        unsized = ref.size < 0  # a listing that gives no size (a web page): its version alone decides
+        if raw is None or raw["source_version"] != ref.source_version or (not unsized and raw["size"] != ref.size) or (
+                unsized and not ref.source_version) or (  # no version either: read on every sweep, the hash decides
                 raw.get("uri") != ref.uri) or (  # the source moved: its documents are read where they are now
                 raw["key"] is None and not raw.get("too_large")) or (  # unreadable: a fix (chmod) need not touch it
                 raw["key"] is not None and ref.refused) or (  # refused since it was read (a source setting)

@@ -44,8 +44,9 @@ BROKEN_LINK = ("symlink points to nothing (its target is missing, or the links l
 
 @dataclass(frozen=True)
 class DocumentRef:
-    """A document as listed by its source, before it is read. ``refused`` says why the source
-    will not read it (the sweep reports that as the document's error instead of reading it)."""
+    """A document as listed by its source, before it is read (``size`` -1: the listing gives none).
+    ``refused`` says why the source will not read it (the sweep reports that as the document's
+    error instead of reading it)."""
 
     doc_id: str
     uri: str

@@ -7,7 +7,8 @@ from rag_assets.clients import own_table
 from rag_assets.config.schema import Corpus
 from rag_assets.core.index import LanceIndex
 from rag_assets.defs.names import resource_keys
-from resources import DiskSourceResource, EmbedderResource, LanceDBResource, S3SourceResource, StageStoreResource
+from resources import (DiskSourceResource, EmbedderResource, LanceDBResource, S3SourceResource, StageStoreResource,
+                       WebSourceResource)
 
 
 class CorpusResources:
@@ -18,7 +19,7 @@ class CorpusResources:
         self._resources, self._keys, self._corpus = resources, resource_keys(corpus.name), corpus
 
     @property
-    def source(self) -> DiskSourceResource | S3SourceResource:
+    def source(self) -> DiskSourceResource | S3SourceResource | WebSourceResource:
         return getattr(self._resources, self._keys["source"])
 
     @property
@@ -59,14 +60,22 @@ def stage_store_resource(corpus: Corpus) -> StageStoreResource:
     return StageStoreResource(root=corpus.stage_store, **_s3_settings(corpus.stage_store_s3))
 
 
-def source_resource(corpus: Corpus) -> DiskSourceResource | S3SourceResource:
-    """The resource that lists and reads the corpus' documents (its keys from the environment variables
-    sources.yml names, through dg.EnvVar)."""
+def source_resource(corpus: Corpus) -> DiskSourceResource | S3SourceResource | WebSourceResource:
+    """The resource that lists and reads the corpus' documents (its keys, or a site's Authorization
+    header, from the environment variables sources.yml names, through dg.EnvVar)."""
     source = corpus.source
     if source.kind == "disk":
         return DiskSourceResource(root=corpus.source_root or "", include=list(source.include),
                                   exclude=list(source.exclude), max_document_bytes=source.max_document_bytes,
                                   root_env=list(corpus.source_env))
+    if source.kind == "web":
+        return WebSourceResource(
+            name=source.name, sitemap=source.sitemap or "", include=list(source.include),
+            exclude=list(source.exclude), max_document_bytes=source.max_document_bytes,
+            authorization=dg.EnvVar(source.auth_header_env) if source.auth_header_env else None,
+            authorization_env=f"${source.auth_header_env}" if source.auth_header_env else "",
+            connect_timeout_seconds=source.connect_timeout_seconds, read_timeout_seconds=source.read_timeout_seconds,
+            max_attempts=source.max_attempts)
     return S3SourceResource(
         s3=S3Resource(endpoint_url=source.endpoint_url, region_name=source.region,
                       aws_access_key_id=dg.EnvVar(source.access_key_env),

@@ -1,0 +1,128 @@
+"""Sitemaps read into pages, and pages into document ids (rag_assets.core.sitemaps, no network)."""
+
+import gzip
+
+import pytest
+
+from rag_assets.core import sitemaps
+from rag_assets.core.parsing import content_type_for
+from rag_assets.core.sitemaps import (Page, SitemapError, list_site, page_doc_id, page_refs, read_sitemap,
+                                      served_type_problem)
+
+SITE = "https://docs.example.com"
+NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+
+
+def urlset(*entries: str) -> bytes:
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset {NS}>{"".join(entries)}</urlset>'.encode()
+
+
+def test_a_urlset_gives_its_pages_and_lastmods_in_order():
+    data = urlset(f"<url><loc> {SITE}/b </loc><lastmod>2026-11-02</lastmod><priority>0.5</priority></url>",
+                  f"<!-- a comment --><url><loc>{SITE}/a</loc></url>", "<url><changefreq>daily</changefreq></url>")
+    assert read_sitemap(data, f"{SITE}/sitemap.xml") == ([Page(f"{SITE}/b", "2026-11-02"), Page(f"{SITE}/a")], [])
+    # gzip-compressed (sitemap.xml.gz) and plain text (one address a line) read the same pages.
+    assert read_sitemap(gzip.compress(data), "x")[0] == [Page(f"{SITE}/b", "2026-11-02"), Page(f"{SITE}/a")]
+    assert read_sitemap(f"{SITE}/a\r\n{SITE}/b\n".encode(), "x") == ([Page(f"{SITE}/a"), Page(f"{SITE}/b")], [])
+
+
+@pytest.mark.parametrize("data, cause", [
+    (b"<html><body>Welcome</body></html>", "its root element is <html>, not <urlset> or <sitemapindex>"),
+    (b"<urlset><url><loc>x", "not well-formed XML"),
+    (b"Welcome to our site", "neither XML nor a list of addresses"),
+    (b"\x1f\x8bnot really gzip", "damaged gzip data"),
+])
+def test_what_is_no_sitemap_is_refused_by_its_address_and_cause(data, cause):
+    with pytest.raises(SitemapError, match=f"sitemap {SITE}/sitemap.xml: {cause}"):
+        read_sitemap(data, f"{SITE}/sitemap.xml")
+
+
+def test_an_external_entity_is_never_read(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("do-not-read")
+    data = (f'<?xml version="1.0"?><!DOCTYPE u [<!ENTITY x SYSTEM "file://{secret}">]>'
+            f'<urlset {NS}><url><loc>{SITE}/a&x;</loc></url></urlset>').encode()
+    pages, _ = read_sitemap(data, "x")
+    assert "do-not-read" not in pages[0].url
+
+
+def test_a_sitemap_over_the_protocols_size_is_refused_without_inflating_it_whole(monkeypatch):
+    monkeypatch.setattr(sitemaps, "MAX_SITEMAP_BYTES", 1000)
+    with pytest.raises(SitemapError, match="over the protocol's 50 MB uncompressed"):
+        read_sitemap(gzip.compress(urlset(*[f"<url><loc>{SITE}/{i}</loc></url>" for i in range(100)])), "x")
+
+
+def test_indexes_are_followed_once_each_and_a_page_counts_once():
+    files = {
+        f"{SITE}/sitemap.xml": f'<sitemapindex {NS}><sitemap><loc>{SITE}/s1.xml</loc></sitemap>'
+                               f'<sitemap><loc>{SITE}/s2.xml.gz</loc></sitemap></sitemapindex>'.encode(),
+        f"{SITE}/s1.xml": urlset(f"<url><loc>{SITE}/a</loc><lastmod>1</lastmod></url>"),
+        f"{SITE}/s2.xml.gz": gzip.compress(
+            f'<sitemapindex {NS}><sitemap><loc>{SITE}/sitemap.xml</loc></sitemap></sitemapindex>'.encode()
+            .replace(b"</sitemapindex>", b"<sitemap><loc>" + f"{SITE}/s1.xml".encode() + b"</loc></sitemap>"
+                     b"</sitemapindex>")),
+    }
+    fetched = []
+    pages = list_site(f"{SITE}/sitemap.xml", lambda url: fetched.append(url) or files[url])
+    assert pages == [Page(f"{SITE}/a", "1")]
+    assert fetched == [f"{SITE}/sitemap.xml", f"{SITE}/s1.xml", f"{SITE}/s2.xml.gz"]
+
+
+def test_a_child_sitemap_on_another_site_and_an_endless_index_are_refused(monkeypatch):
+    index = f'<sitemapindex {NS}><sitemap><loc>https://evil.example.net/s.xml</loc></sitemap></sitemapindex>'
+    with pytest.raises(SitemapError, match="lists the sitemap https://evil.example.net/s.xml, which is not on "
+                                           "https://docs.example.com"):
+        list_site(f"{SITE}/sitemap.xml", lambda url: index.encode())
+    monkeypatch.setattr(sitemaps, "MAX_SITEMAPS", 5)
+
+    def endless(url: str) -> bytes:
+        return f'<sitemapindex {NS}><sitemap><loc>{url}x</loc></sitemap></sitemapindex>'.encode()
+
+    with pytest.raises(SitemapError, match="its indexes list over 5 sitemaps"):
+        list_site(f"{SITE}/s", endless)
+
+
+@pytest.mark.parametrize("url, doc_id", [
+    (f"{SITE}/", "index.html"),
+    (SITE, "index.html"),
+    (f"{SITE}/guide/", "guide/index.html"),
+    (f"{SITE}/guide/install", "guide/install.html"),
+    (f"{SITE}/guide/install#proxy", "guide/install.html"),
+    (f"{SITE}/guide/install.html", "guide/install.html"),
+    (f"{SITE}/files/Annual%20Report.pdf", "files/Annual Report.pdf"),
+    (f"{SITE}/notes.md", "notes.md"),
+    (f"{SITE}/releases/v1.2", "releases/v1.2.html"),
+    (f"{SITE}/shop/item.php", "shop/item.php.html"),
+])
+def test_a_pages_id_is_its_path_with_the_extension_its_format_needs(url, doc_id):
+    assert page_doc_id(url) == doc_id
+    assert content_type_for(doc_id) == {"pdf": "pdf", "md": "markdown"}.get(doc_id.rsplit(".", 1)[1], "html")
+
+
+def test_page_refs_keep_the_wanted_pages_and_refuse_what_is_no_page_of_the_site():
+    pages = [Page(f"{SITE}/guide/install", "2026-11-01"), Page(f"{SITE}/guide/install.html"),
+             Page(f"{SITE}/blog/post"), Page(f"{SITE}/search?q=vpn"), Page("https://other.example.org/a")]
+    refs = page_refs(pages, f"{SITE}/sitemap.xml", ("**/*",), ("blog/**",))
+    assert [(r.doc_id, r.uri, r.size, r.source_version) for r in refs] == [
+        ("guide/install.html", f"{SITE}/guide/install", -1, "lastmod:2026-11-01"),
+        ("other.example.org/a.html", "https://other.example.org/a", -1, ""),
+        ("search.html", f"{SITE}/search?q=vpn", -1, ""),
+    ]
+    refused = {r.doc_id: r.refused for r in refs}
+    assert refused["guide/install.html"] is None
+    assert "not on https://docs.example.com" in refused["other.example.org/a.html"]
+    assert "has a query string" in refused["search.html"]
+
+
+@pytest.mark.parametrize("doc_id, served, problem", [
+    ("guide/install.html", "text/html; charset=utf-8", None),
+    ("files/report.pdf", "application/pdf", None),
+    ("notes.md", "text/plain", None),
+    ("files/report.pdf", "text/html; charset=utf-8", "sent text/html (read as html) where its address names pdf"),
+    ("guide/install.html", "application/pdf", "sent application/pdf (read as pdf) where its address names html"),
+    ("notes.md", "text/html", "sent text/html (read as html) where its address names markdown"),
+    ("data.csv", None, None),
+])
+def test_a_page_served_as_another_format_than_its_address_names_is_caught(doc_id, served, problem):
+    found = served_type_problem(doc_id, served)
+    assert (found is None) == (problem is None) and (problem is None or problem in found)

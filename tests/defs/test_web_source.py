@@ -1,0 +1,168 @@
+"""The web source against a real web site on 127.0.0.1: the pages a sitemap lists are a corpus'
+documents, re-read when their lastmod (or, without one, their bytes) change, dropped when the
+sitemap drops them, and a failing site or page never costs the index what it holds."""
+
+import time
+from pathlib import Path
+
+import lancedb
+import pytest
+
+from rag_assets.config import load_project
+from rag_assets.config.loader import ConfigError
+from rag_assets.core.index import table_name
+from rag_assets.core.sources import SourceUnavailable
+from rag_assets.ingest import ingest_project
+from rag_assets.query import query_corpus
+from resources import WebSourceResource
+from tests.conftest import edit_yaml, env, make_project
+from tests.support.seaweed import black_hole
+from tests.support.website import Website
+
+pytestmark = pytest.mark.slow
+
+INSTALL = ("<html><head><title>Installing Northwind</title></head><body><nav><a href='/'>Home</a></nav>"
+           "<h1>Installing Northwind</h1><p>The installer needs 4 GB of free disk space.</p>"
+           "<h2>Proxy</h2><p>Behind a proxy, set NORTHWIND_PROXY before you run the installer.</p></body></html>")
+RELEASES = ("<html><head><title>Releases</title></head><body><h1>Releases</h1>"
+            "<p>Version 7 removed the legacy sync agent.</p></body></html>")
+FAQ = "<html><head><title>FAQ</title></head><body><h1>FAQ</h1><p>Refunds take 27 days.</p></body></html>"
+
+
+def web_project(tmp_path: Path, site: Website, **settings) -> dict[str, str]:
+    """A project whose corpus reads ``site``'s sitemap."""
+    values = make_project(tmp_path / "p", docs=tmp_path / "unused")
+    (tmp_path / "unused").mkdir()
+    edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "sources.yml", lambda d: d["sources"].append({
+        "name": "docs_site", "kind": "web", "sitemap": f"{site.url}/sitemap.xml", **settings}))
+    edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml",
+              lambda d: d["corpora"]["sample"].update({"+source": "docs_site"}))
+    return values
+
+
+def rows(project) -> list[dict]:
+    corpus = project.corpus("sample")
+    table = lancedb.connect(corpus.index_uri).open_table(
+        table_name(corpus.name, corpus.embedding_model.name, corpus.chunking_profile.name))
+    return table.to_arrow().to_pylist()
+
+
+def test_a_sites_pages_are_indexed_kept_current_and_dropped_with_the_sitemap(tmp_path):
+    with Website() as site:
+        site.page("/guide/install", INSTALL)
+        site.page("/releases/", RELEASES)
+        site.page("/faq.html", FAQ)
+        site.sitemap({"/guide/install": "2026-11-01", "/releases/": None, "/faq.html": "2026-11-01"})
+        with env(**web_project(tmp_path, site)):
+            report = ingest_project(load_project())
+            assert (report["documents_seen"], report["documents_new"], report["failures"]) == (3, 3, [])
+            indexed = rows(load_project())
+            assert {r["doc_id"] for r in indexed} == {"guide/install.html", "releases/index.html", "faq.html"}
+            assert {r["source_uri"] for r in indexed
+                    if r["doc_id"] == "guide/install.html"} == {f"{site.url}/guide/install"}
+            # Parsed as the web page it is: the title, the heading path, no navigation links as text.
+            install = " ".join(r["text"] for r in indexed if r["doc_id"] == "guide/install.html")
+            assert "NORTHWIND_PROXY" in install and "Home" not in install
+            project = load_project()
+            hit = query_corpus(project, project.corpus("sample"), "how much disk space does the installer need")[0]
+            assert hit.doc_id == "guide/install.html" and hit.source == f"{site.url}/guide/install"
+
+            # Unchanged lastmod: the page is not downloaded again; no lastmod: it is, and its hash decides.
+            before = {p: site.reads(p) for p in ("/guide/install", "/releases/", "/faq.html")}
+            report = ingest_project(load_project())
+            assert report["documents_changed"] == 0 and report["documents_hashed"] == 1
+            assert {p: site.reads(p) - n for p, n in before.items()} == {
+                "/guide/install": 0, "/releases/": 1, "/faq.html": 0}
+
+            # An edit with a new lastmod, and one without any: both re-indexed, nothing else.
+            site.page("/guide/install", INSTALL.replace("4 GB", "6 GB"))
+            site.page("/releases/", RELEASES.replace("Version 7", "Version 8"))
+            site.sitemap({"/guide/install": "2026-11-20", "/releases/": None, "/faq.html": "2026-11-01"})
+            report = ingest_project(load_project())
+            assert report["documents_changed"] == 2 and report["failures"] == []
+            texts = " ".join(r["text"] for r in rows(load_project()))
+            assert "6 GB" in texts and "4 GB" not in texts and "Version 8" in texts
+
+            # A page the sitemap no longer lists leaves the index.
+            site.sitemap({"/guide/install": "2026-11-20", "/faq.html": "2026-11-01"})
+            report = ingest_project(load_project())
+            assert report["documents_deleted"] == 1
+            assert {r["doc_id"] for r in rows(load_project())} == {"guide/install.html", "faq.html"}
+
+
+def test_a_failing_page_or_site_never_costs_the_index_its_rows(tmp_path):
+    with Website() as site:
+        site.page("/guide/install", INSTALL)
+        site.page("/faq.html", FAQ)
+        site.page("/files/handbook.pdf", "<html><body><form>Sign in</form></body></html>")
+        site.sitemap({"/guide/install": None, "/faq.html": None})
+        values = web_project(tmp_path, site)
+        with env(**values):
+            ingest_project(load_project())
+            good = sorted(r["id"] for r in rows(load_project()))
+
+            # A page that is gone, and a "PDF" that is a sign-in page: each fails alone, named with its cause.
+            del site.pages["/faq.html"]
+            site.sitemap({"/guide/install": None, "/faq.html": None, "/files/handbook.pdf": None})
+            report = ingest_project(load_project())
+            failures = {f["doc_id"]: f["error"] for f in report["failures"]}
+            assert set(failures) == {"faq.html", "files/handbook.pdf"}
+            assert "answered HTTP 404 (the page is gone)" in failures["faq.html"]
+            assert "sent text/html (read as html) where its address names pdf" in failures["files/handbook.pdf"]
+            assert sorted(r["id"] for r in rows(load_project())) == good
+
+            # The site down: the sweep fails, naming the source and the setting to raise; nothing is deleted.
+            with black_hole() as hole:
+                edit_yaml(Path(values["RAG_PROJECT_DIR"]) / "sources.yml", lambda d: d["sources"][-1].update(
+                    sitemap=f"{hole}/sitemap.xml", read_timeout_seconds=1, max_attempts=2))
+                started = time.monotonic()
+                with pytest.raises(SourceUnavailable) as failed:
+                    ingest_project(load_project())
+                assert time.monotonic() - started < 30
+            for expected in ("web source 'docs_site'", f"{hole}/sitemap.xml", "ReadTimeout",
+                             "did not answer within 1 s", "read_timeout_seconds"):
+                assert expected in str(failed.value), (expected, str(failed.value))
+            assert sorted(r["id"] for r in rows(load_project())) == good
+
+
+def test_the_authorization_header_comes_from_its_variable_and_goes_to_the_site_alone(tmp_path):
+    with Website() as site:
+        site.page("/faq.html", FAQ)
+        site.sitemap({"/faq.html": None})
+        values = web_project(tmp_path, site, auth_header_env="DOCS_SITE_AUTH")
+        with env(**values):
+            with pytest.raises(ConfigError) as unset:
+                ingest_project(load_project())
+            assert "docs_site.auth_header_env" in str(unset.value) and "DOCS_SITE_AUTH" in str(unset.value)
+        with env(**values, DOCS_SITE_AUTH="Bearer s3cret-token"):
+            report = ingest_project(load_project())
+            assert report["failures"] == [] and report["documents_new"] == 1
+        assert {auth for _, auth in site.requests} == {"Bearer s3cret-token"}
+
+        # A page that moved to another host is read there, without the header.
+        with Website() as mirror:
+            mirror.page("/faq.html", FAQ.replace("27 days", "30 days"))
+            site.redirect("/faq.html", mirror.url.replace("127.0.0.1", "localhost") + "/faq.html")
+            with env(**values, DOCS_SITE_AUTH="Bearer s3cret-token"):
+                assert ingest_project(load_project())["documents_changed"] == 1
+            assert mirror.requests == [("/faq.html", None)]
+
+        # A site that refuses the header says which variable to fix, never its value.
+        site.page("/sitemap.xml", b"denied", "text/plain", status=401)
+        with env(**values, DOCS_SITE_AUTH="Bearer s3cret-token"), pytest.raises(SourceUnavailable) as refused:
+            ingest_project(load_project())
+        assert "HTTP 401" in str(refused.value) and "$DOCS_SITE_AUTH" in str(refused.value)
+        assert "s3cret" not in str(refused.value)
+
+
+def test_a_page_over_the_size_limit_is_refused_without_being_downloaded_whole():
+    with Website() as site:
+        site.page("/big.html", b"<p>" + b"x" * 300_000 + b"</p>")
+        site.page("/small.html", FAQ)
+        site.sitemap({"/big.html": None, "/small.html": None})
+        source = WebSourceResource(name="docs_site", sitemap=f"{site.url}/sitemap.xml", max_document_bytes=100_000,
+                                   connect_timeout_seconds=5, read_timeout_seconds=5)
+        assert [r.doc_id for r in source.list_documents()] == ["big.html", "small.html"]
+        with pytest.raises(Exception, match=r"big\.html: 0\.286 MB exceeds the source's limit of 0\.09537 MB"):
+            source.read("big.html")
+        assert source.read("small.html").data == FAQ.encode()
