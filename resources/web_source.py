@@ -8,7 +8,7 @@ import dagster as dg
 import requests
 from pydantic import Field, PrivateAttr
 from requests.adapters import HTTPAdapter
-from urllib3.exceptions import ConnectTimeoutError, ReadTimeoutError
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError, ReadTimeoutError
 from urllib3.util.retry import Retry
 
 from rag_assets.core.hashing import content_hash
@@ -90,14 +90,15 @@ class WebSourceResource(dg.ConfigurableResource):
 
     def _failure(self, exc: requests.RequestException) -> str:
         # Once retries run out, requests wraps a timeout in a ConnectionError: its cause says which.
+        # (urllib3's NewConnectionError, a refused connection, is a ConnectTimeoutError too.)
         cause = getattr(exc.args[0], "reason", None) if exc.args else None
         which = next((key for kind, key in TIMEOUTS.items() if isinstance(exc, kind) or isinstance(cause, kind)), None)
-        if which:
+        if which and not isinstance(cause, NewConnectionError):
             return (f"{type(cause or exc).__name__}: the site did not answer within {getattr(self, which):g} s "
                     f"(each of up to {self.max_attempts} attempts): check the sitemap address of source "
                     f"{self.name!r} in sources.yml, or raise its {which} (or max_attempts) for a slow site")
-        return (f"{type(exc).__name__}: {exc}; check the sitemap address of source {self.name!r} in sources.yml "
-                "and that the site is up")
+        return (f"{type(cause or exc).__name__}: {cause or exc}; check the sitemap address of source {self.name!r} in "
+                "sources.yml and that the site is up")
 
     def _status(self, status: int) -> str:
         if status in REFUSED:

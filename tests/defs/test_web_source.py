@@ -2,6 +2,7 @@
 documents, re-read when their lastmod (or, without one, their bytes) change, dropped when the
 sitemap drops them, and a failing site or page never costs the index what it holds."""
 
+import socket
 import time
 from pathlib import Path
 
@@ -166,3 +167,16 @@ def test_a_page_over_the_size_limit_is_refused_without_being_downloaded_whole():
         with pytest.raises(Exception, match=r"big\.html: 0\.286 MB exceeds the source's limit of 0\.09537 MB"):
             source.read("big.html")
         assert source.read("small.html").data == FAQ.encode()
+
+
+def test_a_site_that_refuses_connections_is_reported_down_not_slow():
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/sitemap.xml"
+    source = WebSourceResource(name="docs_site", sitemap=url, connect_timeout_seconds=5, read_timeout_seconds=5,
+                               max_attempts=2)
+    with pytest.raises(SourceUnavailable) as failed:
+        source.list_documents()
+    # urllib3 counts a refused connection as a connect timeout too: it was reported as one.
+    assert "Connection refused; check the sitemap address of source 'docs_site'" in str(failed.value)
+    assert "did not answer" not in str(failed.value)
