@@ -52,7 +52,8 @@ def site_of(url: str) -> str:
 
 
 def read_sitemap(data: bytes, url: str) -> tuple[list[Page], list[str]]:
-    """The pages and the child sitemaps one sitemap file lists, in its order."""
+    """The pages and the child sitemaps one sitemap file lists, in its order; for a site's
+    ``/robots.txt``, the sitemaps its ``Sitemap:`` lines name."""
     if data[:2] == b"\x1f\x8b":
         inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
         try:
@@ -62,6 +63,11 @@ def read_sitemap(data: bytes, url: str) -> tuple[list[Page], list[str]]:
         if len(data) > MAX_SITEMAP_BYTES or inflate.unconsumed_tail:
             raise SitemapError(f"sitemap {url}: over the protocol's 50 MB uncompressed; split it into several "
                                "listed by a sitemap index")
+    if urlsplit(url).path == "/robots.txt":
+        named = re.findall(r"(?im)^\s*sitemap\s*:\s*(\S+)", data.decode("utf-8", "replace"))
+        if not named:
+            raise SitemapError(f"{url} names no sitemap (no 'Sitemap:' line); give the sitemap's own address")
+        return [], named
     if not data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
         lines = data.decode("utf-8", "replace").split()
         if lines and all(re.match(r"https?://", line) for line in lines):

@@ -68,6 +68,15 @@ def test_indexes_are_followed_once_each_and_a_page_counts_once():
     assert fetched == [f"{SITE}/sitemap.xml", f"{SITE}/s1.xml", f"{SITE}/s2.xml.gz"]
 
 
+def test_robots_txt_names_the_sitemaps_to_read():
+    robots = (f"User-agent: *\nDisallow: /private/\n\nSitemap: {SITE}/docs.xml\nsitemap:{SITE}/blog.xml\n").encode()
+    files = {f"{SITE}/robots.txt": robots, f"{SITE}/docs.xml": urlset(f"<url><loc>{SITE}/a</loc></url>"),
+             f"{SITE}/blog.xml": urlset(f"<url><loc>{SITE}/b</loc></url>")}
+    assert list_site(f"{SITE}/robots.txt", files.__getitem__) == [Page(f"{SITE}/a"), Page(f"{SITE}/b")]
+    with pytest.raises(SitemapError, match="names no sitemap"):
+        read_sitemap(b"User-agent: *\nDisallow:\n", f"{SITE}/robots.txt")
+
+
 def test_a_child_sitemap_on_another_site_and_an_endless_index_are_refused(monkeypatch):
     index = f'<sitemapindex {NS}><sitemap><loc>https://evil.example.net/s.xml</loc></sitemap></sitemapindex>'
     with pytest.raises(SitemapError, match="lists the sitemap https://evil.example.net/s.xml, which is not on "
