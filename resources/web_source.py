@@ -14,7 +14,8 @@ from urllib3.util.retry import Retry
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError
-from rag_assets.core.sitemaps import MAX_SITEMAP_BYTES, SitemapError, list_site, page_refs, served_type_problem
+from rag_assets.core.sitemaps import (MAX_SITEMAP_BYTES, SitemapError, conditional_headers, list_site, page_refs,
+                                      page_version, served_type_problem)
 from rag_assets.core.sources import DocumentRef, SourceUnavailable, too_large
 
 GONE = {404, 410}
@@ -29,6 +30,8 @@ class _Answer(NamedTuple):
     status: int
     content_type: str | None
     body: bytes
+    etag: str | None
+    last_modified: str | None
 
 
 class _TooLarge(Exception):
@@ -70,10 +73,10 @@ class WebSourceResource(dg.ConfigurableResource):
             self._session = session
         return self._session
 
-    def _get(self, url: str, limit: int) -> _Answer:
+    def _get(self, url: str, limit: int, headers: dict[str, str] | None = None) -> _Answer:
         """A GET of ``url``, its body read whole (at most ``limit`` bytes, else _TooLarge)."""
         with self._http().get(url, timeout=(self.connect_timeout_seconds, self.read_timeout_seconds),
-                              stream=True) as response:
+                              headers=headers, stream=True) as response:
             declared = response.headers.get("Content-Length", "")
             if declared.isdigit() and int(declared) > limit:
                 raise _TooLarge(int(declared))
@@ -82,7 +85,8 @@ class WebSourceResource(dg.ConfigurableResource):
                 body += piece
                 if len(body) > limit:
                     raise _TooLarge(len(body))
-            return _Answer(response.status_code, response.headers.get("Content-Type"), bytes(body))
+            return _Answer(response.status_code, response.headers.get("Content-Type"), bytes(body),
+                           response.headers.get("ETag"), response.headers.get("Last-Modified"))
 
     def _unavailable(self, action: str, problem: str) -> SourceUnavailable:
         return SourceUnavailable(f"web source {self.name!r} (sitemap {self.sitemap}): cannot {action}: {problem}; "
@@ -131,21 +135,25 @@ class WebSourceResource(dg.ConfigurableResource):
         self._listed = {ref.doc_id: ref for ref in refs}
         return refs
 
-    def read(self, doc_id: str) -> RawDocument:
-        """One page the last listing named; DocumentError when it is gone, refused, too large or
-        not what its address names, SourceUnavailable when the site fails."""
+    def read(self, doc_id: str, known: str | None = None) -> RawDocument | None:
+        """One page the last listing named, or None when ``known`` (the version recorded when it
+        was last read) holds the site's validators and the site answers that the page has not
+        changed since (HTTP 304). DocumentError when it is gone, refused, too large or not what its
+        address names, SourceUnavailable when the site fails."""
         ref = self._listed.get(doc_id)
         if ref is None:
             raise DocumentError(doc_id, f"not among the pages the sitemap {self.sitemap} lists now")
         url = ref.uri
         limit = self.max_document_bytes or MAX_SITEMAP_BYTES
         try:
-            answer = self._get(url, limit)
+            answer = self._get(url, limit, conditional_headers(known))
         except _TooLarge as exc:
             raise DocumentError(doc_id, too_large(exc.size, limit)) from exc
         except requests.RequestException as exc:
             raise self._unavailable(f"read {url}", self._failure(exc)) from exc
         status = answer.status
+        if status == 304 and known:
+            return None
         if status in GONE:
             raise DocumentError(doc_id, f"{url} answered HTTP {status} (the page is gone) though the sitemap lists "
                                         "it; fix the page or the sitemap (its last indexed version is kept until "
@@ -157,4 +165,5 @@ class WebSourceResource(dg.ConfigurableResource):
         problem = served_type_problem(doc_id, answer.content_type)
         if problem:
             raise DocumentError(doc_id, f"{url}: {problem}")
-        return RawDocument(doc_id, url, content_hash(answer.body), len(answer.body), ref.source_version, answer.body)
+        version = page_version(ref.source_version, answer.etag, answer.last_modified)
+        return RawDocument(doc_id, url, content_hash(answer.body), len(answer.body), version, answer.body)

@@ -144,7 +144,7 @@ def guard_deletes(plan: Plan, max_fraction: float, corpus: str, source: str, all
 
 def plan_sweep(
     refs: Iterable[DocumentRef],
-    read: Callable[[str], RawDocument],
+    read: Callable[..., RawDocument | None],
     store: StageStore,
     known: Iterable[str],
     profile_hash: str,
@@ -160,7 +160,8 @@ def plan_sweep(
 
     Size and source version (mtime, ETag or a sitemap's lastmod) are a prefilter: a document whose
     source version is unchanged is not read (a listing without sizes, -1, compares the version
-    alone, and one without either is read every time). Otherwise its xxh3 content hash decides. A document also needs work
+    alone, and one without either is read every time, or, for a ref that ``revalidates``, asked
+    whether it changed since the recorded version). Otherwise its xxh3 content hash decides. A document also needs work
     when its index entry was built with another chunk profile or embedding model, or (given
     ``index_version``: the index stage's code version, which the orchestrator compares too) under
     another one: a new parser, tokenizer, input limit, index URI, tenant rule or tags. A document
@@ -202,22 +203,27 @@ def plan_sweep(
                 raw.get("too_large") and (max_bytes is None or ref.size <= max_bytes)):  # the limit was raised
             oversize = not ref.refused and max_bytes is not None and ref.size > max_bytes
             error = ref.refused or (too_large(ref.size, max_bytes) if oversize else None)
-            document = None
+            document, unchanged = None, False
             if error is None:
                 try:
-                    document = read(ref.doc_id)
+                    if ref.revalidates and raw is not None and raw["key"] is not None and raw.get("uri") == ref.uri \
+                            and store.has("raw", raw["key"]):
+                        document = read(ref.doc_id, raw["source_version"])
+                        unchanged = document is None  # the source says the recorded bytes are current
+                    else:
+                        document = read(ref.doc_id)
                 except DocumentError as exc:
                     error = exc.cause
-                plan.hashed += 1
-            if document is None:
+                plan.hashed += not unchanged
+            if document is None and not unchanged:
                 record = {"key": None, "error": str(DocumentError(ref.doc_id, error)), "uri": ref.uri,
                           "size": ref.size, "source_version": ref.source_version, **({"too_large": True} if oversize else {})}
                 if raw is None or raw.get("key") is not None or raw.get("error") != record["error"]:
                     plan.unreadable.append({"doc_id": ref.doc_id, **record})
                 raw = record
                 seen.set(ref.doc_id, raw)
-            elif raw is None or raw["key"] != document.content_hash or not store.has("raw", raw["key"]) or (
-                    raw.get("uri") != document.uri):  # reported again: rows and citations take the new address
+            elif document is not None and (raw is None or raw["key"] != document.content_hash or not store.has(
+                    "raw", raw["key"]) or raw.get("uri") != document.uri):  # reported again: rows, citations take it
                 if keep_bytes:
                     store.put_bytes("raw", document.content_hash, document.data)
                 record = {"key": document.content_hash, "uri": document.uri, "size": document.size,
@@ -229,7 +235,7 @@ def plan_sweep(
                     plan.versions[ref.doc_id] = document.content_hash
                     continue
                 raw = record  # reported by another sweep: the index decides, as for an unchanged document
-            else:
+            elif document is not None:
                 raw = {**raw, "source_version": document.source_version}
                 seen.set(ref.doc_id, raw)
         plan.versions[ref.doc_id] = raw["key"]

@@ -134,8 +134,9 @@ def page_doc_id(url: str) -> str:
 def page_refs(pages: list[Page], sitemap: str, include: tuple[str, ...],
               exclude: tuple[str, ...]) -> list[DocumentRef]:
     """The pages the globs want as documents, sorted by id (``uri``: the address). A page has no
-    size before it is read (-1); its ``<lastmod>`` is its source version, and one without is read
-    on every sweep (its content hash decides whether anything changed). A page on another site or
+    size before it is read (-1); its ``<lastmod>`` is its source version, and one without is asked
+    for on every sweep, conditionally where the site gave validators (``page_version``), its
+    content hash deciding whether anything changed. A page on another site or
     with a query string is listed as refused; of two addresses with one id (``/a`` and
     ``/a.html``) the first listed is the document."""
     site = site_of(sitemap)
@@ -154,7 +155,7 @@ def page_refs(pages: list[Page], sitemap: str, include: tuple[str, ...],
         if doc_id in refs or not matches(doc_id, include, exclude):
             continue
         refs[doc_id] = DocumentRef(doc_id, page.url.strip(), -1, f"lastmod:{page.lastmod}" if page.lastmod else "",
-                                   refused)
+                                   refused, revalidates=True)
     return sorted(refs.values(), key=lambda r: r.doc_id)
 
 
@@ -169,3 +170,24 @@ def served_type_problem(doc_id: str, media_type: str | None) -> str | None:
     return (f"the server sent {media_type.split(';')[0].strip()} (read as {served}) where its address names "
             f"{expected}: a login or error page in its place? Check the page in a browser, or exclude it in "
             "sources.yml")
+
+
+def page_version(listed: str, etag: str | None, last_modified: str | None) -> str:
+    """A page's source version once read: its sitemap ``<lastmod>`` where it has one (``listed``),
+    else the validators the site answered with (a strong or weak ETag first, else Last-Modified),
+    else none ("")."""
+    if listed:
+        return listed
+    if etag:
+        return f"etag:{etag}"
+    return f"modified:{last_modified}" if last_modified else ""
+
+
+def conditional_headers(known: str | None) -> dict[str, str]:
+    """The headers that ask a site for a page only if it changed since the version ``known``
+    (``page_version``'s), none where that holds no validator."""
+    if known and known.startswith("etag:"):
+        return {"If-None-Match": known[5:]}
+    if known and known.startswith("modified:"):
+        return {"If-Modified-Since": known[9:]}
+    return {}

@@ -46,13 +46,16 @@ BROKEN_LINK = ("symlink points to nothing (its target is missing, or the links l
 class DocumentRef:
     """A document as listed by its source, before it is read (``size`` -1: the listing gives none).
     ``refused`` says why the source will not read it (the sweep reports that as the document's
-    error instead of reading it)."""
+    error instead of reading it). ``revalidates``: the source's ``read(doc_id, known)`` takes the
+    version recorded at the last read and returns None when the document has not changed since
+    (an HTTP 304), so its bytes are not fetched again."""
 
     doc_id: str
     uri: str
     size: int
     source_version: str
     refused: str | None = None
+    revalidates: bool = False
 
 
 NO_TENANT = ("lies at the root of a source whose first folder names each document's tenant (tenant_from_path), "

@@ -6,8 +6,8 @@ import pytest
 
 from rag_assets.core import sitemaps
 from rag_assets.core.parsing import content_type_for
-from rag_assets.core.sitemaps import (Page, SitemapError, list_site, page_doc_id, page_refs, read_sitemap,
-                                      served_type_problem)
+from rag_assets.core.sitemaps import (Page, SitemapError, conditional_headers, list_site, page_doc_id, page_refs,
+                                      page_version, read_sitemap, served_type_problem)
 
 SITE = "https://docs.example.com"
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
@@ -135,3 +135,16 @@ def test_page_refs_keep_the_wanted_pages_and_refuse_what_is_no_page_of_the_site(
 def test_a_page_served_as_another_format_than_its_address_names_is_caught(doc_id, served, problem):
     found = served_type_problem(doc_id, served)
     assert (found is None) == (problem is None) and (problem is None or problem in found)
+
+
+@pytest.mark.parametrize("listed, etag, modified, version, headers", [
+    ("lastmod:2026-11-01", '"abc"', None, "lastmod:2026-11-01", {}),
+    ("", '"abc"', "Tue, 01 Dec 2026 10:00:00 GMT", 'etag:"abc"', {"If-None-Match": '"abc"'}),
+    ("", 'W/"abc"', None, 'etag:W/"abc"', {"If-None-Match": 'W/"abc"'}),
+    ("", None, "Tue, 01 Dec 2026 10:00:00 GMT", "modified:Tue, 01 Dec 2026 10:00:00 GMT",
+     {"If-Modified-Since": "Tue, 01 Dec 2026 10:00:00 GMT"}),
+    ("", None, None, "", {}),
+])
+def test_a_pages_version_keeps_the_validators_that_ask_for_it_conditionally(listed, etag, modified, version, headers):
+    assert page_version(listed, etag, modified) == version
+    assert conditional_headers(version) == headers

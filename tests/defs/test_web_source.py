@@ -91,6 +91,24 @@ def test_a_sites_pages_are_indexed_kept_current_and_dropped_with_the_sitemap(tmp
             assert {r["doc_id"] for r in rows(load_project())} == {"guide/install.html", "faq.html"}
 
 
+def test_a_page_without_lastmod_is_asked_for_only_if_it_changed_where_the_site_gives_etags(tmp_path):
+    with Website(etags=True) as site:
+        site.page("/guide/install", INSTALL)
+        site.page("/faq.html", FAQ)
+        site.sitemap({"/guide/install": None, "/faq.html": None})
+        with env(**web_project(tmp_path, site)):
+            assert ingest_project(load_project())["documents_new"] == 2
+            # Both asked for again, both answered 304 without their bodies: nothing read, nothing redone.
+            report = ingest_project(load_project())
+            assert (report["documents_hashed"], report["documents_changed"]) == (0, 0)
+            assert sorted(site.not_modified) == ["/faq.html", "/guide/install"]
+            site.page("/faq.html", FAQ.replace("27 days", "30 days"))
+            report = ingest_project(load_project())
+            assert (report["documents_hashed"], report["documents_changed"]) == (1, 1)
+            assert site.not_modified.count("/guide/install") == 2 and site.not_modified.count("/faq.html") == 1
+            assert "30 days" in " ".join(r["text"] for r in rows(load_project()))
+
+
 def test_a_failing_page_or_site_never_costs_the_index_its_rows(tmp_path):
     with Website() as site:
         site.page("/guide/install", INSTALL)

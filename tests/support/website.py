@@ -3,6 +3,7 @@ recording every request (path and Authorization header) it answers."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from http.server import BaseHTTPRequestHandler
 
@@ -11,11 +12,13 @@ from tests.support.seaweed import ThreadedServer
 
 class Website(ThreadedServer):
     """``pages``: path -> (status, content type, body; a redirect's address); a missing path answers 404. ``requests``:
-    (path, Authorization header or None) of each request, in order."""
+    (path, Authorization header or None) of each request, in order. With ``etags`` a page carries an
+    ETag and a request whose If-None-Match holds it is answered 304 (its path in ``not_modified``)."""
 
-    def __init__(self):
+    def __init__(self, etags: bool = False):
         self.pages: dict[str, tuple[int, str, bytes]] = {}
         self.requests: list[tuple[str, str | None]] = []
+        self.not_modified: list[str] = []
         site, lock = self, threading.Lock()
 
         class Handler(BaseHTTPRequestHandler):
@@ -28,7 +31,13 @@ class Website(ThreadedServer):
                 with lock:
                     site.requests.append((self.path, self.headers.get("Authorization")))
                     status, kind, body = site.pages.get(self.path, (404, "text/html", b"<h1>Not found</h1>"))
+                    tag = f'"{hashlib.sha1(body).hexdigest()[:16]}"' if etags and status == 200 else None
+                    if tag and self.headers.get("If-None-Match") == tag:
+                        site.not_modified.append(self.path)
+                        status, body = 304, b""
                 self.send_response(status)
+                if tag:
+                    self.send_header("ETag", tag)
                 if 300 <= status < 400:
                     self.send_header("Location", body.decode())
                     body = b""
