@@ -47,6 +47,7 @@ SCENARIOS = {
     "SIGKILL mid-write": scenarios.sigkill_mid_write,
     "concurrent writers": scenarios.concurrent_writers,
     "S3 outage": scenarios.s3_outage,
+    "web site outage": scenarios.site_outage,
     "tenant isolation": scenarios.tenant_isolation,
     "pasted filters": scenarios.pasted_filters,
     "hostile DOCX": scenarios.hostile_docx,

@@ -41,6 +41,10 @@ def test_s3_outage_during_a_tick_keeps_the_cursor_and_the_next_tick_recovers(tmp
     assert_handled(robustness.s3_outage(tmp_path))
 
 
+def test_a_site_failing_during_a_tick_keeps_the_cursor_and_the_next_tick_recovers(tmp_path):
+    assert_handled(robustness.site_outage(tmp_path))
+
+
 def test_an_interrupt_dagster_drops_between_steps_still_stops_rag_ingest(tmp_path, monkeypatch):
     """Dagster captures SIGINT/SIGTERM for a whole run but turns it into an error only inside a
     step: one that comes between steps is dropped and the run succeeds. `rag ingest` stops after

@@ -592,6 +592,83 @@ def s3_outage(tmp: Path) -> list[dict]:
     return out
 
 
+def site_outage(tmp: Path) -> list[dict]:
+    """A web source's site fails in the middle of a sensor tick (the sitemap answered, the pages
+    answer 503 through every retry): the tick fails naming the source and changes nothing, the
+    cursor stays; the next tick recovers every page. The site's Authorization header is planted
+    and must appear nowhere."""
+    import dagster as dg
+
+    from rag_assets.core.keys import partition_key_for
+    from rag_assets.core.store import StageStore
+    from rag_assets.defs.factory import build_definitions
+    from tests.defs.sensor_helpers import apply, tick
+    from tests.support.website import Website
+
+    secret = f"Bearer {PLANTED_KEY}-web"
+    out, error = [], ""
+    with Website() as site, CapturedLogs() as logs:
+        def publish(pages: dict[str, str]) -> None:
+            for path, text in pages.items():
+                site.page(path, f"<html><head><title>{path}</title></head><body><p>{text}</p></body></html>")
+            site.sitemap(dict.fromkeys(pages))
+
+        pages = {f"/kb/section-{i}": f"Error code NW-{4000 + i} means the dock lost power." for i in range(3)}
+        publish(pages)
+        (tmp / "unused").mkdir()
+        values = make_project(tmp / "p", docs=tmp / "unused")
+        cfg = Path(values["RAG_PROJECT_DIR"])
+        edit_yaml(cfg / "sources.yml", lambda d: d["sources"].append({
+            "name": "kb_site", "kind": "web", "sitemap": f"{site.url}/sitemap.xml", "auth_header_env": "RAG_TEST_AUTH",
+            "read_timeout_seconds": 2, "max_attempts": 2}))
+        edit_yaml(cfg / "rag_project.yml", lambda d: d["corpora"]["sample"].update({"+source": "kb_site"}))
+        with env(**values, RAG_TEST_AUTH=secret), dg.instance_for_test() as instance:
+            project = load_project()
+            defs = build_definitions(project)
+            first, cursor = tick(defs, "sample_source_sensor", instance, None)
+            apply(defs, instance, first)
+            before = {r["id"] for r in index_rows(project)}
+
+            pages["/kb/section-1"] = "Error code NW-4001 now means the brush is blocked."
+            pages.update({f"/kb/section-{i}": f"Error code NW-{4000 + i} means the lidar is dirty."
+                          for i in range(3, 6)})
+            publish(pages)
+            healthy = dict(site.pages)
+            for path in pages:  # the sitemap answers, every page fails
+                site.page(path, "Service Unavailable", "text/plain", status=503)
+            try:
+                tick(defs, "sample_source_sensor", instance, cursor)
+            except Exception as exc:  # the tick fails; Dagster records it and keeps the cursor
+                error = str(exc)
+            store = StageStore(Path(project.corpus("sample").stage_store))
+            unseen = [d for d in ("kb/section-3.html", "kb/section-4.html") if store.current("raw", d) is not None]
+            partitions = instance.get_dynamic_partitions("sample_documents")
+            clean = ("web source 'kb_site'" in error and "HTTP 503" in error and not unseen
+                     and partition_key_for("kb/section-3.html") not in partitions
+                     and {r["id"] for r in index_rows(project)} == before)
+            out.append(result("web site failing during a sensor tick", f"tick failed, cursor kept: "
+                              f"{error.split(': cannot', 1)[-1][:50]}", ok=bool(clean)))
+
+            site.pages.update(healthy)
+            recovered, cursor = tick(defs, "sample_source_sensor", instance, cursor)
+            apply(defs, instance, recovered)
+            rows = index_rows(project)
+            docs = {r["doc_id"] for r in rows}
+            wanted = {f"kb/section-{i}.html" for i in range(6)}
+            ids = [r["id"] for r in rows]
+            handled = docs == wanted and any("brush is blocked" in r["text"] for r in rows) \
+                and not any("NW-4001 means the dock" in r["text"] for r in rows)
+            out.append(result("next tick after the site failed", f"recovered: {len(docs)} documents, {len(rows)} rows",
+                              len(wanted - docs), len(ids) - len(set(ids)), handled))
+        sent = {auth for _, auth in site.requests}
+    leaks = files_containing(tmp / "p", PLANTED_KEY)
+    in_logs = PLANTED_KEY in logs.text or PLANTED_KEY in error
+    out.append(result("secret: planted Authorization header (web source)", f"sent to the site: {sent == {secret}}; in "
+                      f"{len(logs.records)} log records, errors and files: {'FOUND' if in_logs or leaks else 'absent'}",
+                      ok=sent == {secret} and not in_logs and not leaks))
+    return out
+
+
 # --- security -------------------------------------------------------------------------------
 
 ADVERSARIAL = ["x' OR '1'='1", "' OR 1=1 --", "%", "_", "acme' OR tenant = 'globex", "\\", "acme%", "acme\x00"]
