@@ -22,6 +22,10 @@ GONE = {404, 410}
 REFUSED = {401, 403}
 RETRIED = (429, 500, 502, 503, 504)
 USER_AGENT = "rag_assets-sitemap-source"
+#: what a page's own address or answer does wrong (a redirect loop, a redirect to ftp:, a body its
+#: Content-Encoding cannot decode): the page fails, the sweep goes on
+PAGE_FAULTS = (requests.TooManyRedirects, requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema,
+               requests.exceptions.MissingSchema, requests.exceptions.ContentDecodingError)
 TIMEOUTS = {requests.ConnectTimeout: "connect_timeout_seconds", ConnectTimeoutError: "connect_timeout_seconds",
             requests.ReadTimeout: "read_timeout_seconds", ReadTimeoutError: "read_timeout_seconds"}
 
@@ -149,6 +153,9 @@ class WebSourceResource(dg.ConfigurableResource):
             answer = self._get(url, limit, conditional_headers(known))
         except _TooLarge as exc:
             raise DocumentError(doc_id, too_large(exc.size, limit)) from exc
+        except PAGE_FAULTS as exc:  # this page's fault, not the site's: it fails alone
+            raise DocumentError(doc_id, f"{url}: {type(exc).__name__}: {exc}; fix the page or exclude it in "
+                                        "sources.yml") from exc
         except requests.RequestException as exc:
             raise self._unavailable(f"read {url}", self._failure(exc)) from exc
         status = answer.status

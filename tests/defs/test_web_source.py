@@ -120,14 +120,17 @@ def test_a_failing_page_or_site_never_costs_the_index_its_rows(tmp_path):
             ingest_project(load_project())
             good = sorted(r["id"] for r in rows(load_project()))
 
-            # A page that is gone, and a "PDF" that is a sign-in page: each fails alone, named with its cause.
+            # A page that is gone, a "PDF" that is a sign-in page and a redirect loop: each fails alone, named
+            # with its cause (a loop failed the whole sweep, every time).
             del site.pages["/faq.html"]
-            site.sitemap({"/guide/install": None, "/faq.html": None, "/files/handbook.pdf": None})
+            site.redirect("/loop", "/loop")
+            site.sitemap({"/guide/install": None, "/faq.html": None, "/files/handbook.pdf": None, "/loop": None})
             report = ingest_project(load_project())
             failures = {f["doc_id"]: f["error"] for f in report["failures"]}
-            assert set(failures) == {"faq.html", "files/handbook.pdf"}
+            assert set(failures) == {"faq.html", "files/handbook.pdf", "loop.html"}
             assert "answered HTTP 404 (the page is gone)" in failures["faq.html"]
             assert "sent text/html (read as html) where its address names pdf" in failures["files/handbook.pdf"]
+            assert "TooManyRedirects: Exceeded 30 redirects" in failures["loop.html"]
             assert sorted(r["id"] for r in rows(load_project())) == good
 
             # The site down: the sweep fails, naming the source and the setting to raise; nothing is deleted.
