@@ -44,6 +44,7 @@ EXAMPLES = """examples:
   rag eval --questions ../shared/benchmarks/chroma_chunking_eval/questions.csv --profile fixed_200_0 --profile default
   rag chunk sample_docs/support/customer_faq.md --strategy faq --max-tokens 128
   rag chunk notes.txt --tokenizer cl100k_base --max-tokens 400 --overlap 0 --json
+  rag serve --port 8000           answer queries over HTTP: POST /query {"query": "refund policy"}
 
 """ + EXIT_CODES
 
@@ -92,6 +93,11 @@ COMMAND_EXAMPLES = {
     "eval": """examples:
   rag eval --questions dbt_like_configs/evals/sample_questions.yml --profile default --profile recommended
   rag eval --questions questions.csv --corpora corpora/ --profile fixed_200_0 --mode hybrid --json
+""",
+    "serve": """examples:
+  rag serve                                   http://127.0.0.1:8000: POST /query, GET /health
+  curl -s 127.0.0.1:8000/query -d '{"query": "refund policy", "k": 3}'
+  RAG_SERVE_TOKEN=... rag serve --host 0.0.0.0 --token-env RAG_SERVE_TOKEN    beyond this machine: a token
 """,
     "chunk": """examples:
   rag chunk sample_docs/support/customer_faq.md --strategy faq --max-tokens 128
@@ -495,6 +501,33 @@ def cmd_tables(args) -> int:
     return 0
 
 
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def cmd_serve(args) -> int:
+    import uvicorn
+
+    from rag_assets.config.loader import project_dir_from_env
+    from rag_assets.serve import create_app
+
+    token = None
+    if args.token_env:
+        token = os.environ.get(args.token_env)
+        if not token:
+            print(f"rag: environment variable {args.token_env} is not set (or empty): export it with the token "
+                  "clients must send", file=sys.stderr)
+            return 2
+    elif args.host not in LOOPBACK:
+        print(f"rag: serving on {args.host} would let anyone who reaches it read every corpus: add --token-env "
+              "NAME (a variable holding the token clients send as 'Authorization: Bearer ...'), or serve on "
+              "127.0.0.1", file=sys.stderr)
+        return 2
+    app = create_app(Path(args.project).resolve() if args.project else project_dir_from_env(), token)
+    print(f"rag: serving on http://{args.host}:{args.port} (POST /query, GET /health); Ctrl-C stops it", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
 def cmd_chunk(args) -> int:
     from dataclasses import replace
 
@@ -692,6 +725,15 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--k", type=int, default=5, help="chunks retrieved per question (default 5)")
     ev.add_argument("--json", action="store_true", help="print a JSON list, one object per profile")
     ev.set_defaults(func=cmd_eval)
+
+    serve = command("serve", "answer queries over HTTP (POST /query: JSON in, results as `rag query --json` "
+                             "prints them out), the model and index kept open between requests")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine "
+                                                           "only; any other needs --token-env)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--token-env", metavar="NAME", help="environment variable holding the token every request "
+                                                          "must send as 'Authorization: Bearer <token>'")
+    serve.set_defaults(func=cmd_serve)
 
     chunk = command("chunk", "parse a file like the pipeline does and print its chunks")
     chunk.add_argument("file", type=_path, help="document to chunk (md, mdx, rst, adoc, tex, org, txt, html, pdf, "

@@ -16,7 +16,7 @@ LAYERS = [
     ("clients", ("rag_assets.clients",)),
     ("resources", ("resources",)),
     ("services", ("rag_assets.progress", "rag_assets.instance", "rag_assets.query", "rag_assets.evaluate",
-                  "rag_assets.tables")),
+                  "rag_assets.tables", "rag_assets.serve")),
     ("defs", ("rag_assets.defs",)),
     ("app", ("rag_assets.ingest",)),
     ("entry points", ("rag_assets.cli", "rag_assets.__main__", "rag_assets.definitions")),
