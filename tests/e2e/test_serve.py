@@ -125,3 +125,11 @@ def test_the_config_is_followed_as_it_changes_and_a_broken_edit_keeps_the_last_g
     finally:
         for key in values:
             os.environ.pop(key, None)
+
+
+def test_a_corpus_not_ingested_yet_answers_503_with_what_to_run(tmp_path):
+    with served(make_project(tmp_path)) as (base, _):
+        status, answer = post(base, {"query": "refund policy"})
+        assert status == 503 and "run rag ingest" in answer["error"]
+        health = json.loads(urllib.request.urlopen(f"{base}/health", timeout=10).read())
+        assert health == {"status": "ok", "corpora": ["sample"], "config_error": None}
