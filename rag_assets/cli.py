@@ -98,6 +98,7 @@ COMMAND_EXAMPLES = {
   rag serve                                   http://127.0.0.1:8000: POST /query, GET /health
   curl -s 127.0.0.1:8000/query -d '{"query": "refund policy", "k": 3}'
   RAG_SERVE_TOKEN=... rag serve --host 0.0.0.0 --token-env RAG_SERVE_TOKEN    beyond this machine: a token
+  RAG_TENANT_TOKENS='{"tok-a": "acme", "tok-g": "globex"}' rag serve --tenant-tokens-env RAG_TENANT_TOKENS
 """,
     "chunk": """examples:
   rag chunk sample_docs/support/customer_faq.md --strategy faq --max-tokens 128
@@ -504,25 +505,50 @@ def cmd_tables(args) -> int:
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
+def _serve_tokens(token_env: str | None, tenant_tokens_env: str | None) -> dict[str, str | None] | None:
+    """Token -> the tenant it may query (None: any) from the variables `rag serve` was told to read;
+    None where it was told of none. ValueError naming the variable and the fix."""
+    if not token_env and not tenant_tokens_env:
+        return None
+    tokens: dict[str, str | None] = {}
+    if token_env:
+        if not os.environ.get(token_env):
+            raise ValueError(f"environment variable {token_env} is not set (or empty): export it with the token "
+                             "clients must send")
+        tokens[os.environ[token_env]] = None
+    if tenant_tokens_env:
+        example = '{"<token>": "<tenant>", ...}'
+        try:
+            scoped = json.loads(os.environ.get(tenant_tokens_env) or "null")
+        except ValueError:
+            scoped = None
+        if not isinstance(scoped, dict) or not scoped or not all(
+                isinstance(k, str) and k and isinstance(v, str) and v for k, v in scoped.items()):
+            raise ValueError(f"environment variable {tenant_tokens_env} must hold a JSON object {example} "
+                             "(each token and tenant a non-empty string)")
+        if set(scoped) & set(tokens):
+            raise ValueError(f"a token in {tenant_tokens_env} is also {token_env}'s: give each its own")
+        tokens.update(scoped)
+    return tokens
+
+
 def cmd_serve(args) -> int:
     import uvicorn
 
     from rag_assets.config.loader import project_dir_from_env
     from rag_assets.serve import create_app
 
-    token = None
-    if args.token_env:
-        token = os.environ.get(args.token_env)
-        if not token:
-            print(f"rag: environment variable {args.token_env} is not set (or empty): export it with the token "
-                  "clients must send", file=sys.stderr)
-            return 2
-    elif args.host not in LOOPBACK:
-        print(f"rag: serving on {args.host} would let anyone who reaches it read every corpus: add --token-env "
-              "NAME (a variable holding the token clients send as 'Authorization: Bearer ...'), or serve on "
-              "127.0.0.1", file=sys.stderr)
+    try:
+        tokens = _serve_tokens(args.token_env, args.tenant_tokens_env)
+    except ValueError as exc:
+        print(f"rag: {exc}", file=sys.stderr)
         return 2
-    app = create_app(Path(args.project).resolve() if args.project else project_dir_from_env(), token)
+    if tokens is None and args.host not in LOOPBACK:
+        print(f"rag: serving on {args.host} would let anyone who reaches it read every corpus: add --token-env "
+              "NAME (a variable holding the token clients send as 'Authorization: Bearer ...') or "
+              "--tenant-tokens-env NAME, or serve on 127.0.0.1", file=sys.stderr)
+        return 2
+    app = create_app(Path(args.project).resolve() if args.project else project_dir_from_env(), tokens)
     print(f"rag: serving on http://{args.host}:{args.port} (POST /query, GET /health); Ctrl-C stops it", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
@@ -731,8 +757,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine "
                                                            "only; any other needs --token-env)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    serve.add_argument("--token-env", metavar="NAME", help="environment variable holding the token every request "
-                                                          "must send as 'Authorization: Bearer <token>'")
+    serve.add_argument("--token-env", metavar="NAME", help="environment variable holding a token requests may send "
+                                                          "as 'Authorization: Bearer <token>' to query any tenant")
+    serve.add_argument("--tenant-tokens-env", metavar="NAME",
+                       help="environment variable holding a JSON object {token: tenant}: a request with one of "
+                            "those tokens queries that tenant's rows only (and corpora without tenants whole)")
     serve.set_defaults(func=cmd_serve)
 
     chunk = command("chunk", "parse a file like the pipeline does and print its chunks")

@@ -7,9 +7,10 @@ over HTTP for applications, with the model and the index kept open between reque
     GET  /health  -> {"status": "ok", "corpora": [...], "config_error": null}
 
 An error answers {"error": "..."}: 400 for a bad request (a missing tenant included), 401 without
-the bearer token the server was started with, 404 for an unknown corpus, 503 for a corpus not
-ingested yet. The config project is read again when one of its files changes; a config that no
-longer loads keeps the last good one serving and is named in /health. No Dagster on this path.
+a bearer token the server was started with, 403 for a tenant's token asking for another tenant,
+404 for an unknown corpus, 503 for a corpus not ingested yet. The config project is read again
+when one of its files changes; a config that no longer loads keeps the last good one serving and
+is named in /health. No Dagster on this path.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import hmac
 import json
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -27,13 +29,14 @@ from starlette.routing import Route
 
 from rag_assets.config import ConfigError, Project, load_project
 from rag_assets.core.retrieval import FILTER_KEYS, FilterError, Filters
-from rag_assets.query import NotIngested, query_corpus
+from rag_assets.query import NotIngested, has_tenants, query_corpus
 
 FIELDS = {"query": str, "corpus": str, "k": int, "mode": str, "tenant": str, "filters": dict, "rerank": str,
           "expand": int, "as_of": int}
 KINDS = {str: "a string", int: "an integer", dict: "an object"}
 MODES, RERANKS = ("hybrid", "vector", "fts"), ("rrf", "mmr", "none")
 MAX_BODY_BYTES = 64 * 1024
+UNAUTHORISED = "send a token the server was started with as 'Authorization: Bearer <token>'"
 
 
 class BadRequest(ValueError):
@@ -101,20 +104,26 @@ def parse_request(body: object, project: Project) -> dict:
             "rerank": rerank, "neighbours": given.get("expand", 0), "as_of": given.get("as_of")}
 
 
-def create_app(project_dir: Path, token: str | None = None) -> Starlette:
-    """The HTTP app over the config project at ``project_dir``; with ``token``, every request must
-    carry ``Authorization: Bearer <token>``."""
+def create_app(project_dir: Path, tokens: dict[str, str | None] | None = None) -> Starlette:
+    """The HTTP app over the config project at ``project_dir``. With ``tokens`` (token -> the
+    tenant it may query, None for any), every request must carry ``Authorization: Bearer <token>``
+    of one of them, and a tenant's token queries that tenant's rows alone (corpora without tenants,
+    shared by all, it queries whole)."""
     watched = WatchedProject(project_dir)
+    keys = [(f"Bearer {token}".encode(), tenant) for token, tenant in (tokens or {}).items()]
 
-    def authorised(request: Request) -> bool:
-        if token is None:
-            return True
-        sent = request.headers.get("authorization", "")
-        return hmac.compare_digest(sent.encode(), f"Bearer {token}".encode())
+    def scope(request: Request) -> tuple[bool, str | None]:
+        """Whether the request may be answered, and the one tenant its token limits it to."""
+        if tokens is None:
+            return True, None
+        sent = request.headers.get("authorization", "").encode()
+        matched = [tenant for key, tenant in keys if hmac.compare_digest(sent, key)]  # every key compared
+        return bool(matched), matched[0] if matched else None
 
     async def query(request: Request) -> JSONResponse:
-        if not authorised(request):
-            return JSONResponse({"error": "send the server's token as 'Authorization: Bearer <token>'"}, 401)
+        allowed, tenant = scope(request)
+        if not allowed:
+            return JSONResponse({"error": UNAUTHORISED}, 401)
         body = await request.body()
         if len(body) > MAX_BODY_BYTES:
             return JSONResponse({"error": f"the request is over {MAX_BODY_BYTES // 1024} kB"}, 413)
@@ -127,6 +136,10 @@ def create_app(project_dir: Path, token: str | None = None) -> Starlette:
         if asked["corpus"] not in names:
             return JSONResponse({"error": f"no corpus {asked['corpus']!r}: use one of {', '.join(names)}"}, 404)
         corpus = project.corpus(asked.pop("corpus"))
+        if tenant is not None:
+            if asked["filters"].tenant not in (None, tenant):
+                return JSONResponse({"error": f"this token queries tenant {tenant!r} only"}, 403)
+            asked["filters"] = replace(asked["filters"], tenant=tenant if has_tenants(corpus) else None)
         try:
             hits = await run_in_threadpool(query_corpus, project, corpus, **asked)
         except NotIngested as exc:
@@ -136,8 +149,8 @@ def create_app(project_dir: Path, token: str | None = None) -> Starlette:
         return JSONResponse({"corpus": corpus.name, "results": [hit.to_dict() for hit in hits]})
 
     async def health(request: Request) -> JSONResponse:
-        if not authorised(request):
-            return JSONResponse({"error": "send the server's token as 'Authorization: Bearer <token>'"}, 401)
+        if not scope(request)[0]:
+            return JSONResponse({"error": UNAUTHORISED}, 401)
         project = watched.current()
         return JSONResponse({"status": "ok", "corpora": [c.name for c in project.corpora],
                              "config_error": watched.error})

@@ -18,6 +18,7 @@ import pytest
 from rag_assets.config import load_project
 from rag_assets.serve import WatchedProject
 from tests.conftest import edit_yaml, make_project
+from tests.support.robustness import project_over
 from tests.support.seaweed import free_ports
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
@@ -133,3 +134,32 @@ def test_a_corpus_not_ingested_yet_answers_503_with_what_to_run(tmp_path):
         assert status == 503 and "run rag ingest" in answer["error"]
         health = json.loads(urllib.request.urlopen(f"{base}/health", timeout=10).read())
         assert health == {"status": "ok", "corpora": ["sample"], "config_error": None}
+
+
+def test_a_tenants_token_queries_that_tenants_rows_alone(tmp_path):
+    docs = tmp_path / "docs"
+    for tenant, secret in (("acme", "ACME-7781 launch code is 4242"), ("globex", "GLOBEX-9911 launch code is 7777")):
+        (docs / tenant).mkdir(parents=True)
+        (docs / tenant / "plans.md").write_text(f"# Plans\n\nThe {secret}. Refunds take 45 days.\n")
+    values = project_over(tmp_path / "p", docs, tenant_from_path=True)
+    ingest = subprocess.run([RAG, "ingest"], env={**os.environ, **values}, capture_output=True, timeout=600)
+    assert ingest.returncode == 0, ingest.stderr[-2000:]
+    bad = subprocess.run([RAG, "serve", "--tenant-tokens-env", "RAG_TEST_TENANT_TOKENS"], capture_output=True,
+                         text=True, timeout=120, env={**os.environ, **values, "RAG_TEST_TENANT_TOKENS": '["tok-a"]'})
+    assert bad.returncode == 2 and 'must hold a JSON object {"<token>": "<tenant>", ...}' in bad.stderr
+    tokens = {"RAG_TEST_TENANT_TOKENS": json.dumps({"tok-a": "acme", "tok-g": "globex"}),
+              "RAG_TEST_SERVE_TOKEN": "admin-1"}
+    with served(values, "--tenant-tokens-env", "RAG_TEST_TENANT_TOKENS", "--token-env", "RAG_TEST_SERVE_TOKEN",
+                env=tokens) as (base, _):
+        for token, tenant in (("tok-a", "acme"), ("tok-g", "globex")):
+            status, answer = post(base, {"query": "launch code", "mode": "vector"}, token=token)
+            assert status == 200 and {r["doc_id"] for r in answer["results"]} == {f"{tenant}/plans.md"}
+            assert post(base, {"query": "launch code", "tenant": tenant}, token=token)[0] == 200
+        status, answer = post(base, {"query": "launch code", "tenant": "globex"}, token="tok-a")
+        assert status == 403 and answer["error"] == "this token queries tenant 'acme' only"
+        # The any-tenant token must name one, as rag query must.
+        status, answer = post(base, {"query": "launch code"}, token="admin-1")
+        assert status == 400 and "has tenants" in answer["error"]
+        status, answer = post(base, {"query": "launch code", "tenant": "globex", "mode": "fts"}, token="admin-1")
+        assert status == 200 and {r["doc_id"] for r in answer["results"]} == {"globex/plans.md"}
+        assert post(base, {"query": "launch code"}, token="tok-x")[0] == 401
