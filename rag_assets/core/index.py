@@ -71,6 +71,7 @@ ROW_COLUMNS = {
     "page_end": "Page where the chunk ends: its start page when it lies on one.",
     "ocr": "Whether OCR read (some of) the chunk's text from a scan or a picture: it may hold misreadings.",
     "sections": "Every heading path the chunk's text lies under (heading_path first), newline-delimited on both ends.",
+    "anchor": "A web page's chunk: the id of its section's heading, which a link to the section ends with (#anchor).",
     "element_types": "Structural elements the chunk holds (Title, NarrativeText, Table, ...).",
     "strategy": "Chunking strategy that cut the chunk.",
     "window_start": "sentence_window: start of the text embedded around the sentence.",
@@ -122,13 +123,15 @@ def chunk_schema(dimensions: int) -> pa.Schema:
             pa.field("page_end", pa.int32()),
             pa.field("ocr", pa.bool_()),
             pa.field("sections", pa.string()),
+            pa.field("anchor", pa.string()),
         ]
     )
 
 
 # Columns of ``chunk_schema`` that a table written before them lacks, with the SQL expression that
 # fills them in its rows when the next write adds them (``LanceIndex.upgrade``).
-ADDED_COLUMNS = {"page_end": "page", "ocr": "false", "sections": "concat(chr(10), heading_path, chr(10))"}
+ADDED_COLUMNS = {"page_end": "page", "ocr": "false", "sections": "concat(chr(10), heading_path, chr(10))",
+                 "anchor": "CAST(NULL AS STRING)"}
 
 
 MANIFEST_SCHEMA = pa.schema(
@@ -199,6 +202,7 @@ def document_rows(doc: EmbeddedDocument, tenant: str | None, run_id: str, tags: 
                 "page_end": chunk.page_end,
                 "ocr": chunk.ocr,
                 "sections": "\n" + "\n".join(chunk.sections or [" > ".join(chunk.heading_path)]) + "\n",
+                "anchor": chunk.anchor,
                 "element_types": ",".join(chunk.element_types),
                 "strategy": chunk.strategy,
                 "window_start": chunk.window_start,

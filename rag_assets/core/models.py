@@ -27,6 +27,7 @@ class Element:
     page: int | None = None
     heading_path: tuple[str, ...] = ()
     ocr: bool = False  # its text was read by OCR from a scan or a picture (it may hold misreadings)
+    anchor: str | None = None  # a web page's heading: the id a link to its section ends with (#anchor)
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class Chunk:
     # Every heading path (joined with " > ") its text lies under, ``heading_path``'s first: a chunk
     # that took in a small section after its own lists that one too.
     sections: tuple[str, ...] = ()
+    anchor: str | None = None  # the id of the nearest heading of ``heading_path`` a web page gives one
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from itertools import compress
 from typing import Callable, Mapping, Sequence
+from urllib.parse import quote
 
 import numpy as np
 
@@ -21,9 +22,10 @@ from rag_assets.core.parsing.formats import CONTENT_TYPE_NAMES
 
 CITATION_COLUMNS = ["id", "doc_id", "text", "start", "end", "chunk_index", "title", "source_uri",
                     "heading_path", "page", "content_hash", "embedding_model", "chunk_profile", "run_id", "tenant",
-                    "window_start", "window_end", "tags", "page_end", "ocr", "sections"]
+                    "window_start", "window_end", "tags", "page_end", "ocr", "sections", "anchor", "content_type"]
 FILTER_KEYS = ("doc_id", "section", "tag", "content_type", "updated_after")
 MODES = ("vector", "fts", "hybrid")
+FRAGMENT_SAFE = "!$&'()*+,;=:@/?-._~%"  # what a URL's fragment may hold as it is (RFC 3986)
 MAX_RESULTS = 10_000  # results (or neighbouring chunks) one query may ask for: LanceDB's limits are machine integers
 RRF_K = 60
 COPY_RETRIES = 3  # searches again for more candidates where copies of documents filled the pool
@@ -136,6 +138,7 @@ class Hit:
     sections: tuple[str, ...] = ()  # every heading path its text lies under, ``heading_path``'s first
     content_hash: str = ""  # of the document's bytes
     also_in: tuple[str, ...] = ()  # documents of the same bytes (copies) holding the same text, not repeated
+    link: str = ""  # opens the cited place: a web page's section (#anchor), a PDF's page (#page=N), else the source
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -143,7 +146,8 @@ class Hit:
         return data
 
     def citation(self) -> str:
-        """Title | heading path [the other sections it spans, by their own heading] | pages | chars."""
+        """Title | heading path [the other sections it spans, by their own heading] | pages | chars,
+        then where to open it (``link``)."""
         parts = [self.title or self.doc_id]
         others = [s.rsplit(" > ", 1)[-1] for s in self.sections  # not its own path, nor one above it
                   if s != self.heading_path and not self.heading_path.startswith(s + " > ")]
@@ -155,7 +159,7 @@ class Hit:
         parts.append(f"chars {self.start}-{self.end}")
         if self.ocr:
             parts.append("read by OCR")
-        return " | ".join(parts) + f"  ({self.source})"
+        return " | ".join(parts) + f"  ({self.link or self.source})"
 
 
 def _hit(row: dict, score: float, mode: str) -> Hit:
@@ -168,7 +172,17 @@ def _hit(row: dict, score: float, mode: str) -> Hit:
                sections=tuple(s for s in (row.get("sections") or "").split("\n") if s) or (
                    (row["heading_path"],) if row["heading_path"] else ()),  # a table written before the column
                tags=tuple(tag for tag in (row.get("tags") or "").split(",") if tag),
-               content_hash=row.get("content_hash") or "")
+               content_hash=row.get("content_hash") or "", link=_link(row))
+
+
+def _link(row: dict) -> str:
+    """Where a reader opens the row's place: its source with the section's anchor (a web page's
+    heading id) or, in a PDF, the page (``#page=N``, which browsers' PDF viewers open at)."""
+    if row.get("anchor"):
+        return f"{row['source_uri']}#{quote(row['anchor'], safe=FRAGMENT_SAFE)}"
+    if row.get("content_type") == "pdf" and row.get("page"):
+        return f"{row['source_uri']}#page={row['page']}"
+    return row["source_uri"]
 
 
 def _table(index: LanceIndex, version: int | None):

@@ -23,8 +23,9 @@ from tests.support.website import Website
 pytestmark = pytest.mark.slow
 
 INSTALL = ("<html><head><title>Installing Northwind</title></head><body><nav><a href='/'>Home</a></nav>"
-           "<h1>Installing Northwind</h1><p>The installer needs 4 GB of free disk space.</p>"
-           "<h2>Proxy</h2><p>Behind a proxy, set NORTHWIND_PROXY before you run the installer.</p></body></html>")
+           "<h1 id='installing'>Installing Northwind</h1><p>The installer needs 4 GB of free disk space.</p>"
+           "<h2 id='proxy'>Proxy</h2><p>Behind a proxy, set NORTHWIND_PROXY before you run the installer.</p>"
+           "</body></html>")
 RELEASES = ("<html><head><title>Releases</title></head><body><h1>Releases</h1>"
             "<p>Version 7 removed the legacy sync agent.</p></body></html>")
 FAQ = "<html><head><title>FAQ</title></head><body><h1>FAQ</h1><p>Refunds take 27 days.</p></body></html>"
@@ -67,6 +68,9 @@ def test_a_sites_pages_are_indexed_kept_current_and_dropped_with_the_sitemap(tmp
             project = load_project()
             hit = query_corpus(project, project.corpus("sample"), "how much disk space does the installer need")[0]
             assert hit.doc_id == "guide/install.html" and hit.source == f"{site.url}/guide/install"
+            # The link opens the section its heading path names, by the id the page gives that heading.
+            assert hit.heading_path == "Installing Northwind > Proxy"
+            assert hit.link == f"{site.url}/guide/install#proxy"
 
             # Unchanged lastmod: the page is not downloaded again; no lastmod: it is, and its hash decides.
             before = {p: site.reads(p) for p in ("/guide/install", "/releases/", "/faq.html")}

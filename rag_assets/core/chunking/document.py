@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_right
+from dataclasses import replace
 from functools import lru_cache
 
 from rag_assets.core.chunking.cleaning import clean, repeated_page_lines
@@ -92,10 +93,15 @@ def chunk_document(
                        size_limit - header_room)
     if sizer is not counter:
         spans = _split_for_model(doc.text, spans, profile, counter, model_limit, _Headers(headers.title, counter))
+    anchors: dict[tuple[str, ...], str] = {}
+    for element in elements:
+        if element.anchor:
+            anchors.setdefault(element.heading_path, element.anchor)
     chunks: list[Chunk] = []
     for span in spans:
-        chunks.append(_make_chunk(doc, span, len(chunks), elements, starts, headers, profile, counter,
-                                  limit, furniture, strategy, profile_hash))
+        chunk = _make_chunk(doc, span, len(chunks), elements, starts, headers, profile, counter, limit, furniture,
+                            strategy, profile_hash)
+        chunks.append(replace(chunk, anchor=_anchor(chunk.heading_path, anchors)) if anchors else chunk)
     return ChunkedDocument(
         doc_id=doc.doc_id,
         uri=doc.uri,
@@ -207,6 +213,12 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
         sections=tuple(dict.fromkeys(" > ".join(p) for p in (path, *(el.heading_path for el in covering), *span.sections)
                                      if p)),
     )
+
+
+def _anchor(path: tuple[str, ...], anchors: dict[tuple[str, ...], str]) -> str | None:
+    """The anchor of the deepest heading of ``path`` that has one (a section without an id links
+    to the one it is in)."""
+    return next((anchors[path[:n]] for n in range(len(path), 0, -1) if path[:n] in anchors), None)
 
 
 def _start_page(covering) -> int | None:

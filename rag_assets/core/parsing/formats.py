@@ -137,7 +137,7 @@ class Reader:
 _PANDOC_USES = ("pypandoc", "unstructured.partition.html")
 #: the rich formats: read in a bounded child process (``parse_document``), each by its module's reader; the
 #: other content types are text (``parse_text``)
-READERS = {"html": Reader("web", "parse_html", ("unstructured.partition.html",)),
+READERS = {"html": Reader("web", "parse_web_page", ("unstructured.partition.html",)),
            "docx": Reader("word", "parse_docx", ("unstructured.partition.docx", "doc2docx", "olefile")),
            "pptx": Reader("slides", "parse_pptx", ("pptx", "unstructured.partition.pptx", "ppt2pptx", "olefile")),
            "email": Reader("mail", "parse_email", ("oxmsg", "unstructured.partition.email")),

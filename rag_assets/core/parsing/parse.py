@@ -339,8 +339,10 @@ PARSER_REVISION = "44"
 #:   extension, read as text (escaped, folded, quoted-printable property lines, photos' base64).
 #: - Calendar 1 (new): an iCalendar file (``.ics``) reads as its events, to-dos and journal entries
 #:   (``calendars.calendar_items``); it was text (folded, escaped property lines). An e-mail's invitation too.
+#: - Web pages 12: a heading the page gives an id carries it (``Element.anchor``, ``anchors``), so a result links to
+#:   its section (``page.html#gnu-make``); the text and elements are as before.
 FORMAT_REVISIONS = {"code": "3", "csv": "1", "text": "3", "rst": "7", "notebook": "15", "markdown": "14",
-                    "html": "11", **dict.fromkeys(("odt", "rtf", "latex", "org"), "10"), "epub": "11",
+                    "html": "12", **dict.fromkeys(("odt", "rtf", "latex", "org"), "10"), "epub": "11",
                     "xml": "12", "email": "10", "asciidoc": "12",
                     "docx": "20", "pptx": "15", "xlsx": "12", "subtitles": "1", "json": "4",
                     "pdf": "3", "image": "2", "ods": "1", "odp": "3", "visio": "2", "drawio": "1", "svg": "1",

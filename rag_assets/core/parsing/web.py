@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import re
 
+from rag_assets.core.parsing.anchors import heading_ids, with_anchors
 from rag_assets.core.parsing.api_objects import api_items, marked_api_objects
 from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.parsing.html_landmarks import readable_landmarks
@@ -34,6 +35,14 @@ def parse_html(data: bytes, untitled: str = "", marked_headers: bool = True):
                                marked_headers=marked_headers)
     text, elements = join_elements(api_items(items))
     return text, elements, title or " ".join(subject.split()) or first_title(text, elements)
+
+
+def parse_web_page(data: bytes):
+    """A web page as ``parse_html`` reads it, each heading the page gives an id carrying it as its
+    element's ``anchor`` (``anchors``), so a citation links to the section."""
+    text, elements, title = parse_html(data)
+    page = (_archived_page(data) or (_decode_page(data), ""))[0]
+    return text, with_anchors(text, elements, heading_ids(marked_api_objects(page))), title
 
 
 def readable_html(page: str) -> str:

@@ -1,0 +1,69 @@
+"""The ids a web page gives its headings, so a citation can link to the cited section
+(``page.html#installation``): a heading's own id, a named anchor inside it (MediaWiki's
+``<span id>``, ``<a name>``), an anchor just before it, or the id of the section it opens
+(Sphinx's ``<section id>``)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import lxml.html
+
+from rag_assets.core.models import Element
+
+HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_SECTIONS = {"section", "div", "article"}
+
+
+def _key(text: str) -> str:
+    """Heading text as both sides are compared: words only (a permalink's ¶ or # left out), any case."""
+    return " ".join(re.sub(r"[\W_]+", " ", text).split()).casefold()
+
+
+def _id_of(heading) -> str | None:
+    own = heading.get("id")
+    if own:
+        return own
+    for inner in heading.iterdescendants():
+        if isinstance(inner.tag, str) and (inner.get("id") or (inner.tag == "a" and inner.get("name"))):
+            return inner.get("id") or inner.get("name")
+    before = heading.getprevious()
+    if before is not None and before.tag == "a" and not (before.text or "").strip() and (
+            before.get("id") or before.get("name")):
+        return before.get("id") or before.get("name")
+    parent = heading.getparent()
+    if parent is not None and parent.tag in _SECTIONS and parent.get("id") and next(
+            (child for child in parent if isinstance(child.tag, str)), None) is heading:
+        return parent.get("id")
+    return None
+
+
+def heading_ids(page: str) -> list[tuple[str, str]]:
+    """(heading text as compared, id) of each heading of ``page`` that has an id, in page order."""
+    try:
+        root = lxml.html.document_fromstring(page)
+    except (ValueError, lxml.etree.ParserError):  # an empty or unparsable page: no anchors
+        return []
+    found = []
+    for heading in root.iter(*HEADINGS):
+        anchor = _id_of(heading)
+        key = _key(heading.text_content())
+        if anchor and key:
+            found.append((key, anchor))
+    return found
+
+
+def with_anchors(text: str, elements: list[Element], ids: list[tuple[str, str]]) -> list[Element]:
+    """``elements`` with each Title that matches the next unmatched heading of ``ids`` (by its
+    text, in page order) carrying that heading's id; a Title that matches none (a bold line read
+    as a heading, a heading without an id) carries none."""
+    out, position = [], 0
+    for element in elements:
+        if element.category == "Title" and position < len(ids):
+            key = _key(text[element.start:element.end])
+            match = next((i for i in range(position, len(ids)) if ids[i][0] == key), None)
+            if match is not None:
+                element, position = replace(element, anchor=ids[match][1]), match + 1
+        out.append(element)
+    return out

@@ -1,0 +1,67 @@
+"""A web page's headings carry the ids the page gives them, chunks the anchor of their section,
+and results a link that opens the cited place (a section's #anchor, a PDF's #page=N)."""
+
+import pytest
+
+from rag_assets.config.profiles import profile_from_config
+from rag_assets.config.schema import ChunkingProfileConfig
+from rag_assets.core.chunking import chunk_document
+from rag_assets.core.parsing.anchors import heading_ids
+from rag_assets.core.retrieval import _link
+from rag_assets.core.tokens import get_token_counter
+from tests.support.documents import parsed
+
+PAGE = """<html><head><title>Install</title></head><body>
+<nav><h2 id="nav-menu">Menu</h2><a href="/">Home</a></nav>
+<main>
+<h1 id="install">Installing Northwind <a class="headerlink" href="#install">¶</a></h1>
+<p>The installer needs 4 GB of free disk space.</p>
+<section id="proxy-setup"><h2>Proxy</h2><p>Behind a proxy, set NORTHWIND_PROXY before you run it.</p>
+<h3>Certificates</h3><p>A proxy that inspects TLS needs its certificate in the store.</p></section>
+<h2><span class="mw-headline" id="Uninstalling">Uninstalling</span></h2><p>Run the uninstaller from the menu.</p>
+<a name="logs"></a><h2>Logs</h2><p>Logs are kept for 30 days.</p>
+<h2>Licences</h2><p>Every seat needs a licence key.</p>
+</main></body></html>"""
+
+
+def test_each_way_a_page_names_a_heading_is_read():
+    assert heading_ids(PAGE) == [("menu", "nav-menu"), ("installing northwind", "install"), ("proxy", "proxy-setup"),
+                                 ("uninstalling", "Uninstalling"), ("logs", "logs")]
+    assert heading_ids("") == [] and heading_ids("<p>no headings</p>") == []
+
+
+def test_a_pages_headings_carry_their_ids_and_chunks_the_anchor_of_their_section():
+    doc = parsed("guide/install.html", PAGE.encode())
+    titles = {doc.text[e.start:e.end]: e.anchor for e in doc.elements if e.category == "Title"}
+    # The navigation's heading is not read (nor matched); a heading without an id carries none.
+    assert titles == {"Installing Northwind": "install", "Proxy": "proxy-setup", "Certificates": None,
+                      "Uninstalling": "Uninstalling", "Logs": "logs", "Licences": None}
+    profile = profile_from_config(ChunkingProfileConfig(name="small", strategy="markdown", max_tokens=48,
+                                                        contextual_header=False,
+                                                        min_tokens=0))
+    chunks = chunk_document(doc, profile, get_token_counter("wordpiece:all-minilm-l6-v2"), 256).chunks
+    anchors = {" > ".join(c.heading_path): c.anchor for c in chunks}
+    # A section without an id of its own links to the one it lies in; one under no id'd heading to none.
+    assert anchors["Installing Northwind > Proxy > Certificates"] == "proxy-setup"
+    assert anchors["Installing Northwind > Uninstalling"] == "Uninstalling"
+    assert anchors["Installing Northwind > Licences"] == "install"
+
+
+def test_other_formats_carry_no_anchors():
+    doc = parsed("notes.md", b"# Install {#install}\n\nText.\n\n## Proxy\n\nMore text.\n")
+    assert all(e.anchor is None for e in doc.elements)
+
+
+@pytest.mark.parametrize("row, link", [
+    ({"source_uri": "https://docs.example.com/guide/install", "anchor": "proxy-setup", "content_type": "html",
+      "page": None}, "https://docs.example.com/guide/install#proxy-setup"),
+    ({"source_uri": "file:///docs/a.html", "anchor": "Über uns", "content_type": "html", "page": None},
+     "file:///docs/a.html#%C3%9Cber%20uns"),
+    ({"source_uri": "s3://docs/report.pdf", "anchor": None, "content_type": "pdf", "page": 7},
+     "s3://docs/report.pdf#page=7"),
+    ({"source_uri": "file:///docs/plan.docx", "anchor": None, "content_type": "docx", "page": None},
+     "file:///docs/plan.docx"),
+    ({"source_uri": "file:///docs/old.pdf", "content_type": "pdf", "page": None}, "file:///docs/old.pdf"),
+])
+def test_a_results_link_opens_the_cited_place(row, link):
+    assert _link(row) == link
