@@ -511,6 +511,22 @@ def embedding_faults(tmp: Path, e5_base: str, only: tuple[str, ...] = ()) -> lis
     return out
 
 
+def _next_tick_recovers(case: str, defs, instance, cursor: str, project, wanted: set[str]) -> dict:
+    """The source sensor's next tick after an outage, its runs applied: every document of ``wanted``
+    indexed once, section 1's edit (the dock's NW-4001 became the brush's) in."""
+    from tests.defs.sensor_helpers import apply, tick
+
+    recovered, _ = tick(defs, "sample_source_sensor", instance, cursor)
+    apply(defs, instance, recovered)
+    rows = index_rows(project)
+    docs = {r["doc_id"] for r in rows}
+    ids = [r["id"] for r in rows]
+    handled = docs == wanted and any("brush is blocked" in r["text"] for r in rows) \
+        and not any("NW-4001 means the dock" in r["text"] for r in rows)
+    return result(case, f"recovered: {len(docs)} documents, {len(rows)} rows", len(wanted - docs),
+                  len(ids) - len(set(ids)), handled)
+
+
 def s3_outage(tmp: Path) -> list[dict]:
     """The S3 server goes away in the middle of a sensor tick (the listing answered, the reads
     do not): the tick fails with a clear error and changes nothing, the cursor stays; the next
@@ -574,16 +590,8 @@ def s3_outage(tmp: Path) -> list[dict]:
                               f"cursor kept: {error.split(': cannot', 1)[-1][:50]}", ok=bool(clean)))
 
             gate.up()
-            recovered, cursor = tick(defs, "sample_source_sensor", instance, cursor)
-            apply(defs, instance, recovered)
-            rows = index_rows(project)
-            docs = {r["doc_id"] for r in rows}
-            wanted = {f"section {i}.md" for i in range(6)}
-            ids = [r["id"] for r in rows]
-            handled = docs == wanted and any("brush is blocked" in r["text"] for r in rows) \
-                and not any("NW-4001 means the dock" in r["text"] for r in rows)
-            out.append(result("next tick after the S3 outage", f"recovered: {len(docs)} documents, {len(rows)} rows",
-                              len(wanted - docs), len(ids) - len(set(ids)), handled))
+            out.append(_next_tick_recovers("next tick after the S3 outage", defs, instance, cursor, project,
+                                           {f"section {i}.md" for i in range(6)}))
             report_errors = error
     leaks = files_containing(tmp / "p", secret)
     in_logs = secret in logs.text or secret in report_errors
@@ -650,16 +658,8 @@ def site_outage(tmp: Path) -> list[dict]:
                               f"{error.split(': cannot', 1)[-1][:50]}", ok=bool(clean)))
 
             site.pages.update(healthy)
-            recovered, cursor = tick(defs, "sample_source_sensor", instance, cursor)
-            apply(defs, instance, recovered)
-            rows = index_rows(project)
-            docs = {r["doc_id"] for r in rows}
-            wanted = {f"kb/section-{i}.html" for i in range(6)}
-            ids = [r["id"] for r in rows]
-            handled = docs == wanted and any("brush is blocked" in r["text"] for r in rows) \
-                and not any("NW-4001 means the dock" in r["text"] for r in rows)
-            out.append(result("next tick after the site failed", f"recovered: {len(docs)} documents, {len(rows)} rows",
-                              len(wanted - docs), len(ids) - len(set(ids)), handled))
+            out.append(_next_tick_recovers("next tick after the site failed", defs, instance, cursor, project,
+                                           {f"kb/section-{i}.html" for i in range(6)}))
         sent = {auth for _, auth in site.requests}
     leaks = files_containing(tmp / "p", PLANTED_KEY)
     in_logs = PLANTED_KEY in logs.text or PLANTED_KEY in error
