@@ -140,6 +140,14 @@ class SourceConfig(_Strict):
     def _endpoint(cls, value: str | None) -> str | None:
         return _check_url(value)
 
+    @field_validator("sitemap")
+    @classmethod
+    def _no_credentials(cls, value: str | None) -> str | None:
+        if value is not None and "@" in urlsplit(value).netloc:
+            raise ValueError("holds credentials (user:password@): they would show in every error and log; remove "
+                             "them and name a variable holding the Authorization header in auth_header_env")
+        return value
+
     @field_validator("auth_header_env")
     @classmethod
     def _header_env(cls, value: str | None) -> str | None:

@@ -59,6 +59,8 @@ MISTAKES = [
      "sources.0.sitemap", "not an http:// or https:// URL with a host"),
     ("sources.yml", lambda d: d["sources"][0].update({"sitemap": "https://docs.example.com/sitemap.xml"}), "sources.0",
      "'sitemap' and 'auth_header_env' belong to web sources; this one is disk"),
+    ("sources.yml", lambda d: d["sources"][0].update({"kind": "web", "sitemap": "https://bob:pw@a.example/s.xml"}),
+     "sources.0.sitemap", "name a variable holding the Authorization header in auth_header_env"),
     ("sources.yml", lambda d: d["sources"][0].update({"kind": "web", "sitemap": "https://a.example/s.xml",
                                                       "auth_header_env": "Bearer abc"}),
      "sources.0.auth_header_env", "must name an environment variable"),
