@@ -1,5 +1,6 @@
 """A web site's pages as documents, listed by its sitemap (sitemaps.org protocol: XML or plain text,
-gzip-compressed or not, sitemap indexes). Pure: the caller supplies the HTTP fetch.
+gzip-compressed or not, sitemap indexes; or its robots.txt, or its llms.txt). Pure: the caller
+supplies the HTTP fetch.
 
 A page's document id is its path on the site, readable and stable: ``/guide/install`` is
 ``guide/install.html``, ``/guide/`` is ``guide/index.html`` and ``/files/report.pdf`` stays
@@ -14,7 +15,7 @@ import re
 import zlib
 from dataclasses import dataclass
 from typing import Callable
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from lxml import etree
 
@@ -28,6 +29,7 @@ MAX_SITEMAPS = 1000
 _XML = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True, remove_pis=True)
 #: extensions of pages a server program writes: web pages whatever the extension means on disk
 _SERVER_PAGES = {".php", ".asp", ".aspx", ".jsp", ".jspx", ".cfm", ".cgi", ".shtml", ".do", ".action"}
+_MARKDOWN_LINK = re.compile(r"\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _SERVED_AS = {"text/html": "html", "application/xhtml+xml": "html", "application/pdf": "pdf"}
 
 
@@ -53,7 +55,8 @@ def site_of(url: str) -> str:
 
 def read_sitemap(data: bytes, url: str) -> tuple[list[Page], list[str]]:
     """The pages and the child sitemaps one sitemap file lists, in its order; for a site's
-    ``/robots.txt``, the sitemaps its ``Sitemap:`` lines name."""
+    ``/robots.txt``, the sitemaps its ``Sitemap:`` lines name; for an ``llms.txt`` (llmstxt.org: a
+    Markdown list of a site's pages for language models), the pages it links to."""
     if data[:2] == b"\x1f\x8b":
         inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
         try:
@@ -68,6 +71,11 @@ def read_sitemap(data: bytes, url: str) -> tuple[list[Page], list[str]]:
         if not named:
             raise SitemapError(f"{url} names no sitemap (no 'Sitemap:' line); give the sitemap's own address")
         return [], named
+    if urlsplit(url).path.endswith("/llms.txt"):
+        links = [urljoin(url, target) for target in _MARKDOWN_LINK.findall(data.decode("utf-8", "replace"))]
+        if not links:
+            raise SitemapError(f"{url} links to no page (no [title](address) line); give the sitemap's address")
+        return [Page(link) for link in dict.fromkeys(links)], []
     if not data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
         lines = data.decode("utf-8", "replace").split()
         if lines and all(re.match(r"https?://", line) for line in lines):

@@ -77,6 +77,20 @@ def test_robots_txt_names_the_sitemaps_to_read():
         read_sitemap(b"User-agent: *\nDisallow:\n", f"{SITE}/robots.txt")
 
 
+def test_llms_txt_lists_the_pages_it_links_to():
+    llms = (b"# Northwind\n\n> Docs for the Northwind robots.\n\n## Guides\n\n"
+            b"- [Install](/guide/install.md): setting up\n- [Proxy](guide/proxy.html.md \"Proxy\")\n"
+            b"- [Install again](https://docs.example.com/guide/install.md)\n\n## Optional\n\n"
+            b"- [Changelog](<https://docs.example.com/changes.md>)\n")
+    pages, children = read_sitemap(llms, f"{SITE}/docs/llms.txt")
+    assert children == [] and [p.url for p in pages] == [
+        f"{SITE}/guide/install.md", f"{SITE}/docs/guide/proxy.html.md", f"{SITE}/changes.md"]
+    assert [r.doc_id for r in page_refs(pages, f"{SITE}/docs/llms.txt", ("**/*",), ())] == [
+        "changes.md", "docs/guide/proxy.html.md", "guide/install.md"]
+    with pytest.raises(SitemapError, match="links to no page"):
+        read_sitemap(b"# Empty\n\nNothing here.\n", f"{SITE}/llms.txt")
+
+
 def test_a_child_sitemap_on_another_site_and_an_endless_index_are_refused(monkeypatch):
     index = f'<sitemapindex {NS}><sitemap><loc>https://evil.example.net/s.xml</loc></sitemap></sitemapindex>'
     with pytest.raises(SitemapError, match="lists the sitemap https://evil.example.net/s.xml, which is not on "
