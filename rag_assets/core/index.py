@@ -64,8 +64,9 @@ ROW_COLUMNS = {
     "end": "Character offset where the chunk ends (exclusive).",
     "tokens": "Model tokens embedded for the row (header included), at most the model's input limit.",
     "title": "Document title, for citations.",
-    "source_uri": "Where the document lives (file:// or s3://).",
-    "source_version": "Source version read: the file's mtime on disk, the object's ETag on S3.",
+    "source_uri": "Where the document lives (file://, s3:// or a web page's address).",
+    "source_version": "Source version read: the file's mtime on disk, the object's ETag on S3, a web page's sitemap "
+                      "lastmod or the ETag or Last-Modified the site sent.",
     "heading_path": "Headings above the chunk, joined with ' > '.",
     "page": "Page (PDF page, slide, sheet) where the chunk starts, if any.",
     "page_end": "Page where the chunk ends: its start page when it lies on one.",
