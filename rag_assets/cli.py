@@ -548,7 +548,8 @@ def cmd_serve(args) -> int:
               "NAME (a variable holding the token clients send as 'Authorization: Bearer ...') or "
               "--tenant-tokens-env NAME, or serve on 127.0.0.1", file=sys.stderr)
         return 2
-    app = create_app(Path(args.project).resolve() if args.project else project_dir_from_env(), tokens)
+    app = create_app(Path(args.project).resolve() if args.project else project_dir_from_env(), tokens,
+                     tuple(args.allow_origin or ()))
     print(f"rag: serving on http://{args.host}:{args.port} (POST /query, GET /health); Ctrl-C stops it", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
@@ -762,6 +763,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--tenant-tokens-env", metavar="NAME",
                        help="environment variable holding a JSON object {token: tenant}: a request with one of "
                             "those tokens queries that tenant's rows only (and corpora without tenants whole)")
+    serve.add_argument("--allow-origin", action="append", metavar="URL",
+                       help="let web pages served from this origin (https://chat.example.com) call the server from "
+                            "a browser (CORS; repeatable)")
     serve.set_defaults(func=cmd_serve)
 
     chunk = command("chunk", "parse a file like the pipeline does and print its chunks")

@@ -23,6 +23,8 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -104,11 +106,13 @@ def parse_request(body: object, project: Project) -> dict:
             "rerank": rerank, "neighbours": given.get("expand", 0), "as_of": given.get("as_of")}
 
 
-def create_app(project_dir: Path, tokens: dict[str, str | None] | None = None) -> Starlette:
+def create_app(project_dir: Path, tokens: dict[str, str | None] | None = None,
+               origins: tuple[str, ...] = ()) -> Starlette:
     """The HTTP app over the config project at ``project_dir``. With ``tokens`` (token -> the
     tenant it may query, None for any), every request must carry ``Authorization: Bearer <token>``
     of one of them, and a tenant's token queries that tenant's rows alone (corpora without tenants,
-    shared by all, it queries whole)."""
+    shared by all, it queries whole). Web pages served from ``origins`` may call it from a browser
+    (CORS)."""
     watched = WatchedProject(project_dir)
     keys = [(f"Bearer {token}".encode(), tenant) for token, tenant in (tokens or {}).items()]
 
@@ -155,4 +159,7 @@ def create_app(project_dir: Path, tokens: dict[str, str | None] | None = None) -
         return JSONResponse({"status": "ok", "corpora": [c.name for c in project.corpora],
                              "config_error": watched.error})
 
-    return Starlette(routes=[Route("/query", query, methods=["POST"]), Route("/health", health, methods=["GET"])])
+    cors = [Middleware(CORSMiddleware, allow_origins=list(origins), allow_methods=["GET", "POST"],
+                       allow_headers=["Authorization", "Content-Type"])] if origins else []
+    return Starlette(routes=[Route("/query", query, methods=["POST"]), Route("/health", health, methods=["GET"])],
+                     middleware=cors)

@@ -101,7 +101,19 @@ def test_a_token_is_required_where_set_and_beyond_this_machine(ingested_sample, 
     unset = subprocess.run([RAG, "serve", "--token-env", "RAG_TEST_NO_SUCH_TOKEN"], env={**os.environ, **values},
                            capture_output=True, text=True, timeout=120)
     assert unset.returncode == 2 and "RAG_TEST_NO_SUCH_TOKEN is not set" in unset.stderr
-    with served(values, "--token-env", "RAG_TEST_SERVE_TOKEN", env={"RAG_TEST_SERVE_TOKEN": "t0ken-42"}) as (base, _):
+    with served(values, "--token-env", "RAG_TEST_SERVE_TOKEN", "--allow-origin", "https://chat.example.com",
+                env={"RAG_TEST_SERVE_TOKEN": "t0ken-42"}) as (base, _):
+        # A browser page of the allowed origin may send the token (CORS preflight); another origin may not.
+        for origin, allowed in (("https://chat.example.com", "https://chat.example.com"), ("https://evil.example", None)):
+            preflight = urllib.request.Request(f"{base}/query", method="OPTIONS", headers={
+                "Origin": origin, "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization, content-type"})
+            try:
+                with urllib.request.urlopen(preflight, timeout=10) as answer:
+                    headers = answer.headers
+            except urllib.error.HTTPError as refused:
+                headers = refused.headers
+            assert headers.get("Access-Control-Allow-Origin") == allowed, origin
         assert post(base, {"query": "refund"})[0] == 401
         assert post(base, {"query": "refund"}, token="wrong")[0] == 401
         status, answer = post(base, {"query": "refund"}, token="t0ken-42")
