@@ -104,7 +104,8 @@ def test_a_token_is_required_where_set_and_beyond_this_machine(ingested_sample, 
     with served(values, "--token-env", "RAG_TEST_SERVE_TOKEN", "--allow-origin", "https://chat.example.com",
                 env={"RAG_TEST_SERVE_TOKEN": "t0ken-42"}) as (base, _):
         # A browser page of the allowed origin may send the token (CORS preflight); another origin may not.
-        for origin, allowed in (("https://chat.example.com", "https://chat.example.com"), ("https://evil.example", None)):
+        chat = "https://chat.example.com"
+        for origin, allowed in ((chat, chat), ("https://evil.example", None)):
             preflight = urllib.request.Request(f"{base}/query", method="OPTIONS", headers={
                 "Origin": origin, "Access-Control-Request-Method": "POST",
                 "Access-Control-Request-Headers": "authorization, content-type"})
