@@ -161,10 +161,11 @@ def plan_sweep(
     Size and source version (mtime, ETag or a sitemap's lastmod) are a prefilter: a document whose
     source version is unchanged is not read (a listing without sizes, -1, compares the version
     alone, and one without either is read every time, or, for a ref that ``revalidates``, asked
-    whether it changed since the recorded version). Otherwise its xxh3 content hash decides. A document also needs work
-    when its index entry was built with another chunk profile or embedding model, or (given
-    ``index_version``: the index stage's code version, which the orchestrator compares too) under
-    another one: a new parser, tokenizer, input limit, index URI, tenant rule or tags. A document
+    whether it changed since the recorded version). Otherwise its xxh3 content hash decides. A
+    document also needs work when its index entry was built with another chunk profile or
+    embedding model, or (given ``index_version``: the index stage's code version, which the
+    orchestrator compares too) under another one: a new parser, tokenizer, input limit, index URI,
+    tenant rule or tags. A document
     that failed with the same content, profile and model is not retried until one of them changes,
     unless its failure was a damaged stage store (``retry``), a parse limit that ``limits``
     (the source's current parse limits) no longer sets, or a parse as another content type than
