@@ -756,7 +756,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = command("serve", "answer queries over HTTP (POST /query: JSON in, results as `rag query --json` "
                              "prints them out), the model and index kept open between requests")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine "
-                                                           "only; any other needs --token-env)")
+                                                           "only; any other needs a token)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     serve.add_argument("--token-env", metavar="NAME", help="environment variable holding a token requests may send "
                                                           "as 'Authorization: Bearer <token>' to query any tenant")
