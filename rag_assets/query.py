@@ -8,6 +8,7 @@ query and whose profile's query-time settings apply), so a switch never serves a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Sequence
 
 from rag_assets.clients import CorpusTable, connect_index, late_interaction_model, open_embedder, own_table
@@ -15,6 +16,7 @@ from rag_assets.config import Corpus, Project
 from rag_assets.config.schema import ChunkingProfileConfig, IndexConfig
 from rag_assets.core.embedding import InputTooLong
 from rag_assets.core.index import LanceIndex, TableMissing, active_entries, active_pairs, open_tables, table_prefix
+from rag_assets.core.links import published_link
 from rag_assets.core.retrieval import MAX_RESULTS, Filters, Grouping, Hit, LateInteraction, search
 from rag_assets.core.tokens import get_token_counter
 
@@ -135,8 +137,14 @@ def query_corpus(project: Project, corpus: Corpus, text: str, k: int = 5, as_of:
         tokens = get_token_counter(model.tokenizer).count(model.query_prefix + text)
         raise ValueError(f"the query is {tokens} tokens; {model.model} reads at most {model.max_input_tokens}: "
                          "shorten it, or search its words alone with --mode fts") from exc
-    return retrieve(index, text, vector, live.profile, corpus.index, get_token_counter(model.tokenizer).count,
+    hits = retrieve(index, text, vector, live.profile, corpus.index, get_token_counter(model.tokenizer).count,
                     ks=(k,), mode=mode, filters=filters, rerank=rerank, neighbours=neighbours, version=as_of)[k]
+    template = corpus.source.link_template
+    if template is None:
+        return hits
+    return [replace(hit, link=published_link(template, hit.doc_id, hit.anchor, hit.heading_path.rsplit(" > ", 1)[-1],
+                                             hit.content_type, hit.page, corpus.source.heading_anchors))
+            for hit in hits]
 
 
 def retrieve(index: LanceIndex, text: str, vector: list[float] | None, profile: ChunkingProfileConfig,

@@ -14,6 +14,7 @@ from rag_assets.core.embed_cache import CACHE_PREFIX
 from rag_assets.core.embedding import LOCAL_MODELS
 from rag_assets.core.errors import UsageError, env_origin
 from rag_assets.core.hashing import settings_hash
+from rag_assets.core.links import template_problem
 from rag_assets.core.parsing import CONTENT_TYPE_NAMES
 from rag_assets.core.parsing.limits import ParseLimits
 from rag_assets.core.parsing.ocr import DEFAULT_LANGUAGES, missing_models
@@ -94,6 +95,13 @@ class SourceConfig(_Strict):
                                 "index, plain text or gzip); its pages are the documents, by their paths.")
     auth_header_env: str | None = Field(None, description="web: environment variable holding the Authorization "
                                         "header sent to the site (e.g. 'Bearer ...'; never sent to another host).")
+    link_template: str | None = Field(None, description="Where each document is published, for results' links: "
+                                      "an address with {path} (the document's id) or {stem} (without its "
+                                      "extension), e.g. https://github.com/acme/docs/blob/main/{path} or "
+                                      "https://docs.example.com/{stem}/.")
+    heading_anchors: Literal["github", "mkdocs"] | None = Field(None, description="With link_template: a Markdown "
+                                                                "document's links open the cited section, by the id "
+                                                                "GitHub (Docusaurus) or MkDocs gives its heading.")
     include: tuple[str, ...] = Field(("**/*",), description="Glob patterns of documents to index.")
     exclude: tuple[str, ...] = Field((), description="Glob patterns to leave out.")
     tenant: str | None = Field(None, description="Tenant every document of this source belongs to.")
@@ -139,6 +147,16 @@ class SourceConfig(_Strict):
     @classmethod
     def _endpoint(cls, value: str | None) -> str | None:
         return _check_url(value)
+
+    @field_validator("link_template")
+    @classmethod
+    def _link_template(cls, value: str | None) -> str | None:
+        if value is not None:
+            _check_url(value.replace("{", "").replace("}", ""))
+            problem = template_problem(value)
+            if problem:
+                raise ValueError(f"{value!r} {problem}")
+        return value
 
     @field_validator("sitemap")
     @classmethod
@@ -208,6 +226,8 @@ class SourceConfig(_Strict):
             raise ValueError("an s3 source needs 'bucket'")
         if self.kind == "web" and not self.sitemap:
             raise ValueError("a web source needs 'sitemap' (the address of the site's sitemap.xml)")
+        if self.heading_anchors and not self.link_template:
+            raise ValueError("heading_anchors names the ids of a published site: set link_template too")
         if self.kind != "web" and (self.sitemap or self.auth_header_env):
             raise ValueError(f"'sitemap' and 'auth_header_env' belong to web sources; this one is {self.kind}")
         return self

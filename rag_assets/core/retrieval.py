@@ -13,11 +13,11 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from itertools import compress
 from typing import Callable, Mapping, Sequence
-from urllib.parse import quote
 
 import numpy as np
 
 from rag_assets.core.index import LanceIndex, sql_str
+from rag_assets.core.links import place_link
 from rag_assets.core.parsing.formats import CONTENT_TYPE_NAMES
 
 CITATION_COLUMNS = ["id", "doc_id", "text", "start", "end", "chunk_index", "title", "source_uri",
@@ -25,7 +25,6 @@ CITATION_COLUMNS = ["id", "doc_id", "text", "start", "end", "chunk_index", "titl
                     "window_start", "window_end", "tags", "page_end", "ocr", "sections", "anchor", "content_type"]
 FILTER_KEYS = ("doc_id", "section", "tag", "content_type", "updated_after")
 MODES = ("vector", "fts", "hybrid")
-FRAGMENT_SAFE = "!$&'()*+,;=:@/?-._~%"  # what a URL's fragment may hold as it is (RFC 3986)
 MAX_RESULTS = 10_000  # results (or neighbouring chunks) one query may ask for: LanceDB's limits are machine integers
 RRF_K = 60
 COPY_RETRIES = 3  # searches again for more candidates where copies of documents filled the pool
@@ -138,6 +137,8 @@ class Hit:
     sections: tuple[str, ...] = ()  # every heading path its text lies under, ``heading_path``'s first
     content_hash: str = ""  # of the document's bytes
     also_in: tuple[str, ...] = ()  # documents of the same bytes (copies) holding the same text, not repeated
+    anchor: str | None = None  # a web page's section: the id the page gives its heading
+    content_type: str = ""  # what the document was parsed as
     link: str = ""  # opens the cited place: a web page's section (#anchor), a PDF's page (#page=N), else the source
 
     def to_dict(self) -> dict:
@@ -172,17 +173,9 @@ def _hit(row: dict, score: float, mode: str) -> Hit:
                sections=tuple(s for s in (row.get("sections") or "").split("\n") if s) or (
                    (row["heading_path"],) if row["heading_path"] else ()),  # a table written before the column
                tags=tuple(tag for tag in (row.get("tags") or "").split(",") if tag),
-               content_hash=row.get("content_hash") or "", link=_link(row))
-
-
-def _link(row: dict) -> str:
-    """Where a reader opens the row's place: its source with the section's anchor (a web page's
-    heading id) or, in a PDF, the page (``#page=N``, which browsers' PDF viewers open at)."""
-    if row.get("anchor"):
-        return f"{row['source_uri']}#{quote(row['anchor'], safe=FRAGMENT_SAFE)}"
-    if row.get("content_type") == "pdf" and row.get("page"):
-        return f"{row['source_uri']}#page={row['page']}"
-    return row["source_uri"]
+               content_hash=row.get("content_hash") or "", anchor=row.get("anchor"),
+               content_type=row.get("content_type") or "",
+               link=place_link(row["source_uri"], row.get("anchor"), row.get("content_type") or "", row["page"]))
 
 
 def _table(index: LanceIndex, version: int | None):

@@ -7,7 +7,7 @@ from rag_assets.config.profiles import profile_from_config
 from rag_assets.config.schema import ChunkingProfileConfig
 from rag_assets.core.chunking import chunk_document
 from rag_assets.core.parsing.anchors import heading_ids
-from rag_assets.core.retrieval import _link
+from rag_assets.core.links import github_slug, mkdocs_slug, place_link, published_link, template_problem
 from rag_assets.core.tokens import get_token_counter
 from tests.support.documents import parsed
 
@@ -52,16 +52,42 @@ def test_other_formats_carry_no_anchors():
     assert all(e.anchor is None for e in doc.elements)
 
 
-@pytest.mark.parametrize("row, link", [
-    ({"source_uri": "https://docs.example.com/guide/install", "anchor": "proxy-setup", "content_type": "html",
-      "page": None}, "https://docs.example.com/guide/install#proxy-setup"),
-    ({"source_uri": "file:///docs/a.html", "anchor": "Über uns", "content_type": "html", "page": None},
-     "file:///docs/a.html#%C3%9Cber%20uns"),
-    ({"source_uri": "s3://docs/report.pdf", "anchor": None, "content_type": "pdf", "page": 7},
-     "s3://docs/report.pdf#page=7"),
-    ({"source_uri": "file:///docs/plan.docx", "anchor": None, "content_type": "docx", "page": None},
-     "file:///docs/plan.docx"),
-    ({"source_uri": "file:///docs/old.pdf", "content_type": "pdf", "page": None}, "file:///docs/old.pdf"),
+@pytest.mark.parametrize("base, anchor, content_type, page, link", [
+    ("https://docs.example.com/guide/install", "proxy-setup", "html", None,
+     "https://docs.example.com/guide/install#proxy-setup"),
+    ("file:///docs/a.html", "Über uns", "html", None, "file:///docs/a.html#%C3%9Cber%20uns"),
+    ("s3://docs/report.pdf", None, "pdf", 7, "s3://docs/report.pdf#page=7"),
+    ("file:///docs/plan.docx", None, "docx", None, "file:///docs/plan.docx"),
+    ("file:///docs/old.pdf", None, "pdf", None, "file:///docs/old.pdf"),
 ])
-def test_a_results_link_opens_the_cited_place(row, link):
-    assert _link(row) == link
+def test_a_results_link_opens_the_cited_place(base, anchor, content_type, page, link):
+    assert place_link(base, anchor, content_type, page) == link
+
+
+@pytest.mark.parametrize("heading, github, mkdocs", [
+    ("Remote Work", "remote-work", "remote-work"),
+    ("What's new in 2.0?", "whats-new-in-20", "whats-new-in-20"),
+    ("Code of Conduct & Ethics", "code-of-conduct--ethics", "code-of-conduct-ethics"),
+    ("Über uns", "über-uns", "uber-uns"),
+    ("snake_case API", "snake_case-api", "snake_case-api"),
+])
+def test_heading_ids_as_github_and_mkdocs_write_them(heading, github, mkdocs):
+    assert (github_slug(heading), mkdocs_slug(heading)) == (github, mkdocs)
+
+
+def test_a_published_link_maps_the_document_and_its_section():
+    github = "https://github.com/acme/handbook/blob/main/{path}"
+    assert published_link(github, "policies/Remote Work.md", None, "Remote Work", "markdown", None, "github") == \
+        "https://github.com/acme/handbook/blob/main/policies/Remote%20Work.md#remote-work"
+    site = "https://docs.example.com/{stem}/"
+    assert published_link(site, "guide/install.md", None, "Proxy", "markdown", None, None) == \
+        "https://docs.example.com/guide/install/"
+    # A page's own heading id wins over a slug; a PDF opens at its page.
+    assert published_link(site, "guide/install.html", "proxy-setup", "Proxy", "html", None, "mkdocs") == \
+        "https://docs.example.com/guide/install/#proxy-setup"
+    assert published_link(github, "manual.pdf", None, "Cleaning", "pdf", 4, "github") == \
+        "https://github.com/acme/handbook/blob/main/manual.pdf#page=4"
+    assert template_problem(github) is None and template_problem(site) is None
+    assert "names neither {path}" in template_problem("https://docs.example.com/")
+    assert "holds {name}" in template_problem("https://docs.example.com/{name}/{path}")
+    assert "unmatched brace" in template_problem("https://docs.example.com/{path")

@@ -45,6 +45,23 @@ def test_hybrid_finds_exact_identifiers_that_vector_search_misses(ingested_sampl
     assert {h.doc_id for h in fts} == expected
 
 
+def test_results_link_to_where_a_source_publishes_them(ingested_sample):
+    values, _ = ingested_sample
+    with env(**values):
+        project = load_project()
+        corpus = project.corpus("sample")
+        question = "How many days of paid vacation does a full-time employee get?"
+        plain = query_corpus(project, corpus, question, k=3, mode="vector")
+        assert all(h.link == h.source or h.link.startswith(h.source + "#page=") for h in plain)
+        published = corpus.model_copy(update={"source": corpus.source.model_copy(update={
+            "link_template": "https://github.com/acme/handbook/blob/main/{path}", "heading_anchors": "github"})})
+        hits = query_corpus(project, published, question, k=3, mode="vector")
+    assert [h.id for h in hits] == [h.id for h in plain]  # the same results, other links
+    vacation = next(h for h in hits if h.heading_path.endswith("> Vacation"))
+    assert vacation.doc_id == "handbook/employee_handbook.md"
+    assert vacation.link == "https://github.com/acme/handbook/blob/main/handbook/employee_handbook.md#vacation"
+
+
 def test_filters_are_escaped_and_validated(ingested_sample):
     values, _ = ingested_sample
     for value in ADVERSARIAL:
