@@ -22,6 +22,19 @@ def parse_html(data: bytes, untitled: str = "", marked_headers: bool = True):
     else its first heading. A table's header is the row its markup marks (``_table_rows``), its
     first row where not ``marked_headers``. An API reference's objects (Sphinx's) are sections
     under their names (``api_objects``)."""
+    return _read_page(data, untitled, marked_headers)[:3]
+
+
+def parse_web_page(data: bytes):
+    """A web page as ``parse_html`` reads it, each heading the page gives an id carrying it as its
+    element's ``anchor`` (``anchors``), so a citation links to the section."""
+    text, elements, title, page = _read_page(data)
+    return text, with_anchors(text, elements, heading_ids(page)), title
+
+
+def _read_page(data: bytes, untitled: str = "", marked_headers: bool = True):
+    """``parse_html``'s text, elements and title, and the page as unstructured was given it
+    before the reader's clean-up (API objects marked as headings)."""
     from rag_assets.core.parsing.offline import prepare_unstructured
 
     prepare_unstructured()
@@ -31,18 +44,11 @@ def parse_html(data: bytes, untitled: str = "", marked_headers: bool = True):
     title_match = re.search(r"<title[^>]*>(.*?)</title>", page, re.I | re.S)
     title = " ".join(html.unescape(title_match.group(1)).split()) if title_match else ""
     title = title if title != untitled else ""
-    items = unstructured_items(partition_html(text=readable_html(marked_api_objects(page)), languages=NO_LANGUAGE),
+    marked = marked_api_objects(page)
+    items = unstructured_items(partition_html(text=readable_html(marked), languages=NO_LANGUAGE),
                                marked_headers=marked_headers)
     text, elements = join_elements(api_items(items))
-    return text, elements, title or " ".join(subject.split()) or first_title(text, elements)
-
-
-def parse_web_page(data: bytes):
-    """A web page as ``parse_html`` reads it, each heading the page gives an id carrying it as its
-    element's ``anchor`` (``anchors``), so a citation links to the section."""
-    text, elements, title = parse_html(data)
-    page = (_archived_page(data) or (_decode_page(data), ""))[0]
-    return text, with_anchors(text, elements, heading_ids(marked_api_objects(page))), title
+    return text, elements, title or " ".join(subject.split()) or first_title(text, elements), marked
 
 
 def readable_html(page: str) -> str:
