@@ -166,11 +166,6 @@ class SourceConfig(_Strict):
                              "them and name a variable holding the Authorization header in auth_header_env")
         return value
 
-    @field_validator("auth_header_env")
-    @classmethod
-    def _header_env(cls, value: str | None) -> str | None:
-        return _check_env_name(value)
-
     @field_validator("prefix")
     @classmethod
     def _prefix(cls, value: str) -> str:
@@ -182,12 +177,12 @@ class SourceConfig(_Strict):
                              f"folders; write {fixed + '/' if fixed else ''!r}")
         return value
 
-    @field_validator("access_key_env", "secret_key_env")
+    @field_validator("access_key_env", "secret_key_env", "auth_header_env")
     @classmethod
-    def _env_names(cls, value: str) -> str:
-        if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", value) or re.fullmatch(r"(AKIA|ASIA)[A-Z0-9]{16}", value):
+    def _env_names(cls, value: str | None) -> str | None:
+        if value is not None and re.fullmatch(r"(AKIA|ASIA)[A-Z0-9]{16}", value):  # an access key id itself
             raise ValueError("must name an environment variable (e.g. AWS_ACCESS_KEY_ID), not hold a secret")
-        return value
+        return _check_env_name(value)
 
     @field_validator("ocr_languages", mode="before")
     @classmethod
