@@ -86,7 +86,7 @@ def instance_env(request, tmp_path):
         return
     with postgres_server("rag-staleness-pg") as pg:
         shutil.copy(REPO / "deploy" / "postgres" / "dagster.yaml", Path(values["DAGSTER_HOME"]) / "dagster.yaml")
-        yield "PostgresEventLogStorage", {**values, **pg}
+        yield "RagPostgresEventLogStorage", {**values, **pg}
 
 
 def test_bulk_status_equals_dagsters_resolver_partition_by_partition(instance_env, monkeypatch):
