@@ -21,12 +21,14 @@ PAGE = """<html><head><title>Install</title></head><body>
 <h2><span class="mw-headline" id="Uninstalling">Uninstalling</span></h2><p>Run the uninstaller from the menu.</p>
 <a name="logs"></a><h2>Logs</h2><p>Logs are kept for 30 days.</p>
 <h2>Licences</h2><p>Every seat needs a licence key.</p>
+<section id="requirements-files"><span id="id1"></span><h2>Requirements Files</h2><p>One package a line.</p></section>
 </main></body></html>"""
 
 
 def test_each_way_a_page_names_a_heading_is_read():
     assert heading_ids(PAGE) == [("menu", "nav-menu"), ("installing northwind", "install"), ("proxy", "proxy-setup"),
-                                 ("uninstalling", "Uninstalling"), ("logs", "logs")]
+                                 ("uninstalling", "Uninstalling"), ("logs", "logs"),
+                                 ("requirements files", "requirements-files")]  # past Sphinx's label <span id>
     assert heading_ids("") == [] and heading_ids("<p>no headings</p>") == []
 
 
@@ -35,7 +37,8 @@ def test_a_pages_headings_carry_their_ids_and_chunks_the_anchor_of_their_section
     titles = {doc.text[e.start:e.end]: e.anchor for e in doc.elements if e.category == "Title"}
     # The navigation's heading is not read (nor matched); a heading without an id carries none.
     assert titles == {"Installing Northwind": "install", "Proxy": "proxy-setup", "Certificates": None,
-                      "Uninstalling": "Uninstalling", "Logs": "logs", "Licences": None}
+                      "Uninstalling": "Uninstalling", "Logs": "logs", "Licences": None,
+                      "Requirements Files": "requirements-files"}
     profile = profile_from_config(ChunkingProfileConfig(name="small", strategy="markdown", max_tokens=48,
                                                         contextual_header=False,
                                                         min_tokens=0))

@@ -1,7 +1,7 @@
 """The ids a web page gives its headings, so a citation can link to the cited section
 (``page.html#installation``): a heading's own id, a named anchor inside it (MediaWiki's
 ``<span id>``, ``<a name>``), an anchor just before it, or the id of the section it opens
-(Sphinx's ``<section id>``)."""
+(Sphinx's ``<section id>``, also where a label's empty ``<span id>`` comes before the heading)."""
 
 from __future__ import annotations
 
@@ -34,9 +34,15 @@ def _id_of(heading) -> str | None:
         return before.get("id") or before.get("name")
     parent = heading.getparent()
     if parent is not None and parent.tag in _SECTIONS and parent.get("id") and next(
-            (child for child in parent if isinstance(child.tag, str)), None) is heading:
+            (child for child in parent if isinstance(child.tag, str) and not _empty_target(child)), None) is heading:
         return parent.get("id")
     return None
+
+
+def _empty_target(element) -> bool:
+    """An empty ``<span id>`` or ``<a name>``: a link target a page puts before a heading (Sphinx's
+    label ``<span id="id1">`` at the top of a section)."""
+    return element.tag in ("a", "span") and not element.text_content().strip()
 
 
 def heading_ids(page: str) -> list[tuple[str, str]]:

@@ -341,8 +341,10 @@ PARSER_REVISION = "44"
 #:   (``calendars.calendar_items``); it was text (folded, escaped property lines). An e-mail's invitation too.
 #: - Web pages 12: a heading the page gives an id carries it (``Element.anchor``, ``anchors``), so a result links to
 #:   its section (``page.html#gnu-make``); the text and elements are as before.
+#: - Web pages 13: a Sphinx section whose heading follows a label's empty ``<span id>`` links by the section's id
+#:   (``#requirements-files``); it linked to the section above.
 FORMAT_REVISIONS = {"code": "3", "csv": "1", "text": "3", "rst": "7", "notebook": "15", "markdown": "14",
-                    "html": "12", **dict.fromkeys(("odt", "rtf", "latex", "org"), "10"), "epub": "11",
+                    "html": "13", **dict.fromkeys(("odt", "rtf", "latex", "org"), "10"), "epub": "11",
                     "xml": "12", "email": "10", "asciidoc": "12",
                     "docx": "20", "pptx": "15", "xlsx": "12", "subtitles": "1", "json": "4",
                     "pdf": "3", "image": "2", "ods": "1", "odp": "3", "visio": "2", "drawio": "1", "svg": "1",
