@@ -50,7 +50,8 @@ class WebSourceResource(dg.ConfigurableResource):
     only after the listing that named it, in the same process."""
 
     name: str = Field(description="The source's name in sources.yml, which its errors name.")
-    sitemap: str = Field(description="Address of the site's sitemap (XML, plain text or gzip; an index too).")
+    sitemap: str = Field(description="Address of the site's sitemap (XML, plain text or gzip; an index too), "
+                         "a Sphinx objects.inv or a page that links to the pages.")
     include: list[str] = Field(default_factory=lambda: ["**/*"], description="Globs of page ids to index.")
     exclude: list[str] = Field(default_factory=list, description="Globs to leave out.")
     max_document_bytes: int | None = Field(None, description="A larger page is refused, its download stopped "

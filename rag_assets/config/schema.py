@@ -92,7 +92,9 @@ class SourceConfig(_Strict):
     prefix: str = Field("", description="s3: folder of keys to list under (with or without its trailing slash).")
     endpoint_url: str | None = Field(None, description="s3: endpoint of an S3-compatible server.")
     sitemap: str | None = Field(None, description="web: address of the site's sitemap (sitemap.xml, a sitemap "
-                                "index, plain text or gzip); its pages are the documents, by their paths.")
+                                "index, plain text or gzip; robots.txt, llms.txt), of a Sphinx site's objects.inv "
+                                "or of a page that links to the pages (a table of contents); the pages are the "
+                                "documents, by their paths.")
     auth_header_env: str | None = Field(None, description="web: environment variable holding the Authorization "
                                         "header sent to the site (e.g. 'Bearer ...'; never sent to another host).")
     link_template: str | None = Field(None, description="Where each document is published, for results' links: "

@@ -1,6 +1,7 @@
 """A web site's pages as documents, listed by its sitemap (sitemaps.org protocol: XML or plain text,
-gzip-compressed or not, sitemap indexes; or its robots.txt, or its llms.txt). Pure: the caller
-supplies the HTTP fetch.
+gzip-compressed or not, sitemap indexes; or its robots.txt, or its llms.txt), by a Sphinx site's
+``objects.inv`` (its documents), or by a web page (the pages it links to under its folder: a
+table of contents). Pure: the caller supplies the HTTP fetch.
 
 A page's document id is its path on the site, readable and stable: ``/guide/install`` is
 ``guide/install.html``, ``/guide/`` is ``guide/index.html`` and ``/files/report.pdf`` stays
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import unquote, urljoin, urlsplit
 
-from lxml import etree
+from lxml import etree, html
 
 from rag_assets.core.parsing.formats import CONTENT_TYPES, content_type_for
 from rag_assets.core.sources import DocumentRef, matches
@@ -30,6 +31,8 @@ _XML = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=
 #: extensions of pages a server program writes: web pages whatever the extension means on disk
 _SERVER_PAGES = {".php", ".asp", ".aspx", ".jsp", ".jspx", ".cfm", ".cgi", ".shtml", ".do", ".action"}
 _MARKDOWN_LINK = re.compile(r"\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+#: how a web page (HTML or XHTML) begins, where a sitemap would begin
+_WEB_PAGE = re.compile(rb"(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.IGNORECASE | re.DOTALL)
 _SERVED_AS = {"text/html": "html", "application/xhtml+xml": "html", "application/pdf": "pdf"}
 
 
@@ -76,6 +79,10 @@ def read_sitemap(data: bytes, url: str) -> tuple[list[Page], list[str]]:
         if not links:
             raise SitemapError(f"{url} links to no page (no [title](address) line); give the sitemap's address")
         return [Page(link) for link in dict.fromkeys(links)], []
+    if urlsplit(url).path.endswith("/objects.inv"):
+        return _inventory_pages(data, url), []
+    if _WEB_PAGE.match(data.lstrip(b"\xef\xbb\xbf \t\r\n")[:4096]):
+        return _linked_pages(data, url), []
     if not data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
         lines = data.decode("utf-8", "replace").split()
         if lines and all(re.match(r"https?://", line) for line in lines):
@@ -94,6 +101,53 @@ def read_sitemap(data: bytes, url: str) -> tuple[list[Page], list[str]]:
     if kind == "sitemapindex":
         return [], [e["loc"] for e in entries if e.get("loc")]
     return [Page(e["loc"], e.get("lastmod") or None) for e in entries if e.get("loc")], []
+
+
+def _inventory_pages(data: bytes, url: str) -> list[Page]:
+    """The documents (``std:doc`` entries) a Sphinx inventory (version 2: four header lines, then
+    zlib-compressed ``name domain:role priority uri display-name`` lines) lists, at their addresses."""
+    parts = data.split(b"\n", 4)
+    if len(parts) < 5 or parts[0].strip() != b"# Sphinx inventory version 2":
+        raise SitemapError(f"{url} is not a Sphinx inventory (version 2); give the site's sitemap or a page "
+                           "that links to its pages")
+    inflate = zlib.decompressobj()
+    try:
+        text = inflate.decompress(parts[4], MAX_SITEMAP_BYTES + 1)
+    except zlib.error as exc:
+        raise SitemapError(f"{url}: damaged inventory ({exc})") from exc
+    if len(text) > MAX_SITEMAP_BYTES or inflate.unconsumed_tail:
+        raise SitemapError(f"{url}: its inventory is over 50 MB uncompressed")
+    pages = []
+    for line in text.decode("utf-8", "replace").splitlines():
+        entry = re.match(r"(.+?)\s+std:doc\s+-?\d+\s+(\S*)\s", line + " ")
+        if entry:
+            name, uri = entry.groups()
+            pages.append(Page(urljoin(url, uri[:-1] + name if uri.endswith("$") else uri).split("#")[0]))
+    if not pages:
+        raise SitemapError(f"{url} lists no document (no std:doc entry); give the site's sitemap")
+    return list(dict.fromkeys(pages))
+
+
+def _linked_pages(data: bytes, url: str) -> list[Page]:
+    """The pages a web page links to on its own site, under its own folder, without a query
+    string, each once in the page's order (fragments dropped): a table of contents' pages."""
+    try:
+        root = html.fromstring(data)
+    except (etree.ParserError, ValueError) as exc:
+        raise SitemapError(f"{url}: not a readable web page ({exc})") from exc
+    base = urljoin(url, next(iter(root.xpath("//base/@href")), url))
+    path = urlsplit(url).path
+    site, folder = site_of(url), path[:path.rfind("/") + 1]
+    links = []
+    for href in root.xpath("//a/@href"):
+        target = urlsplit(urljoin(base, href.strip()))
+        if (target.scheme in ("http", "https") and _site_or_none(target.geturl()) == site and not target.query
+                and target.path.startswith(folder)):
+            links.append(target._replace(fragment="").geturl())
+    if not links:
+        raise SitemapError(f"{url} links to no page of {site} under {folder}; give the site's sitemap, or a page "
+                           "that links to its pages")
+    return [Page(link) for link in dict.fromkeys(links)]
 
 
 def list_site(sitemap: str, fetch: Callable[[str], bytes]) -> list[Page]:

@@ -1,6 +1,7 @@
 """Sitemaps read into pages, and pages into document ids (rag_assets.core.sitemaps, no network)."""
 
 import gzip
+import zlib
 
 import pytest
 
@@ -27,7 +28,7 @@ def test_a_urlset_gives_its_pages_and_lastmods_in_order():
 
 
 @pytest.mark.parametrize("data, cause", [
-    (b"<html><body>Welcome</body></html>", "its root element is <html>, not <urlset> or <sitemapindex>"),
+    (b'<?xml version="1.0"?><rss><channel/></rss>', "its root element is <rss>, not <urlset> or <sitemapindex>"),
     (b"<urlset><url><loc>x", "not well-formed XML"),
     (b"Welcome to our site", "neither XML nor a list of addresses"),
     (b"\x1f\x8bnot really gzip", "damaged gzip data"),
@@ -89,6 +90,49 @@ def test_llms_txt_lists_the_pages_it_links_to():
         "changes.md", "docs/guide/proxy.html.md", "guide/install.md"]
     with pytest.raises(SitemapError, match="links to no page"):
         read_sitemap(b"# Empty\n\nNothing here.\n", f"{SITE}/llms.txt")
+
+
+def test_a_web_page_lists_the_pages_it_links_to_on_its_site_under_its_folder():
+    page = (b"\xef\xbb\xbf<!-- generated --><!DOCTYPE html><html><body><nav>"
+            b'<a href="intro.html">Intro</a> <a href="guide/install.html#step-2">Install</a>'
+            b'<a href="/docs/guide/install.html">Install again</a> <a href="https://other.example.org/docs/x.html">x</a>'
+            b'<a href="/blog/post.html">Blog</a> <a href="search.html?q=robots">Search</a>'
+            b'<a href="mailto:docs@example.com">Mail</a> <a href="files/manual.pdf">Manual</a><a>no address</a>'
+            b"</nav></body></html>")
+    pages, children = read_sitemap(page, f"{SITE}/docs/index.html")
+    assert children == [] and [p.url for p in pages] == [
+        f"{SITE}/docs/intro.html", f"{SITE}/docs/guide/install.html", f"{SITE}/docs/files/manual.pdf"]
+    # Relative addresses follow the page's <base>; an XHTML page reads the same.
+    xhtml = (b'<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><base href="/docs/v2/"/></head>'
+             b'<body><a href="a.html">A</a></body></html>')
+    assert read_sitemap(xhtml, f"{SITE}/docs/toc.html")[0] == [Page(f"{SITE}/docs/v2/a.html")]
+    # A page at the site's root (or the root itself) lists the whole site's pages it links to.
+    for root in (f"{SITE}/index.html", SITE):
+        assert read_sitemap(b'<html><a href="/blog/">Blog</a><a href="docs/a.html">A</a></html>', root)[0] == [
+            Page(f"{SITE}/blog/"), Page(f"{SITE}/docs/a.html")]
+    with pytest.raises(SitemapError, match=f"{SITE}/docs/index.html links to no page of {SITE} under /docs/"):
+        read_sitemap(b'<html><body><a href="/blog/">Blog</a></body></html>', f"{SITE}/docs/index.html")
+
+
+def inventory(*entries: str, header: bytes = b"# Sphinx inventory version 2") -> bytes:
+    return (header + b"\n# Project: Northwind\n# Version: 1.0\n# The remainder of this file is compressed using zlib.\n"
+            + zlib.compress("".join(f"{e}\n" for e in entries).encode()))
+
+
+def test_a_sphinx_inventory_lists_the_sites_documents():
+    data = inventory("index std:doc -1 index.html Northwind", "usage/install std:doc -1 usage/install.html Installing",
+                     "install std:label -1 usage/install.html#install Installing", "northwind.Robot py:class 1 api.html#$ -",
+                     "api std:doc -1 reference/$ API reference", "usage/install std:doc -1 usage/install.html Installing")
+    pages, children = read_sitemap(data, f"{SITE}/docs/objects.inv")
+    assert children == [] and [p.url for p in pages] == [
+        f"{SITE}/docs/index.html", f"{SITE}/docs/usage/install.html", f"{SITE}/docs/reference/api"]
+    with pytest.raises(SitemapError, match="is not a Sphinx inventory"):
+        read_sitemap(inventory("index std:doc -1 index.html x", header=b"# Sphinx inventory version 1"),
+                     f"{SITE}/objects.inv")
+    with pytest.raises(SitemapError, match="damaged inventory"):
+        read_sitemap(inventory()[:-3] + b"xyz" + b"\x00" * 5, f"{SITE}/objects.inv")
+    with pytest.raises(SitemapError, match="lists no document"):
+        read_sitemap(inventory("northwind.Robot py:class 1 api.html#$ -"), f"{SITE}/objects.inv")
 
 
 def test_a_child_sitemap_on_another_site_and_an_endless_index_are_refused(monkeypatch):

@@ -113,6 +113,24 @@ def test_a_page_without_lastmod_is_asked_for_only_if_it_changed_where_the_site_g
             assert "30 days" in " ".join(r["text"] for r in rows(load_project()))
 
 
+def test_a_table_of_contents_page_lists_the_pages_it_links_to(tmp_path):
+    toc = ("<!DOCTYPE html><html><body><nav><a href='guide/install'>Install</a> <a href='faq.html#refunds'>FAQ</a>"
+           "<a href='/blog/'>Blog</a></nav></body></html>")
+    with Website(etags=True) as site:
+        site.page("/docs/contents.html", toc)
+        site.page("/docs/guide/install", INSTALL)
+        site.page("/docs/faq.html", FAQ)
+        with env(**web_project(tmp_path, site, sitemap=f"{site.url}/docs/contents.html")):
+            report = ingest_project(load_project())
+            assert (report["documents_new"], report["failures"]) == (2, [])
+            assert {r["doc_id"] for r in rows(load_project())} == {"docs/guide/install.html", "docs/faq.html"}
+            # The contents page is read on every sweep; a page it no longer links to leaves the index.
+            site.page("/docs/contents.html", toc.replace("<a href='faq.html#refunds'>FAQ</a>", ""))
+            report = ingest_project(load_project())
+            assert report["documents_deleted"] == 1 and site.requests.count(("/docs/contents.html", None)) == 2
+            assert {r["doc_id"] for r in rows(load_project())} == {"docs/guide/install.html"}
+
+
 def test_a_failing_page_or_site_never_costs_the_index_its_rows(tmp_path):
     with Website() as site:
         site.page("/guide/install", INSTALL)
