@@ -14,8 +14,9 @@ from urllib3.util.retry import Retry
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.models import RawDocument
 from rag_assets.core.parsing import DocumentError
-from rag_assets.core.sitemaps import (MAX_SITEMAP_BYTES, SitemapError, conditional_headers, list_site, page_refs,
-                                      page_version, served_type_problem)
+from rag_assets.core.parsing.formats import content_type_for
+from rag_assets.core.sitemaps import (MAX_SITEMAP_BYTES, SitemapError, conditional_headers, known_fingerprint,
+                                      list_site, page_fingerprint, page_refs, page_version, served_type_problem)
 from rag_assets.core.sources import DocumentRef, SourceUnavailable, too_large
 
 GONE = {404, 410}
@@ -143,7 +144,8 @@ class WebSourceResource(dg.ConfigurableResource):
     def read(self, doc_id: str, known: str | None = None) -> RawDocument | None:
         """One page the last listing named, or None when ``known`` (the version recorded when it
         was last read) holds the site's validators and the site answers that the page has not
-        changed since (HTTP 304). DocumentError when it is gone, refused, too large or not what its
+        changed since (HTTP 304), or, for a web page without ``<lastmod>``, when what its reader
+        sees is what ``known`` fingerprinted (``page_fingerprint``). DocumentError when it is gone, refused, too large or not what its
         address names, SourceUnavailable when the site fails."""
         ref = self._listed.get(doc_id)
         if ref is None:
@@ -173,5 +175,8 @@ class WebSourceResource(dg.ConfigurableResource):
         problem = served_type_problem(doc_id, answer.content_type)
         if problem:
             raise DocumentError(doc_id, f"{url}: {problem}")
-        version = page_version(ref.source_version, answer.etag, answer.last_modified)
+        fingerprint = page_fingerprint(answer.body) if content_type_for(doc_id) == "html" else None
+        if fingerprint and not ref.source_version and fingerprint == known_fingerprint(known):
+            return None  # only what no reader sees changed: a new CSRF token, nonce or comment
+        version = page_version(ref.source_version, answer.etag, answer.last_modified, fingerprint)
         return RawDocument(doc_id, url, content_hash(answer.body), len(answer.body), version, answer.body)

@@ -20,6 +20,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from lxml import etree, html
 
+from rag_assets.core.hashing import content_hash
 from rag_assets.core.parsing.formats import CONTENT_TYPES, content_type_for
 from rag_assets.core.sources import DocumentRef, matches
 
@@ -27,6 +28,9 @@ from rag_assets.core.sources import DocumentRef, matches
 MAX_SITEMAP_BYTES = 50 * 2**20
 #: most sitemap files one listing reads (an index of indexes that never ends is cut short here)
 MAX_SITEMAPS = 1000
+_FINGERPRINT_PARSER = html.HTMLParser(huge_tree=True, remove_comments=False)
+#: meta tags whose content a site writes anew into each answer (Rails' csrf-token, Django's, Laravel's)
+_PER_ANSWER = re.compile(r"csrf|xsrf|token|nonce", re.I)
 _XML = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True, remove_pis=True)
 #: extensions of pages a server program writes: web pages whatever the extension means on disk
 _SERVER_PAGES = {".php", ".asp", ".aspx", ".jsp", ".jspx", ".cfm", ".cgi", ".shtml", ".do", ".action"}
@@ -234,20 +238,45 @@ def served_type_problem(doc_id: str, media_type: str | None) -> str | None:
             "sources.yml")
 
 
-def page_version(listed: str, etag: str | None, last_modified: str | None) -> str:
+def page_fingerprint(body: bytes) -> str:
+    """The xxh3 of what a web page's reader can see: its markup without comments, scripts, styles,
+    ``nonce`` attributes, hidden form fields' values and the content of CSRF/token meta tags, which
+    a site may write anew into every answer (the parser reads none of them). Any other difference
+    changes it; a page lxml cannot read is fingerprinted by its bytes."""
+    try:
+        root = html.document_fromstring(body, parser=_FINGERPRINT_PARSER)
+    except (etree.ParserError, ValueError):
+        return content_hash(body)
+    etree.strip_elements(root, etree.Comment, "script", "style", with_tail=False)
+    for element in root.iter():
+        element.attrib.pop("nonce", None)
+        if element.tag == "input" and element.get("type", "").lower() == "hidden":
+            element.attrib.pop("value", None)
+        elif element.tag == "meta" and _PER_ANSWER.search(element.get("name", "") + element.get("http-equiv", "")):
+            element.attrib.pop("content", None)
+    return content_hash(etree.tostring(root, encoding="utf-8"))
+
+
+def page_version(listed: str, etag: str | None, last_modified: str | None, fingerprint: str | None = None) -> str:
     """A page's source version once read: its sitemap ``<lastmod>`` where it has one (``listed``),
-    else the validators the site answered with (a strong or weak ETag first, else Last-Modified),
-    else none ("")."""
+    else its ``page_fingerprint`` (for a web page: ``page:<fingerprint>``) and the validators the
+    site answered with (a strong or weak ETag first, else Last-Modified), else none ("")."""
     if listed:
         return listed
-    if etag:
-        return f"etag:{etag}"
-    return f"modified:{last_modified}" if last_modified else ""
+    validator = f"etag:{etag}" if etag else f"modified:{last_modified}" if last_modified else ""
+    return " ".join(part for part in (f"page:{fingerprint}" if fingerprint else "", validator) if part)
+
+
+def known_fingerprint(known: str | None) -> str | None:
+    """The ``page_fingerprint`` a version of ``page_version``'s holds, or None."""
+    return known[5:].split(" ", 1)[0] if known and known.startswith("page:") else None
 
 
 def conditional_headers(known: str | None) -> dict[str, str]:
     """The headers that ask a site for a page only if it changed since the version ``known``
     (``page_version``'s), none where that holds no validator."""
+    if known and known.startswith("page:"):
+        known = known.partition(" ")[2]
     if known and known.startswith("etag:"):
         return {"If-None-Match": known[5:]}
     if known and known.startswith("modified:"):

@@ -6,9 +6,11 @@ import zlib
 import pytest
 
 from rag_assets.core import sitemaps
+from rag_assets.core.hashing import content_hash
 from rag_assets.core.parsing import content_type_for
-from rag_assets.core.sitemaps import (Page, SitemapError, conditional_headers, list_site, page_doc_id, page_refs,
-                                      page_version, read_sitemap, served_type_problem)
+from rag_assets.core.sitemaps import (Page, SitemapError, conditional_headers, known_fingerprint, list_site,
+                                      page_doc_id, page_fingerprint, page_refs, page_version, read_sitemap,
+                                      served_type_problem)
 
 SITE = "https://docs.example.com"
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
@@ -206,3 +208,25 @@ def test_a_page_served_as_another_format_than_its_address_names_is_caught(doc_id
 def test_a_pages_version_keeps_the_validators_that_ask_for_it_conditionally(listed, etag, modified, version, headers):
     assert page_version(listed, etag, modified) == version
     assert conditional_headers(version) == headers
+    # A web page's version leads with its fingerprint, which the validators' headers leave out.
+    fingerprinted = page_version(listed, etag, modified, "f" * 32)
+    assert conditional_headers(fingerprinted) == headers
+    assert known_fingerprint(fingerprinted) == (None if listed else "f" * 32)
+    assert known_fingerprint(version) is None
+
+
+def served(token: str, text: str = "Refunds take 27 days.", extra: str = "") -> bytes:
+    return (f"<!DOCTYPE html><html><head><meta name='csrf-token' content='{token}'><meta name='description' "
+            f"content='Help'><title>FAQ</title><style nonce='{token}'>p{{color:#{token}}}</style></head><body>"
+            f"<!-- rendered in {token} ms --><form><input type='hidden' name='_token' value='{token}'>"
+            f"<input name='q' value='search'></form><p>{text}</p>{extra}"
+            f"<script nonce='{token}'>window.t = '{token}';</script>tail</body></html>").encode()
+
+
+def test_a_pages_fingerprint_ignores_what_a_site_writes_anew_into_each_answer():
+    assert page_fingerprint(served("111")) == page_fingerprint(served("222"))
+    changed = [served("111", "Refunds take 30 days."), served("111", extra="<a href='/b'>More</a>"),
+               served("111").replace(b"<title>FAQ", b"<title>Help"), served("111").replace(b"'Help'", b"'Aid'"),
+               served("111").replace(b"value='search'", b"value='find'"), served("111").replace(b"tail", b"tale")]
+    assert len({page_fingerprint(page) for page in changed} - {page_fingerprint(served("111"))}) == len(changed)
+    assert page_fingerprint(b"") == content_hash(b"")  # nothing lxml can read: the bytes decide

@@ -31,6 +31,12 @@ RELEASES = ("<html><head><title>Releases</title></head><body><h1>Releases</h1>"
 FAQ = "<html><head><title>FAQ</title></head><body><h1>FAQ</h1><p>Refunds take 27 days.</p></body></html>"
 
 
+def with_token(page: str, token: str) -> str:
+    """``page`` as a CMS serves it: a comment, a script and a form field that differ in every answer."""
+    return page.replace("<body>", f"<body><!-- {token} --><script nonce='{token}'>var t='{token}';</script>"
+                                  f"<form><input type='hidden' name='csrf' value='{token}'></form>")
+
+
 def web_project(tmp_path: Path, site: Website, **settings) -> dict[str, str]:
     """A project whose corpus reads ``site``'s sitemap."""
     values = make_project(tmp_path / "p", docs=tmp_path / "unused")
@@ -52,7 +58,7 @@ def rows(project) -> list[dict]:
 def test_a_sites_pages_are_indexed_kept_current_and_dropped_with_the_sitemap(tmp_path):
     with Website() as site:
         site.page("/guide/install", INSTALL)
-        site.page("/releases/", RELEASES)
+        site.page("/releases/", with_token(RELEASES, "k1"))
         site.page("/faq.html", FAQ)
         site.sitemap({"/guide/install": "2026-11-01", "/releases/": None, "/faq.html": "2026-11-01"})
         with env(**web_project(tmp_path, site)):
@@ -72,10 +78,12 @@ def test_a_sites_pages_are_indexed_kept_current_and_dropped_with_the_sitemap(tmp
             assert hit.heading_path == "Installing Northwind > Proxy"
             assert hit.link == f"{site.url}/guide/install#proxy"
 
-            # Unchanged lastmod: the page is not downloaded again; no lastmod: it is, and its hash decides.
+            # Unchanged lastmod: the page is not downloaded again; no lastmod: it is, and what its
+            # reader sees decides: a new CSRF token, nonce or comment in the answer is no change.
             before = {p: site.reads(p) for p in ("/guide/install", "/releases/", "/faq.html")}
+            site.page("/releases/", with_token(RELEASES, "k2"))
             report = ingest_project(load_project())
-            assert report["documents_changed"] == 0 and report["documents_hashed"] == 1
+            assert report["documents_changed"] == 0 and report["documents_hashed"] == 0
             assert {p: site.reads(p) - n for p, n in before.items()} == {
                 "/guide/install": 0, "/releases/": 1, "/faq.html": 0}
 
@@ -110,6 +118,28 @@ def test_a_page_without_lastmod_is_asked_for_only_if_it_changed_where_the_site_g
             report = ingest_project(load_project())
             assert (report["documents_hashed"], report["documents_changed"]) == (1, 1)
             assert site.not_modified.count("/guide/install") == 2 and site.not_modified.count("/faq.html") == 1
+            assert "30 days" in " ".join(r["text"] for r in rows(load_project()))
+
+
+def test_a_page_that_writes_a_new_token_into_every_answer_is_not_re_indexed_for_it(tmp_path):
+    def answer(token: str, note: str = "Refunds take 27 days.") -> str:
+        return (f"<html><head><meta name='csrf-token' content='{token}'><title>FAQ</title>"
+                f"<style nonce='{token}'>p{{}}</style></head><body><!-- served by node {token} -->"
+                f"<form><input type='hidden' name='authenticity_token' value='{token}'></form>"
+                f"<h1>FAQ</h1><p>{note}</p><script nonce='{token}'>window.t = '{token}';</script></body></html>")
+
+    with Website(etags=True) as site:  # an ETag of each answer's bytes: a new one every time
+        site.page("/faq.html", answer("a1"))
+        site.sitemap({"/faq.html": None})
+        with env(**web_project(tmp_path, site)):
+            assert ingest_project(load_project())["documents_new"] == 1
+            site.page("/faq.html", answer("b2"))
+            report = ingest_project(load_project())
+            assert (report["documents_hashed"], report["documents_changed"]) == (0, 0)
+            assert site.reads("/faq.html") == 2 and site.not_modified == []
+            site.page("/faq.html", answer("c3", "Refunds take 30 days."))
+            report = ingest_project(load_project())
+            assert (report["documents_hashed"], report["documents_changed"]) == (1, 1)
             assert "30 days" in " ".join(r["text"] for r in rows(load_project()))
 
 
