@@ -145,8 +145,8 @@ class WebSourceResource(dg.ConfigurableResource):
         """One page the last listing named, or None when ``known`` (the version recorded when it
         was last read) holds the site's validators and the site answers that the page has not
         changed since (HTTP 304), or, for a web page without ``<lastmod>``, when what its reader
-        sees is what ``known`` fingerprinted (``page_fingerprint``). DocumentError when it is gone, refused, too large or not what its
-        address names, SourceUnavailable when the site fails."""
+        sees is what ``known`` fingerprinted (``page_fingerprint``). DocumentError when it is gone,
+        refused, too large or not what its address names, SourceUnavailable when the site fails."""
         ref = self._listed.get(doc_id)
         if ref is None:
             raise DocumentError(doc_id, f"not among the pages the sitemap {self.sitemap} lists now")

@@ -36,7 +36,8 @@ _XML = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=
 _SERVER_PAGES = {".php", ".asp", ".aspx", ".jsp", ".jspx", ".cfm", ".cgi", ".shtml", ".do", ".action"}
 _MARKDOWN_LINK = re.compile(r"\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 #: how a web page (HTML or XHTML) begins, where a sitemap would begin
-_WEB_PAGE = re.compile(rb"(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.IGNORECASE | re.DOTALL)
+_WEB_PAGE = re.compile(rb"(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]",
+                       re.IGNORECASE | re.DOTALL)
 _SERVED_AS = {"text/html": "html", "application/xhtml+xml": "html", "application/pdf": "pdf"}
 
 

@@ -97,7 +97,8 @@ def test_llms_txt_lists_the_pages_it_links_to():
 def test_a_web_page_lists_the_pages_it_links_to_on_its_site_under_its_folder():
     page = (b"\xef\xbb\xbf<!-- generated --><!DOCTYPE html><html><body><nav>"
             b'<a href="intro.html">Intro</a> <a href="guide/install.html#step-2">Install</a>'
-            b'<a href="/docs/guide/install.html">Install again</a> <a href="https://other.example.org/docs/x.html">x</a>'
+            b'<a href="/docs/guide/install.html">Install again</a>'
+            b' <a href="https://other.example.org/docs/x.html">x</a>'
             b'<a href="/blog/post.html">Blog</a> <a href="search.html?q=robots">Search</a>'
             b'<a href="mailto:docs@example.com">Mail</a> <a href="files/manual.pdf">Manual</a><a>no address</a>'
             b"</nav></body></html>")
@@ -122,9 +123,11 @@ def inventory(*entries: str, header: bytes = b"# Sphinx inventory version 2") ->
 
 
 def test_a_sphinx_inventory_lists_the_sites_documents():
-    data = inventory("index std:doc -1 index.html Northwind", "usage/install std:doc -1 usage/install.html Installing",
-                     "install std:label -1 usage/install.html#install Installing", "northwind.Robot py:class 1 api.html#$ -",
-                     "api std:doc -1 reference/$ API reference", "usage/install std:doc -1 usage/install.html Installing")
+    data = inventory("index std:doc -1 index.html Northwind",
+                     "usage/install std:doc -1 usage/install.html Installing",
+                     "install std:label -1 usage/install.html#install Installing",
+                     "northwind.Robot py:class 1 api.html#$ -", "api std:doc -1 reference/$ API reference",
+                     "usage/install std:doc -1 usage/install.html Installing")
     pages, children = read_sitemap(data, f"{SITE}/docs/objects.inv")
     assert children == [] and [p.url for p in pages] == [
         f"{SITE}/docs/index.html", f"{SITE}/docs/usage/install.html", f"{SITE}/docs/reference/api"]
