@@ -15,8 +15,9 @@ SLUGS = ("github", "mkdocs")
 
 def place_link(base: str, anchor: str | None, content_type: str, page: int | None) -> str:
     """``base`` with ``#anchor`` (a section), or ``#page=N`` for a PDF's page (which browsers' PDF
-    viewers open at), or as it is."""
-    if anchor:
+    viewers open at), or as it is. A Markdown file's headings have ids only where a site renders
+    it: its anchor is used by ``published_link`` alone."""
+    if anchor and content_type != "markdown":
         return f"{base}#{quote(anchor, safe=FRAGMENT_SAFE)}"
     if content_type == "pdf" and page:
         return f"{base}#page={page}"
@@ -39,13 +40,29 @@ def template_problem(template: str) -> str | None:
 def published_link(template: str, doc_id: str, anchor: str | None, heading: str, content_type: str,
                    page: int | None, slug: str | None) -> str:
     """The link to where ``doc_id`` is published (``template`` with its path or stem, each part
-    percent-encoded) at the cited place: the page's own heading id (``anchor``), else, for a
-    Markdown document, ``heading`` as the site generator ``slug`` (github or mkdocs) writes its id."""
+    percent-encoded) at the cited place: the page's own heading id (``anchor``), or, for a Markdown
+    document, the id the site generator ``slug`` (github or mkdocs) gives its ``heading``
+    (``markdown_anchor``)."""
     stem = posixpath.splitext(doc_id)[0]
     base = template.format(path=quote(doc_id), stem=quote(stem))
-    if anchor is None and slug and heading and content_type == "markdown":
-        anchor = github_slug(heading) if slug == "github" else mkdocs_slug(heading)
+    if content_type == "markdown":
+        anchor = markdown_anchor(anchor, heading, slug) if slug and heading else None
+        return f"{base}#{quote(anchor, safe=FRAGMENT_SAFE)}" if anchor else base
     return place_link(base, anchor, content_type, page)
+
+
+def markdown_anchor(anchor: str | None, heading: str, slug: str) -> str:
+    """The id generator ``slug`` gives a Markdown ``heading`` whose parsed ``anchor`` is the one
+    GitHub gives it (``-N`` after its slug for the N-th repeat) or its own ``{#id}``; a row written
+    before anchors were parsed (None) gets the heading's slug. MkDocs writes a repeat ``_N``."""
+    base = github_slug(heading)
+    anchor = anchor or base
+    if slug == "github":
+        return anchor
+    repeat = re.fullmatch(re.escape(base) + r"-(\d+)", anchor)
+    if anchor == base or repeat:
+        return mkdocs_slug(heading) + (f"_{repeat.group(1)}" if repeat else "")
+    return anchor
 
 
 def github_slug(heading: str) -> str:

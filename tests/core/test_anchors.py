@@ -7,7 +7,8 @@ from rag_assets.config.profiles import profile_from_config
 from rag_assets.config.schema import ChunkingProfileConfig
 from rag_assets.core.chunking import chunk_document
 from rag_assets.core.parsing.anchors import heading_ids
-from rag_assets.core.links import github_slug, mkdocs_slug, place_link, published_link, template_problem
+from rag_assets.core.links import (github_slug, markdown_anchor, mkdocs_slug, place_link, published_link,
+                                   template_problem)
 from rag_assets.core.tokens import get_token_counter
 from tests.support.documents import parsed
 
@@ -50,9 +51,36 @@ def test_a_pages_headings_carry_their_ids_and_chunks_the_anchor_of_their_section
     assert anchors["Installing Northwind > Licences"] == "install"
 
 
-def test_other_formats_carry_no_anchors():
-    doc = parsed("notes.md", b"# Install {#install}\n\nText.\n\n## Proxy\n\nMore text.\n")
-    assert all(e.anchor is None for e in doc.elements)
+CHANGELOG = (b"# Changelog\n\n## 1.2.0\n\n### Added\n\nThe export button.\n\n### Fixed\n\nThe login loop.\n\n"
+             b"## 1.1.0 {#v110}\n\n### Added\n\nDark mode for the dashboard.\n\n## Added\n\nA heading like another.\n")
+
+
+def test_a_markdown_heading_carries_the_id_github_gives_it_or_its_own():
+    doc = parsed("CHANGELOG.md", CHANGELOG)
+    assert [e.anchor for e in doc.elements if e.category == "Title"] == [
+        "changelog", "120", "added", "fixed", "v110", "added-1", "added-2"]
+    profile = profile_from_config(ChunkingProfileConfig(name="small", strategy="markdown", max_tokens=48,
+                                                        contextual_header=False, min_tokens=0))
+    chunks = chunk_document(doc, profile, get_token_counter("wordpiece:all-minilm-l6-v2"), 256).chunks
+    dark = next(c for c in chunks if "Dark mode" in doc.text[c.start:c.end])
+    assert dark.heading_path[-1] == "Added" and dark.anchor == "added-1"
+    github = "https://github.com/acme/app/blob/main/{path}"
+    assert published_link(github, "CHANGELOG.md", dark.anchor, "Added", "markdown", None, "github") == \
+        "https://github.com/acme/app/blob/main/CHANGELOG.md#added-1"
+    # Where the file itself is the source, its headings have no ids: the link is the file.
+    assert place_link("file:///docs/CHANGELOG.md", dark.anchor, "markdown", None) == "file:///docs/CHANGELOG.md"
+    # Other text formats carry none.
+    assert all(e.anchor is None for e in parsed("notes.txt", b"Install\n=======\n\nText.\n").elements)
+
+
+@pytest.mark.parametrize("anchor, heading, slug, expected", [
+    ("added-1", "Added", "github", "added-1"), ("added-1", "Added", "mkdocs", "added_1"),
+    ("added", "Added", "mkdocs", "added"), ("v110", "1.1.0 {#v110}", "mkdocs", "v110"),
+    (None, "Remote Work", "github", "remote-work"), (None, "Café & Bar", "mkdocs", "cafe-bar"),
+    ("why-1-1", "Why? 1", "mkdocs", "why-1_1"), ("why-1", "Why? 1", "mkdocs", "why-1"),
+])
+def test_a_markdown_anchor_is_the_id_each_generator_gives_the_heading(anchor, heading, slug, expected):
+    assert markdown_anchor(anchor, heading, slug) == expected
 
 
 @pytest.mark.parametrize("base, anchor, content_type, page, link", [

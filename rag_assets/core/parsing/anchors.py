@@ -1,7 +1,9 @@
 """The ids a web page gives its headings, so a citation can link to the cited section
 (``page.html#installation``): a heading's own id, a named anchor inside it (MediaWiki's
 ``<span id>``, ``<a name>``), an anchor just before it, or the id of the section it opens
-(Sphinx's ``<section id>``, also where a label's empty ``<span id>`` comes before the heading)."""
+(Sphinx's ``<section id>``, also where a label's empty ``<span id>`` comes before the heading).
+A Markdown heading's is the id GitHub's rendering gives it, repeats counted, or its own ``{#id}``
+(``markdown_heading_ids``)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from dataclasses import replace
 
 import lxml.html
 
+from rag_assets.core.links import github_slug
 from rag_assets.core.models import Element
 
 HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
@@ -73,3 +76,30 @@ def with_anchors(text: str, elements: list[Element], ids: list[tuple[str, str]])
                 element, position = replace(element, anchor=ids[match][1]), match + 1
         out.append(element)
     return out
+
+
+_OWN_ID = re.compile(r"\{#([^\s}]+)[^}]*\}\s*$")  # "## Install {#setup}": MkDocs' attr_list, Pandoc, kramdown
+
+
+def markdown_heading_ids(text: str, elements) -> list[Element]:
+    """``elements`` of a Markdown ``text`` with each heading carrying its own ``{#id}``, else the id
+    GitHub gives it: ``github_slug`` of its text, with ``-1``, ``-2``... once that id is taken (a
+    changelog's second "Added" is ``added-1``), as github-slugger counts."""
+    taken: dict[str, int] = {}
+    out = []
+    for element in elements:
+        if element.category == "Title" and element.heading_path:
+            own = _OWN_ID.search(text[element.start:element.end])
+            anchor = own.group(1) if own else _unique(github_slug(element.heading_path[-1]), taken)
+            element = replace(element, anchor=anchor)
+        out.append(element)
+    return out
+
+
+def _unique(slug: str, taken: dict[str, int]) -> str:
+    found = slug
+    while found in taken:
+        taken[slug] += 1
+        found = f"{slug}-{taken[slug]}"
+    taken[found] = 0
+    return found

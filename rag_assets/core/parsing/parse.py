@@ -341,9 +341,11 @@ PARSER_REVISION = "44"
 #:   (``calendars.calendar_items``); it was text (folded, escaped property lines). An e-mail's invitation too.
 #: - Web pages 12: a heading the page gives an id carries it (``Element.anchor``, ``anchors``), so a result links to
 #:   its section (``page.html#gnu-make``); the text and elements are as before.
+#: - Markdown 15: a heading carries the id GitHub gives it (a repeated one ``-1``, ``-2``...) or its own ``{#id}``
+#:   (``anchors.markdown_heading_ids``), so a published result links to a changelog's second "Added", not its first.
 #: - Web pages 13: a Sphinx section whose heading follows a label's empty ``<span id>`` links by the section's id
 #:   (``#requirements-files``); it linked to the section above.
-FORMAT_REVISIONS = {"code": "3", "csv": "1", "text": "3", "rst": "7", "notebook": "15", "markdown": "14",
+FORMAT_REVISIONS = {"code": "3", "csv": "1", "text": "3", "rst": "7", "notebook": "15", "markdown": "15",
                     "html": "13", **dict.fromkeys(("odt", "rtf", "latex", "org"), "10"), "epub": "11",
                     "xml": "12", "email": "10", "asciidoc": "12",
                     "docx": "20", "pptx": "15", "xlsx": "12", "subtitles": "1", "json": "4",

@@ -8,6 +8,7 @@ import re
 from bisect import bisect_right
 
 from rag_assets.core.models import Element
+from rag_assets.core.parsing.anchors import markdown_heading_ids
 from rag_assets.core.parsing.api_objects import object_kind
 from rag_assets.core.parsing.chats import chat_items, whatsapp_items
 from rag_assets.core.parsing.contacts import contact_items
@@ -46,6 +47,7 @@ def parse_text(content_type: str, data: bytes):
         return read
     if content_type == "markdown":
         text, elements = markdown_as_shown(text)
+        elements = tuple(markdown_heading_ids(text, elements))
     elif content_type == "rst":
         text, elements = rst_as_shown(text)
     elif content_type == "csv":
