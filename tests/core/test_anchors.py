@@ -63,7 +63,7 @@ def test_a_markdown_heading_carries_the_id_github_gives_it_or_its_own():
                                                         contextual_header=False, min_tokens=0))
     chunks = chunk_document(doc, profile, get_token_counter("wordpiece:all-minilm-l6-v2"), 256).chunks
     dark = next(c for c in chunks if "Dark mode" in doc.text[c.start:c.end])
-    assert dark.heading_path[-1] == "Added" and dark.anchor == "added-1"
+    assert dark.heading_path == ("Changelog", "1.1.0", "Added") and dark.anchor == "added-1"  # {#v110} not shown
     github = "https://github.com/acme/app/blob/main/{path}"
     assert published_link(github, "CHANGELOG.md", dark.anchor, "Added", "markdown", None, "github") == \
         "https://github.com/acme/app/blob/main/CHANGELOG.md#added-1"
@@ -71,6 +71,18 @@ def test_a_markdown_heading_carries_the_id_github_gives_it_or_its_own():
     assert place_link("file:///docs/CHANGELOG.md", dark.anchor, "markdown", None) == "file:///docs/CHANGELOG.md"
     # Other text formats carry none.
     assert all(e.anchor is None for e in parsed("notes.txt", b"Install\n=======\n\nText.\n").elements)
+
+
+@pytest.mark.parametrize("line, heading, anchor", [
+    ("## Install {#setup}", "Install", "setup"), ("## Install { #setup .wide }", "Install", "setup"),
+    ("## Install {: .wide #setup}", "Install", "setup"), ("## References {.unnumbered}", "References", "references"),
+    ("## Preface {-}", "Preface", "preface"), ("## Sets {a, b}", "Sets {a, b}", "sets-a-b"),
+    ("## Issue #12", "Issue #12", "issue-12"),
+])
+def test_a_headings_attribute_list_names_its_id_and_is_not_shown(line, heading, anchor):
+    doc = parsed("guide.md", f"{line}\n\nText.\n".encode())
+    title = next(e for e in doc.elements if e.category == "Title")
+    assert (title.heading_path[-1], title.anchor) == (heading, anchor)
 
 
 @pytest.mark.parametrize("anchor, heading, slug, expected", [

@@ -14,6 +14,7 @@ import lxml.html
 
 from rag_assets.core.links import github_slug
 from rag_assets.core.models import Element
+from rag_assets.core.parsing.structure import HEADING_ATTRIBUTES
 
 HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _SECTIONS = {"section", "div", "article"}
@@ -78,7 +79,7 @@ def with_anchors(text: str, elements: list[Element], ids: list[tuple[str, str]])
     return out
 
 
-_OWN_ID = re.compile(r"\{#([^\s}]+)[^}]*\}\s*$")  # "## Install {#setup}": MkDocs' attr_list, Pandoc, kramdown
+_OWN_ID = re.compile(r"(?:^|[\s{:])#([\w:.-]+)")  # the id an attribute list names: "{#setup}", "{: .wide #setup}"
 
 
 def markdown_heading_ids(text: str, elements) -> list[Element]:
@@ -89,7 +90,8 @@ def markdown_heading_ids(text: str, elements) -> list[Element]:
     out = []
     for element in elements:
         if element.category == "Title" and element.heading_path:
-            own = _OWN_ID.search(text[element.start:element.end])
+            attributes = HEADING_ATTRIBUTES.search(text[element.start:element.end])
+            own = _OWN_ID.search(attributes.group()) if attributes else None
             anchor = own.group(1) if own else _unique(github_slug(element.heading_path[-1]), taken)
             element = replace(element, anchor=anchor)
         out.append(element)

@@ -343,9 +343,11 @@ PARSER_REVISION = "44"
 #:   its section (``page.html#gnu-make``); the text and elements are as before.
 #: - Markdown 15: a heading carries the id GitHub gives it (a repeated one ``-1``, ``-2``...) or its own ``{#id}``
 #:   (``anchors.markdown_heading_ids``), so a published result links to a changelog's second "Added", not its first.
+#: - Markdown 16: a heading's trailing attribute list (``{#id}``, ``{.unnumbered}``, ``{-}``) is left out of its
+#:   text in heading paths, as MkDocs, Pandoc and Quarto render it ("1.1.0", not "1.1.0 {#v110}").
 #: - Web pages 13: a Sphinx section whose heading follows a label's empty ``<span id>`` links by the section's id
 #:   (``#requirements-files``); it linked to the section above.
-FORMAT_REVISIONS = {"code": "3", "csv": "1", "text": "3", "rst": "7", "notebook": "15", "markdown": "15",
+FORMAT_REVISIONS = {"code": "3", "csv": "1", "text": "3", "rst": "7", "notebook": "15", "markdown": "16",
                     "html": "13", **dict.fromkeys(("odt", "rtf", "latex", "org"), "10"), "epub": "11",
                     "xml": "12", "email": "10", "asciidoc": "12",
                     "docx": "20", "pptx": "15", "xlsx": "12", "subtitles": "1", "json": "4",

@@ -36,7 +36,11 @@ _THEMATIC_BREAK = re.compile(r" {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _QUOTE_MARKS = re.compile(r"(?:[ \t]*>)+[ \t]?")  # a block quote's markers, "> " or "> > " (nested)
 _DEFINITION = re.compile(r" {0,3}:[ \t]+(?=\S)")  # a definition list's ":   text" (Python-Markdown, Pandoc, MkDocs)
+#: a heading's trailing attribute list, which MkDocs (attr_list), Pandoc and Quarto render as its id or class:
+#: "Install {#setup}", "Install { #setup .wide }", "Install {: #setup}", "References {.unnumbered}", "Preface {-}"
+HEADING_ATTRIBUTES = re.compile(r"\s+\{(?::[^{}\n]*|[ \t]*[#.][^{}\n]*|-)\}\s*$")
 _INLINE = [
+    (HEADING_ATTRIBUTES, ""),
     (re.compile(r"<[^<>\n]*>"), ""),  # HTML tags and anchors: "Limits<a name=\"limits\"></a>"
     (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),  # links and images: their text
     (re.compile(r"(\*\*|__|\*|`)(?=\S)(.+?)(?<=\S)\1"), r"\2"),  # emphasis and code spans
@@ -57,8 +61,8 @@ def html_heading_as_atx(line: str) -> str | None:
 
 
 def heading_text(raw: str) -> str:
-    """A Markdown heading's text as a reader sees it: inline markup, links and escapes rendered; of
-    its first ``MAX_HEADING_CHARS`` characters."""
+    """A Markdown heading's text as a reader sees it: inline markup, links and escapes rendered, a
+    trailing attribute list (``{#id}``) left out; of its first ``MAX_HEADING_CHARS`` characters."""
     raw = raw[:MAX_HEADING_CHARS]
     for pattern, replacement in _INLINE:
         raw = pattern.sub(replacement, raw)
