@@ -67,6 +67,11 @@ def test_a_markdown_heading_carries_the_id_github_gives_it_or_its_own():
     github = "https://github.com/acme/app/blob/main/{path}"
     assert published_link(github, "CHANGELOG.md", dark.anchor, "Added", "markdown", None, "github") == \
         "https://github.com/acme/app/blob/main/CHANGELOG.md#added-1"
+    # A heading repeated under one parent (the same heading path) links to its own id too.
+    notes = parsed("guide.md", b"# Guide\n\n## Notes\n\nFirst notes.\n\n## Setup\n\nSteps.\n\n## Notes\n\nMore.\n")
+    counter = get_token_counter("wordpiece:all-minilm-l6-v2")
+    second = next(c for c in chunk_document(notes, profile, counter, 256).chunks if "More" in notes.text[c.start:c.end])
+    assert second.heading_path == ("Guide", "Notes") and second.anchor == "notes-1"
     # Where the file itself is the source, its headings have no ids: the link is the file.
     assert place_link("file:///docs/CHANGELOG.md", dark.anchor, "markdown", None) == "file:///docs/CHANGELOG.md"
     # Other text formats carry none.

@@ -93,15 +93,11 @@ def chunk_document(
                        size_limit - header_room)
     if sizer is not counter:
         spans = _split_for_model(doc.text, spans, profile, counter, model_limit, _Headers(headers.title, counter))
-    anchors: dict[tuple[str, ...], str] = {}
-    for element in elements:
-        if element.anchor:
-            anchors.setdefault(element.heading_path, element.anchor)
     chunks: list[Chunk] = []
     for span in spans:
-        chunk = _make_chunk(doc, span, len(chunks), elements, starts, headers, profile, counter, limit, furniture,
-                            strategy, profile_hash)
-        chunks.append(replace(chunk, anchor=_anchor(chunk.heading_path, anchors)) if anchors else chunk)
+        chunks.append(_make_chunk(doc, span, len(chunks), elements, starts, headers, profile, counter, limit, furniture,
+                                  strategy, profile_hash))
+    _set_anchors(chunks, [(el.start, el.heading_path, el.anchor) for el in elements if el.anchor])
     return ChunkedDocument(
         doc_id=doc.doc_id,
         uri=doc.uri,
@@ -215,10 +211,25 @@ def _make_chunk(doc, span: Span, index, elements, starts, headers, profile, coun
     )
 
 
-def _anchor(path: tuple[str, ...], anchors: dict[tuple[str, ...], str]) -> str | None:
-    """The anchor of the deepest heading of ``path`` that has one (a section without an id links
-    to the one it is in)."""
-    return next((anchors[path[:n]] for n in range(len(path), 0, -1) if path[:n] in anchors), None)
+def _set_anchors(chunks: list[Chunk], anchored: list[tuple[int, tuple[str, ...], str]]) -> None:
+    """Give each chunk the anchor of the deepest heading of its path that has one (a section
+    without an id links to the one it is in): of the last heading of that path that starts where
+    or before the chunk does (a repeated heading's own), else of its first (a chunk that starts
+    before its heading's markup); ``anchored``: (start, heading path, anchor) in page order."""
+    if not anchored:
+        return
+    first: dict[tuple[str, ...], str] = {}
+    for _, path, anchor in anchored:
+        first.setdefault(path, anchor)
+    latest: dict[tuple[str, ...], str] = {}
+    k = 0
+    for i in sorted(range(len(chunks)), key=lambda i: chunks[i].start):
+        while k < len(anchored) and anchored[k][0] <= chunks[i].start:
+            latest[anchored[k][1]] = anchored[k][2]
+            k += 1
+        path = chunks[i].heading_path
+        chunks[i] = replace(chunks[i], anchor=next((latest.get(path[:n]) or first[path[:n]]
+                                                    for n in range(len(path), 0, -1) if path[:n] in first), None))
 
 
 def _start_page(covering) -> int | None:
