@@ -165,12 +165,11 @@ def plan_sweep(
     document also needs work when its index entry was built with another chunk profile or
     embedding model, or (given ``index_version``: the index stage's code version, which the
     orchestrator compares too) under another one: a new parser, tokenizer, input limit, index URI,
-    tenant rule or tags. A document
-    that failed with the same content, profile and model is not retried until one of them changes,
-    unless its failure was a damaged stage store (``retry``), a parse limit that ``limits``
-    (the source's current parse limits) no longer sets, or a parse as another content type than
-    its name now means (a format supported since). A document whose raw snapshot is missing from
-    the store is read again.
+    tenant rule or tags. A document that failed with the same content, profile and model is not
+    retried until one of them changes, unless its failure was a damaged stage store (``retry``), a
+    parse limit that ``limits`` (the source's current parse limits) no longer sets, or a parse as
+    another content type than its name now means (a format supported since). A document whose raw
+    snapshot is missing from the store is read again.
 
     ``complete`` (from ``LanceIndex.complete_documents``: doc id -> content and profile hashes, labels)
     holds the documents whose rows in the live table are all there: a document the store records as

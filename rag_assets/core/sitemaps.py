@@ -74,21 +74,23 @@ def read_sitemap(data: bytes, url: str) -> tuple[list[Page], list[str]]:
         if len(data) > MAX_SITEMAP_BYTES or inflate.unconsumed_tail:
             raise SitemapError(f"sitemap {url}: over the protocol's 50 MB uncompressed; split it into several "
                                "listed by a sitemap index")
-    if urlsplit(url).path == "/robots.txt":
+    path = urlsplit(url).path
+    if path == "/robots.txt":
         named = re.findall(r"(?im)^\s*sitemap\s*:\s*(\S+)", data.decode("utf-8", "replace"))
         if not named:
             raise SitemapError(f"{url} names no sitemap (no 'Sitemap:' line); give the sitemap's own address")
         return [], named
-    if urlsplit(url).path.endswith("/llms.txt"):
+    if path.endswith("/llms.txt"):
         links = [urljoin(url, target) for target in _MARKDOWN_LINK.findall(data.decode("utf-8", "replace"))]
         if not links:
             raise SitemapError(f"{url} links to no page (no [title](address) line); give the sitemap's address")
         return [Page(link) for link in dict.fromkeys(links)], []
-    if urlsplit(url).path.endswith("/objects.inv"):
+    if path.endswith("/objects.inv"):
         return _inventory_pages(data, url), []
-    if _WEB_PAGE.match(data.lstrip(b"\xef\xbb\xbf \t\r\n")[:4096]):
+    head = data.lstrip(b"\xef\xbb\xbf \t\r\n")[:4096]
+    if _WEB_PAGE.match(head):
         return _linked_pages(data, url), []
-    if not data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
+    if not head.startswith(b"<"):
         lines = data.decode("utf-8", "replace").split()
         if lines and all(re.match(r"https?://", line) for line in lines):
             return [Page(line) for line in lines], []
