@@ -617,9 +617,10 @@ class CorpusSettings(_Strict):
 class ExecutorConfig(_Strict):
     """How the steps of a run execute (every job of the project)."""
 
-    kind: Literal["multiprocess", "celery"] = Field(
-        "multiprocess", description="multiprocess: a process per step on the run's machine; celery: steps go to "
-                                    "Celery workers through a broker (dagster-celery, the 'distributed' extra).")
+    kind: Literal["in_process", "multiprocess", "celery"] = Field(
+        "in_process", description="in_process: a run's steps one after another in the run's process; "
+                                  "multiprocess: a process per step on the run's machine; celery: steps go to "
+                                  "Celery workers through a broker (dagster-celery, the 'distributed' extra).")
     max_concurrent: int = Field(0, ge=0, description="multiprocess: most steps running at once (0: one per CPU).")
     broker_env: str = Field("RAG_CELERY_BROKER", description="celery: environment variable holding the broker URL.")
     backend_env: str = Field("RAG_CELERY_BACKEND",

@@ -31,14 +31,13 @@ from dagster._core.remote_origin import (
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
 from rag_assets.config.schema import Project
-from rag_assets.defs.executors import reconstructable_job
+from rag_assets.defs.executors import cli_run_config, reconstructable_job
 from rag_assets.defs.storage import partitions_snapshot
 
 # workspace.yaml: `python_module: rag_assets.definitions`, `location_name: rag_assets`.
 LOCATION = "rag_assets"
 MODULE = "rag_assets.definitions"
 REPOSITORY = "__repository__"
-IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
 # Failures reach the user through `rag`'s own summary; the full logs are in the run (UI).
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 LAUNCHED_BY = "rag/launched_by"  # runs `rag ingest` created and executes in its own process
@@ -64,7 +63,7 @@ def run_job(project: Project, defs: dg.Definitions, job_name: str, instance: dg.
     SIGTERM (``_interrupted``), or the process got one of them during the run at all (Dagster drops
     an interrupt that comes between steps, and the run then simply succeeds)."""
     celery = project.executor.kind == "celery"
-    run_config = QUIET if celery else {**QUIET, **IN_PROCESS}
+    run_config = {**QUIET, **cli_run_config(project.executor)}
     job = defs.resolve_job_def(job_name)
     # The run reads its partition keys many times (range checks, each partition's metadata): one
     # read serves them all; partitions this process adds or deletes still show.

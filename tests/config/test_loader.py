@@ -113,8 +113,8 @@ def test_config_mistakes_name_file_key_and_fix(project, file, change, key, fix):
     assert fix in str(err)
 
 
-def test_executor_defaults_to_multiprocess_and_follows_the_environment(project, monkeypatch):
-    assert load_project(project).executor.kind == "multiprocess"
+def test_executor_defaults_to_in_process_and_follows_the_environment(project, monkeypatch):
+    assert load_project(project).executor.kind == "in_process"
     monkeypatch.setenv("RAG_EXECUTOR", "celery")
     executor = load_project(project).executor
     assert (executor.kind, executor.broker_env, executor.backend_env) == (

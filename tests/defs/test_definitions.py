@@ -151,14 +151,20 @@ def test_jobs_use_the_configured_executor(tmp_path, monkeypatch):
 
     root = tmp_path / "cfg"
     shutil.copytree(REPO / "dbt_like_configs", root)
+    # By default every run, whoever launches it, executes its steps in its own process.
+    defs = build_definitions(load_project(root))
+    assert defs.resolve_implicit_global_asset_job_def().executor_def is dg.in_process_executor
+    assert all(job.executor_def is dg.in_process_executor for job in defs.resolve_all_job_defs())
+
     path = root / "rag_project.yml"
     data = yaml.safe_load(path.read_text())
     data["executor"]["max_concurrent"] = 3
     path.write_text(yaml.safe_dump(data))
+    monkeypatch.setenv("RAG_EXECUTOR", "multiprocess")
     defs = build_definitions(load_project(root))
     ingest, maintain = defs.resolve_job_def("ingest_sample"), defs.resolve_job_def("maintain_sample")
-    # Runs start from the job's config: steps in processes, at most max_concurrent at once
-    # (`rag ingest` overrides it to run a batch in its own process).
+    # multiprocess: runs start from the job's config, steps in processes, at most max_concurrent
+    # at once (`rag ingest` overrides it to run a batch in its own process).
     for job, config in ((ingest, ingest.partitioned_config.get_run_config_for_partition_key("any")),
                         (maintain, maintain.run_config)):
         execution = dg.validate_run_config(job, config)["execution"]["multi_or_in_process_executor"]
@@ -185,3 +191,20 @@ def test_dagster_definitions_validate(tmp_path):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Validation successful" in out.stderr + out.stdout
+
+
+def test_a_launched_run_executes_its_steps_in_the_run_process(ingested_sample):
+    """A run the daemon or the UI launches executes as a run worker executes it: the job rebuilt
+    from its origin, under the project's executor. By default no step gets a process of its own
+    (a process per step cost each stage ~2 s of Python start and imports)."""
+    from rag_assets.defs.executors import reconstructable_job
+    from tests.conftest import env
+
+    values, _ = ingested_sample
+    with env(**values), dg.DagsterInstance.get() as instance:
+        result = dg.execute_job(reconstructable_job(values["RAG_PROJECT_DIR"], "test_sample"), instance)
+    assert result.success
+    steps = [event for event in result.all_events if event.is_step_success]
+    assert len(steps) == len(load_project(Path(values["RAG_PROJECT_DIR"])).corpus("sample").data_tests) > 1
+    assert {event.pid for event in result.all_events if event.step_key} == {os.getpid()}
+    assert not any(event.event_type == dg.DagsterEventType.STEP_WORKER_STARTED for event in result.all_events)
