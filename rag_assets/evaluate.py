@@ -33,17 +33,21 @@ from rag_assets.core.parsing import DocumentError, parse_document
 from rag_assets.core.parsing.decode import decode_text
 from rag_assets.core.retrieval import MAX_RESULTS, Filters
 from rag_assets.core.sources import list_disk, read_disk, tenant_folders_only, tenant_of
+from rag_assets.core.store import StageStore
 from rag_assets.core.tokens import get_token_counter
 from rag_assets.progress import Progress
 from rag_assets.query import retrieve
 
 
 def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
-               corpora: Path | None, source=None) -> tuple[dict, dict[str, str], list[Question]]:
+               corpora: Path | None, source=None, store: StageStore | None = None
+               ) -> tuple[dict, dict[str, str], list[Question]]:
     """doc id -> parsed document, for the corpora the questions are about; doc id -> cause for the
     corpus' documents that cannot be parsed (left out, as an ingest leaves them out); and the
     questions, a Chroma-format set's references moved from its corpus files' text into their parsed
-    text (which leaves out what a page does not show: a Markdown rule, a comment)."""
+    text (which leaves out what a page does not show: a Markdown rule, a comment). With the
+    corpus' ``store``, a listed document is taken as the pipeline last parsed it (its current
+    parse, or the failure it recorded), read and parsed only where the store has neither."""
     if brings_its_texts(questions_path):
         folder = corpora or questions_path.parent / "corpora"
         docs = {}
@@ -79,8 +83,13 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
     for ref in refs:
         if ref.refused:
             continue
+        record = store.current("parsed", ref.doc_id) if store is not None else None
+        if record is not None and record.get("error"):
+            failed[ref.doc_id] = record["error"]
+            continue
+        parsed = store.load("parsed", record["key"]) if record is not None else None
         try:
-            docs[ref.doc_id] = parse_document(read(ref.doc_id))
+            docs[ref.doc_id] = parsed if parsed is not None else parse_document(read(ref.doc_id))
         except DocumentError as exc:
             failed[ref.doc_id] = exc.cause
     return docs, failed, questions
@@ -112,7 +121,8 @@ def eval_corpus(project: Project, questions_path: str | Path) -> Corpus:
 def evaluate(project: Project, questions_path: str | Path, profiles: list[str], corpora: str | Path | None = None,
              embedder: str | None = None, mode: str = "vector", k: int = 5, progress: TextIO | None = None,
              on_question: Callable[[str, Question, dict[int, list[Retrieved]]], None] | None = None,
-             corpus: Corpus | None = None, warnings: TextIO | None = None, source=None) -> list[dict]:
+             corpus: Corpus | None = None, warnings: TextIO | None = None, source=None,
+             store: StageStore | None = None) -> list[dict]:
     """One summary per profile: token-level recall/precision/precision-omega/IoU at ``k`` with
     bootstrap 95% intervals, recall@n for n in 1/3/5/10 (each from asking the retrieval path for n
     results, so recall@10 is not capped at ``k``), MRR over 10 results, chunk count and mean chunk
@@ -123,7 +133,8 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     a YAML question set names, else the project's first) gives the documents of a YAML question
     set, the default model and the search settings; its documents are read from ``source`` (its
     source resource: anything with ``list_documents()`` and ``read(doc_id)``, which an S3 source
-    needs), else from its folder. Warnings (documents left out or not found, no writable cache) go
+    needs), else from its folder; with its stage ``store``, as the pipeline last parsed them
+    (``_documents``). Warnings (documents left out or not found, no writable cache) go
     to ``warnings``, else to ``progress``."""
     questions_path = Path(questions_path)
     warnings = warnings or progress
@@ -140,7 +151,8 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
         raise UsageError(f"unknown embedding model {embedder!r}; declared: {sorted(models)}")
     model = models[embedder] if embedder else corpus.embedding_model
     asked = len(questions)
-    docs, failed, questions = _documents(corpus, questions, questions_path, Path(corpora) if corpora else None, source)
+    docs, failed, questions = _documents(corpus, questions, questions_path, Path(corpora) if corpora else None, source,
+                                         store)
     if warnings and len(questions) < asked:
         print(f"[eval] left out {asked - len(questions)} question(s) whose references lie wholly in text the parsed "
               "page does not show (a comment, a rule, a title's underline)", file=warnings, flush=True)

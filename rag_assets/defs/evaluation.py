@@ -64,14 +64,16 @@ def build_eval_asset(project: Project, corpus: Corpus) -> list:
 
     @dg.asset(key=key, deps=[asset_key(corpus.name, "lancedb_table")], group_name=corpus.name, kinds={"python"},
               code_version=version, automation_condition=EVAL_CONDITION,
-              required_resource_keys={resource_keys(corpus.name)["source"]},
+              required_resource_keys={resource_keys(corpus.name)[role] for role in ("source", "store")},
               check_specs=[dg.AssetCheckSpec("min_recall_at_5", asset=key,
                                              description=f"recall@5 of {corpus.eval_profiles[0]} >= {corpus.min_recall_at_5}")]
               if corpus.min_recall_at_5 is not None else None)
     def retrieval_eval(context: dg.AssetExecutionContext):
-        """Golden-question scores of the corpus' chunking profiles (token-level and recall@k)."""
+        """Golden-question scores of the corpus' chunking profiles (token-level and recall@k), on
+        its documents as the pipeline last parsed them (the source is only listed)."""
+        resources = CorpusResources(context.resources, corpus)
         rows = evaluate(project, corpus.eval_questions, list(corpus.eval_profiles), corpus=corpus,
-                        source=CorpusResources(context.resources, corpus).source)
+                        source=resources.source, store=resources.store.get_store())
         table = "\n".join(f"| {r['profile']} | {r['chunks']} | {r['mean_tokens']} | {r['recall_at_1']} | "
                           f"{r['recall_at_5']} | {r['mrr']} |" for r in rows)
         metadata = {

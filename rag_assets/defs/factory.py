@@ -361,7 +361,8 @@ def build_table_asset(project: Project, corpus: Corpus):
             missing = documents_lacking(indexed, {doc_id: (store.current("raw", doc_id) or {}).get("key") for doc_id in live})
             complete = not missing
             source = CorpusResources(context.resources, corpus).source if corpus.promote_if else None
-            decision, recorded = gate(project, corpus, index, before, context.instance, source) if complete else (None, {})
+            decision, recorded = (gate(project, corpus, index, before, context.instance, source, store) if complete
+                                  else (None, {}))
             if complete and (decision is None or decision.promote):
                 mark_active(index, name, model.name, corpus.chunking_profile.name, len(live))
             latest = _latest_event(context.instance, asset_key(name, "lancedb_index"))

@@ -12,6 +12,7 @@ from rag_assets.config.schema import Corpus, Project
 from rag_assets.core.hashing import content_hash, settings_hash
 from rag_assets.core.index import LanceIndex, active_pairs
 from rag_assets.core.promotion import Decision, decide, parse_rule
+from rag_assets.core.store import StageStore
 from rag_assets.defs.names import asset_key
 from rag_assets.evaluate import evaluate
 
@@ -28,9 +29,9 @@ def promotion_specs(corpus: Corpus) -> list[dg.AssetCheckSpec]:
                                           "on the golden questions.")]
 
 
-def _scores(project: Project, corpus: Corpus, table: CorpusTable, source) -> dict:
+def _scores(project: Project, corpus: Corpus, table: CorpusTable, source, store: StageStore) -> dict:
     return evaluate(project, corpus.eval_questions, [table.profile.name], embedder=table.model.name, corpus=corpus,
-                    source=source)[0]
+                    source=source, store=store)[0]
 
 
 def _recorded(instance: dg.DagsterInstance, corpus: Corpus) -> dict:
@@ -59,12 +60,13 @@ def held_back(instance: dg.DagsterInstance, corpus: Corpus) -> str | None:
 
 
 def gate(project: Project, corpus: Corpus, index: LanceIndex, live: CorpusTable, instance: dg.DagsterInstance,
-         source) -> tuple[Decision | None, dict]:
+         source, store: StageStore) -> tuple[Decision | None, dict]:
     """Whether the corpus' complete table ``index`` may be marked active against ``live``, the table
     queries use now: (None, {}) when nothing is gated (no rule, no live table yet, the corpus' own
     table is already live, or it went live before: switching back to it is not a new model or
     profile), else the decision and the metadata recording it (both tables scored on the documents
-    ``source``, the corpus' source resource, holds). Scores are reused
+    ``source``, the corpus' source resource, lists, as its stage ``store`` holds their last parse).
+    Scores are reused
     while the questions, both tables' models and profiles and the indexed documents are unchanged."""
     if not corpus.promote_if:
         return None, {}
@@ -80,7 +82,8 @@ def gate(project: Project, corpus: Corpus, index: LanceIndex, live: CorpusTable,
         "documents": sorted((d, e["content_hash"]) for d, e in index.indexed_documents().items())})
     decision = _previous(instance, corpus, key)
     if decision is None:
-        decision = decide(rule, _scores(project, corpus, candidate, source), _scores(project, corpus, live, source),
+        decision = decide(rule, _scores(project, corpus, candidate, source, store),
+                          _scores(project, corpus, live, source, store),
                           candidate.label, live.label)
     return decision, {
         "promotion_key": key, "promotion_promoted": decision.promote, "promotion_rule": decision.rule,

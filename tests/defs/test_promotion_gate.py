@@ -85,7 +85,7 @@ def test_worse_model_is_held_back_and_an_equal_one_goes_live(tmp_path, monkeypat
             with dg.DagsterInstance.get() as instance:
                 again, _ = promotion.gate(project, corpus, LanceIndex(db, "sample", "meaningless", 384,
                                                                       corpus.chunking_profile.name),
-                                          serving(project, corpus, db), instance, source=None)
+                                          serving(project, corpus, db), instance, source=None, store=None)
             assert again.promote is False and again.candidate == meta["promotion_candidate_score"]
             monkeypatch.undo()
 

@@ -38,3 +38,24 @@ def test_retrieval_eval_materialises_scores_plot_and_check(tmp_path):
         checks = result.get_asset_check_evaluations()
         assert [c.check_name for c in checks] == ["min_recall_at_5"]
         assert checks[0].passed == (metadata["recall_at_5"].value >= 80)
+
+
+def test_retrieval_eval_scores_the_documents_as_ingested(ingested_sample, monkeypatch):
+    """After an ingest, each document comes from the stage store as the pipeline parsed it: the
+    source is only listed, nothing is read or parsed again (a rich corpus' parse, an S3 read per
+    document, after every table update)."""
+    import rag_assets.evaluate as evaluation
+
+    values, _ = ingested_sample
+    parsed, parse = [], evaluation.parse_document
+    monkeypatch.setattr(evaluation, "parse_document", lambda raw, *a, **kw: parsed.append(raw.doc_id) or parse(raw, *a, **kw))
+    with env(**values), dg.instance_for_test() as instance:
+        defs = build_definitions(load_project())
+        key = dg.AssetKey(["sample", "retrieval_eval"])
+        result = dg.materialize([defs.get_assets_def(key)], instance=instance, resources=defs.resources,
+                                selection=[key])
+    assert result.success
+    assert parsed == []
+    metadata = result.asset_materializations_for_node("sample__retrieval_eval")[0].metadata
+    assert metadata["documents_left_out"].value == metadata["documents_not_found"].value == "none"
+    assert metadata["questions"].value >= 30 and metadata["recall_at_5"].value >= 80
