@@ -76,15 +76,18 @@ def _version(result: StageResult, salt: str) -> str:
     return settings_hash({"output": result.key, "salt": salt})[:32]
 
 
-def _report(context: dg.AssetExecutionContext, results, extra: dict | None = None, salt: str = "") -> dg.MaterializeResult:
+def _report(context: dg.AssetExecutionContext, results, extra: dict | None = None, salt: str = "",
+            last: dict | None = None) -> dg.MaterializeResult:
     """Per-partition metadata for each document, batch totals for the run, and the data version:
     for a single document the hash of what it produced; for a range the hash over its documents
-    (Dagster keeps one data version per run for a partition range)."""
+    (Dagster keeps one data version per run for a partition range). ``last`` (a run's chart) goes
+    to the run's last partition only, the asset's latest materialization: Dagster copies a run's
+    metadata into every partition's event, 12 KB of PNG a document."""
     counts = {"computed": 0, "reused": 0, "failed": 0}
     failures, versions = [], []
     upstream = (extra or {}).pop("upstream_stage", None)
     with partitions_snapshot(context.instance):  # Dagster checks each key against all partitions
-        for pk, result in results:
+        for n, (pk, result) in enumerate(results, start=1):
             counts[result.status] += 1
             version = _version(result, salt)
             versions.append((pk, version))
@@ -94,7 +97,7 @@ def _report(context: dg.AssetExecutionContext, results, extra: dict | None = Non
             if result.error:
                 meta["error"] = result.error
                 failures.append(f"| {result.doc_id} | {result.error.replace('|', '/')[:200]} |")
-            context.add_asset_metadata(meta, partition_key=pk)
+            context.add_asset_metadata({**meta, **(last or {})} if n == len(results) else meta, partition_key=pk)
     # Run-level totals are prefixed so they never collide with a partition's own metadata.
     total = {"run_documents": len(results), **{f"run_documents_{k}": v for k, v in counts.items()},
              **{f"run_{k}" if k in RUN_TOTALS else k: v for k, v in (extra or {}).items()}}
@@ -201,8 +204,8 @@ def build_corpus_assets(project: Project, corpus: Corpus, observe) -> list:
         chart = {"run_token_histogram": dg.MetadataValue.md(histogram_png(
             token_histogram(batch_tokens, limit), limit, f"{len(batch_tokens)} chunks in this run"))} if len(results) > 1 else {}
         return _report(context, results, {
-            "profile": profile.name, "profile_hash": profile.fingerprint(), "token_limit": limit, **chart,
-            "upstream_stage": asset_key(name, "parsed_documents")}, versions["chunks"])
+            "profile": profile.name, "profile_hash": profile.fingerprint(), "token_limit": limit,
+            "upstream_stage": asset_key(name, "parsed_documents")}, versions["chunks"], last=chart)
 
     @dg.asset(key=asset_key(name, "embeddings"), deps=[raw_documents, chunks], code_version=versions["embeddings"],
               kinds={"onnx" if model.provider == "local" else "openai"},

@@ -27,6 +27,7 @@ from rag_assets.config import load_project
 from rag_assets.core.index import table_name
 from rag_assets.core.keys import partition_key_for
 from rag_assets.defs.factory import build_definitions
+from rag_assets.defs.names import partitions_name
 from tests.conftest import REPO, env, make_project
 from tests.support.browser import Chromium
 from tests.support.seaweed import free_ports, stop
@@ -177,7 +178,7 @@ def test_asset_graph_and_latest_materialisation_render(tmp_path):
             # chunks' spans, tokens and heading paths, and the histogram's rows (markdown tables).
             cells = [text for r in rows[:2]
                      for text in (f"{r['start']}-{r['end']}\t{r['tokens']}\t", r["heading_path"][-30:])]
-            page = browser.wait_for_text("Latest materialization", "run_token_histogram",
+            page = browser.wait_for_text("Latest materialization",
                                          f"/assets/sample/parsed_documents?view=partitions&partition={partition}",
                                          "tokens\tchunks", "heading path\ttext", *cells, timeout=60)
             assert f"chunks\n\t\n{len(rows)}\n" in page
@@ -186,8 +187,13 @@ def test_asset_graph_and_latest_materialisation_render(tmp_path):
             assert browser.evaluate("document.querySelectorAll('td table').length") >= 2
             materialisation_png = save(browser.screenshot(tmp_path / "materialization.png"))
 
-            # The batch's token histogram is a PNG behind "[Show Markdown]": open it, and the
-            # browser must have decoded a real image.
+            # The batch's token histogram is a PNG behind "[Show Markdown]" on its last partition
+            # (the asset's latest materialization): open it, and the browser must have decoded a
+            # real image.
+            with env(**values), dg.DagsterInstance.get() as instance:
+                last = instance.get_dynamic_partitions(partitions_name("sample"))[-1]
+            browser.goto(f"{base}/assets/sample/chunks?view=partitions&partition={quote(last, safe='')}")
+            browser.wait_for_text("Latest materialization", "run_token_histogram", timeout=60)
             browser.evaluate("[...document.querySelectorAll('a')]"
                              ".find(e => e.textContent.trim() === '[Show Markdown]').click()")
             size = browser.wait_for("(() => { const i = [...document.images].find(i => "
