@@ -31,6 +31,7 @@ from rag_assets.core.lance_connect import connect
 from rag_assets.core.models import EmbeddedDocument, RawDocument
 from rag_assets.core.parsing import DocumentError, parse_document
 from rag_assets.core.parsing.decode import decode_text
+from rag_assets.core.pipeline import keyed_chunks, stored_vectors
 from rag_assets.core.retrieval import MAX_RESULTS, Filters
 from rag_assets.core.sources import list_disk, read_disk, tenant_folders_only, tenant_of
 from rag_assets.core.store import StageStore
@@ -41,13 +42,14 @@ from rag_assets.query import retrieve
 
 def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
                corpora: Path | None, source=None, store: StageStore | None = None
-               ) -> tuple[dict, dict[str, str], list[Question]]:
+               ) -> tuple[dict, dict[str, str], list[Question], set[str]]:
     """doc id -> parsed document, for the corpora the questions are about; doc id -> cause for the
     corpus' documents that cannot be parsed (left out, as an ingest leaves them out); and the
     questions, a Chroma-format set's references moved from its corpus files' text into their parsed
-    text (which leaves out what a page does not show: a Markdown rule, a comment). With the
-    corpus' ``store``, a listed document is taken as the pipeline last parsed it (its current
-    parse, or the failure it recorded), read and parsed only where the store has neither."""
+    text (which leaves out what a page does not show: a Markdown rule, a comment); and the ids of
+    the documents taken from the corpus' ``store``: a listed document is taken as the pipeline last
+    parsed it (its current parse, or the failure it recorded), read and parsed only where the store
+    has neither."""
     if brings_its_texts(questions_path):
         folder = corpora or questions_path.parent / "corpora"
         docs = {}
@@ -69,7 +71,7 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
                                          f"{ref.start}-{ref.end} of {corpus_id!r}, whose text has {len(text)}: the "
                                          "spans must index that corpus file's text (is it the right file?)")
             questions = in_shown_text(questions, corpus_id, shown_offsets(text, parsed.text))
-        return docs, {}, questions
+        return docs, {}, questions, set()
     if source is not None:
         refs, read = source.list_documents(), source.read
     elif corpus.source.kind == "disk":
@@ -79,7 +81,7 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
         raise UsageError(f"corpus {corpus.name!r} reads {corpus.source.kind}: pass its source resource to evaluate")
     if corpus.source.tenant_from_path:  # a document at the root has no tenant: ingest refuses it
         refs = tenant_folders_only(refs)
-    docs, failed = {}, {}
+    docs, failed, stored = {}, {}, set()
     for ref in refs:
         if ref.refused:
             continue
@@ -88,11 +90,15 @@ def _documents(corpus: Corpus, questions: list[Question], questions_path: Path,
             failed[ref.doc_id] = record["error"]
             continue
         parsed = store.load("parsed", record["key"]) if record is not None else None
+        if parsed is not None:
+            docs[ref.doc_id] = parsed
+            stored.add(ref.doc_id)
+            continue
         try:
-            docs[ref.doc_id] = parsed if parsed is not None else parse_document(read(ref.doc_id))
+            docs[ref.doc_id] = parse_document(read(ref.doc_id))
         except DocumentError as exc:
             failed[ref.doc_id] = exc.cause
-    return docs, failed, questions
+    return docs, failed, questions, stored
 
 
 @contextmanager
@@ -134,7 +140,8 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     set, the default model and the search settings; its documents are read from ``source`` (its
     source resource: anything with ``list_documents()`` and ``read(doc_id)``, which an S3 source
     needs), else from its folder; with its stage ``store``, as the pipeline last parsed them
-    (``_documents``). Warnings (documents left out or not found, no writable cache) go
+    (``_documents``), each chunked once per profile there and, where the ingest embedded those
+    chunks with ``model`` as it is now, with the vectors it stored. Warnings (documents left out or not found, no writable cache) go
     to ``warnings``, else to ``progress``."""
     questions_path = Path(questions_path)
     warnings = warnings or progress
@@ -151,8 +158,8 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
         raise UsageError(f"unknown embedding model {embedder!r}; declared: {sorted(models)}")
     model = models[embedder] if embedder else corpus.embedding_model
     asked = len(questions)
-    docs, failed, questions = _documents(corpus, questions, questions_path, Path(corpora) if corpora else None, source,
-                                         store)
+    docs, failed, questions, stored = _documents(corpus, questions, questions_path, Path(corpora) if corpora else None,
+                                                 source, store)
     if warnings and len(questions) < asked:
         print(f"[eval] left out {asked - len(questions)} question(s) whose references lie wholly in text the parsed "
               "page does not show (a comment, a rule, a title's underline)", file=warnings, flush=True)
@@ -192,6 +199,10 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
             return [found[text_hash(t)] for t in texts]
 
         question_vectors = vectors_for([model.query_prefix + q.question for q in questions], "questions")
+        # The ingest's vectors are keyed by the model's name: they are this model's while the store
+        # records its settings (planning.guard_model), and the ingest refuses the name otherwise.
+        same_model = store is not None and (store.current("model", model.name) or {}).get(
+            "fingerprint") == model.stores_fingerprint()
         # A CSV set's texts belong to no tenant.
         tenant = tenant_of(corpus.source.tenant, corpus.source.tenant_from_path) \
             if not brings_its_texts(questions_path) else tenant_of(None, False)
@@ -200,17 +211,27 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
             if progress:
                 print(f"[eval] {name}: chunking {len(docs)} documents", file=progress, flush=True)
             # Semantic breakpoints embed sentences through the same cache as the chunks.
-            chunked = {d: chunk_document(doc, profile, counter, model.chunk_token_limit,
-                                          embed=lambda texts: vectors_for(texts, name))
-                       for d, doc in docs.items()}
+            chunked, ingested = {}, {}
+            for d, doc in docs.items():
+                if d not in stored:
+                    chunked[d] = chunk_document(doc, profile, counter, model.chunk_token_limit,
+                                                embed=lambda texts: vectors_for(texts, name))
+                    continue
+                key, chunked[d] = keyed_chunks(store, d, profile, counter, model.chunk_token_limit,
+                                               embed=lambda texts: vectors_for(texts, name))
+                vectors = stored_vectors(store, key, len(chunked[d].chunks), model.name, model.passage_prefix) \
+                    if same_model else None
+                if vectors is not None:
+                    ingested[d] = vectors.tolist()
             all_chunks = [c for ch in chunked.values() for c in ch.chunks]
-            inputs = list(dict.fromkeys(t for ch in chunked.values() for t in chunk_inputs(ch, model.passage_prefix)))
+            inputs = list(dict.fromkeys(t for d, ch in chunked.items() if d not in ingested
+                                        for t in chunk_inputs(ch, model.passage_prefix)))
             vector_of = dict(zip(inputs, vectors_for(inputs, name)))
             with tempfile.TemporaryDirectory() as tmp:
                 index = LanceIndex(connect(tmp), "eval", model.name, model.dimensions, name)
-                index.write_documents([EmbeddedDocument(ch, model.name, tuple(
-                    tuple(v) for v in chunk_vectors(ch, vector_of, model.passage_prefix))) for ch in chunked.values()],
-                    tenant, "eval")
+                index.write_documents([EmbeddedDocument(ch, model.name, tuple(tuple(v) for v in (
+                    ingested[d] if d in ingested else chunk_vectors(ch, vector_of, model.passage_prefix))))
+                    for d, ch in chunked.items()], tenant, "eval")
                 if mode == "hybrid":
                     index.ensure_search_indexes(ann_min_rows=10**9)
                 spans = {d: [Retrieved(d, c.start, c.end) for c in ch.chunks] for d, ch in chunked.items()}

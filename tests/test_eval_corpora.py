@@ -29,7 +29,7 @@ def test_a_markdown_corpus_is_parsed_as_markdown_and_named_by_its_corpus_id(tmp_
                                                "end_index": start + len(content)}]), corpus_id])
     project = load_project()
     monkeypatch.chdir(tmp_path)  # paths as a caller may give them: relative to the working directory
-    docs, _, _ = _documents(project.corpora[0], load_questions(questions), questions.relative_to(tmp_path),
+    docs, _, _, _ = _documents(project.corpora[0], load_questions(questions), questions.relative_to(tmp_path),
                             corpora.relative_to(tmp_path))
     assert {d: doc.doc_id for d, doc in docs.items()} == {"manual": "manual", "notes": "notes"}
     assert (docs["manual"].content_type, docs["notes"].content_type) == ("markdown", "text")
@@ -58,7 +58,7 @@ def test_references_index_the_corpus_files_text_and_are_moved_to_what_parsing_le
             start = text.index(content)
             writer.writerow(["q", json.dumps([{"content": content, "start_index": start,
                                                "end_index": start + len(content)}]), "guide"])
-    docs, _, moved = _documents(load_project().corpora[0], load_questions(questions), questions, corpora)
+    docs, _, moved, _ = _documents(load_project().corpora[0], load_questions(questions), questions, corpora)
     shown = docs["guide"].text
     assert "---" not in shown and "<!--" not in shown and "=====" not in shown
     spans = [shown[q.references[0].start : q.references[0].end] for q in moved]
@@ -82,7 +82,7 @@ def test_references_count_a_byte_order_mark_as_python_reads_the_file(tmp_path):
             start = text.index(content)
             writer.writerow(["q", json.dumps([{"content": content, "start_index": start,
                                                "end_index": start + len(content)}]), "faq"])
-    docs, _, moved = _documents(load_project().corpora[0], load_questions(questions), questions, corpora)
+    docs, _, moved, _ = _documents(load_project().corpora[0], load_questions(questions), questions, corpora)
     shown = docs["faq"].text
     assert [shown[q.references[0].start : q.references[0].end] for q in moved] == ["Refunds take five days.",
                                                                                 "Shipping is free"]

@@ -461,6 +461,12 @@ class EmbeddingModelConfig(_Strict):
         return settings_hash({"provider": self.provider, "model": self.model, "dimensions": self.dimensions,
                               "prefix": self.passage_prefix, **compute})
 
+    def stores_fingerprint(self) -> str:
+        """Everything this entry's name stands for in the stores (``planning.guard_model``): its
+        vectors' settings, and the tokenizer and input limit its chunks were cut to."""
+        return settings_hash({"vectors": self.vectors_fingerprint(), "tokenizer": self.tokenizer,
+                              "limit": self.max_input_tokens})
+
     def embedder_settings(self) -> dict:
         """The settings of ``rag_assets.core.embedding.build_embedder`` this entry declares: all
         but the API key, which stays in the environment variable ``api_key_env`` names."""

@@ -152,10 +152,29 @@ def chunks_with(store: StageStore, doc_id: str, profile: ChunkingProfile, counte
     without becoming the document's current chunks. Raises DocumentError (or ValueError) with
     the cause when its text failed to parse or cannot be chunked. Its ``uri`` is where the source
     holds it now (``at_its_address``)."""
+    return keyed_chunks(store, doc_id, profile, counter, model_limit, embed)[1]
+
+
+def keyed_chunks(store: StageStore, doc_id: str, profile: ChunkingProfile, counter: TokenCounter, model_limit: int,
+                 embed: Callable | None = None) -> tuple[str, ChunkedDocument]:
+    """``chunks_with``'s chunks and the key they are stored under (``stored_vectors`` reads the
+    vectors an ingest gave them)."""
     parsed_ptr = _upstream(store, "parsed", doc_id)
     if parsed_ptr.get("error"):
         raise DocumentError(doc_id, parsed_ptr["error"])
-    return at_its_address(store, _chunked(store, doc_id, parsed_ptr, profile, counter, model_limit, embed)[1])
+    key, chunked, _ = _chunked(store, doc_id, parsed_ptr, profile, counter, model_limit, embed)
+    return key, at_its_address(store, chunked)
+
+
+def _vectors_key(chunks_key: str, model_name: str, prefix: str) -> str:
+    return settings_hash({"chunks": chunks_key, "model": model_name, "prefix": prefix})
+
+
+def stored_vectors(store: StageStore, chunks_key: str, chunks: int, model_name: str, prefix: str = "") -> np.ndarray | None:
+    """The vectors ``embed_stage`` stored for the ``chunks`` chunks under ``chunks_key``, embedded
+    by ``model_name`` with passage ``prefix``; None when there are none (or not one a chunk)."""
+    vectors = store.load("vectors", _vectors_key(chunks_key, model_name, prefix))
+    return vectors if vectors is not None and len(vectors) == chunks else None
 
 
 def at_its_address(store: StageStore, chunked: ChunkedDocument) -> ChunkedDocument:
@@ -227,9 +246,8 @@ def embed_stage(store: StageStore, doc_ids: Sequence[str], cache: EmbeddingCache
             results.append(_fail(store, "embeddings", doc_id, str(StoreDamaged(doc_id, "its chunks")),
                                  content_hash=ptr["content_hash"], retry=True))
             continue
-        vectors_key = settings_hash({"chunks": ptr["key"], "model": model_name, "prefix": prefix})
-        vectors = store.load("vectors", vectors_key)
-        if vectors is not None and len(vectors) == len(chunked.chunks):
+        vectors_key = _vectors_key(ptr["key"], model_name, prefix)
+        if stored_vectors(store, ptr["key"], len(chunked.chunks), model_name, prefix) is not None:
             stored[doc_id] = (ptr, chunked, vectors_key)
             continue
         hashes = {text: text_hash(text) for text in chunk_inputs(chunked, prefix)}

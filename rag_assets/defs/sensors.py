@@ -48,7 +48,7 @@ from rag_assets.defs.observations import raw_observation
 from rag_assets.defs.resources import CorpusResources
 from rag_assets.defs.runs import IN_FLIGHT
 from rag_assets.defs.storage import batched_writes
-from rag_assets.defs.versions import chunking_profile, code_versions, model_settings
+from rag_assets.defs.versions import chunking_profile, code_versions
 
 
 @dataclass
@@ -87,7 +87,7 @@ def sweep(corpus: Corpus, refs, read, store, partition_keys: list[str], seen=Non
     profile = chunking_profile(corpus)
     if corpus.source.tenant_from_path:
         refs = tenant_folders_only(refs)
-    guard_model(store, corpus.embedding_model.name, model_settings(corpus), record=keep_bytes)
+    guard_model(store, corpus.embedding_model.name, corpus.embedding_model.stores_fingerprint(), record=keep_bytes)
     known = [doc_id_for(pk) for pk in partition_keys]
     pending = SnapshotSeen(fallback=StoreSeen(store)) if seen is None else None
     plan = plan_sweep(refs, read, store, known, profile.fingerprint(), corpus.embedding_model.name,

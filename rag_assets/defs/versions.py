@@ -16,13 +16,6 @@ def model_fingerprint(corpus: Corpus) -> str:
     return corpus.embedding_model.vectors_fingerprint()
 
 
-def model_settings(corpus: Corpus) -> str:
-    """Everything a model's name stands for in the stores: its vectors' settings, and the tokenizer
-    and input limit its chunks were cut to."""
-    m = corpus.embedding_model
-    return settings_hash({"vectors": model_fingerprint(corpus), "tokenizer": m.tokenizer, "limit": m.max_input_tokens})
-
-
 def row_labels(corpus: Corpus) -> str:
     """What the index writes on each row besides its chunk: tenant and tags."""
     return settings_hash({"tenant": corpus.source.tenant, "tenant_from_path": corpus.source.tenant_from_path,

@@ -4,12 +4,15 @@ reported."""
 
 import base64
 import re
+import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import dagster as dg
 import pytest
 
 from rag_assets.config import load_project
+from rag_assets.core.store import StageStore
 from rag_assets.defs.factory import build_definitions
 from tests.conftest import env, make_project
 
@@ -60,3 +63,41 @@ def test_retrieval_eval_scores_the_documents_as_ingested(ingested_sample, monkey
     metadata = result.asset_materializations_for_node("sample__retrieval_eval")[0].metadata
     assert metadata["documents_left_out"].value == metadata["documents_not_found"].value == "none"
     assert metadata["questions"].value >= 30 and metadata["recall_at_5"].value >= 80
+
+
+def test_retrieval_eval_reuses_the_ingests_chunks_and_vectors(tmp_path, monkeypatch):
+    """Scoring the corpus' own profile and model after an ingest embeds the questions alone: the
+    chunks and vectors are the ones the ingest stored (it embedded the whole corpus once already)."""
+    import rag_assets.evaluate as evaluation
+    from rag_assets.ingest import ingest_project
+
+    values = make_project(tmp_path)
+    config = Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml"
+    config.write_text(re.sub(r"\+eval_profiles: \[.*\]", "+eval_profiles: [default]", config.read_text()))
+    with env(**values):
+        project = load_project()
+        ingest_project(project)
+    shutil.rmtree(Path(project.local_dir) / "eval_cache", ignore_errors=True)
+    embedded, open_embedder = [], evaluation.open_embedder
+
+    def counting(model):
+        embedder = open_embedder(model)
+        return SimpleNamespace(embed=lambda texts: embedded.extend(texts) or embedder.embed(texts))
+
+    monkeypatch.setattr(evaluation, "open_embedder", counting)
+    result = materialise_eval(values)
+    assert result.success
+    metadata = result.asset_materializations_for_node("sample__retrieval_eval")[0].metadata
+    assert len(embedded) == metadata["questions"].value >= 30
+    assert metadata["recall_at_5"].value >= 80
+
+    # Vectors stored under the model's name by other settings (the ingest refuses such a change) are
+    # not this model's: the chunks are embedded again.
+    model = project.corpus("sample").embedding_model
+    store = StageStore(project.corpus("sample").stage_store)
+    store.set_current("model", model.name, key=None, fingerprint="other settings")
+    shutil.rmtree(Path(project.local_dir) / "eval_cache")
+    embedded.clear()
+    again = materialise_eval(values).asset_materializations_for_node("sample__retrieval_eval")[0].metadata
+    assert len(embedded) > again["questions"].value
+    assert again["recall_at_5"].value == metadata["recall_at_5"].value
