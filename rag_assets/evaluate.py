@@ -141,8 +141,8 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
     source resource: anything with ``list_documents()`` and ``read(doc_id)``, which an S3 source
     needs), else from its folder; with its stage ``store``, as the pipeline last parsed them
     (``_documents``), each chunked once per profile there and, where the ingest embedded those
-    chunks with ``model`` as it is now, with the vectors it stored. Warnings (documents left out or not found, no writable cache) go
-    to ``warnings``, else to ``progress``."""
+    chunks with ``model`` as it is now, with the vectors it stored. Warnings (documents left out
+    or not found, no writable cache) go to ``warnings``, else to ``progress``."""
     questions_path = Path(questions_path)
     warnings = warnings or progress
     if not 1 <= k <= MAX_RESULTS:

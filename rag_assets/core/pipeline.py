@@ -170,7 +170,8 @@ def _vectors_key(chunks_key: str, model_name: str, prefix: str) -> str:
     return settings_hash({"chunks": chunks_key, "model": model_name, "prefix": prefix})
 
 
-def stored_vectors(store: StageStore, chunks_key: str, chunks: int, model_name: str, prefix: str = "") -> np.ndarray | None:
+def stored_vectors(store: StageStore, chunks_key: str, chunks: int, model_name: str,
+                   prefix: str = "") -> np.ndarray | None:
     """The vectors ``embed_stage`` stored for the ``chunks`` chunks under ``chunks_key``, embedded
     by ``model_name`` with passage ``prefix``; None when there are none (or not one a chunk)."""
     vectors = store.load("vectors", _vectors_key(chunks_key, model_name, prefix))
