@@ -28,7 +28,9 @@ from rag_assets.core.sources import DocumentRef, matches
 MAX_SITEMAP_BYTES = 50 * 2**20
 #: most sitemap files one listing reads (an index of indexes that never ends is cut short here)
 MAX_SITEMAPS = 1000
-_FINGERPRINT_PARSER = html.HTMLParser(huge_tree=True, remove_comments=False)
+#: reads a page nested past libxml2's 256 levels (unclosed tags pile them up) whole, where the
+#: default parser stops there and loses the rest of the page
+_HTML_PARSER = html.HTMLParser(huge_tree=True)
 #: meta tags whose content a site writes anew into each answer (Rails' csrf-token, Django's, Laravel's)
 _PER_ANSWER = re.compile(r"csrf|xsrf|token|nonce", re.I)
 _XML = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True, remove_pis=True)
@@ -139,7 +141,7 @@ def _linked_pages(data: bytes, url: str) -> list[Page]:
     """The pages a web page links to on its own site, under its own folder, without a query
     string, each once in the page's order (fragments dropped): a table of contents' pages."""
     try:
-        root = html.fromstring(data)
+        root = html.document_fromstring(data, parser=_HTML_PARSER)
     except (etree.ParserError, ValueError) as exc:
         raise SitemapError(f"{url}: not a readable web page ({exc})") from exc
     base = urljoin(url, next(iter(root.xpath("//base/@href")), url))
@@ -247,7 +249,7 @@ def page_fingerprint(body: bytes) -> str:
     a site may write anew into every answer (the parser reads none of them). Any other difference
     changes it; a page lxml cannot read is fingerprinted by its bytes."""
     try:
-        root = html.document_fromstring(body, parser=_FINGERPRINT_PARSER)
+        root = html.document_fromstring(body, parser=_HTML_PARSER)
     except (etree.ParserError, ValueError):
         return content_hash(body)
     etree.strip_elements(root, etree.Comment, "script", "style", with_tail=False)

@@ -113,6 +113,11 @@ def test_a_web_page_lists_the_pages_it_links_to_on_its_site_under_its_folder():
     for root in (f"{SITE}/index.html", SITE):
         assert read_sitemap(b'<html><a href="/blog/">Blog</a><a href="docs/a.html">A</a></html>', root)[0] == [
             Page(f"{SITE}/blog/"), Page(f"{SITE}/docs/a.html")]
+    # Tags left open 300 deep (past libxml2's default limit of 256) hide no link, before or after them.
+    deep = b"<!doctype html><html><body>" + b"<font>" * 300 + b'<a href="deep.html">Deep</a>' + \
+        b'</body></html><a href="after.html">After</a>'
+    assert read_sitemap(deep, f"{SITE}/docs/index.html")[0] == [Page(f"{SITE}/docs/deep.html"),
+                                                                 Page(f"{SITE}/docs/after.html")]
     with pytest.raises(SitemapError, match=f"{SITE}/docs/index.html links to no page of {SITE} under /docs/"):
         read_sitemap(b'<html><body><a href="/blog/">Blog</a></body></html>', f"{SITE}/docs/index.html")
 
