@@ -18,7 +18,7 @@ def place_link(base: str, anchor: str | None, content_type: str, page: int | Non
     viewers open at), or as it is. A Markdown file's headings have ids only where a site renders
     it: its anchor is used by ``published_link`` alone."""
     if anchor and content_type != "markdown":
-        return f"{base}#{quote(anchor, safe=FRAGMENT_SAFE)}"
+        return _at(base, anchor)
     if content_type == "pdf" and page:
         return f"{base}#page={page}"
     return base
@@ -47,8 +47,13 @@ def published_link(template: str, doc_id: str, anchor: str | None, heading: str,
     base = template.format(path=quote(doc_id), stem=quote(stem))
     if content_type == "markdown":
         anchor = markdown_anchor(anchor, heading, slug) if slug and heading else None
-        return f"{base}#{quote(anchor, safe=FRAGMENT_SAFE)}" if anchor else base
+        return _at(base, anchor) if anchor else base
     return place_link(base, anchor, content_type, page)
+
+
+def _at(base: str, anchor: str) -> str:
+    """``base`` at the element whose id is ``anchor``."""
+    return f"{base}#{quote(anchor, safe=FRAGMENT_SAFE)}"
 
 
 def markdown_anchor(anchor: str | None, heading: str, slug: str) -> str:
