@@ -211,14 +211,13 @@ def evaluate(project: Project, questions_path: str | Path, profiles: list[str], 
             if progress:
                 print(f"[eval] {name}: chunking {len(docs)} documents", file=progress, flush=True)
             # Semantic breakpoints embed sentences through the same cache as the chunks.
+            breakpoints = partial(vectors_for, label=name)
             chunked, ingested = {}, {}
             for d, doc in docs.items():
                 if d not in stored:
-                    chunked[d] = chunk_document(doc, profile, counter, model.chunk_token_limit,
-                                                embed=lambda texts: vectors_for(texts, name))
+                    chunked[d] = chunk_document(doc, profile, counter, model.chunk_token_limit, embed=breakpoints)
                     continue
-                key, chunked[d] = keyed_chunks(store, d, profile, counter, model.chunk_token_limit,
-                                               embed=lambda texts: vectors_for(texts, name))
+                key, chunked[d] = keyed_chunks(store, d, profile, counter, model.chunk_token_limit, embed=breakpoints)
                 vectors = stored_vectors(store, key, len(chunked[d].chunks), model.name, model.passage_prefix) \
                     if same_model else None
                 if vectors is not None:

@@ -363,7 +363,7 @@ def build_table_asset(project: Project, corpus: Corpus):
             indexed = index.indexed_documents()
             missing = documents_lacking(indexed, {doc_id: (store.current("raw", doc_id) or {}).get("key") for doc_id in live})
             complete = not missing
-            source = CorpusResources(context.resources, corpus).source if corpus.promote_if else None
+            source = resources.source if corpus.promote_if else None
             decision, recorded = (gate(project, corpus, index, before, context.instance, source, store) if complete
                                   else (None, {}))
             if complete and (decision is None or decision.promote):
