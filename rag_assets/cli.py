@@ -41,6 +41,7 @@ EXAMPLES = """examples:
   rag query "refund policy" --as-of 3        query table version 3 (LanceDB time travel)
   rag lineage 1f0c...e9 --json              source, versions, profile, model and run of a row
   rag tables --drop-unused                  drop tables and caches of models and profiles no longer declared
+  rag gc --dry-run                          what the stage store holds that no document uses any more
   rag eval --questions ../shared/benchmarks/chroma_chunking_eval/questions.csv --profile fixed_200_0 --profile default
   rag chunk sample_docs/support/customer_faq.md --strategy faq --max-tokens 128
   rag chunk notes.txt --tokenizer cl100k_base --max-tokens 400 --overlap 0 --json
@@ -89,6 +90,11 @@ COMMAND_EXAMPLES = {
   rag tables --corpus sample --json
   rag tables --drop-unused                    drop tables of models and profiles no longer declared
   rag tables --drop-unused --drop-previous    keep only the serving and the configured table
+""",
+    "gc": """examples:
+  rag gc --dry-run                            what each corpus' stage store would free
+  rag gc                                      remove unused artifacts older than stage_store_gc.older_than_days
+  rag gc --corpus sample --older-than-days 0 --json
 """,
     "eval": """examples:
   rag eval --questions dbt_like_configs/evals/sample_questions.yml --profile default --profile recommended
@@ -397,6 +403,35 @@ def cmd_lineage(args) -> int:
     return 0
 
 
+def cmd_gc(args) -> int:
+    import dagster as dg
+
+    from rag_assets.config import load_project
+    from rag_assets.core.garbage import collect_garbage
+    from rag_assets.core.locking import ingest_lock
+    from rag_assets.defs.resources import stage_store_resource
+
+    project = load_project(args.project)
+    days = project.stage_store_gc.older_than_days if args.older_than_days is None else args.older_than_days
+    reports = {}
+    for corpus in [project.corpus(name) for name in args.corpus] if args.corpus else project.corpora:
+        with dg.build_resources({"store": stage_store_resource(corpus)}) as built:
+            with ingest_lock(corpus.lock_dir, corpus.name):  # not while `rag ingest` writes this corpus
+                reports[corpus.name] = collect_garbage(built.store.get_store(), days * 86400, dry_run=args.dry_run)
+    if args.json:
+        print(json.dumps({name: report.to_dict() for name, report in reports.items()}, indent=2))
+        return 0
+    rows = [[name, stage, t.artifacts, t.referenced, t.recent, t.removed, f"{t.removed_bytes / 2**20:.1f}"]
+            for name, report in reports.items() for stage, t in report.stages.items()]
+    print(_table(["corpus", "stage", "artifacts", "in use", "recent", "would remove" if args.dry_run else "removed",
+                  "MiB"], rows))
+    removed = sum(r.removed for r in reports.values())
+    freed = sum(r.removed_bytes for r in reports.values()) / 2**20
+    print(f"{'would remove' if args.dry_run else 'removed'} {removed} unused file(s) written over {days:g} days ago "
+          f"({freed:.1f} MiB); 'recent' ones are kept until they are that old")
+    return 0
+
+
 def cmd_restore(args) -> int:
     from rag_assets.clients import connect_index
     from rag_assets.config import load_project
@@ -650,6 +685,16 @@ def _path(value: str) -> str:
     return str(Path(value).expanduser().resolve())
 
 
+def _days(value: str) -> float:
+    try:
+        days = float(value)
+    except ValueError:
+        days = -1.0
+    if not days >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of days (0 or more)")
+    return days
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rag", description="Ingest documents into a LanceDB index with Dagster, and query it.",
@@ -736,6 +781,16 @@ def build_parser() -> argparse.ArgumentParser:
                              "'undeclared' (repeatable; named, never implied: a LanceDB may be shared)")
     tables.add_argument("--json", action="store_true", help="print a JSON list of tables")
     tables.set_defaults(func=cmd_tables)
+
+    gc = command("gc", "remove stage-store artifacts no document's current version uses (old versions' bytes, "
+                       "parses, chunks and vectors) once they are older than stage_store_gc.older_than_days")
+    gc.add_argument("--corpus", action="append", help="only this corpus (repeatable)")
+    gc.add_argument("--older-than-days", type=_days, metavar="DAYS",
+                    help="keep unused artifacts written within DAYS days (default: rag_project.yml "
+                         "stage_store_gc.older_than_days)")
+    gc.add_argument("--dry-run", action="store_true", help="count what would be removed; remove nothing")
+    gc.add_argument("--json", action="store_true", help="print one JSON object, per corpus")
+    gc.set_defaults(func=cmd_gc)
 
     ev = command("eval", "score chunking profiles against golden questions, side by side")
     ev.add_argument("--questions", required=True, type=_path,

@@ -330,6 +330,7 @@ def load_project(project_dir: str | Path | None = None) -> Project:
         dagster_home=str(dagster_home),
         local_dir=str(local_dir / "local") if data_dir.startswith("s3://") else data_dir,
         executor=project.executor,
+        stage_store_gc=project.stage_store_gc,
         corpora=tuple(corpora),
         chunking_profiles=tuple(loaded["chunking_profiles"][1].values()),
         embedding_models=tuple(loaded["embedding_models"][1].values()),

@@ -638,6 +638,25 @@ class ExecutorConfig(_Strict):
         return _check_env_name(value)
 
 
+class StageStoreGcConfig(_Strict):
+    """When the stage store's garbage goes: artifacts no document's current version uses (core/garbage.py)."""
+
+    older_than_days: float = Field(7, ge=0, description="Keep unused artifacts this many days after they were "
+                                   "written (what a running ingest writes is never that old).")
+    schedule: str | None = Field("0 3 * * *", description="Cron of each corpus' collect_garbage job (empty: none; "
+                                 "`rag gc` runs it by hand).")
+
+    @field_validator("schedule")
+    @classmethod
+    def _cron(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if problem := cron_problem(value):
+            raise ValueError(f"schedule {value!r}: {problem}; write a 5-field cron expression, e.g. '0 3 * * *', "
+                             "or '' for no schedule")
+        return value
+
+
 class ProjectFile(_Strict):
     name: str = Field(pattern=NAME)
     config_version: int = Field(1, alias="config-version")
@@ -648,6 +667,7 @@ class ProjectFile(_Strict):
     data_dir_s3: ObjectStoreConfig = Field(default_factory=ObjectStoreConfig,
                                            description="s3:// data_dir: endpoint, region and key variables.")
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    stage_store_gc: StageStoreGcConfig = Field(default_factory=StageStoreGcConfig)
     vars: dict = Field(default_factory=dict)
     defaults: CorpusSettings = Field(default_factory=CorpusSettings)
     corpora: dict[str, CorpusSettings]
@@ -717,6 +737,7 @@ class Project(_Strict):
     local_dir: str = Field(description="This machine's folder for caches (rag eval's embeddings): the data dir, "
                                         "or beside the Dagster instance when the data dir is on S3.")
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    stage_store_gc: StageStoreGcConfig = Field(default_factory=StageStoreGcConfig)
     corpora: tuple[Corpus, ...]
     chunking_profiles: tuple[ChunkingProfileConfig, ...]
     embedding_models: tuple[EmbeddingModelConfig, ...]

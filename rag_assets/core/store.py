@@ -20,7 +20,7 @@ import pickle
 import socket
 import threading
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Iterator, NamedTuple, Protocol
 
 import xxhash
 from botocore.exceptions import BotoCoreError, ClientError
@@ -28,6 +28,14 @@ from botocore.exceptions import BotoCoreError, ClientError
 HOST = socket.gethostname()
 
 STAGES = ("raw", "parsed", "chunks", "embeddings", "index")
+
+
+class Listed(NamedTuple):
+    """A blob as a listing shows it: its name, size in bytes and when it was last written (epoch s)."""
+
+    name: str
+    size: int
+    modified: float
 
 
 class Blobs(Protocol):
@@ -43,6 +51,10 @@ class Blobs(Protocol):
 
     def remove(self, name: str) -> None:
         """Remove the blob; a missing one is not an error."""
+
+    def list(self, prefix: str) -> Iterator[Listed]:
+        """Every blob whose name starts with ``prefix`` (a folder: ends with "/"), in no set order;
+        one removed while it is listed may or may not be listed."""
 
 
 class FolderBlobs:
@@ -80,6 +92,17 @@ class FolderBlobs:
 
     def remove(self, name: str) -> None:
         (self.root / name).unlink(missing_ok=True)
+
+    def list(self, prefix: str) -> Iterator[Listed]:
+        """Files under ``root``/``prefix`` (a folder), temporary files of writers included."""
+        for folder, _, files in os.walk(self.root / prefix):
+            for file in files:
+                path = Path(folder) / file
+                try:
+                    stat = path.stat()
+                except FileNotFoundError:  # removed (or renamed over) since the folder was read
+                    continue
+                yield Listed(path.relative_to(self.root).as_posix(), stat.st_size, stat.st_mtime)
 
 
 class StoreUnavailable(RuntimeError):
@@ -145,6 +168,20 @@ class S3Blobs:
             self.client.delete_object(Bucket=self.bucket, Key=self._key(name))  # idempotent in S3
         except (BotoCoreError, ClientError) as exc:
             raise self._unavailable("remove", name, exc) from exc
+
+    def list(self, prefix: str) -> Iterator[Listed]:
+        start = self._key(prefix)
+        try:
+            for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=start):
+                for item in page.get("Contents", []):
+                    name = item["Key"][len(self.prefix) + 1:] if self.prefix else item["Key"]
+                    yield Listed(name, item["Size"], item["LastModified"].timestamp())
+        except (BotoCoreError, ClientError) as exc:
+            raise self._unavailable("list", prefix, exc) from exc
+
+
+def _temporary(name: str) -> bool:
+    return name.rsplit("/", 1)[-1].startswith(".tmp-")
 
 
 class StageStore:
@@ -224,6 +261,32 @@ class StageStore:
             self.blobs.remove(name)
             return None
         return record if isinstance(record, dict) and "key" in record else None
+
+    def records(self, stage: str, workers: int = 16) -> list[dict]:
+        """Every document's current record of ``stage`` that reads as one (a damaged one is left out,
+        as ``current`` leaves it out), read ``workers`` at a time (an S3 store answers each GET in turn)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        def read(name: str) -> dict | None:
+            try:
+                record = json.loads(self.blobs.read(name))
+            except (FileNotFoundError, ValueError):  # removed meanwhile, or damaged
+                return None
+            return record if isinstance(record, dict) else None
+
+        names = [b.name for b in self.blobs.list(f"current/{stage}/") if not _temporary(b.name)]
+        with ThreadPoolExecutor(workers) as pool:
+            return [record for record in pool.map(read, names) if record is not None]
+
+    def artifacts(self, stage: str) -> Iterator[tuple[str, Listed]]:
+        """``(key, blob)`` of every artifact of ``stage``."""
+        for blob in self.blobs.list(f"{stage}/"):
+            if not _temporary(blob.name):
+                yield blob.name.rsplit("/", 1)[-1].removesuffix(".bin"), blob
+
+    def temporary(self, prefix: str) -> Iterator[Listed]:
+        """Temporary files writers left under ``prefix`` (``FolderBlobs.write``'s, of a killed writer)."""
+        return (blob for blob in self.blobs.list(prefix) if _temporary(blob.name))
 
     def forget(self, doc_id: str) -> None:
         """Drop every stage's pointer for a deleted document (artifacts stay, shared by content)."""

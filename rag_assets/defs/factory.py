@@ -36,6 +36,7 @@ from rag_assets.core.tokens import get_token_counter
 from rag_assets.defs.checks import build_corpus_checks
 from rag_assets.defs.evaluation import build_eval_asset
 from rag_assets.defs.executors import build_executor, job_run_config
+from rag_assets.defs.housekeeping import build_gc_automation
 from rag_assets.defs.names import (MAINTENANCE_TAG, STAGES, asset_key, data_tests_job_name, ingest_job_name,
                                    maintenance_job_name, partitions_name, resource_keys)
 from rag_assets.defs.observations import observed_raws
@@ -427,6 +428,9 @@ def build_definitions(project: Project) -> dg.Definitions:
         corpus_sensors, corpus_schedules = build_corpus_automation(corpus, corpus_jobs)
         sensors.extend(corpus_sensors)
         schedules.extend(corpus_schedules)
+        gc_job, gc_schedules = build_gc_automation(project, corpus)
+        jobs.append(gc_job)
+        schedules.extend(gc_schedules)
     # Table maintenance and evaluation after every batch, however it was launched (see TABLE_CONDITION).
     sensors.append(dg.AutomationConditionSensorDefinition(
         "rag_maintenance_automation", target=dg.AssetSelection.assets(*(

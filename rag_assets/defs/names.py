@@ -25,6 +25,10 @@ def maintenance_job_name(corpus: str) -> str:
     return f"maintain_{corpus}"
 
 
+def gc_job_name(corpus: str) -> str:
+    return f"collect_garbage_{corpus}"
+
+
 def data_tests_job_name(corpus: str) -> str:
     return f"test_{corpus}"
 

@@ -8,6 +8,7 @@ import pytest
 
 from rag_assets.config import load_project
 from rag_assets.defs.factory import build_definitions
+from tests.conftest import edit_yaml
 
 REPO = Path(__file__).resolve().parents[2]
 STAGES = ["raw_documents", "parsed_documents", "chunks", "embeddings", "lancedb_index"]
@@ -208,3 +209,17 @@ def test_a_launched_run_executes_its_steps_in_the_run_process(ingested_sample):
     assert len(steps) == len(load_project(Path(values["RAG_PROJECT_DIR"])).corpus("sample").data_tests) > 1
     assert {event.pid for event in result.all_events if event.step_key} == {os.getpid()}
     assert not any(event.event_type == dg.DagsterEventType.STEP_WORKER_STARTED for event in result.all_events)
+
+
+def test_each_corpus_collects_its_stage_store_garbage_on_the_declared_schedule(tmp_path):
+    import shutil
+
+    root = tmp_path / "cfg"
+    shutil.copytree(REPO / "dbt_like_configs", root)
+    schedule = build_definitions(load_project(root)).resolve_schedule_def("sample_collect_garbage_schedule")
+    assert (schedule.cron_schedule, schedule.job_name) == ("0 3 * * *", "collect_garbage_sample")
+    assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+    edit_yaml(root / "rag_project.yml", lambda d: d["stage_store_gc"].update({"schedule": "", "older_than_days": 2}))
+    defs = build_definitions(load_project(root))
+    assert not [s for s in defs.schedules if s.job_name == "collect_garbage_sample"]
+    assert "2 days ago" in defs.resolve_job_def("collect_garbage_sample").description  # `rag gc` remains

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import pickle
 import threading
+import time
 from pathlib import Path
 
 import boto3
@@ -132,3 +133,68 @@ def test_an_s3_data_dir_gives_each_corpus_a_prefix_keys_through_env_vars_and_a_l
     stage_store.set_current("raw", "a.md", key="k")
     listed = client(s3_endpoint).list_objects_v2(Bucket="stages", Prefix="team-a/stages/sample/current/raw/")
     assert listed["KeyCount"] == 1 and str(stage_store) == "s3://stages/team-a/stages/sample"
+
+
+def _write(store, stage: str, key: str, data: bytes = b"x") -> str:
+    store.blobs.write(store._artifact(stage, key), data)
+    return key
+
+
+def test_garbage_is_what_no_current_record_names_once_older_than_the_grace(store):
+    """Each artifact stage's keys are kept while a record names them (chunks: the chunks,
+    embeddings or index record; vectors: the embeddings record's ``vectors``), and the newest
+    listing whatever names it; the rest goes once older than the grace, never in a dry run."""
+    from rag_assets.core.garbage import collect_garbage
+
+    kept = {"raw": {_write(store, "raw", "r-now")}, "parsed": {_write(store, "parsed", "p-now")},
+            "chunks": {_write(store, "chunks", c) for c in ("c-now", "c-embedded", "c-indexed")},
+            "vectors": {_write(store, "vectors", "v-now")}}
+    old = {"raw": {_write(store, "raw", "r-old", b"12345")}, "parsed": {_write(store, "parsed", "p-old")},
+           "chunks": {_write(store, "chunks", "c-other-profile")}, "vectors": {_write(store, "vectors", "v-old")}}
+    store.set_current("raw", "a.md", key="r-now", uri="file:///a.md", size=1, source_version="1")
+    store.set_current("parsed", "a.md", key="p-now", content_hash="r-now")
+    store.set_current("chunks", "a.md", key="c-now", content_hash="r-now")
+    store.set_current("embeddings", "a.md", key="c-embedded", vectors="v-now", model="m", content_hash="r-now")
+    store.set_current("index", "a.md", key="c-indexed", content_hash="r-now")
+    store.set_current("index", "b.md", key=None, error="cannot parse")  # a failure names nothing
+    _write(store, "listing", "l-older")
+    time.sleep(1.1)  # S3 keeps whole seconds
+    _write(store, "listing", "l-newest")
+    week = 7 * 86400
+
+    report = collect_garbage(store, week)  # everything was written just now
+    assert report.removed == 0 and report.stages["raw"].recent == 1 and report.stages["listing"].recent == 1
+    later = time.time() + week + 60
+    dry = collect_garbage(store, week, now=later, dry_run=True)
+    assert {stage: t.removed for stage, t in dry.stages.items()} == {
+        "raw": 1, "parsed": 1, "chunks": 1, "vectors": 1, "listing": 1}
+    assert dry.stages["raw"].removed_bytes == 5 and store.has("raw", "r-old") and store.has("listing", "l-older")
+
+    done = collect_garbage(store, week, now=later)
+    assert done.to_dict()["removed"] == 5
+    for stage in kept:
+        assert {key for key, _ in store.artifacts(stage)} == kept[stage], stage
+        assert not any(store.has(stage, key) for key in old[stage])
+    assert {key for key, _ in store.artifacts("listing")} == {"l-newest"}
+    assert store.current("embeddings", "a.md")["vectors"] == "v-now"
+
+    store.forget("a.md")  # a deleted document: its artifacts are garbage too
+    assert collect_garbage(store, week, now=later).stages["chunks"].removed == 3
+    assert not any(True for stage in kept for _ in store.artifacts(stage))
+
+
+def test_a_killed_writers_temporary_files_go_and_are_never_read_as_records(tmp_path):
+    from rag_assets.core.garbage import collect_garbage
+
+    store = StageStore(FolderBlobs(tmp_path / "stages"))
+    store.set_current("raw", "a.md", key="r", uri="u", size=1, source_version="1")
+    _write(store, "raw", "r")
+    pointer = Path(store.blobs.root / store._pointer("raw", "a.md"))
+    left = [pointer.parent / f".tmp-host-1-2-{pointer.name}", tmp_path / "stages" / "raw" / "r" / ".tmp-host-1-2-r.bin"]
+    for path in left:
+        path.write_bytes(b'{"doc_id": "half')
+    assert [r["doc_id"] for r in store.records("raw")] == ["a.md"]
+    assert collect_garbage(store, 3600).temporary_removed == 0 and all(p.exists() for p in left)
+    report = collect_garbage(store, 3600, now=time.time() + 7200)
+    assert report.temporary_removed == 2 and not any(p.exists() for p in left)
+    assert store.has("raw", "r") and store.current("raw", "a.md")["key"] == "r"

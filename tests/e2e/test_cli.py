@@ -102,7 +102,7 @@ def test_unknown_corpus_exits_2_naming_the_declared_ones(tmp_path):
     assert out.stderr.strip() == "rag: no corpus 'nope'; declared: ['sample']"
 
 
-@pytest.mark.parametrize("command", ["", "ingest", "query", "chunk", "eval", "lineage", "restore", "tables", "serve"])
+@pytest.mark.parametrize("command", ["", "ingest", "query", "chunk", "eval", "lineage", "restore", "tables", "gc", "serve"])
 def test_help_shows_examples_and_exit_codes(command):
     out = subprocess.run([RAG, *command.split(), "--help"], capture_output=True, text=True, check=True)
     assert "examples:\n" in out.stdout and f"rag {command}".strip() in out.stdout.split("examples:")[1]

@@ -118,6 +118,10 @@ MISTAKES = [
     ("rag_project.yml", lambda d: d["executor"].update({"broker_env": "redis://:pw@host:6379/0"}),
      "executor.broker_env", "correct the value"),
     ("rag_project.yml", lambda d: d["executor"].update({"workers": 2}), "executor.workers", "max_concurrent"),
+    ("rag_project.yml", lambda d: d["stage_store_gc"].update({"schedule": "0 3 * *"}), "stage_store_gc.schedule",
+     "or '' for no schedule"),
+    ("rag_project.yml", lambda d: d["stage_store_gc"].update({"older_than_days": -1}),
+     "stage_store_gc.older_than_days", "correct the value"),
     ("profiles/indexes.yml", lambda d: d["indexes"][0].update({"access_key_env": "RAG_INDEX_KEY"}),
      "indexes.0", "secret_key_env"),
     ("profiles/chunking.yml", lambda d: d["chunking_profiles"].__setitem__(slice(0, 0), [
