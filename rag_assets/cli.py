@@ -935,6 +935,7 @@ def operator_error(exc: Exception, project_dir: str | None = None) -> tuple[str,
     from rag_assets.core.locking import IngestLocked
     from rag_assets.core.planning import MassDeleteRefused, ModelChangedInPlace
     from rag_assets.core.sources import SourceFolderMissing, SourceFolderUnreadable, SourceUnavailable
+    from rag_assets.core.store import StoreUnavailable
 
     if isinstance(exc, (ConfigError, SourceFolderMissing, SourceFolderUnreadable, MassDeleteRefused,
                         ModelChangedInPlace, UsageError)):
@@ -942,7 +943,7 @@ def operator_error(exc: Exception, project_dir: str | None = None) -> tuple[str,
     full = disk_full(exc, lambda: _written_folders(project_dir))  # first: it may hide under IndexUnreadable
     if full:
         return full, 1
-    if isinstance(exc, (SourceUnavailable, IngestLocked, IndexUnreadable)):
+    if isinstance(exc, (SourceUnavailable, StoreUnavailable, IngestLocked, IndexUnreadable)):
         return str(exc), 1  # nothing was recorded: the next run starts from the same state
     if from_lance(exc) and (damaged := _lance_unreadable(exc, project_dir)):
         return damaged, 1

@@ -87,6 +87,7 @@ def collect_garbage(store: StageStore, older_than_seconds: float, now: float | N
     cutoff = (time.time() if now is None else now) - older_than_seconds
     referenced = referenced_keys(store)
     report = GarbageReport(older_than_seconds, dry_run)
+    garbage: list[str] = []
     for stage in (*REFERENCES, *NEWEST_KEPT):
         tally = report.stages[stage] = StageGarbage()
         listed = list(store.artifacts(stage))
@@ -103,12 +104,12 @@ def collect_garbage(store: StageStore, older_than_seconds: float, now: float | N
             else:
                 tally.removed += 1
                 tally.removed_bytes += blob.size
-                if not dry_run:
-                    store.blobs.remove(blob.name)
+                garbage.append(blob.name)
     for prefix in (*(f"{stage}/" for stage in (*REFERENCES, *NEWEST_KEPT)), "current/"):
         for blob in store.temporary(prefix):
             if blob.modified <= cutoff:
                 report.temporary_removed += 1
-                if not dry_run:
-                    store.blobs.remove(blob.name)
+                garbage.append(blob.name)
+    if not dry_run:
+        store.blobs.remove_many(garbage)
     return report

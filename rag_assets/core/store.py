@@ -19,6 +19,7 @@ import os
 import pickle
 import socket
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple, Protocol
 
@@ -41,6 +42,8 @@ class Listed(NamedTuple):
 class Blobs(Protocol):
     """Named byte strings (names are relative POSIX paths) with atomic publication."""
 
+    reads_at_once: int  # reads worth having in flight together (a server's round trips overlap; a disk's do not)
+
     def read(self, name: str) -> bytes:
         """The blob's bytes; FileNotFoundError when there is none."""
 
@@ -52,6 +55,9 @@ class Blobs(Protocol):
     def remove(self, name: str) -> None:
         """Remove the blob; a missing one is not an error."""
 
+    def remove_many(self, names: list[str]) -> None:
+        """Remove the blobs (missing ones are not an error), in as few requests as the backend allows."""
+
     def list(self, prefix: str) -> Iterator[Listed]:
         """Every blob whose name starts with ``prefix`` (a folder: ends with "/"), in no set order;
         one removed while it is listed may or may not be listed."""
@@ -59,6 +65,8 @@ class Blobs(Protocol):
 
 class FolderBlobs:
     """Blobs as files under ``root`` (a local or shared POSIX folder)."""
+
+    reads_at_once = 1
 
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
@@ -93,6 +101,10 @@ class FolderBlobs:
     def remove(self, name: str) -> None:
         (self.root / name).unlink(missing_ok=True)
 
+    def remove_many(self, names: list[str]) -> None:
+        for name in names:
+            self.remove(name)
+
     def list(self, prefix: str) -> Iterator[Listed]:
         """Files under ``root``/``prefix`` (a folder), temporary files of writers included."""
         for folder, _, files in os.walk(self.root / prefix):
@@ -118,6 +130,7 @@ class S3Blobs:
     """
 
     MISSING = {"NoSuchKey", "404", "NotFound"}
+    reads_at_once = 16
 
     def __init__(self, client, bucket: str, prefix: str = "", fix: str = ""):
         self.client = client
@@ -168,6 +181,21 @@ class S3Blobs:
             self.client.delete_object(Bucket=self.bucket, Key=self._key(name))  # idempotent in S3
         except (BotoCoreError, ClientError) as exc:
             raise self._unavailable("remove", name, exc) from exc
+
+    def remove_many(self, names: list[str]) -> None:
+        """DeleteObjects, 1,000 keys a request (its limit)."""
+        for start in range(0, len(names), 1000):
+            batch = names[start : start + 1000]
+            try:
+                answer = self.client.delete_objects(Bucket=self.bucket, Delete={
+                    "Objects": [{"Key": self._key(name)} for name in batch], "Quiet": True})
+            except (BotoCoreError, ClientError) as exc:
+                raise self._unavailable("remove", f"{batch[0]} and {len(batch) - 1} more", exc) from exc
+            if errors := answer.get("Errors"):
+                error = errors[0]
+                raise StoreUnavailable(f"stage store {self}: cannot remove {error.get('Key')} (and {len(errors) - 1} "
+                                       f"more): {error.get('Code')}: {error.get('Message')}"
+                                       + (f"; {self.fix}" if self.fix else ""))
 
     def list(self, prefix: str) -> Iterator[Listed]:
         start = self._key(prefix)
@@ -262,11 +290,9 @@ class StageStore:
             return None
         return record if isinstance(record, dict) and "key" in record else None
 
-    def records(self, stage: str, workers: int = 16) -> list[dict]:
+    def records(self, stage: str) -> list[dict]:
         """Every document's current record of ``stage`` that reads as one (a damaged one is left out,
-        as ``current`` leaves it out), read ``workers`` at a time (an S3 store answers each GET in turn)."""
-        from concurrent.futures import ThreadPoolExecutor
-
+        as ``current`` leaves it out), ``blobs.reads_at_once`` at a time."""
         def read(name: str) -> dict | None:
             try:
                 record = json.loads(self.blobs.read(name))
@@ -275,7 +301,7 @@ class StageStore:
             return record if isinstance(record, dict) else None
 
         names = [b.name for b in self.blobs.list(f"current/{stage}/") if not _temporary(b.name)]
-        with ThreadPoolExecutor(workers) as pool:
+        with ThreadPoolExecutor(self.blobs.reads_at_once) as pool:
             return [record for record in pool.map(read, names) if record is not None]
 
     def artifacts(self, stage: str) -> Iterator[tuple[str, Listed]]:

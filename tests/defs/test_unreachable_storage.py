@@ -8,6 +8,7 @@ from pathlib import Path
 import lancedb
 import pytest
 
+from rag_assets.cli import main
 from rag_assets.clients import connect_index
 from rag_assets.config import load_project
 from rag_assets.core.index import table_name
@@ -43,7 +44,7 @@ def test_an_index_on_s3_that_never_answers_fails_ingest_and_query_within_its_lim
             assert KEY not in message and SECRET not in message
 
 
-def test_a_stage_store_on_s3_that_never_answers_fails_the_run_within_its_limits_and_keeps_the_index(tmp_path):
+def test_a_stage_store_on_s3_that_never_answers_fails_the_run_within_its_limits_and_keeps_the_index(tmp_path, capsys):
     values = make_project(tmp_path / "p")
     with env(**values):
         corpus = load_project().corpus("sample")
@@ -61,6 +62,11 @@ def test_a_stage_store_on_s3_that_never_answers_fails_the_run_within_its_limits_
             with pytest.raises(StoreUnavailable) as failed:
                 ingest_project(load_project())
             assert time.monotonic() - started < 60  # botocore's defaults: 60 s a read, retried
+            capsys.readouterr()
+            assert main(["gc"]) == 1  # collecting garbage removes nothing it cannot first list
+            gc_error = capsys.readouterr().err
+    assert "s3://stages/team-a/stages/sample" in gc_error and "cannot list current/" in gc_error, gc_error
+    assert "read_timeout_seconds" in gc_error and KEY not in gc_error and SECRET not in gc_error
     message = str(failed.value)
     for expected in (f"stage store s3://stages/team-a/stages/sample at {hole}: cannot read", "ReadTimeoutError",
                      "data_dir_s3", "rag_project.yml", "read_timeout_seconds"):
