@@ -13,8 +13,8 @@ stage that needs it finds it missing and the document is retried, as for any dam
 
 What is removed costs only recomputation: parses and chunks are redone from the raw bytes, and
 vectors come back from the embedding cache (or the model). The source sensor's newest listing
-is kept (its cursor names it; an older one is only a faster start), as is anything the store
-does not know.
+is kept, its older ones go after an hour (``NEWEST_KEPT``), and anything the store does not
+know is left alone.
 """
 
 from __future__ import annotations
@@ -31,7 +31,13 @@ REFERENCES: dict[str, tuple[tuple[str, str], ...]] = {
     "chunks": (("chunks", "key"), ("embeddings", "key"), ("index", "key")),
     "vectors": (("embeddings", "vectors"),),
 }
-NEWEST_KEPT = ("listing",)  # artifact stages whose newest blob is kept, whatever its age
+# Artifact stages whose newest blob is kept whatever its age, and the rest once an hour old (or
+# the grace, if shorter): the source sensor's listings, a whole corpus' records each (4.4 MB for
+# 40,000 documents), one per tick that saw a change (a tick a minute by default). A sensor reads
+# only the listing its cursor names, almost always the newest; one it misses it rebuilds from
+# the raw records.
+NEWEST_KEPT = ("listing",)
+LISTING_GRACE_SECONDS = 3600.0
 POINTER_STAGES = tuple(sorted({stage for refs in REFERENCES.values() for stage, _ in refs}))
 
 
@@ -84,22 +90,24 @@ def collect_garbage(store: StageStore, older_than_seconds: float, now: float | N
     artifact written after that is younger than the grace period and kept."""
     if older_than_seconds < 0:
         raise ValueError(f"older_than_seconds {older_than_seconds}: must be 0 or more")
-    cutoff = (time.time() if now is None else now) - older_than_seconds
+    now = time.time() if now is None else now
+    cutoff = now - older_than_seconds
     referenced = referenced_keys(store)
     report = GarbageReport(older_than_seconds, dry_run)
     garbage: list[str] = []
     for stage in (*REFERENCES, *NEWEST_KEPT):
         tally = report.stages[stage] = StageGarbage()
         listed = list(store.artifacts(stage))
-        keep = referenced.get(stage, set())
+        keep, oldest = referenced.get(stage, set()), cutoff
         if stage in NEWEST_KEPT and listed:
             keep = {max(listed, key=lambda item: item[1].modified)[0]}
+            oldest = now - min(older_than_seconds, LISTING_GRACE_SECONDS)
         for key, blob in listed:
             tally.artifacts += 1
             tally.bytes += blob.size
             if key in keep:
                 tally.referenced += 1
-            elif blob.modified > cutoff:
+            elif blob.modified > oldest:
                 tally.recent += 1
             else:
                 tally.removed += 1

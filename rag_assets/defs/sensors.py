@@ -288,8 +288,8 @@ def build_corpus_automation(corpus: Corpus, jobs: list) -> tuple[list, list]:
         resources = CorpusResources(context.resources, corpus)
         source, store = resources.source, resources.store.get_store()
         previous = json.loads(context.cursor) if context.cursor else {}
-        snapshot = store.get("listing", previous["seen"]) if previous.get("seen") and store.has(
-            "listing", previous["seen"]) else None
+        # None where it is gone (collected as garbage, or damaged): the sweep reads the raw records instead
+        snapshot = store.load("listing", previous["seen"]) if previous.get("seen") else None
         seen = SnapshotSeen(snapshot, fallback=StoreSeen(store))
         refs = source.list_documents()
         partition_keys = list(context.instance.get_dynamic_partitions(partitions_name(corpus.name)))

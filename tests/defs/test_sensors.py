@@ -1,5 +1,6 @@
 """The source sensors on a real Dagster instance: disk, and S3 against a real SeaweedFS server."""
 
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -10,6 +11,8 @@ import pytest
 import yaml
 
 from rag_assets.config import load_project
+from rag_assets.core.garbage import collect_garbage
+from rag_assets.core.store import StageStore
 from rag_assets.core.index import table_name
 from rag_assets.core.keys import partition_key_for
 from rag_assets.defs.factory import build_definitions
@@ -65,6 +68,18 @@ def test_disk_sensor_adds_changes_and_deletes_documents_in_batches(tmp_path):
         assert {r["source_version"] for r in rows if r["doc_id"] == "note 2, v1.md"} == {
             f"mtime:{(docs / 'note 2, v1.md').stat().st_mtime_ns}"}
         assert not any("12 days" in r["text"] for r in rows)
+
+        # Listings collected as garbage after an hour but the newest; the one the cursor names
+        # damaged: the next tick reads the raw records instead, finds nothing changed and writes
+        # the listing again.
+        store = StageStore(corpus.stage_store)
+        assert len(list(store.artifacts("listing"))) > 1
+        assert collect_garbage(store, 7 * 86400, now=time.time() + 7200).stages["listing"].referenced == 1
+        [(_, newest)] = store.artifacts("listing")
+        store.blobs.write(newest.name, store.blobs.read(newest.name)[:-40])
+        quiet, cursor = tick(defs, name, instance, cursor)
+        assert quiet.skip_message and not quiet.run_requests
+        assert store.load("listing", newest.name.rsplit("/", 1)[-1].removesuffix(".bin")) is not None
 
         (docs / "note 5, v1.md").unlink()
         removed, cursor = tick(defs, name, instance, cursor)

@@ -164,6 +164,8 @@ def test_garbage_is_what_no_current_record_names_once_older_than_the_grace(store
 
     report = collect_garbage(store, week)  # everything was written just now
     assert report.removed == 0 and report.stages["raw"].recent == 1 and report.stages["listing"].recent == 1
+    hours = collect_garbage(store, week, now=time.time() + 7200, dry_run=True)  # a listing not the newest: an hour
+    assert hours.stages["listing"].removed == 1 and hours.removed == 1
     later = time.time() + week + 60
     dry = collect_garbage(store, week, now=later, dry_run=True)
     assert {stage: t.removed for stage, t in dry.stages.items()} == {
