@@ -154,7 +154,6 @@ def run(sets: dict, profiles: list[str], modes: list[str], k: int, candidates: l
         project = with_e5(project, e5_url)
     records = []
     for set_name, (questions, corpora) in sets.items():
-        _memoise_token_vectors()
         asked = [question.corpus_id for question in load_questions(questions)]
         # A unit's P(bar) needs questions: a set whose corpora average fewer than MIN_UNIT_QUESTIONS
         # (one contract, one Wikipedia paragraph each) is one corpus unit, the set.
@@ -172,24 +171,6 @@ def run(sets: dict, profiles: list[str], modes: list[str], k: int, candidates: l
             evaluate(project, questions, profiles, corpora=corpora, mode=mode, k=k, on_question=seen,
                      embedder=E5 if e5_url else model)
     return records
-
-
-def _memoise_token_vectors() -> None:
-    """Every profile and mode reranks mostly the same candidate sentences: the late-interaction
-    model computes each text's token vectors once per set (the same values, without the repeats)."""
-    from rag_assets.clients import late_interaction_model
-
-    model = late_interaction_model()
-    compute = type(model).token_vectors.__get__(model)
-    memo: dict[str, object] = {}
-
-    def token_vectors(texts):
-        missing = list(dict.fromkeys(t for t in texts if t not in memo))
-        if missing:
-            memo.update(zip(missing, compute(missing)))
-        return [memo[t] for t in texts]
-
-    model.token_vectors = token_vectors
 
 
 def _values(records, key, **match):

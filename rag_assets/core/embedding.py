@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Protocol, Sequence, runtime_checkable
@@ -147,6 +148,9 @@ class LocalMiniLMEmbedder:
 
     dimensions = 384
     max_input_tokens = 256
+    #: Bytes of token vectors ``token_vectors`` keeps for texts it may be asked again (a corpus'
+    #: candidate sentences recur across questions, search modes and queries).
+    token_cache_bytes = 64 * 2**20
 
     def __init__(self, model_id: str = "all-MiniLM-L6-v2", device: str = "auto", batch_size: int = 64,
                  compute: str = "float32"):
@@ -161,6 +165,9 @@ class LocalMiniLMEmbedder:
         self.counter = WordPieceCounter()
         self._session = None
         self._lock = threading.Lock()
+        self._token_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._token_cache_held = 0
+        self._token_lock = threading.Lock()
 
     def _load(self):
         with self._lock:
@@ -247,7 +254,27 @@ class LocalMiniLMEmbedder:
         """Each text's contextual token vectors, one unit-length row per wordpiece that holds a
         letter or digit (no [CLS]/[SEP], no punctuation), for late-interaction scoring; a text
         without such a piece gets a single row of zeros. A text over the model's input limit is
-        read in consecutive windows of it, their rows concatenated: no text is refused or cut."""
+        read in consecutive windows of it, their rows concatenated: no text is refused or cut.
+        The arrays are read-only: the most recently used ones, up to ``token_cache_bytes``, are
+        kept and returned again for the same text instead of running the model on it again."""
+        with self._token_lock:
+            known = {text: self._token_cache[text] for text in texts if text in self._token_cache}
+            for text in known:
+                self._token_cache.move_to_end(text)
+        new = list(dict.fromkeys(text for text in texts if text not in known))
+        computed = dict(zip(new, self._token_vectors(new))) if new else {}
+        with self._token_lock:
+            for text, vecs in computed.items():
+                vecs.flags.writeable = False
+                if text not in self._token_cache and vecs.nbytes <= self.token_cache_bytes:
+                    self._token_cache[text] = vecs
+                    self._token_cache_held += vecs.nbytes
+            while self._token_cache_held > self.token_cache_bytes:
+                self._token_cache_held -= self._token_cache.popitem(last=False)[1].nbytes
+        return [known[text] if text in known else computed[text] for text in texts]
+
+    def _token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """``token_vectors`` of distinct ``texts``, from the model."""
         encodings = self.counter.tokenizer.encode_batch(list(texts), add_special_tokens=True)
         step = self.max_input_tokens - 2  # each window adds [CLS] and [SEP]
         windows: list[list[int]] = []

@@ -99,6 +99,35 @@ def test_a_text_over_the_model_limit_is_read_in_windows_not_refused_or_cut():
     assert np.allclose(long[:len(head)], head, atol=1e-4)
 
 
+def test_token_vectors_run_the_model_once_per_text_while_it_is_kept(monkeypatch):
+    """A text asked again (in one call, or a later one) gets the vectors computed for it, read-only,
+    without the model; the kept vectors stay within ``token_cache_bytes``, oldest use evicted."""
+    from rag_assets.core.embedding import LocalMiniLMEmbedder
+
+    model = LocalMiniLMEmbedder()
+    fresh = LocalMiniLMEmbedder()
+    read: list[str] = []
+    original = LocalMiniLMEmbedder._token_vectors
+    monkeypatch.setattr(LocalMiniLMEmbedder, "_token_vectors",
+                        lambda self, texts: read.extend(texts) or original(self, texts))
+    a, b, again = model.token_vectors(["The bank of the river.", "Interest rates rose.", "The bank of the river."])
+    assert read == ["The bank of the river.", "Interest rates rose."] and again is a
+    assert not a.flags.writeable
+    read.clear()
+    b2, c = model.token_vectors(["Interest rates rose.", "A third sentence."])
+    assert read == ["A third sentence."] and b2 is b
+    assert np.allclose(c, fresh.token_vectors(["A third sentence."])[0], atol=1e-5)
+
+    model.token_cache_bytes = a.nbytes + c.nbytes  # room for two: "Interest rates rose." was used longest ago
+    read.clear()
+    model.token_vectors(["The bank of the river.", "A third sentence.", "Something new."])
+    assert read == ["Something new."]
+    assert model._token_cache_held <= model.token_cache_bytes
+    read.clear()
+    model.token_vectors(["Interest rates rose."])
+    assert read == ["Interest rates rose."]
+
+
 def test_search_reranks_its_candidates_before_grouping(tmp_path):
     # Sentence 0 scores best on the vector; sentence 9 matches the query word for word.
     sentences = [f"Filler sentence {i}." for i in range(10)]
