@@ -14,6 +14,7 @@ import re
 import signal
 import sys
 import warnings
+from dataclasses import asdict
 from pathlib import Path
 
 ROW_ID = re.compile(r"[0-9a-f]{32}")
@@ -95,6 +96,7 @@ COMMAND_EXAMPLES = {
   rag gc --dry-run                            what each corpus' stage store would free
   rag gc                                      remove unused artifacts older than stage_store_gc.older_than_days
   rag gc --corpus sample --older-than-days 0 --json
+  rag gc --drop-undeclared old_corpus         remove the stage store of a corpus no longer declared
 """,
     "eval": """examples:
   rag eval --questions dbt_like_configs/evals/sample_questions.yml --profile default --profile recommended
@@ -407,19 +409,37 @@ def cmd_gc(args) -> int:
     import dagster as dg
 
     from rag_assets.config import load_project
-    from rag_assets.core.garbage import collect_garbage
+    from rag_assets.core.errors import UsageError
+    from rag_assets.core.garbage import collect_garbage, undeclared_stores
     from rag_assets.core.locking import ingest_lock
     from rag_assets.defs.resources import stage_store_resource
 
     project = load_project(args.project)
     days = project.stage_store_gc.older_than_days if args.older_than_days is None else args.older_than_days
-    reports = {}
-    for corpus in [project.corpus(name) for name in args.corpus] if args.corpus else project.corpora:
-        with dg.build_resources({"store": stage_store_resource(corpus)}) as built:
+    corpora = [project.corpus(name) for name in args.corpus] if args.corpus else project.corpora
+    first = project.corpora[0]  # every corpus' store is a folder of the data dir's stages
+    resources = {f"corpus_{c.name}": stage_store_resource(c) for c in corpora}
+    resources["stages"] = stage_store_resource(first, first.stage_store.rsplit("/", 1)[0])
+    reports, undeclared = {}, []
+    with dg.build_resources(resources) as built:
+        stages = built.stages.get_store().blobs
+        if not args.corpus or args.drop_undeclared:
+            undeclared = undeclared_stores(stages, {c.name for c in project.corpora})
+        found = {old.corpus for old in undeclared}
+        if unknown := sorted(set(args.drop_undeclared or []) - found):
+            raise UsageError(f"--drop-undeclared {unknown[0]}: no stage store of an undeclared corpus of that name "
+                             f"in {stages} (found: {', '.join(sorted(found)) or 'none'})")
+        for corpus in corpora:
             with ingest_lock(corpus.lock_dir, corpus.name):  # not while `rag ingest` writes this corpus
-                reports[corpus.name] = collect_garbage(built.store.get_store(), days * 86400, dry_run=args.dry_run)
+                store = getattr(built, f"corpus_{corpus.name}").get_store()
+                reports[corpus.name] = collect_garbage(store, days * 86400, dry_run=args.dry_run)
+        for old in undeclared:
+            if old.corpus in (args.drop_undeclared or []) and not args.dry_run:
+                stages.remove_folder(f"{old.corpus}/")
+                old.dropped = True
     if args.json:
-        print(json.dumps({name: report.to_dict() for name, report in reports.items()}, indent=2))
+        print(json.dumps({"corpora": {name: report.to_dict() for name, report in reports.items()},
+                          "undeclared": [asdict(old) for old in undeclared]}, indent=2))
         return 0
     rows = [[name, stage, t.artifacts, t.referenced, t.recent, t.removed, f"{t.removed_bytes / 2**20:.1f}"]
             for name, report in reports.items() for stage, t in report.stages.items()]
@@ -429,6 +449,11 @@ def cmd_gc(args) -> int:
     freed = sum(r.removed_bytes for r in reports.values()) / 2**20
     print(f"{'would remove' if args.dry_run else 'removed'} {removed} unused file(s) written over {days:g} days ago "
           f"({freed:.1f} MiB); 'recent' ones are kept until they are that old")
+    for old in undeclared:
+        size = f"{old.files} files, {old.bytes / 2**20:.1f} MiB"
+        print(f"undeclared: {old.corpus}'s stage store ({size}) removed" if old.dropped else
+              f"undeclared: {old.corpus} ({size}) is no longer in rag_project.yml; its stage store is kept: "
+              f"`rag gc --drop-undeclared {old.corpus}` removes it")
     return 0
 
 
@@ -788,8 +813,12 @@ def build_parser() -> argparse.ArgumentParser:
     gc.add_argument("--older-than-days", type=_days, metavar="DAYS",
                     help="keep unused artifacts written within DAYS days (default: rag_project.yml "
                          "stage_store_gc.older_than_days)")
+    gc.add_argument("--drop-undeclared", action="append", metavar="CORPUS",
+                    help="remove the whole stage store of a corpus no longer declared in rag_project.yml, listed as "
+                         "undeclared (repeatable; named, never implied: a data dir may be shared)")
     gc.add_argument("--dry-run", action="store_true", help="count what would be removed; remove nothing")
-    gc.add_argument("--json", action="store_true", help="print one JSON object, per corpus")
+    gc.add_argument("--json", action="store_true", help="print one JSON object: corpora (per corpus, per stage) and "
+                                                        "undeclared (stage stores of corpora no longer declared)")
     gc.set_defaults(func=cmd_gc)
 
     ev = command("eval", "score chunking profiles against golden questions, side by side")

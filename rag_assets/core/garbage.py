@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 
-from rag_assets.core.store import StageStore
+from rag_assets.core.store import Blobs, StageStore
 
 # Artifact stage -> the (record stage, field) pairs whose values are its keys.
 REFERENCES: dict[str, tuple[tuple[str, str], ...]] = {
@@ -121,3 +121,26 @@ def collect_garbage(store: StageStore, older_than_seconds: float, now: float | N
     if not dry_run:
         store.blobs.remove_many(garbage)
     return report
+
+
+@dataclass
+class UndeclaredStore:
+    """The stage store of a corpus the project no longer declares, under the data dir's stages."""
+
+    corpus: str
+    files: int
+    bytes: int
+    dropped: bool = False
+
+
+def undeclared_stores(stages: Blobs, declared: set[str]) -> list[UndeclaredStore]:
+    """The corpus stage stores in ``stages`` (the data dir's ``stages`` folder) whose corpus is not
+    in ``declared``: folders that hold a stage store's ``current`` records, so nothing else a
+    shared folder holds is taken for one, and that hold a file (a server that keeps folders, as
+    SeaweedFS's filer does, may list one emptied)."""
+    out = []
+    for name in stages.folders(""):
+        if name not in declared and "current" in stages.folders(f"{name}/"):
+            if blobs := list(stages.list(f"{name}/")):
+                out.append(UndeclaredStore(name, len(blobs), sum(b.size for b in blobs)))
+    return out

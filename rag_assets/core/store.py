@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import shutil
 import socket
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -61,6 +62,12 @@ class Blobs(Protocol):
     def list(self, prefix: str) -> Iterator[Listed]:
         """Every blob whose name starts with ``prefix`` (a folder: ends with "/"), in no set order;
         one removed while it is listed may or may not be listed."""
+
+    def folders(self, prefix: str) -> list[str]:
+        """The names of the folders directly inside folder ``prefix`` ("" for the top)."""
+
+    def remove_folder(self, prefix: str) -> None:
+        """Remove folder ``prefix`` and everything in it."""
 
 
 class FolderBlobs:
@@ -115,6 +122,18 @@ class FolderBlobs:
                 except FileNotFoundError:  # removed (or renamed over) since the folder was read
                     continue
                 yield Listed(path.relative_to(self.root).as_posix(), stat.st_size, stat.st_mtime)
+
+    def folders(self, prefix: str) -> list[str]:
+        try:
+            return sorted(entry.name for entry in os.scandir(self.root / prefix) if entry.is_dir())
+        except FileNotFoundError:
+            return []
+
+    def remove_folder(self, prefix: str) -> None:
+        try:
+            shutil.rmtree(self.root / prefix)
+        except FileNotFoundError:  # never made, or already gone
+            pass
 
 
 class StoreUnavailable(RuntimeError):
@@ -206,6 +225,19 @@ class S3Blobs:
                     yield Listed(name, item["Size"], item["LastModified"].timestamp())
         except (BotoCoreError, ClientError) as exc:
             raise self._unavailable("list", prefix, exc) from exc
+
+    def folders(self, prefix: str) -> list[str]:
+        start = self._key(prefix) if prefix else (f"{self.prefix}/" if self.prefix else "")
+        try:
+            pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=start,
+                                                                          Delimiter="/")
+            return sorted(common["Prefix"][len(start):].rstrip("/") for page in pages
+                          for common in page.get("CommonPrefixes", []))
+        except (BotoCoreError, ClientError) as exc:
+            raise self._unavailable("list", prefix or "/", exc) from exc
+
+    def remove_folder(self, prefix: str) -> None:
+        self.remove_many([blob.name for blob in self.list(prefix)])
 
 
 def _temporary(name: str) -> bool:

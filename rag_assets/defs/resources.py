@@ -55,9 +55,10 @@ def lancedb_resource(corpus: Corpus) -> LanceDBResource:
     return LanceDBResource(uri=corpus.index_uri, **_s3_settings(corpus.index))
 
 
-def stage_store_resource(corpus: Corpus) -> StageStoreResource:
-    """The corpus' stage store (a folder, or on S3 with data_dir_s3's settings)."""
-    return StageStoreResource(root=corpus.stage_store, **_s3_settings(corpus.stage_store_s3))
+def stage_store_resource(corpus: Corpus, root: str | None = None) -> StageStoreResource:
+    """The corpus' stage store (a folder, or on S3 with data_dir_s3's settings); with ``root``,
+    that folder or prefix of the same data dir instead."""
+    return StageStoreResource(root=root or corpus.stage_store, **_s3_settings(corpus.stage_store_s3))
 
 
 def source_resource(corpus: Corpus) -> DiskSourceResource | S3SourceResource | WebSourceResource:

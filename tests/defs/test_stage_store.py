@@ -200,3 +200,30 @@ def test_a_killed_writers_temporary_files_go_and_are_never_read_as_records(tmp_p
     report = collect_garbage(store, 3600, now=time.time() + 7200)
     assert report.temporary_removed == 2 and not any(p.exists() for p in left)
     assert store.has("raw", "r") and store.current("raw", "a.md")["key"] == "r"
+
+
+def _stages(store) -> FolderBlobs | S3Blobs:
+    """The folder (or prefix) that holds ``store`` beside other corpora's stores."""
+    blobs = store.blobs
+    if isinstance(blobs, FolderBlobs):
+        return FolderBlobs(blobs.root.parent)
+    return S3Blobs(blobs.client, blobs.bucket, blobs.prefix.rsplit("/", 1)[0])
+
+
+def test_stores_of_undeclared_corpora_are_found_by_their_layout_and_removed_whole(store):
+    from rag_assets.core.garbage import undeclared_stores
+
+    stages = _stages(store)
+    store.set_current("raw", "a.md", key="r")  # the declared corpus
+    declared = str(store).rstrip("/").rsplit("/", 1)[-1]
+    old = StageStore(FolderBlobs(stages.root / "old") if isinstance(stages, FolderBlobs)
+                     else S3Blobs(stages.client, stages.bucket, f"{stages.prefix}/old"))
+    old.set_current("raw", "b.md", key="k")
+    _write(old, "raw", "k", b"12345678")
+    stages.write("notes/readme.txt", b"not a stage store")  # no records: never taken for one
+    (found,) = undeclared_stores(stages, {declared})
+    assert (found.corpus, found.files, found.bytes) == ("old", 2, 8 + len(old.blobs.read(old._pointer("raw", "b.md"))))
+    assert undeclared_stores(stages, {declared, "old"}) == []
+    stages.remove_folder("old/")
+    assert undeclared_stores(stages, {declared}) == [] and not list(stages.list("old/"))
+    assert store.current("raw", "a.md")["key"] == "r" and stages.exists("notes/readme.txt")

@@ -2,6 +2,7 @@
 edit, a deletion or a profile switch left behind, and nothing a later ingest needs."""
 
 import json
+from pathlib import Path
 
 import dagster as dg
 
@@ -18,7 +19,7 @@ STAGES = ("raw", "parsed", "chunks", "vectors")
 def _gc(capsys, *args: str) -> dict:
     capsys.readouterr()
     assert main(["gc", "--json", *args]) == 0
-    return json.loads(capsys.readouterr().out)["sample"]
+    return json.loads(capsys.readouterr().out)["corpora"]["sample"]
 
 
 def _counts(store: StageStore) -> dict[str, int]:
@@ -81,3 +82,24 @@ def test_gc_refuses_a_negative_age(tmp_path, capsys):
         except SystemExit as exit:
             assert exit.code == 2
         assert "is not a number of days (0 or more)" in capsys.readouterr().err
+
+
+def test_a_corpus_removed_from_the_config_keeps_its_stage_store_until_named(tmp_path, capsys):
+    with env(**make_project(tmp_path)):
+        corpus = load_project().corpus("sample")
+        old = StageStore(corpus.stage_store.rsplit("/", 1)[0] + "/retired")
+        old.set_current("raw", "a.md", key="k")
+        old.put_bytes("raw", "k", b"bytes of a document")
+        capsys.readouterr()
+        assert main(["gc", "--dry-run"]) == 0
+        assert ("undeclared: retired (2 files, 0.0 MiB) is no longer in rag_project.yml; its stage store is kept: "
+                "`rag gc --drop-undeclared retired` removes it") in capsys.readouterr().out
+        assert main(["gc", "--drop-undeclared", "sample"]) == 2  # a declared corpus is never dropped this way
+        assert "no stage store of an undeclared corpus of that name" in capsys.readouterr().err
+        assert main(["gc", "--json", "--drop-undeclared", "retired", "--dry-run"]) == 0
+        pointer = old.blobs.root / old._pointer("raw", "a.md")
+        assert json.loads(capsys.readouterr().out)["undeclared"] == [
+            {"corpus": "retired", "files": 2, "bytes": pointer.stat().st_size + 19, "dropped": False}]
+        assert main(["gc", "--json", "--corpus", "sample", "--drop-undeclared", "retired"]) == 0
+        assert json.loads(capsys.readouterr().out)["undeclared"][0]["dropped"] is True
+        assert not old.blobs.root.exists() and Path(corpus.stage_store).exists()
