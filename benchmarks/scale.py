@@ -13,6 +13,8 @@ Figures (seconds):
   dry_run       `rag ingest --dry-run` (a new process, as the operator runs it)
   status        `rag status`
   add_1pct / delete_1pct   `rag ingest` after adding / deleting 1% of the documents
+  gc            `rag gc --older-than-days 0` after that: every record read, every artifact listed,
+                the deleted documents' removed
   ui_partitions the GraphQL query of the UI's asset partitions page (PartitionHealthQuery) for the
                 corpus' lancedb_index, answered by a running dagster-webserver
 ``--profile`` prints where one steady sensor tick spends its time (cProfile, cumulative).
@@ -215,6 +217,7 @@ def run(args, pg: dict[str, str]) -> int:
         for i in range(step):
             (docs / f"doc_{i:06d}.txt").unlink()
         note("delete_1pct", rag("ingest", "--json"))
+        note("gc", rag("gc", "--older-than-days", "0", "--json"))
         if not args.skip_ui:
             note("ui_partitions", ui_query_seconds(root))
     finally:

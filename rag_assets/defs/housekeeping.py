@@ -25,8 +25,10 @@ def build_gc_automation(project: Project, corpus: Corpus) -> tuple[dg.JobDefinit
                          f"ago ({report.removed_bytes / 2**20:.1f} MiB)")
         rows = "\n".join(f"| {stage} | {t.artifacts} | {t.referenced} | {t.recent} | {t.removed} |"
                          for stage, t in report.stages.items())
+        kept = sum(t.bytes for t in report.stages.values()) - report.removed_bytes
         yield dg.Output(None, metadata={
             "removed": report.removed, "removed_mib": round(report.removed_bytes / 2**20, 3),
+            "kept_mib": round(kept / 2**20, 3),
             "older_than_days": days, "temporary_removed": report.temporary_removed,
             "stages": dg.MetadataValue.md("| stage | artifacts | in use | recent | removed |\n|---|---|---|---|---|\n"
                                           + rows)})

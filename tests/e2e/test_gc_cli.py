@@ -68,7 +68,10 @@ def test_gc_removes_old_versions_and_a_later_ingest_redoes_nothing(tmp_path, cap
         with dg.DagsterInstance.get() as instance:
             result = defs.resolve_job_def("collect_garbage_sample").execute_in_process(instance=instance)
         output = [e for e in result.all_events if e.event_type_value == "STEP_OUTPUT"][0]
-        assert output.event_specific_data.metadata["removed"].value == 4  # default: 2 chunks, 2 vectors
+        metadata = output.event_specific_data.metadata
+        assert metadata["removed"].value == 4  # default: 2 chunks, 2 vectors
+        kept = sum(blob.size for stage in STAGES for _, blob in store.artifacts(stage))
+        assert metadata["kept_mib"].value == round(kept / 2**20, 3) > 0
         assert _counts(store) == {"raw": 2, "parsed": 2, "chunks": 2, "vectors": 2}
         back = ingest_project(load_project())["corpora"]["sample"]
         assert (back["documents_parsed"], back["chunks_embedded"], back["documents_failed"]) == (0, 0, 0)
