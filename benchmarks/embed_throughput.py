@@ -139,6 +139,7 @@ def latency(args, rng) -> list[dict]:
             table.add(pa.Table.from_pydict(batch, schema=schema))
         index.ensure_search_indexes(ann_min_rows=min(args.rows, 10_000))
         reranker = late_interaction_model()  # the session `rag query` reranks with
+        reranker.token_cache_bytes = 0  # each candidate read as if for the first time
         queries = [gen.standard_normal(384).astype(np.float32).tolist() for _ in range(args.queries)]
         terms = [f"{rng.choice(WORDS)} code-{rng.randrange(args.rows)}" for _ in range(args.queries)]
         runs = {
