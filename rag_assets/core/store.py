@@ -234,7 +234,7 @@ class S3Blobs:
             return sorted(common["Prefix"][len(start):].rstrip("/") for page in pages
                           for common in page.get("CommonPrefixes", []))
         except (BotoCoreError, ClientError) as exc:
-            raise self._unavailable("list", prefix or "/", exc) from exc
+            raise self._unavailable("list the folders in", prefix or "it", exc) from exc
 
     def remove_folder(self, prefix: str) -> None:
         self.remove_many([blob.name for blob in self.list(prefix)])
