@@ -441,10 +441,11 @@ def cmd_gc(args) -> int:
         print(json.dumps({"corpora": {name: report.to_dict() for name, report in reports.items()},
                           "undeclared": [asdict(old) for old in undeclared]}, indent=2))
         return 0
-    rows = [[name, stage, t.artifacts, t.referenced, t.recent, t.removed, f"{t.removed_bytes / 2**20:.1f}"]
+    rows = [[name, stage, t.artifacts, t.referenced, t.recent, t.removed, f"{t.removed_bytes / 2**20:.1f}",
+             f"{(t.bytes - t.removed_bytes) / 2**20:.1f}"]
             for name, report in reports.items() for stage, t in report.stages.items()]
     print(_table(["corpus", "stage", "artifacts", "in use", "recent", "would remove" if args.dry_run else "removed",
-                  "MiB"], rows))
+                  "MiB", "MiB kept"], rows))
     removed = sum(r.removed for r in reports.values())
     freed = sum(r.removed_bytes for r in reports.values()) / 2**20
     print(f"{'would remove' if args.dry_run else 'removed'} {removed} unused file(s) written over {days:g} days ago "
