@@ -15,6 +15,7 @@ import dagster as dg
 import pytest
 import yaml
 
+from rag_assets.cli import main
 from rag_assets.config import load_project
 from rag_assets.core.hashing import content_hash
 from rag_assets.core.store import FolderBlobs, S3Blobs, StageStore
@@ -114,7 +115,8 @@ def test_concurrent_writers_of_one_key_never_show_a_reader_half_an_object(s3_end
     assert final["key"] == key and final["writer"] in range(4) and final["round"] == 2
 
 
-def test_an_s3_data_dir_gives_each_corpus_a_prefix_keys_through_env_vars_and_a_local_lock(tmp_path, s3_endpoint):
+def test_an_s3_data_dir_gives_each_corpus_a_prefix_keys_through_env_vars_and_a_local_lock(tmp_path, s3_endpoint,
+                                                                                            capsys):
     values = make_project(tmp_path / "p")
     project_file = Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml"
     project = yaml.safe_load(project_file.read_text())
@@ -133,6 +135,16 @@ def test_an_s3_data_dir_gives_each_corpus_a_prefix_keys_through_env_vars_and_a_l
     stage_store.set_current("raw", "a.md", key="k")
     listed = client(s3_endpoint).list_objects_v2(Bucket="stages", Prefix="team-a/stages/sample/current/raw/")
     assert listed["KeyCount"] == 1 and str(stage_store) == "s3://stages/team-a/stages/sample"
+
+    # `rag gc` reaches the same prefixes with the same keys: garbage collected, a retired corpus listed.
+    stage_store.put_bytes("raw", "old", b"an old version")
+    StageStore(S3Blobs(client(s3_endpoint), "stages", "team-a/stages/retired")).set_current("raw", "b.md", key="x")
+    with env(**values):
+        capsys.readouterr()
+        assert main(["gc", "--json", "--older-than-days", "0"]) == 0
+        report = json.loads(capsys.readouterr().out)
+    assert report["corpora"]["sample"]["stages"]["raw"]["removed"] == 1 and not stage_store.has("raw", "old")
+    assert [(u["corpus"], u["files"]) for u in report["undeclared"]] == [("retired", 1)]
 
 
 def _write(store, stage: str, key: str, data: bytes = b"x") -> str:
