@@ -115,8 +115,8 @@ def test_concurrent_writers_of_one_key_never_show_a_reader_half_an_object(s3_end
     assert final["key"] == key and final["writer"] in range(4) and final["round"] == 2
 
 
-def test_an_s3_data_dir_gives_each_corpus_a_prefix_keys_through_env_vars_and_a_local_lock(tmp_path, s3_endpoint,
-                                                                                            capsys):
+def test_an_s3_data_dir_gives_each_corpus_a_prefix_keys_through_env_vars_and_a_local_lock(
+        tmp_path, s3_endpoint, capsys):
     values = make_project(tmp_path / "p")
     project_file = Path(values["RAG_PROJECT_DIR"]) / "rag_project.yml"
     project = yaml.safe_load(project_file.read_text())
