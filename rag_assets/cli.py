@@ -417,9 +417,8 @@ def cmd_gc(args) -> int:
     project = load_project(args.project)
     days = project.stage_store_gc.older_than_days if args.older_than_days is None else args.older_than_days
     corpora = [project.corpus(name) for name in args.corpus] if args.corpus else project.corpora
-    first = project.corpora[0]  # every corpus' store is a folder of the data dir's stages
     resources = {f"corpus_{c.name}": stage_store_resource(c) for c in corpora}
-    resources["stages"] = stage_store_resource(first, first.stage_store.rsplit("/", 1)[0])
+    resources["stages"] = stage_store_resource(project.corpora[0], project.corpora[0].stages_dir)
     reports, undeclared = {}, []
     with dg.build_resources(resources) as built:
         stages = built.stages.get_store().blobs
@@ -925,8 +924,7 @@ def _written_folders(project_dir: str | None) -> str:
         corpora = load_project(project_dir).corpora
     except Exception:  # the config may be what is broken; the message still says where to look
         return "the data dir and the LanceDB folder: rag_project.yml data_dir, profiles/indexes.yml uri"
-    # rsplit, not Path.parent: an s3:// stage store must keep its double slash.
-    return ", ".join(sorted({c.stage_store.rsplit("/", 1)[0] for c in corpora} | {c.index_uri for c in corpora}))
+    return ", ".join(sorted({c.stages_dir for c in corpora} | {c.index_uri for c in corpora}))
 
 
 def _lance_unreadable(exc: Exception, project_dir: str | None) -> str | None:

@@ -721,6 +721,11 @@ class Corpus(_Strict):
 
 
     @property
+    def stages_dir(self) -> str:
+        """The folder (or s3:// prefix) of the data dir that holds every corpus' stage store."""
+        return self.stage_store.rsplit("/", 1)[0]  # rsplit, not Path.parent: an s3:// URI keeps its "//"
+
+    @property
     def source_location(self) -> str:
         """The source as an operator finds it: its name and folder, or its bucket and prefix, and the
         environment variables that location reads (``source_env``)."""

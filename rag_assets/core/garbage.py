@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 
-from rag_assets.core.store import Blobs, StageStore
+from rag_assets.core.store import Blobs, Listed, StageStore
 
 # Artifact stage -> the (record stage, field) pairs whose values are its keys.
 REFERENCES: dict[str, tuple[tuple[str, str], ...]] = {
@@ -74,9 +74,13 @@ class GarbageReport:
         return {**asdict(self), "removed": self.removed, "removed_bytes": self.removed_bytes}
 
 
-def referenced_keys(store: StageStore) -> dict[str, set[str]]:
-    """Per artifact stage, the keys some current record names."""
-    records = {stage: store.records(stage) for stage in POINTER_STAGES}
+def referenced_keys(store: StageStore, pointers: list[Listed]) -> dict[str, set[str]]:
+    """Per artifact stage, the keys some current record names (``pointers``: the store's
+    ``current/`` as ``listing`` shows it)."""
+    by_stage: dict[str, list[Listed]] = {}
+    for pointer in pointers:  # current/<stage>/<hash>.json
+        by_stage.setdefault(pointer.name.split("/")[1], []).append(pointer)
+    records = {stage: store.read_records(by_stage.get(stage, [])) for stage in POINTER_STAGES}
     return {artifact: {record[name] for stage, name in refs for record in records[stage]
                        if isinstance(record.get(name), str)}
             for artifact, refs in REFERENCES.items()}
@@ -92,20 +96,22 @@ def collect_garbage(store: StageStore, older_than_seconds: float, now: float | N
         raise ValueError(f"older_than_seconds {older_than_seconds}: must be 0 or more")
     now = time.time() if now is None else now
     cutoff = now - older_than_seconds
-    referenced = referenced_keys(store)
+    pointers, temporary = store.listing("current/")
+    referenced = referenced_keys(store, pointers)
     report = GarbageReport(older_than_seconds, dry_run)
     garbage: list[str] = []
     for stage in (*REFERENCES, *NEWEST_KEPT):
         tally = report.stages[stage] = StageGarbage()
-        listed = list(store.artifacts(stage))
+        artifacts, left = store.listing(f"{stage}/")
+        temporary += left
         keep, oldest = referenced.get(stage, set()), cutoff
-        if stage in NEWEST_KEPT and listed:
-            keep = {max(listed, key=lambda item: item[1].modified)[0]}
+        if stage in NEWEST_KEPT and artifacts:
+            keep = {store.key_of(max(artifacts, key=lambda blob: blob.modified))}
             oldest = now - min(older_than_seconds, LISTING_GRACE_SECONDS)
-        for key, blob in listed:
+        for blob in artifacts:
             tally.artifacts += 1
             tally.bytes += blob.size
-            if key in keep:
+            if store.key_of(blob) in keep:
                 tally.referenced += 1
             elif blob.modified > oldest:
                 tally.recent += 1
@@ -113,11 +119,10 @@ def collect_garbage(store: StageStore, older_than_seconds: float, now: float | N
                 tally.removed += 1
                 tally.removed_bytes += blob.size
                 garbage.append(blob.name)
-    for prefix in (*(f"{stage}/" for stage in (*REFERENCES, *NEWEST_KEPT)), "current/"):
-        for blob in store.temporary(prefix):
-            if blob.modified <= cutoff:
-                report.temporary_removed += 1
-                garbage.append(blob.name)
+    for blob in temporary:
+        if blob.modified <= cutoff:
+            report.temporary_removed += 1
+            garbage.append(blob.name)
     if not dry_run:
         store.blobs.remove_many(garbage)
     return report

@@ -322,9 +322,23 @@ class StageStore:
             return None
         return record if isinstance(record, dict) and "key" in record else None
 
-    def records(self, stage: str) -> list[dict]:
-        """Every document's current record of ``stage`` that reads as one (a damaged one is left out,
-        as ``current`` leaves it out), ``blobs.reads_at_once`` at a time."""
+    def listing(self, prefix: str) -> tuple[list[Listed], list[Listed]]:
+        """The blobs under folder ``prefix``: those the store published, and the temporary files
+        writers left there (``FolderBlobs.write``'s, of a killed writer)."""
+        published: list[Listed] = []
+        temporary: list[Listed] = []
+        for blob in self.blobs.list(prefix):
+            (temporary if _temporary(blob.name) else published).append(blob)
+        return published, temporary
+
+    @staticmethod
+    def key_of(artifact: Listed) -> str:
+        """The key of an artifact as ``listing`` shows it."""
+        return artifact.name.rsplit("/", 1)[-1].removesuffix(".bin")
+
+    def read_records(self, pointers: list[Listed]) -> list[dict]:
+        """The records of these pointers (as ``listing`` shows them) that read as one (a damaged
+        one is left out, as ``current`` leaves it out), ``blobs.reads_at_once`` at a time."""
         def read(name: str) -> dict | None:
             try:
                 record = json.loads(self.blobs.read(name))
@@ -332,19 +346,8 @@ class StageStore:
                 return None
             return record if isinstance(record, dict) else None
 
-        names = [b.name for b in self.blobs.list(f"current/{stage}/") if not _temporary(b.name)]
         with ThreadPoolExecutor(self.blobs.reads_at_once) as pool:
-            return [record for record in pool.map(read, names) if record is not None]
-
-    def artifacts(self, stage: str) -> Iterator[tuple[str, Listed]]:
-        """``(key, blob)`` of every artifact of ``stage``."""
-        for blob in self.blobs.list(f"{stage}/"):
-            if not _temporary(blob.name):
-                yield blob.name.rsplit("/", 1)[-1].removesuffix(".bin"), blob
-
-    def temporary(self, prefix: str) -> Iterator[Listed]:
-        """Temporary files writers left under ``prefix`` (``FolderBlobs.write``'s, of a killed writer)."""
-        return (blob for blob in self.blobs.list(prefix) if _temporary(blob.name))
+            return [record for record in pool.map(read, [p.name for p in pointers]) if record is not None]
 
     def forget(self, doc_id: str) -> None:
         """Drop every stage's pointer for a deleted document (artifacts stay, shared by content)."""

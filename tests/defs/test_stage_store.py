@@ -187,14 +187,14 @@ def test_garbage_is_what_no_current_record_names_once_older_than_the_grace(store
     done = collect_garbage(store, week, now=later)
     assert done.to_dict()["removed"] == 5
     for stage in kept:
-        assert {key for key, _ in store.artifacts(stage)} == kept[stage], stage
+        assert {store.key_of(blob) for blob in store.listing(f"{stage}/")[0]} == kept[stage], stage
         assert not any(store.has(stage, key) for key in old[stage])
-    assert {key for key, _ in store.artifacts("listing")} == {"l-newest"}
+    assert {store.key_of(blob) for blob in store.listing("listing/")[0]} == {"l-newest"}
     assert store.current("embeddings", "a.md")["vectors"] == "v-now"
 
     store.forget("a.md")  # a deleted document: its artifacts are garbage too
     assert collect_garbage(store, week, now=later).stages["chunks"].removed == 3
-    assert not any(True for stage in kept for _ in store.artifacts(stage))
+    assert not any(store.listing(f"{stage}/")[0] for stage in kept)
 
 
 def test_a_killed_writers_temporary_files_go_and_are_never_read_as_records(tmp_path):
@@ -207,7 +207,7 @@ def test_a_killed_writers_temporary_files_go_and_are_never_read_as_records(tmp_p
     left = [pointer.parent / f".tmp-host-1-2-{pointer.name}", tmp_path / "stages" / "raw" / "r" / ".tmp-host-1-2-r.bin"]
     for path in left:
         path.write_bytes(b'{"doc_id": "half')
-    assert [r["doc_id"] for r in store.records("raw")] == ["a.md"]
+    assert [r["doc_id"] for r in store.read_records(store.listing("current/raw/")[0])] == ["a.md"]
     assert collect_garbage(store, 3600).temporary_removed == 0 and all(p.exists() for p in left)
     report = collect_garbage(store, 3600, now=time.time() + 7200)
     assert report.temporary_removed == 2 and not any(p.exists() for p in left)

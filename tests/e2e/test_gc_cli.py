@@ -23,7 +23,7 @@ def _gc(capsys, *args: str) -> dict:
 
 
 def _counts(store: StageStore) -> dict[str, int]:
-    return {stage: sum(1 for _ in store.artifacts(stage)) for stage in STAGES}
+    return {stage: len(store.listing(f"{stage}/")[0]) for stage in STAGES}
 
 
 def test_gc_removes_old_versions_and_a_later_ingest_redoes_nothing(tmp_path, capsys):
@@ -70,7 +70,7 @@ def test_gc_removes_old_versions_and_a_later_ingest_redoes_nothing(tmp_path, cap
         output = [e for e in result.all_events if e.event_type_value == "STEP_OUTPUT"][0]
         metadata = output.event_specific_data.metadata
         assert metadata["removed"].value == 4  # default: 2 chunks, 2 vectors
-        kept = sum(blob.size for stage in STAGES for _, blob in store.artifacts(stage))
+        kept = sum(blob.size for stage in STAGES for blob in store.listing(f"{stage}/")[0])
         assert metadata["kept_mib"].value == round(kept / 2**20, 3) > 0
         assert _counts(store) == {"raw": 2, "parsed": 2, "chunks": 2, "vectors": 2}
         back = ingest_project(load_project())["corpora"]["sample"]
